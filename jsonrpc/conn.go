@@ -1,0 +1,533 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Handler answers requests and receives notifications arriving on a [Conn].
+//
+// Handle is called in its own goroutine for each request, and one at a time,
+// in arrival order, for notifications. For a request, the result is
+// marshalled into the response (a [jsontext.Value] is used as is) unless err
+// is non-nil, in which case err is converted with [ToWire]. For a
+// notification the result and error are ignored (errors are logged).
+//
+// ctx is cancelled when the peer cancels the request (see [Conn.Cancel]) or
+// the connection closes; it carries the request's id (see [RelatedRequest]).
+type Handler interface {
+	Handle(ctx context.Context, req *Request) (result any, err error)
+}
+
+// HandlerFunc adapts a function to the [Handler] interface.
+type HandlerFunc func(ctx context.Context, req *Request) (any, error)
+
+// Handle calls f(ctx, req).
+func (f HandlerFunc) Handle(ctx context.Context, req *Request) (any, error) { return f(ctx, req) }
+
+// ConnOptions configures a [Conn]. The zero value is usable.
+type ConnOptions struct {
+	// Handler handles incoming requests and notifications. If nil, every
+	// request is answered with CodeMethodNotFound and notifications are
+	// dropped.
+	Handler Handler
+	// MaxInFlight bounds the incoming requests handled at once. A request
+	// arriving past the bound is answered at once with CodeServerOverloaded.
+	// Zero means 256.
+	MaxInFlight int
+	// MaxQueuedNotifications bounds the notifications waiting for delivery;
+	// past it, new notifications are dropped and logged. Zero means 4096.
+	MaxQueuedNotifications int
+	// AllowBatch reports whether an incoming JSON-RPC batch may be served
+	// now. Nil rejects every batch with CodeInvalidRequest.
+	AllowBatch func() bool
+	// OnCancel, if set, is called when a [Conn.Call] gives up on its
+	// response because its context ended, with the request's id. MCP uses
+	// it to send notifications/cancelled.
+	OnCancel func(id ID, cause error)
+	// Logger receives internal errors (undeliverable responses, handler
+	// panics, write failures). Nil discards them.
+	Logger *slog.Logger
+}
+
+// Conn is a JSON-RPC connection over a [Stream]. It multiplexes concurrent
+// outgoing calls and concurrent incoming requests in both directions.
+//
+// A Conn is created with [NewConn] and starts reading when [Conn.Start] is
+// called. All methods are safe for concurrent use.
+type Conn struct {
+	stream      Stream
+	handler     Handler
+	maxInFlight int
+	maxQueued   int
+	allowBatch  func() bool
+	onCancel    func(ID, error)
+	logger      *slog.Logger
+
+	ctx    context.Context // cancelled on close; parent of handler contexts
+	cancel context.CancelFunc
+	nextID atomic.Int64
+	done   chan struct{} // closed when the connection is shut down
+	reader chan struct{} // closed when the read loop has returned
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	started  bool
+	closed   bool
+	err      error                   // why the connection closed
+	pending  map[ID]chan *Response   // outgoing calls awaiting a response
+	incoming map[ID]*incomingRequest // incoming requests being handled
+	queue    []*Request              // notifications awaiting delivery
+	notifier bool                    // a notification worker is running
+}
+
+type incomingRequest struct {
+	cancel    context.CancelFunc
+	cancelled bool // cancelled by the peer: send no response
+}
+
+// NewConn returns a connection over s. It does not read until Start.
+func NewConn(s Stream, opts *ConnOptions) *Conn {
+	if opts == nil {
+		opts = &ConnOptions{}
+	}
+	c := &Conn{
+		stream:      s,
+		handler:     opts.Handler,
+		maxInFlight: opts.MaxInFlight,
+		maxQueued:   opts.MaxQueuedNotifications,
+		allowBatch:  opts.AllowBatch,
+		onCancel:    opts.OnCancel,
+		logger:      opts.Logger,
+		done:        make(chan struct{}),
+		reader:      make(chan struct{}),
+		pending:     make(map[ID]chan *Response),
+		incoming:    make(map[ID]*incomingRequest),
+	}
+	if c.maxInFlight <= 0 {
+		c.maxInFlight = 256
+	}
+	if c.maxQueued <= 0 {
+		c.maxQueued = 4096
+	}
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return c
+}
+
+// Start begins reading the stream in a new goroutine. Calling it more than
+// once has no effect.
+func (c *Conn) Start() {
+	c.mu.Lock()
+	if c.started {
+		c.mu.Unlock()
+		return
+	}
+	c.started = true
+	c.mu.Unlock()
+	go c.readLoop()
+}
+
+// Done returns a channel closed when the connection has shut down, because
+// Close was called, the peer ended the stream, or reading failed.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err returns why the connection shut down: io.EOF when the peer ended the
+// stream cleanly, [ErrClosed] after Close, or the read error. It returns
+// nil while the connection is open.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Close shuts the connection down: pending calls fail with [ErrClosed],
+// handler contexts are cancelled, the stream is closed, and Close waits for
+// the read loop and the notification worker to return. It does not wait
+// for request handlers; use [Conn.Wait] for that. Close is idempotent.
+func (c *Conn) Close() error {
+	err := c.shutdown(ErrClosed)
+	c.mu.Lock()
+	started := c.started
+	c.mu.Unlock()
+	if started {
+		<-c.reader
+	}
+	return err
+}
+
+// Wait blocks until the connection has shut down and every handler
+// goroutine has returned, then returns the reason the connection shut down.
+func (c *Conn) Wait() error {
+	<-c.done
+	c.mu.Lock()
+	started := c.started
+	c.mu.Unlock()
+	if started {
+		<-c.reader
+	}
+	c.wg.Wait()
+	return c.Err()
+}
+
+// shutdown closes the connection once, recording err as the reason.
+func (c *Conn) shutdown(err error) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.err = err
+	c.cancel()
+	c.mu.Unlock()
+	close(c.done)
+	if cerr := c.stream.Close(); cerr != nil && !errors.Is(err, io.EOF) {
+		return cerr
+	}
+	return nil
+}
+
+// Call sends a request and waits for its response. params must be raw JSON
+// (an object or array) or nil. The result is the raw JSON of the response's
+// result; a peer's error is returned as an [*Error].
+//
+// If ctx ends first, Call returns ctx.Err() (wrapped), forgets the request,
+// and reports it to [ConnOptions.OnCancel]. If the connection closes first,
+// Call returns an error that matches [ErrClosed].
+func (c *Conn) Call(ctx context.Context, method string, params jsontext.Value) (jsontext.Value, error) {
+	id := Int64ID(c.nextID.Add(1))
+	ch := make(chan *Response, 1)
+	c.mu.Lock()
+	if c.closed {
+		err := c.err
+		c.mu.Unlock()
+		return nil, closedError(err)
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+
+	if err := c.stream.Write(ctx, &Request{ID: id, Method: method, Params: params}); err != nil {
+		c.forget(id)
+		return nil, fmt.Errorf("jsonrpc: sending %s: %w", method, err)
+	}
+	select {
+	case r := <-ch:
+		if r.Error != nil {
+			return nil, r.Error
+		}
+		return r.Result, nil
+	case <-ctx.Done():
+		c.forget(id)
+		if c.onCancel != nil {
+			c.onCancel(id, context.Cause(ctx))
+		}
+		return nil, fmt.Errorf("jsonrpc: %s: %w", method, ctx.Err())
+	case <-c.done:
+		c.forget(id)
+		// A response may have raced with the shutdown.
+		select {
+		case r := <-ch:
+			if r.Error != nil {
+				return nil, r.Error
+			}
+			return r.Result, nil
+		default:
+		}
+		return nil, closedError(c.Err())
+	}
+}
+
+func closedError(reason error) error {
+	if reason == nil || errors.Is(reason, ErrClosed) {
+		return ErrClosed
+	}
+	return fmt.Errorf("%w: %w", ErrClosed, reason)
+}
+
+func (c *Conn) forget(id ID) {
+	c.mu.Lock()
+	delete(c.pending, id)
+	c.mu.Unlock()
+}
+
+// Notify sends a notification. ctx bounds the write, and tells request-
+// scoped transports which incoming request the notification belongs to.
+func (c *Conn) Notify(ctx context.Context, method string, params jsontext.Value) error {
+	select {
+	case <-c.done:
+		return closedError(c.Err())
+	default:
+	}
+	if err := c.stream.Write(ctx, &Request{Method: method, Params: params}); err != nil {
+		return fmt.Errorf("jsonrpc: sending %s: %w", method, err)
+	}
+	return nil
+}
+
+// Cancel cancels the context of the incoming request id, if it is still
+// being handled, and suppresses its response, as MCP requires for
+// requests the peer cancelled. It reports whether the request was found.
+func (c *Conn) Cancel(id ID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.incoming[id]
+	if ok {
+		r.cancelled = true
+		r.cancel()
+	}
+	return ok
+}
+
+// readLoop reads messages until the stream fails, dispatching each.
+func (c *Conn) readLoop() {
+	defer close(c.reader)
+	for {
+		m, err := c.stream.Read(c.ctx)
+		if err != nil {
+			var de *DecodeError
+			if errors.As(err, &de) {
+				c.reply(&Response{ID: de.ID, Error: de.Err})
+				continue
+			}
+			c.shutdown(err)
+			return
+		}
+		c.dispatch(m)
+	}
+}
+
+func (c *Conn) dispatch(m Message) {
+	switch m := m.(type) {
+	case *Request:
+		if m.IsNotification() {
+			c.enqueue(m)
+			return
+		}
+		c.startRequest(m, nil)
+	case *Response:
+		c.deliver(m)
+	case *DecodeError:
+		c.reply(&Response{ID: m.ID, Error: m.Err})
+	case Batch:
+		c.dispatchBatch(m)
+	}
+}
+
+// reply writes a response outside any handler, logging failures.
+func (c *Conn) reply(r *Response) {
+	if r == nil {
+		return // a suppressed response
+	}
+	ctx := c.ctx
+	if r.ID.IsValid() {
+		ctx = WithRelatedRequest(ctx, r.ID)
+	}
+	if err := c.stream.Write(ctx, r); err != nil {
+		c.logger.Debug("jsonrpc: write failed", "id", r.ID.String(), "err", err)
+	}
+}
+
+func (c *Conn) deliver(r *Response) {
+	c.mu.Lock()
+	ch, ok := c.pending[r.ID]
+	delete(c.pending, r.ID)
+	c.mu.Unlock()
+	if !ok {
+		c.logger.Debug("jsonrpc: response to unknown request", "id", r.ID.String())
+		return
+	}
+	ch <- r
+}
+
+// enqueue queues a notification for in-order delivery, starting the worker
+// if none is running.
+func (c *Conn) enqueue(n *Request) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	if len(c.queue) >= c.maxQueued {
+		c.mu.Unlock()
+		c.logger.Warn("jsonrpc: notification queue full; dropping", "method", n.Method)
+		return
+	}
+	c.queue = append(c.queue, n)
+	if !c.notifier {
+		c.notifier = true
+		c.wg.Add(1)
+		go c.notifyLoop()
+	}
+	c.mu.Unlock()
+}
+
+func (c *Conn) notifyLoop() {
+	defer c.wg.Done()
+	for {
+		c.mu.Lock()
+		if len(c.queue) == 0 || c.closed {
+			c.queue = c.queue[:0]
+			c.notifier = false
+			c.mu.Unlock()
+			return
+		}
+		n := c.queue[0]
+		c.queue[0] = nil
+		c.queue = c.queue[1:]
+		if len(c.queue) == 0 {
+			c.queue = c.queue[:0:cap(c.queue)]
+		}
+		c.mu.Unlock()
+		if _, err := c.call(c.ctx, n); err != nil {
+			c.logger.Debug("jsonrpc: notification handler failed", "method", n.Method, "err", err)
+		}
+	}
+}
+
+// startRequest registers an incoming request and handles it in a new
+// goroutine. When collect is nil the response is written; otherwise it is
+// passed to collect (for batches), with nil for a suppressed response.
+func (c *Conn) startRequest(req *Request, collect func(*Response)) {
+	if collect == nil {
+		collect = c.reply
+	}
+	c.mu.Lock()
+	switch {
+	case c.closed:
+		c.mu.Unlock()
+		collect(nil)
+		return
+	case len(c.incoming) >= c.maxInFlight:
+		c.mu.Unlock()
+		collect(&Response{ID: req.ID, Error: ErrOverloaded})
+		return
+	}
+	if _, dup := c.incoming[req.ID]; dup {
+		c.mu.Unlock()
+		collect(&Response{ID: req.ID, Error: &Error{Code: CodeInvalidRequest, Message: "invalid request: id already in use by a request in flight"}})
+		return
+	}
+	ctx, cancel := context.WithCancel(WithRelatedRequest(c.ctx, req.ID))
+	in := &incomingRequest{cancel: cancel}
+	c.incoming[req.ID] = in
+	c.wg.Add(1)
+	c.mu.Unlock()
+
+	go func() {
+		defer c.wg.Done()
+		result, err := c.call(ctx, req)
+		c.mu.Lock()
+		delete(c.incoming, req.ID)
+		suppressed := in.cancelled
+		c.mu.Unlock()
+		cancel()
+		if suppressed {
+			collect(nil)
+			return
+		}
+		collect(c.response(req, result, err))
+	}()
+}
+
+// call runs the handler, turning a panic into an internal error.
+func (c *Conn) call(ctx context.Context, req *Request) (result any, err error) {
+	if c.handler == nil {
+		if req.IsNotification() {
+			return nil, nil
+		}
+		return nil, &Error{Code: CodeMethodNotFound, Message: "method not found: " + req.Method}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			c.logger.Error("jsonrpc: handler panicked", "method", req.Method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			result, err = nil, &Error{Code: CodeInternalError, Message: "internal error: handler panicked"}
+		}
+	}()
+	return c.handler.Handle(ctx, req)
+}
+
+// response builds the response for a handled request.
+func (c *Conn) response(req *Request, result any, err error) *Response {
+	if err != nil {
+		return &Response{ID: req.ID, Error: ToWire(err)}
+	}
+	raw, err := marshalResult(result)
+	if err != nil {
+		c.logger.Error("jsonrpc: cannot marshal result", "method", req.Method, "err", err)
+		return &Response{ID: req.ID, Error: &Error{Code: CodeInternalError, Message: "internal error: cannot encode result"}}
+	}
+	return &Response{ID: req.ID, Result: raw}
+}
+
+func marshalResult(v any) (jsontext.Value, error) {
+	switch v := v.(type) {
+	case nil:
+		return jsontext.Value("{}"), nil
+	case jsontext.Value:
+		return v, nil
+	case []byte:
+		return jsontext.Value(v), nil
+	}
+	return json.Marshal(v)
+}
+
+// dispatchBatch serves a batch: requests concurrently, notifications in
+// order, responses to pending calls; the answers go back as one batch.
+func (c *Conn) dispatchBatch(b Batch) {
+	if c.allowBatch == nil || !c.allowBatch() {
+		c.reply(&Response{Error: &Error{Code: CodeInvalidRequest, Message: "invalid request: batches are not allowed"}})
+		return
+	}
+	var (
+		mu      sync.Mutex
+		answers Batch
+		wg      sync.WaitGroup
+	)
+	collect := func(r *Response) {
+		if r != nil {
+			mu.Lock()
+			answers = append(answers, r)
+			mu.Unlock()
+		}
+		wg.Done()
+	}
+	for _, m := range b {
+		switch m := m.(type) {
+		case *Request:
+			if m.IsNotification() {
+				c.enqueue(m)
+				continue
+			}
+			wg.Add(1)
+			c.startRequest(m, collect)
+		case *Response:
+			c.deliver(m)
+		case *DecodeError:
+			wg.Add(1)
+			collect(&Response{ID: m.ID, Error: m.Err})
+		}
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		wg.Wait()
+		if len(answers) == 0 {
+			return
+		}
+		if err := c.stream.Write(c.ctx, answers); err != nil {
+			c.logger.Debug("jsonrpc: batch write failed", "err", err)
+		}
+	}()
+}

@@ -1,0 +1,414 @@
+package jsonrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// pipeStream is one end of an in-process stream that encodes and decodes
+// every message, so tests exercise the codec too.
+type pipeStream struct {
+	in     <-chan []byte
+	out    chan<- []byte
+	closed chan struct{}
+	once   sync.Once
+	peer   *pipeStream
+}
+
+func newPipe() (*pipeStream, *pipeStream) {
+	ab, ba := make(chan []byte, 64), make(chan []byte, 64)
+	a := &pipeStream{in: ba, out: ab, closed: make(chan struct{})}
+	b := &pipeStream{in: ab, out: ba, closed: make(chan struct{})}
+	a.peer, b.peer = b, a
+	return a, b
+}
+
+func (p *pipeStream) Read(ctx context.Context) (Message, error) {
+	select {
+	case data := <-p.in:
+		return DecodeMessage(data)
+	case <-p.closed:
+		return nil, io.ErrClosedPipe
+	case <-p.peer.closed:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (p *pipeStream) Write(ctx context.Context, m Message) error {
+	data, err := EncodeMessage(m)
+	if err != nil {
+		return err
+	}
+	select {
+	case p.out <- data:
+		return nil
+	case <-p.closed:
+		return io.ErrClosedPipe
+	case <-p.peer.closed:
+		return io.ErrClosedPipe
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (p *pipeStream) Close() error {
+	p.once.Do(func() { close(p.closed) })
+	return nil
+}
+
+// checkGoroutines fails the test if goroutines started during it are still
+// running at its end.
+func checkGoroutines(t *testing.T) {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		for i := 0; i < 500; i++ {
+			if runtime.NumGoroutine() <= before {
+				return
+			}
+			runtime.Gosched()
+			time.Sleep(time.Millisecond) // polling for exit, not synchronisation
+		}
+		buf := make([]byte, 1<<16)
+		t.Errorf("goroutine leak: %d before, %d after\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+	})
+}
+
+func connPair(t *testing.T, server Handler, opts *ConnOptions) (client, srv *Conn) {
+	t.Helper()
+	a, b := newPipe()
+	if opts == nil {
+		opts = &ConnOptions{}
+	}
+	o := *opts
+	o.Handler = server
+	client = NewConn(a, nil)
+	srv = NewConn(b, &o)
+	client.Start()
+	srv.Start()
+	t.Cleanup(func() {
+		client.Close()
+		srv.Close()
+		client.Wait()
+		srv.Wait()
+	})
+	return client, srv
+}
+
+func echo(ctx context.Context, req *Request) (any, error) {
+	switch req.Method {
+	case "echo":
+		return req.Params, nil
+	case "fail":
+		return nil, &Error{Code: 42, Message: "failed"}
+	case "plain":
+		return nil, errors.New("plain error")
+	case "panic":
+		panic("boom")
+	case "block":
+		<-ctx.Done()
+		return nil, ctx.Err()
+	case "struct":
+		return struct {
+			A int `json:"a"`
+		}{A: 1}, nil
+	}
+	return nil, &Error{Code: CodeMethodNotFound, Message: "method not found: " + req.Method}
+}
+
+func TestConnCall(t *testing.T) {
+	checkGoroutines(t)
+	client, _ := connPair(t, HandlerFunc(echo), nil)
+	ctx := context.Background()
+	tests := []struct {
+		method, params, want string
+		code                 int64
+	}{
+		{method: "echo", params: `{"x":1}`, want: `{"x":1}`},
+		{method: "echo", want: `{}`},
+		{method: "struct", want: `{"a":1}`},
+		{method: "fail", code: 42},
+		{method: "plain", code: CodeInternalError},
+		{method: "panic", code: CodeInternalError},
+		{method: "nope", code: CodeMethodNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method, func(t *testing.T) {
+			var params jsontext.Value
+			if tt.params != "" {
+				params = jsontext.Value(tt.params)
+			}
+			got, err := client.Call(ctx, tt.method, params)
+			if tt.code != 0 {
+				var e *Error
+				if !errors.As(err, &e) || e.Code != tt.code {
+					t.Fatalf("Call(%s) err = %v; want code %d", tt.method, err, tt.code)
+				}
+				return
+			}
+			if err != nil || string(got) != tt.want {
+				t.Fatalf("Call(%s) = %s, %v; want %s", tt.method, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestConnConcurrentCalls(t *testing.T) {
+	checkGoroutines(t)
+	client, _ := connPair(t, HandlerFunc(echo), nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for i := range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := fmt.Sprintf(`{"i":%d}`, i)
+			got, err := client.Call(context.Background(), "echo", jsontext.Value(p))
+			if err != nil || string(got) != p {
+				errs <- fmt.Errorf("call %d = %s, %v", i, got, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestConnBothDirections(t *testing.T) {
+	checkGoroutines(t)
+	a, b := newPipe()
+	var server *Conn
+	client := NewConn(a, &ConnOptions{Handler: HandlerFunc(echo)})
+	server = NewConn(b, &ConnOptions{Handler: HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		// The server calls back into the client while handling a request.
+		return server.Call(ctx, "echo", jsontext.Value(`{"nested":true}`))
+	})})
+	client.Start()
+	server.Start()
+	defer func() { client.Close(); server.Close(); client.Wait(); server.Wait() }()
+	got, err := client.Call(context.Background(), "anything", nil)
+	if err != nil || string(got) != `{"nested":true}` {
+		t.Fatalf("got %s, %v", got, err)
+	}
+}
+
+func TestConnNotificationOrder(t *testing.T) {
+	checkGoroutines(t)
+	var mu sync.Mutex
+	var got []string
+	done := make(chan struct{})
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		mu.Lock()
+		got = append(got, string(req.Params))
+		if len(got) == 200 {
+			close(done)
+		}
+		mu.Unlock()
+		return nil, nil
+	})
+	client, _ := connPair(t, h, nil)
+	for i := range 200 {
+		if err := client.Notify(context.Background(), "n", jsontext.Value(fmt.Sprintf("[%d]", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+	for i, s := range got {
+		if s != fmt.Sprintf("[%d]", i) {
+			t.Fatalf("notification %d = %s", i, s)
+		}
+	}
+}
+
+func TestConnCallContextCancel(t *testing.T) {
+	checkGoroutines(t)
+	cancelled := make(chan ID, 1)
+	a, b := newPipe()
+	var server *Conn
+	server = NewConn(b, &ConnOptions{Handler: HandlerFunc(echo)})
+	client := NewConn(a, &ConnOptions{OnCancel: func(id ID, _ error) {
+		// What MCP does: tell the server to stop.
+		server.Cancel(id)
+		cancelled <- id
+	}})
+	client.Start()
+	server.Start()
+	defer func() { client.Close(); server.Close(); client.Wait(); server.Wait() }()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := client.Call(ctx, "block", nil)
+		errc <- err
+	}()
+	// Wait until the server is handling the request.
+	for {
+		server.mu.Lock()
+		n := len(server.incoming)
+		server.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		runtime.Gosched()
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if id := <-cancelled; id != Int64ID(1) {
+		t.Fatalf("OnCancel id = %v", id)
+	}
+	// The connection still serves.
+	if _, err := client.Call(context.Background(), "echo", nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConnCloseUnblocks(t *testing.T) {
+	checkGoroutines(t)
+	client, server := connPair(t, HandlerFunc(echo), nil)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := client.Call(context.Background(), "block", nil)
+		errc <- err
+	}()
+	for {
+		server.mu.Lock()
+		n := len(server.incoming)
+		server.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		runtime.Gosched()
+	}
+	client.Close()
+	if err := <-errc; !errors.Is(err, ErrClosed) {
+		t.Fatalf("err = %v, want ErrClosed", err)
+	}
+	// The server sees EOF and its blocked handler is cancelled.
+	if err := server.Wait(); !errors.Is(err, io.EOF) {
+		t.Fatalf("server.Wait() = %v, want EOF", err)
+	}
+	if _, err := client.Call(context.Background(), "echo", nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("call after close = %v", err)
+	}
+}
+
+func TestConnOverload(t *testing.T) {
+	checkGoroutines(t)
+	release := make(chan struct{})
+	started := make(chan struct{}, 2)
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		started <- struct{}{}
+		<-release
+		return nil, nil
+	})
+	client, _ := connPair(t, h, &ConnOptions{MaxInFlight: 2})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() { defer wg.Done(); client.Call(context.Background(), "slow", nil) }()
+	}
+	<-started
+	<-started
+	_, err := client.Call(context.Background(), "slow", nil)
+	if !errors.Is(err, ErrOverloaded) {
+		t.Fatalf("err = %v, want overloaded", err)
+	}
+	close(release)
+	wg.Wait()
+}
+
+// rawConn drives a Conn with raw lines, for wire-level checks.
+func rawConn(t *testing.T, opts *ConnOptions) (send func(string), recv func() string) {
+	t.Helper()
+	a, b := newPipe()
+	c := NewConn(b, opts)
+	c.Start()
+	t.Cleanup(func() { a.Close(); c.Close(); c.Wait() })
+	send = func(s string) { a.out <- []byte(s) }
+	recv = func() string {
+		select {
+		case data := <-a.in:
+			return string(data)
+		case <-time.After(10 * time.Second):
+			t.Fatal("no response")
+			return ""
+		}
+	}
+	return send, recv
+}
+
+func TestConnBadInput(t *testing.T) {
+	checkGoroutines(t)
+	send, recv := rawConn(t, &ConnOptions{Handler: HandlerFunc(echo)})
+	tests := []struct{ in, want string }{
+		{`{bad json`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,`},
+		{`{"jsonrpc":"1.0","id":5,"method":"echo"}`, `{"jsonrpc":"2.0","id":5,"error":{"code":-32600,`},
+		{`{"jsonrpc":"2.0","id":6,"method":"missing"}`, `{"jsonrpc":"2.0","id":6,"error":{"code":-32601,`},
+		{`[{"jsonrpc":"2.0","id":1,"method":"echo"}]`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: batches are not allowed"}}`},
+		{`{"jsonrpc":"2.0","id":"s","method":"echo","params":{"ok":1}}`, `{"jsonrpc":"2.0","id":"s","result":{"ok":1}}`},
+	}
+	for _, tt := range tests {
+		send(tt.in)
+		if got := recv(); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("%s\n got %s\nwant prefix %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestConnBatch(t *testing.T) {
+	checkGoroutines(t)
+	send, recv := rawConn(t, &ConnOptions{Handler: HandlerFunc(echo), AllowBatch: func() bool { return true }})
+	send(`[{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]},{"jsonrpc":"2.0","method":"note"},{"jsonrpc":"2.0","id":2,"method":"echo","params":[2]},{"x":1}]`)
+	m, err := DecodeMessage([]byte(recv()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, ok := m.(Batch)
+	if !ok || len(b) != 3 {
+		t.Fatalf("got %#v, want a batch of 3 responses", m)
+	}
+	seen := map[string]string{}
+	for _, e := range b {
+		r := e.(*Response)
+		if r.Error != nil {
+			seen[r.ID.Raw()] = fmt.Sprint(r.Error.Code)
+		} else {
+			seen[r.ID.Raw()] = string(r.Result)
+		}
+	}
+	want := map[string]string{"1": "[1]", "2": "[2]", "": "-32600"}
+	if fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Fatalf("batch answers %v, want %v", seen, want)
+	}
+}
+
+func BenchmarkConnCall(b *testing.B) {
+	a, s := newPipe()
+	client := NewConn(a, nil)
+	server := NewConn(s, &ConnOptions{Handler: HandlerFunc(echo)})
+	client.Start()
+	server.Start()
+	defer func() { client.Close(); server.Close() }()
+	params := jsontext.Value(`{"name":"echo","arguments":{"message":"hello"}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := client.Call(context.Background(), "echo", params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

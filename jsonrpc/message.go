@@ -1,0 +1,277 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Message is a JSON-RPC 2.0 message: a [*Request] (which includes
+// notifications), a [*Response], or a [Batch] of them. The interface is
+// sealed: only this package's types implement it.
+//
+// Messages are immutable once sent or received; a Stream may hand the same
+// value to the peer without copying.
+type Message interface {
+	isMessage()
+}
+
+// Request is a call or, when ID is absent, a notification.
+type Request struct {
+	// ID is the request's id; the zero ID marks a notification.
+	ID ID
+	// Method names the operation.
+	Method string
+	// Params holds the raw JSON of the params member (an object or array),
+	// or nil when absent.
+	Params jsontext.Value
+	// Extra carries transport-supplied information about the message, such
+	// as the HTTP request that carried it. It never goes on the wire.
+	Extra any
+}
+
+// IsNotification reports whether the request expects no response.
+func (r *Request) IsNotification() bool { return !r.ID.IsValid() }
+
+// Response answers a request. Exactly one of Result and Error is set.
+type Response struct {
+	// ID echoes the request's id. It is absent only for an error answering a
+	// message whose id could not be read.
+	ID ID
+	// Result holds the raw JSON result of a successful call.
+	Result jsontext.Value
+	// Error describes a failed call.
+	Error *Error
+	// Extra carries transport-supplied information; never on the wire.
+	Extra any
+}
+
+// Batch is a JSON-RPC batch: an array of requests or of responses. MCP
+// allows batches only in revision 2025-03-26. An element that failed to
+// decode is a [*DecodeError].
+type Batch []Message
+
+func (*Request) isMessage()     {}
+func (*Response) isMessage()    {}
+func (Batch) isMessage()        {}
+func (*DecodeError) isMessage() {}
+
+// DecodeError reports a message that could not be decoded. Err carries the
+// code to answer with (CodeParseError or CodeInvalidRequest); ID is the
+// message's id when it could be read, so the answer can name it.
+//
+// A DecodeError is also a [Message] so that a [Batch] can hold the failed
+// elements in place.
+type DecodeError struct {
+	ID  ID
+	Err *Error
+}
+
+// Error implements error.
+func (e *DecodeError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying *Error.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// wireMessage is the union of every member a message may have.
+type wireMessage struct {
+	JSONRPC string         `json:"jsonrpc"`
+	ID      jsontext.Value `json:"id"`
+	Method  *string        `json:"method"`
+	Params  jsontext.Value `json:"params"`
+	Result  jsontext.Value `json:"result"`
+	Error   *Error         `json:"error"`
+}
+
+// MaxDepth is the deepest nesting of arrays and objects a decoded message
+// may have.
+const MaxDepth = 10000
+
+// DecodeMessage decodes one message, or a batch when data is a JSON array,
+// in a single pass. Params and results stay raw JSON for the receiver to
+// decode into its own types.
+//
+// Errors are [*DecodeError] values wrapping an [*Error] with
+// CodeParseError (not JSON) or CodeInvalidRequest (not JSON-RPC 2.0).
+func DecodeMessage(data []byte) (Message, error) {
+	data = bytes.TrimLeft(data, " \t\r\n")
+	if len(data) > 0 && data[0] == '[' {
+		return decodeBatch(data)
+	}
+	return decodeOne(data)
+}
+
+func decodeBatch(data []byte) (Message, error) {
+	var elems []jsontext.Value
+	if err := json.Unmarshal(data, &elems); err != nil {
+		return nil, parseError(err)
+	}
+	if len(elems) == 0 {
+		return nil, &DecodeError{Err: &Error{Code: CodeInvalidRequest, Message: "invalid request: empty batch"}}
+	}
+	b := make(Batch, len(elems))
+	for i, e := range elems {
+		if e.Kind() == '[' {
+			b[i] = &DecodeError{Err: &Error{Code: CodeInvalidRequest, Message: "invalid request: nested batch"}}
+			continue
+		}
+		m, err := decodeOne(e)
+		if err != nil {
+			b[i] = err.(*DecodeError)
+			continue
+		}
+		b[i] = m
+	}
+	return b, nil
+}
+
+func parseError(err error) *DecodeError {
+	return &DecodeError{Err: &Error{Code: CodeParseError, Message: "parse error: " + err.Error()}}
+}
+
+func decodeOne(data []byte) (Message, error) {
+	var w wireMessage
+	if err := json.Unmarshal(data, &w); err != nil {
+		var se *json.SemanticError
+		if errors.As(err, &se) && jsontext.Value(data).IsValid() {
+			// Valid JSON of the wrong shape: not a JSON-RPC message.
+			return nil, invalid(ID{}, "invalid request: "+se.Error())
+		}
+		return nil, parseError(err)
+	}
+	var id ID
+	idNull := false
+	if w.ID != nil {
+		var err error
+		if id, idNull, err = parseID(w.ID); err != nil {
+			return nil, invalid(ID{}, "invalid request: id must be a string or a number")
+		}
+	}
+	if w.JSONRPC != "2.0" {
+		return nil, invalid(id, `invalid request: "jsonrpc" must be "2.0"`)
+	}
+	if w.Method != nil {
+		if w.Result != nil || w.Error != nil {
+			return nil, invalid(id, "invalid request: a request cannot carry result or error")
+		}
+		if idNull {
+			return nil, invalid(id, "invalid request: id must not be null")
+		}
+		if *w.Method == "" {
+			return nil, invalid(id, "invalid request: empty method")
+		}
+		if w.Params != nil {
+			if k := w.Params.Kind(); k != '{' && k != '[' {
+				return nil, invalid(id, "invalid request: params must be an object or an array")
+			}
+		}
+		return &Request{ID: id, Method: *w.Method, Params: w.Params}, nil
+	}
+	if w.ID == nil {
+		return nil, invalid(id, `invalid request: missing "method" or "id"`)
+	}
+	switch {
+	case w.Result != nil && w.Error != nil:
+		return nil, invalid(id, "invalid response: both result and error")
+	case w.Error != nil:
+		return &Response{ID: id, Error: w.Error}, nil
+	case w.Result != nil:
+		if idNull {
+			return nil, invalid(id, "invalid response: a result needs an id")
+		}
+		return &Response{ID: id, Result: w.Result}, nil
+	}
+	return nil, invalid(id, "invalid response: missing result or error")
+}
+
+func invalid(id ID, msg string) *DecodeError {
+	return &DecodeError{ID: id, Err: &Error{Code: CodeInvalidRequest, Message: msg}}
+}
+
+// AppendMessage appends the JSON encoding of m to dst. It writes the
+// envelope by hand, so only params, results and error data (already raw
+// JSON) are copied; nothing is reflected.
+func AppendMessage(dst []byte, m Message) ([]byte, error) {
+	switch m := m.(type) {
+	case *Request:
+		return appendRequest(dst, m)
+	case *Response:
+		return appendResponse(dst, m)
+	case Batch:
+		if len(m) == 0 {
+			return dst, errors.New("jsonrpc: cannot encode an empty batch")
+		}
+		dst = append(dst, '[')
+		for i, e := range m {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = AppendMessage(dst, e); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, ']'), nil
+	case *DecodeError:
+		return appendResponse(dst, &Response{ID: m.ID, Error: m.Err})
+	case nil:
+		return dst, errors.New("jsonrpc: cannot encode a nil message")
+	}
+	return dst, fmt.Errorf("jsonrpc: cannot encode %T", m)
+}
+
+// EncodeMessage returns the JSON encoding of m.
+func EncodeMessage(m Message) ([]byte, error) { return AppendMessage(nil, m) }
+
+func appendRequest(dst []byte, r *Request) ([]byte, error) {
+	dst = append(dst, `{"jsonrpc":"2.0",`...)
+	if r.ID.IsValid() {
+		dst = append(dst, `"id":`...)
+		dst = append(dst, r.ID.raw...)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"method":`...)
+	var err error
+	if dst, err = jsontext.AppendQuote(dst, r.Method); err != nil {
+		return dst, fmt.Errorf("jsonrpc: method name: %w", err)
+	}
+	if len(r.Params) > 0 {
+		dst = append(dst, `,"params":`...)
+		dst = append(dst, r.Params...)
+	}
+	return append(dst, '}'), nil
+}
+
+func appendResponse(dst []byte, r *Response) ([]byte, error) {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	if r.ID.IsValid() {
+		dst = append(dst, r.ID.raw...)
+	} else {
+		dst = append(dst, "null"...)
+	}
+	if r.Error != nil {
+		dst = append(dst, `,"error":{"code":`...)
+		dst = strconv.AppendInt(dst, r.Error.Code, 10)
+		dst = append(dst, `,"message":`...)
+		var err error
+		if dst, err = jsontext.AppendQuote(dst, r.Error.Message); err != nil {
+			return dst, fmt.Errorf("jsonrpc: error message: %w", err)
+		}
+		if len(r.Error.Data) > 0 {
+			dst = append(dst, `,"data":`...)
+			dst = append(dst, r.Error.Data...)
+		}
+		return append(dst, "}}"...), nil
+	}
+	dst = append(dst, `,"result":`...)
+	if len(r.Result) == 0 {
+		dst = append(dst, "{}"...)
+	} else {
+		dst = append(dst, r.Result...)
+	}
+	return append(dst, '}'), nil
+}

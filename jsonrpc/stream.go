@@ -1,0 +1,37 @@
+package jsonrpc
+
+import "context"
+
+// Stream is a bidirectional stream of JSON-RPC messages: what a transport
+// provides and a [Conn] consumes.
+//
+// Read is called from one goroutine at a time; Write may be called
+// concurrently and must write each message whole. Close unblocks pending
+// Read and Write calls, which then return errors. Read returns io.EOF when
+// the peer ended the stream cleanly, and a [*DecodeError] (without ending
+// the stream) when one message could not be decoded.
+//
+// Write's context carries the related incoming request, if any (see
+// [RelatedRequest]), so a transport with request-scoped streams, such as
+// Streamable HTTP, can route a response or a request-related notification
+// to the stream of the request it belongs to.
+type Stream interface {
+	Read(ctx context.Context) (Message, error)
+	Write(ctx context.Context, m Message) error
+	Close() error
+}
+
+type relatedKey struct{}
+
+// WithRelatedRequest returns a context recording that messages written with
+// it belong to the incoming request id.
+func WithRelatedRequest(ctx context.Context, id ID) context.Context {
+	return context.WithValue(ctx, relatedKey{}, id)
+}
+
+// RelatedRequest returns the incoming request that messages written with
+// ctx belong to. Conn sets it on handler contexts and on responses.
+func RelatedRequest(ctx context.Context) (ID, bool) {
+	id, ok := ctx.Value(relatedKey{}).(ID)
+	return id, ok
+}
