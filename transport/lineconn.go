@@ -1,0 +1,132 @@
+package transport
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// lineConn is a [Conn] over a byte stream framed one message per line. The
+// stdio, io and command transports are lineConns that differ in how they
+// are closed.
+//
+// Read decodes straight from the frame reader's buffer. It checks ctx
+// before each message but does not interrupt a blocked read of the
+// underlying reader: Close does, by closing it. Write encodes into one
+// buffer reused under a channel semaphore, so a writer waiting its turn
+// gives up when its ctx ends or the connection closes, and issues one
+// Write call per message.
+type lineConn struct {
+	fr *frameReader // owned by the reading goroutine
+
+	w    io.Writer
+	sem  chan struct{} // capacity 1: held while writing
+	wbuf []byte        // guarded by sem
+	werr error         // guarded by sem: a failed write breaks the framing
+
+	closed    chan struct{} // closed when Close begins
+	closeOnce sync.Once
+	closeErr  error
+	closeFn   func() error // releases the underlying reader and writer
+}
+
+// newLineConn returns a connection reading frames of at most limit bytes from
+// r and writing frames to w. closeFn is called once, by the first Close.
+func newLineConn(r io.Reader, w io.Writer, limit int, closeFn func() error) *lineConn {
+	return &lineConn{
+		fr:      newFrameReader(r, limit, readBufferSize),
+		w:       w,
+		sem:     make(chan struct{}, 1),
+		closed:  make(chan struct{}),
+		closeFn: closeFn,
+	}
+}
+
+func (c *lineConn) isClosed() bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Read returns the next message. See [Conn].
+func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if c.isClosed() {
+		return nil, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	line, err := c.fr.next()
+	if err != nil {
+		if c.isClosed() {
+			return nil, ErrClosed
+		}
+		if err == io.EOF {
+			return nil, io.EOF
+		}
+		if _, ok := err.(*jsonrpc.DecodeError); ok {
+			return nil, err
+		}
+		return nil, fmt.Errorf("transport: reading: %w", err)
+	}
+	// DecodeMessage copies what it keeps, so line may be reused.
+	return jsonrpc.DecodeMessage(line)
+}
+
+// Write sends one message as one line. See [Conn].
+func (c *lineConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.closed:
+		return ErrClosed
+	}
+	defer func() { <-c.sem }()
+	if c.isClosed() {
+		return ErrClosed
+	}
+	if c.werr != nil {
+		return c.werr
+	}
+	buf, err := appendFrame(c.wbuf[:0], m)
+	if cap(buf) <= maxRetainedBuffer {
+		c.wbuf = buf[:0]
+	} else {
+		c.wbuf = nil
+	}
+	if err != nil {
+		return fmt.Errorf("transport: encoding: %w", err)
+	}
+	if _, err := c.w.Write(buf); err != nil {
+		if c.isClosed() {
+			return ErrClosed
+		}
+		// Part of the line may have gone out; later messages would be
+		// misframed, so the failure sticks.
+		c.werr = fmt.Errorf("transport: writing: %w", err)
+		return c.werr
+	}
+	return nil
+}
+
+// Close closes the connection once; later calls return the first call's
+// result.
+func (c *lineConn) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		if c.closeFn != nil {
+			c.closeErr = c.closeFn()
+		}
+	})
+	return c.closeErr
+}

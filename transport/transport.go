@@ -1,0 +1,115 @@
+// Package transport moves whole JSON-RPC messages between MCP peers.
+//
+// A [Transport] is a recipe for a connection: [Transport.Connect] yields a
+// [Conn], a bidirectional stream of [jsonrpc.Message] values. A Conn has the
+// method set of [jsonrpc.Stream], so it plugs straight into a
+// [jsonrpc.Conn], which gives the messages their request/response meaning.
+// This package never looks inside a message beyond what framing needs.
+//
+// # Transports
+//
+//   - [StdioTransport]: the process's standard input and output, for an MCP
+//     server launched by its client.
+//   - [IOTransport]: any reader and writer, such as pipes or a net.Conn.
+//   - [CommandTransport]: launches a server subprocess and talks to it over
+//     its standard input and output, for the client side of stdio.
+//   - [NewInMemoryTransports]: a connected pair passing message values
+//     directly, with no encoding, for tests and in-process servers.
+//   - [LoggingTransport]: wraps any transport and logs every message.
+//
+// Streamable HTTP will arrive in a later version. It needs request-scoped
+// streams: a response, or a notification sent while handling a request,
+// goes to the HTTP exchange of the request it belongs to. Write's context
+// carries that request (see [jsonrpc.RelatedRequest]), which is why every
+// Write takes a context even where a byte stream ignores it.
+//
+// # Framing
+//
+// The byte-stream transports use the MCP stdio framing: each message is one
+// line of compact JSON ended by "\n". On input, a "\r" before the "\n" is
+// tolerated, blank lines are skipped, and a last line missing its "\n" at
+// end of input is still decoded. A line longer than the maximum message size
+// (see [DefaultMaxMessageSize]) is skipped without being buffered, and Read
+// reports it as a [*jsonrpc.DecodeError] (recognisable with
+// [IsMessageTooLarge]) while the connection keeps serving. On output, a
+// message whose raw params, result or error data contain line breaks is
+// compacted onto one line first.
+//
+// # Errors and closing
+//
+// Read returns io.EOF when the peer ended the stream cleanly, a
+// [*jsonrpc.DecodeError] for one undecodable message (the connection stays
+// usable), and [ErrClosed] once Close has been called. Close unblocks
+// pending Read and Write calls wherever the underlying reader and writer
+// allow it; each transport documents its own limits.
+//
+// On the byte-stream transports, Read checks its context before each
+// message, and Write's context bounds the wait for its turn to write; a
+// read or write already under way in the underlying reader or writer is
+// ended by Close, not by the context, so no goroutine has to watch the
+// context; [jsonrpc.Conn] closes the stream when it stops anyway.
+// The in-memory transports honour the context throughout.
+package transport
+
+import (
+	"context"
+	"errors"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// Transport creates connections to a peer. Connect may be called once per
+// Transport value unless a transport documents otherwise; a second call
+// returns an error.
+type Transport interface {
+	// Connect establishes the connection. ctx bounds only the setup: the
+	// returned Conn lives until it is closed or the peer goes away.
+	Connect(ctx context.Context) (Conn, error)
+}
+
+// Conn is one connection: a bidirectional stream of JSON-RPC messages. It
+// satisfies [jsonrpc.Stream] and follows its concurrency contract.
+//
+// Read may be called from one goroutine at a time. Write is safe for
+// concurrent use and writes each message whole, never interleaved with
+// another. Close may be called at any time from any goroutine, more than
+// once; it unblocks pending calls, after which Read and Write return
+// [ErrClosed].
+type Conn interface {
+	// Read returns the next message. It returns io.EOF when the peer ended
+	// the stream cleanly and a [*jsonrpc.DecodeError], without ending the
+	// stream, when one message could not be decoded.
+	Read(ctx context.Context) (jsonrpc.Message, error)
+	// Write sends one message. ctx may also carry the incoming request the
+	// message relates to (see [jsonrpc.RelatedRequest]).
+	Write(ctx context.Context, m jsonrpc.Message) error
+	// Close ends the connection and releases its resources.
+	Close() error
+}
+
+// SessionConn is implemented by connections that belong to a session named
+// by the transport, such as the Mcp-Session-Id of Streamable HTTP. It is
+// optional: check for it with a type assertion. An empty SessionID means
+// the transport has no session identifier, and the caller may pick its own.
+// None of the transports in this package implement it yet, except that
+// [LoggingTransport] passes it through from the connection it wraps.
+type SessionConn interface {
+	Conn
+	// SessionID returns the session's identifier; it is safe for
+	// concurrent use and constant for the life of the connection.
+	SessionID() string
+}
+
+// ErrClosed is returned by Read and Write once the connection has been
+// closed locally, and by Write once an in-memory peer has closed. Check it
+// with errors.Is.
+var ErrClosed = errors.New("transport: connection closed")
+
+// errConnected is returned by a second Connect on a single-use transport.
+var errConnected = errors.New("transport: already connected")
+
+// Compile-time checks that a Conn is a jsonrpc.Stream and vice versa.
+var (
+	_ jsonrpc.Stream = Conn(nil)
+	_ Conn           = jsonrpc.Stream(nil)
+)
