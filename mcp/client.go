@@ -1,0 +1,430 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// ClientOptions configures a [Client]. The zero value is usable: such a
+// client declares no capabilities beyond roots.
+type ClientOptions struct {
+	// ProtocolVersion is the revision to ask for in initialize. Empty
+	// means [LatestVersion]. If the server answers with another revision
+	// this client supports, the session uses it; otherwise Connect fails.
+	ProtocolVersion string
+	// Capabilities adds to the capabilities the client declares. Roots
+	// (with listChanged) are always declared; sampling when
+	// CreateMessageHandler is set; elicitation (form, and url if
+	// URLElicitation is set) when ElicitationHandler is set.
+	Capabilities *ClientCapabilities
+	// URLElicitation declares support for URL-mode elicitation.
+	URLElicitation bool
+
+	// CreateMessageHandler answers sampling/createMessage.
+	CreateMessageHandler func(context.Context, *CreateMessageRequest) (*CreateMessageResult, error)
+	// ElicitationHandler answers elicitation/create. For form mode the
+	// requested schema is checked to be the restricted kind MCP allows
+	// before the handler runs, and accepted content is validated against
+	// it, with defaults applied, before it is sent.
+	ElicitationHandler func(context.Context, *ElicitRequest) (*ElicitResult, error)
+
+	// Notification handlers; each is optional.
+	ElicitationCompleteHandler func(context.Context, *ClientSession, *ElicitationCompleteParams)
+	LoggingMessageHandler      func(context.Context, *ClientSession, *LoggingMessageParams)
+	ProgressHandler            func(context.Context, *ClientSession, *ProgressParams)
+	ToolListChangedHandler     func(context.Context, *ClientSession)
+	PromptListChangedHandler   func(context.Context, *ClientSession)
+	ResourceListChangedHandler func(context.Context, *ClientSession)
+	ResourceUpdatedHandler     func(context.Context, *ClientSession, *ResourceUpdatedParams)
+
+	// RequestTimeout, if positive, bounds every request the client sends.
+	RequestTimeout time.Duration
+	// ResetTimeoutOnProgress restarts a request's RequestTimeout each time
+	// a progress notification for it arrives (the request is sent with a
+	// progress token for that purpose), but never beyond
+	// MaxRequestTimeout when that is positive.
+	ResetTimeoutOnProgress bool
+	// MaxRequestTimeout caps the total time of a request whose timeout is
+	// reset by progress.
+	MaxRequestTimeout time.Duration
+
+	// KeepAlive, if positive, pings the server at this interval and closes
+	// the session when a ping fails.
+	KeepAlive time.Duration
+	// MaxConcurrentRequests bounds server-to-client requests handled at
+	// once. Zero means 256.
+	MaxConcurrentRequests int
+	// Logger receives the client's own diagnostics. Nil discards them.
+	Logger *slog.Logger
+
+	// Middleware wraps every method the client receives, outermost first.
+	Middleware []Middleware
+	// SendingMiddleware wraps every method the client sends.
+	SendingMiddleware []Middleware
+}
+
+// Client is an MCP client: it connects to servers, each connection a
+// [ClientSession], and answers their requests for roots, sampling and
+// elicitation. A Client is safe for concurrent use.
+type Client struct {
+	impl   Implementation
+	opts   ClientOptions
+	logger *slog.Logger
+
+	mu       sync.Mutex
+	roots    features[*Root]
+	sessions map[*ClientSession]struct{}
+}
+
+// NewClient returns a client that identifies itself as impl. opts may be nil.
+func NewClient(impl *Implementation, opts *ClientOptions) *Client {
+	c := &Client{sessions: make(map[*ClientSession]struct{})}
+	if impl != nil {
+		c.impl = *impl
+	}
+	if opts != nil {
+		c.opts = *opts
+	}
+	c.logger = orDiscard(c.opts.Logger)
+	return c
+}
+
+// AddRoots adds roots (replacing any with the same URI) and tells
+// connected servers the list changed.
+func (c *Client) AddRoots(roots ...*Root) {
+	c.mu.Lock()
+	for _, r := range roots {
+		root := *r
+		c.roots.add(root.URI, &root)
+	}
+	c.mu.Unlock()
+	c.rootsChanged()
+}
+
+// RemoveRoots removes roots by URI and tells connected servers.
+func (c *Client) RemoveRoots(uris ...string) {
+	c.mu.Lock()
+	removed := c.roots.remove(uris...)
+	c.mu.Unlock()
+	if removed {
+		c.rootsChanged()
+	}
+}
+
+func (c *Client) rootsChanged() {
+	c.mu.Lock()
+	sessions := make([]*ClientSession, 0, len(c.sessions))
+	for cs := range c.sessions {
+		sessions = append(sessions, cs)
+	}
+	c.mu.Unlock()
+	for _, cs := range sessions {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := cs.notify(ctx, NotificationRootsListChanged, &RootsListChangedParams{}); err != nil {
+			c.logger.Debug("mcp: roots notification failed", "err", err)
+		}
+		cancel()
+	}
+}
+
+func (c *Client) capabilities() *ClientCapabilities {
+	caps := &ClientCapabilities{}
+	if c.opts.Capabilities != nil {
+		cc := *c.opts.Capabilities
+		caps = &cc
+	}
+	if caps.Roots == nil {
+		caps.Roots = &RootsCapabilities{ListChanged: true}
+	}
+	if caps.Sampling == nil && c.opts.CreateMessageHandler != nil {
+		caps.Sampling = &SamplingCapabilities{}
+	}
+	if caps.Elicitation == nil && c.opts.ElicitationHandler != nil {
+		caps.Elicitation = &ElicitationCapabilities{Form: &FormElicitationCapabilities{}}
+		if c.opts.URLElicitation {
+			caps.Elicitation.URL = &URLElicitationCapabilities{}
+		}
+	}
+	return caps
+}
+
+// Connect connects to a server over t and performs the initialize
+// handshake. ctx bounds the handshake. The session lasts until Close or
+// until the server goes away.
+func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSession, error) {
+	tc, err := t.Connect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: connecting: %w", err)
+	}
+	cs := &ClientSession{client: c, progress: make(map[string]func())}
+	conn := jsonrpc.NewConn(tc, &jsonrpc.ConnOptions{
+		Handler:     cs,
+		MaxInFlight: c.opts.MaxConcurrentRequests,
+		AllowBatch:  func() bool { return cs.ProtocolVersion() == Version20250326 },
+		OnCancel:    cs.onCancel,
+		OnClose:     func(error) { c.mu.Lock(); delete(c.sessions, cs); c.mu.Unlock() },
+		Logger:      c.logger,
+	})
+	cs.endpoint.init(conn, c.opts.SendingMiddleware, c.logger)
+	cs.recv = chain(cs.handleRequest, c.opts.Middleware)
+	conn.Start()
+
+	version := c.opts.ProtocolVersion
+	if version == "" {
+		version = LatestVersion
+	}
+	info := c.impl
+	res := &InitializeResult{}
+	if err := cs.call(ctx, MethodInitialize, &InitializeParams{
+		ProtocolVersion: version,
+		Capabilities:    c.capabilities(),
+		ClientInfo:      &info,
+	}, res); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("mcp: initialize: %w", err)
+	}
+	if !slices.Contains(SupportedVersions(), res.ProtocolVersion) {
+		conn.Close()
+		return nil, &VersionError{Requested: version, Offered: res.ProtocolVersion}
+	}
+	cs.mu.Lock()
+	cs.init = res
+	cs.mu.Unlock()
+	if err := cs.notify(ctx, NotificationInitialized, &InitializedParams{}); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("mcp: initialized: %w", err)
+	}
+	c.mu.Lock()
+	c.sessions[cs] = struct{}{}
+	c.mu.Unlock()
+	if c.opts.KeepAlive > 0 {
+		go keepAlive(c.opts.KeepAlive, conn.Done(), cs.Ping, cs.Close)
+	}
+	return cs, nil
+}
+
+// VersionError reports that the server offered a protocol revision this
+// client does not support.
+type VersionError struct {
+	Requested, Offered string
+}
+
+// Error implements error.
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("mcp: asked for protocol %s, server offered unsupported %q", e.Requested, e.Offered)
+}
+
+// ClientSession is a client's connection to one server. Its methods are
+// safe for concurrent use.
+type ClientSession struct {
+	endpoint
+	client *Client
+	recv   MethodHandler
+
+	mu       sync.Mutex
+	init     *InitializeResult
+	progress map[string]func() // progress token -> timeout reset
+	nextTok  int64
+}
+
+// InitializeResult returns the server's answer to initialize: its
+// revision, capabilities, identity and instructions.
+func (cs *ClientSession) InitializeResult() *InitializeResult {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.init
+}
+
+// ProtocolVersion returns the negotiated revision ("" during the handshake).
+func (cs *ClientSession) ProtocolVersion() string {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.init == nil {
+		return ""
+	}
+	return cs.init.ProtocolVersion
+}
+
+// Close ends the session and closes the transport.
+func (cs *ClientSession) Close() error { return cs.conn.Close() }
+
+// Wait blocks until the session has ended.
+func (cs *ClientSession) Wait() error { return cs.conn.Wait() }
+
+// Done returns a channel closed when the session ends.
+func (cs *ClientSession) Done() <-chan struct{} { return cs.conn.Done() }
+
+// Handle implements jsonrpc.Handler.
+func (cs *ClientSession) Handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	return dispatch(ctx, cs, clientMethods, cs.recv, req)
+}
+
+func (cs *ClientSession) handleRequest(ctx context.Context, req Request) (Result, error) {
+	return clientMethods[req.Method()].handle(ctx, cs, req)
+}
+
+// serverCaps returns the server's capabilities, or an error before the
+// handshake completed.
+func (cs *ClientSession) serverCaps() *ServerCapabilities {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.init == nil || cs.init.Capabilities == nil {
+		return &ServerCapabilities{}
+	}
+	return cs.init.Capabilities
+}
+
+// checkServer returns a CapabilityError unless the server declared cap.
+func (cs *ClientSession) checkServer(method, capability string, has bool) error {
+	if !has {
+		return &CapabilityError{Method: method, Capability: capability, Peer: "server"}
+	}
+	return nil
+}
+
+// request sends a request with the client's timeout policy applied.
+func (cs *ClientSession) request(ctx context.Context, method string, params Params, result Result) error {
+	o := cs.client.opts
+	if o.RequestTimeout <= 0 {
+		return cs.call(ctx, method, params, result)
+	}
+	if !o.ResetTimeoutOnProgress {
+		ctx, cancel := context.WithTimeoutCause(ctx, o.RequestTimeout, errRequestTimeout)
+		defer cancel()
+		return cs.call(ctx, method, params, result)
+	}
+	if o.MaxRequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, o.MaxRequestTimeout, errRequestTimeout)
+		defer cancel()
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timer := time.AfterFunc(o.RequestTimeout, func() { cancel(errRequestTimeout) })
+	defer timer.Stop()
+	tok, ok := progressTokenOf(params)
+	if !ok {
+		cs.mu.Lock()
+		cs.nextTok++
+		tok = jsonrpc.StringID(fmt.Sprintf("mcpkit-%d", cs.nextTok))
+		cs.mu.Unlock()
+		setProgressToken(params, tok)
+	}
+	cs.mu.Lock()
+	cs.progress[tok.Raw()] = func() { timer.Reset(o.RequestTimeout) }
+	cs.mu.Unlock()
+	defer func() {
+		cs.mu.Lock()
+		delete(cs.progress, tok.Raw())
+		cs.mu.Unlock()
+	}()
+	return cs.call(ctx, method, params, result)
+}
+
+var errRequestTimeout = errors.New("mcp: request timed out")
+
+// clientMethods is every method a client receives.
+var clientMethods = map[string]inMethod[*ClientSession]{
+	MethodPing:                      clientMethodFor(MethodPing, (*ClientSession).ping),
+	MethodRootsList:                 clientMethodFor(MethodRootsList, (*ClientSession).listRoots),
+	MethodSamplingCreateMessage:     clientMethodFor(MethodSamplingCreateMessage, (*ClientSession).createMessage),
+	MethodElicitationCreate:         clientMethodFor(MethodElicitationCreate, (*ClientSession).elicit),
+	NotificationCancelled:           notification(clientMethodFor(NotificationCancelled, (*ClientSession).cancelledNote)),
+	NotificationProgress:            notification(clientMethodFor(NotificationProgress, (*ClientSession).progressNote)),
+	NotificationMessage:             notification(clientMethodFor(NotificationMessage, (*ClientSession).logNote)),
+	NotificationToolListChanged:     notification(clientMethodFor(NotificationToolListChanged, (*ClientSession).toolsChangedNote)),
+	NotificationPromptListChanged:   notification(clientMethodFor(NotificationPromptListChanged, (*ClientSession).promptsChangedNote)),
+	NotificationResourceListChanged: notification(clientMethodFor(NotificationResourceListChanged, (*ClientSession).resourcesChangedNote)),
+	NotificationResourceUpdated:     notification(clientMethodFor(NotificationResourceUpdated, (*ClientSession).resourceUpdatedNote)),
+	NotificationElicitationComplete: notification(clientMethodFor(NotificationElicitationComplete, (*ClientSession).elicitationCompleteNote)),
+}
+
+func (cs *ClientSession) ping(context.Context, *ClientRequest[*PingParams]) (*EmptyResult, error) {
+	return &EmptyResult{}, nil
+}
+
+func (cs *ClientSession) listRoots(context.Context, *ListRootsRequest) (*ListRootsResult, error) {
+	c := cs.client
+	c.mu.Lock()
+	roots := c.roots.all()
+	c.mu.Unlock()
+	return &ListRootsResult{Roots: roots}, nil
+}
+
+func (cs *ClientSession) createMessage(ctx context.Context, req *CreateMessageRequest) (*CreateMessageResult, error) {
+	h := cs.client.opts.CreateMessageHandler
+	if h == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: client does not support sampling"}
+	}
+	return h(ctx, req)
+}
+
+func (cs *ClientSession) cancelledNote(_ context.Context, req *ClientRequest[*CancelledParams]) (*EmptyResult, error) {
+	if req.Params.RequestID.IsValid() {
+		cs.conn.Cancel(req.Params.RequestID)
+	}
+	return nil, nil
+}
+
+func (cs *ClientSession) progressNote(ctx context.Context, req *ClientRequest[*ProgressParams]) (*EmptyResult, error) {
+	cs.mu.Lock()
+	reset := cs.progress[req.Params.ProgressToken.Raw()]
+	cs.mu.Unlock()
+	if reset != nil {
+		reset()
+	}
+	if h := cs.client.opts.ProgressHandler; h != nil {
+		h(ctx, cs, req.Params)
+	}
+	return nil, nil
+}
+
+func (cs *ClientSession) logNote(ctx context.Context, req *ClientRequest[*LoggingMessageParams]) (*EmptyResult, error) {
+	if h := cs.client.opts.LoggingMessageHandler; h != nil {
+		h(ctx, cs, req.Params)
+	}
+	return nil, nil
+}
+
+func (cs *ClientSession) toolsChangedNote(ctx context.Context, _ *ClientRequest[*ToolListChangedParams]) (*EmptyResult, error) {
+	if h := cs.client.opts.ToolListChangedHandler; h != nil {
+		h(ctx, cs)
+	}
+	return nil, nil
+}
+
+func (cs *ClientSession) promptsChangedNote(ctx context.Context, _ *ClientRequest[*PromptListChangedParams]) (*EmptyResult, error) {
+	if h := cs.client.opts.PromptListChangedHandler; h != nil {
+		h(ctx, cs)
+	}
+	return nil, nil
+}
+
+func (cs *ClientSession) resourcesChangedNote(ctx context.Context, _ *ClientRequest[*ResourceListChangedParams]) (*EmptyResult, error) {
+	if h := cs.client.opts.ResourceListChangedHandler; h != nil {
+		h(ctx, cs)
+	}
+	return nil, nil
+}
+
+func (cs *ClientSession) resourceUpdatedNote(ctx context.Context, req *ClientRequest[*ResourceUpdatedParams]) (*EmptyResult, error) {
+	if h := cs.client.opts.ResourceUpdatedHandler; h != nil {
+		h(ctx, cs, req.Params)
+	}
+	return nil, nil
+}
+
+func (cs *ClientSession) elicitationCompleteNote(ctx context.Context, req *ClientRequest[*ElicitationCompleteParams]) (*EmptyResult, error) {
+	if h := cs.client.opts.ElicitationCompleteHandler; h != nil {
+		h(ctx, cs, req.Params)
+	}
+	return nil, nil
+}

@@ -1,0 +1,201 @@
+package mcp
+
+import (
+	"context"
+	"iter"
+)
+
+// Ping checks that the server is responsive.
+func (cs *ClientSession) Ping(ctx context.Context) error {
+	return cs.request(ctx, MethodPing, &PingParams{}, &EmptyResult{})
+}
+
+// ListTools returns one page of the server's tools. params may be nil.
+func (cs *ClientSession) ListTools(ctx context.Context, params *ListToolsParams) (*ListToolsResult, error) {
+	if err := cs.checkServer(MethodToolsList, "tools", cs.serverCaps().Tools != nil); err != nil {
+		return nil, err
+	}
+	if params == nil {
+		params = &ListToolsParams{}
+	}
+	res := &ListToolsResult{}
+	return res, cs.request(ctx, MethodToolsList, params, res)
+}
+
+// CallTool calls a tool. A tool's own failure is a result with IsError
+// set, not an error; errors are protocol or transport failures.
+func (cs *ClientSession) CallTool(ctx context.Context, params *CallToolParams) (*CallToolResult, error) {
+	if err := cs.checkServer(MethodToolsCall, "tools", cs.serverCaps().Tools != nil); err != nil {
+		return nil, err
+	}
+	res := &CallToolResult{}
+	return res, cs.request(ctx, MethodToolsCall, params, res)
+}
+
+// ListResources returns one page of the server's resources.
+func (cs *ClientSession) ListResources(ctx context.Context, params *ListResourcesParams) (*ListResourcesResult, error) {
+	if err := cs.checkServer(MethodResourcesList, "resources", cs.serverCaps().Resources != nil); err != nil {
+		return nil, err
+	}
+	if params == nil {
+		params = &ListResourcesParams{}
+	}
+	res := &ListResourcesResult{}
+	return res, cs.request(ctx, MethodResourcesList, params, res)
+}
+
+// ListResourceTemplates returns one page of the server's resource templates.
+func (cs *ClientSession) ListResourceTemplates(ctx context.Context, params *ListResourceTemplatesParams) (*ListResourceTemplatesResult, error) {
+	if err := cs.checkServer(MethodResourcesTemplatesList, "resources", cs.serverCaps().Resources != nil); err != nil {
+		return nil, err
+	}
+	if params == nil {
+		params = &ListResourceTemplatesParams{}
+	}
+	res := &ListResourceTemplatesResult{}
+	return res, cs.request(ctx, MethodResourcesTemplatesList, params, res)
+}
+
+// ReadResource reads a resource. An unknown URI is an error matching
+// jsonrpc code -32002 (handshake era).
+func (cs *ClientSession) ReadResource(ctx context.Context, params *ReadResourceParams) (*ReadResourceResult, error) {
+	if err := cs.checkServer(MethodResourcesRead, "resources", cs.serverCaps().Resources != nil); err != nil {
+		return nil, err
+	}
+	res := &ReadResourceResult{}
+	return res, cs.request(ctx, MethodResourcesRead, params, res)
+}
+
+// Subscribe asks to be told when a resource changes
+// (ClientOptions.ResourceUpdatedHandler receives the notifications).
+func (cs *ClientSession) Subscribe(ctx context.Context, params *SubscribeParams) error {
+	c := cs.serverCaps()
+	if err := cs.checkServer(MethodResourcesSubscribe, "resources.subscribe", c.Resources != nil && c.Resources.Subscribe); err != nil {
+		return err
+	}
+	return cs.request(ctx, MethodResourcesSubscribe, params, &EmptyResult{})
+}
+
+// Unsubscribe cancels a subscription.
+func (cs *ClientSession) Unsubscribe(ctx context.Context, params *UnsubscribeParams) error {
+	c := cs.serverCaps()
+	if err := cs.checkServer(MethodResourcesUnsubscribe, "resources.subscribe", c.Resources != nil && c.Resources.Subscribe); err != nil {
+		return err
+	}
+	return cs.request(ctx, MethodResourcesUnsubscribe, params, &EmptyResult{})
+}
+
+// ListPrompts returns one page of the server's prompts.
+func (cs *ClientSession) ListPrompts(ctx context.Context, params *ListPromptsParams) (*ListPromptsResult, error) {
+	if err := cs.checkServer(MethodPromptsList, "prompts", cs.serverCaps().Prompts != nil); err != nil {
+		return nil, err
+	}
+	if params == nil {
+		params = &ListPromptsParams{}
+	}
+	res := &ListPromptsResult{}
+	return res, cs.request(ctx, MethodPromptsList, params, res)
+}
+
+// GetPrompt renders a prompt.
+func (cs *ClientSession) GetPrompt(ctx context.Context, params *GetPromptParams) (*GetPromptResult, error) {
+	if err := cs.checkServer(MethodPromptsGet, "prompts", cs.serverCaps().Prompts != nil); err != nil {
+		return nil, err
+	}
+	res := &GetPromptResult{}
+	return res, cs.request(ctx, MethodPromptsGet, params, res)
+}
+
+// Complete asks for completions of a prompt argument or template variable.
+func (cs *ClientSession) Complete(ctx context.Context, params *CompleteParams) (*CompleteResult, error) {
+	if err := cs.checkServer(MethodCompletionComplete, "completions", cs.serverCaps().Completions != nil); err != nil {
+		return nil, err
+	}
+	res := &CompleteResult{}
+	return res, cs.request(ctx, MethodCompletionComplete, params, res)
+}
+
+// SetLoggingLevel asks the server to send log messages at level and above.
+func (cs *ClientSession) SetLoggingLevel(ctx context.Context, level LoggingLevel) error {
+	if err := cs.checkServer(MethodLoggingSetLevel, "logging", cs.serverCaps().Logging != nil); err != nil {
+		return err
+	}
+	return cs.request(ctx, MethodLoggingSetLevel, &SetLevelParams{Level: level}, &EmptyResult{})
+}
+
+// NotifyProgress sends a progress notification for a request the server
+// sent with a progress token.
+func (cs *ClientSession) NotifyProgress(ctx context.Context, params *ProgressParams) error {
+	return cs.notify(ctx, NotificationProgress, params)
+}
+
+// pages walks every page of a list method, yielding each item.
+func pages[T any](ctx context.Context, list func(ctx context.Context, cursor string) ([]T, string, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		cursor := ""
+		seen := map[string]bool{}
+		for {
+			items, next, err := list(ctx, cursor)
+			if err != nil {
+				var zero T
+				yield(zero, err)
+				return
+			}
+			for _, it := range items {
+				if !yield(it, nil) {
+					return
+				}
+			}
+			if next == "" || seen[next] {
+				return // last page, or a server repeating a cursor
+			}
+			seen[next] = true
+			cursor = next
+		}
+	}
+}
+
+// Tools iterates over every tool the server offers, fetching pages as
+// needed. The iteration stops at the first error, which it yields.
+func (cs *ClientSession) Tools(ctx context.Context) iter.Seq2[*Tool, error] {
+	return pages(ctx, func(ctx context.Context, cursor string) ([]*Tool, string, error) {
+		res, err := cs.ListTools(ctx, &ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return res.Tools, res.NextCursor, nil
+	})
+}
+
+// Resources iterates over every resource the server offers.
+func (cs *ClientSession) Resources(ctx context.Context) iter.Seq2[*Resource, error] {
+	return pages(ctx, func(ctx context.Context, cursor string) ([]*Resource, string, error) {
+		res, err := cs.ListResources(ctx, &ListResourcesParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return res.Resources, res.NextCursor, nil
+	})
+}
+
+// ResourceTemplates iterates over every resource template the server offers.
+func (cs *ClientSession) ResourceTemplates(ctx context.Context) iter.Seq2[*ResourceTemplate, error] {
+	return pages(ctx, func(ctx context.Context, cursor string) ([]*ResourceTemplate, string, error) {
+		res, err := cs.ListResourceTemplates(ctx, &ListResourceTemplatesParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return res.ResourceTemplates, res.NextCursor, nil
+	})
+}
+
+// Prompts iterates over every prompt the server offers.
+func (cs *ClientSession) Prompts(ctx context.Context) iter.Seq2[*Prompt, error] {
+	return pages(ctx, func(ctx context.Context, cursor string) ([]*Prompt, string, error) {
+		res, err := cs.ListPrompts(ctx, &ListPromptsParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return res.Prompts, res.NextCursor, nil
+	})
+}

@@ -1,0 +1,109 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-json-experiment/json"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// ErrNotInitialized is returned for a request that arrives before the
+// session's initialize handshake, and by session methods used before it.
+var ErrNotInitialized = errors.New("mcp: session not initialized")
+
+// ErrSessionClosed is returned by operations on a closed session. It
+// matches jsonrpc.ErrClosed too.
+var ErrSessionClosed = jsonrpc.ErrClosed
+
+// CapabilityError reports an operation the peer did not declare a
+// capability for, such as sampling from a client without the sampling
+// capability. Nothing is sent in that case.
+type CapabilityError struct {
+	// Method is the method that was not sent.
+	Method string
+	// Capability names the missing capability, e.g. "sampling".
+	Capability string
+	// Peer is "client" or "server".
+	Peer string
+}
+
+// Error implements error.
+func (e *CapabilityError) Error() string {
+	return fmt.Sprintf("mcp: %s not declared the %q capability needed for %s", e.Peer+" has", e.Capability, e.Method)
+}
+
+// WireError lets a CapabilityError cross the wire as method-not-found when
+// a handler returns it.
+func (e *CapabilityError) WireError() *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: e.Error()}
+}
+
+// ResourceNotFoundError is returned by resource handlers for an unknown
+// URI. It is sent with the code of the session's revision: -32002 in the
+// handshake era.
+type ResourceNotFoundError struct {
+	URI string
+}
+
+// Error implements error.
+func (e *ResourceNotFoundError) Error() string { return "resource not found: " + e.URI }
+
+// WireError implements the conversion to a JSON-RPC error.
+func (e *ResourceNotFoundError) WireError() *jsonrpc.Error {
+	data, _ := json.Marshal(struct {
+		URI string `json:"uri"`
+	}{e.URI})
+	return &jsonrpc.Error{Code: jsonrpc.CodeResourceNotFound, Message: "Resource not found", Data: data}
+}
+
+// URLElicitationRequiredError is returned by a request handler that cannot
+// proceed until the user completes one or more URL-mode elicitations
+// (MCP 2025-11-25). It is sent as error -32042 carrying the elicitations;
+// a client receives it as the same type from errors.As.
+type URLElicitationRequiredError struct {
+	Message      string
+	Elicitations []*ElicitParams
+}
+
+// Error implements error.
+func (e *URLElicitationRequiredError) Error() string {
+	if e.Message != "" {
+		return "mcp: URL elicitation required: " + e.Message
+	}
+	return "mcp: URL elicitation required"
+}
+
+type urlElicitationData struct {
+	Elicitations []*ElicitParams `json:"elicitations"`
+}
+
+// WireError implements the conversion to a JSON-RPC error.
+func (e *URLElicitationRequiredError) WireError() *jsonrpc.Error {
+	msg := e.Message
+	if msg == "" {
+		msg = "This request requires more information."
+	}
+	data, err := json.Marshal(urlElicitationData{Elicitations: e.Elicitations})
+	if err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot encode elicitations"}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeURLElicitationRequired, Message: msg, Data: data}
+}
+
+// fromWire turns a peer's error into the typed error that describes it,
+// when there is one; otherwise it returns err unchanged.
+func fromWire(err error) error {
+	var e *jsonrpc.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	switch e.Code {
+	case jsonrpc.CodeURLElicitationRequired:
+		var d urlElicitationData
+		if len(e.Data) > 0 && json.Unmarshal(e.Data, &d) == nil {
+			return &URLElicitationRequiredError{Message: e.Message, Elicitations: d.Elicitations}
+		}
+	}
+	return err
+}

@@ -1,0 +1,139 @@
+package mcp
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+)
+
+// LoggingHandlerOptions configures the slog handler from
+// [NewLoggingHandler]. The zero value is usable.
+type LoggingHandlerOptions struct {
+	// Logger names the logger in each message (the "logger" member).
+	Logger string
+	// Level is the lowest slog level sent; the client's logging/setLevel
+	// filters further. Zero means slog.LevelDebug.
+	Level slog.Leveler
+}
+
+// NewLoggingHandler returns an slog.Handler that sends each record to the
+// client of ss as a notifications/message, honouring the level the client
+// set. Attributes and groups become members of the message's data object.
+// Send failures are dropped: logging must not fail the caller.
+func NewLoggingHandler(ss *ServerSession, opts *LoggingHandlerOptions) slog.Handler {
+	h := &loggingHandler{ss: ss, level: slog.LevelDebug}
+	if opts != nil {
+		h.logger = opts.Logger
+		if opts.Level != nil {
+			h.level = opts.Level
+		}
+	}
+	return h
+}
+
+type loggingHandler struct {
+	ss     *ServerSession
+	logger string
+	level  slog.Leveler
+	attrs  []slog.Attr // pre-resolved attributes, innermost group last
+	groups []string
+}
+
+func (h *loggingHandler) Enabled(_ context.Context, l slog.Level) bool {
+	if l < h.level.Level() {
+		return false
+	}
+	h.ss.mu.Lock()
+	min := h.ss.logLevel
+	h.ss.mu.Unlock()
+	return min == "" || !levelFromSlog(l).less(min)
+}
+
+func (h *loggingHandler) Handle(ctx context.Context, r slog.Record) error {
+	data := make(map[string]any, r.NumAttrs()+len(h.attrs)+1)
+	data["message"] = r.Message
+	target := data
+	for _, a := range h.attrs {
+		addAttr(target, a)
+	}
+	for _, g := range h.groups {
+		sub, ok := target[g].(map[string]any)
+		if !ok {
+			sub = map[string]any{}
+			target[g] = sub
+		}
+		target = sub
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		addAttr(target, a)
+		return true
+	})
+	_ = h.ss.Log(ctx, &LoggingMessageParams{Level: levelFromSlog(r.Level), Logger: h.logger, Data: data})
+	return nil
+}
+
+func addAttr(m map[string]any, a slog.Attr) {
+	a.Value = a.Value.Resolve()
+	if a.Equal(slog.Attr{}) {
+		return
+	}
+	if a.Value.Kind() == slog.KindGroup {
+		sub := map[string]any{}
+		for _, g := range a.Value.Group() {
+			addAttr(sub, g)
+		}
+		if a.Key == "" {
+			for k, v := range sub {
+				m[k] = v
+			}
+		} else {
+			m[a.Key] = sub
+		}
+		return
+	}
+	m[a.Key] = a.Value.Any()
+}
+
+func (h *loggingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	c := &loggingHandler{ss: h.ss, logger: h.logger, level: h.level, groups: h.groups}
+	if len(h.groups) == 0 {
+		c.attrs = append(slices.Clip(h.attrs), attrs...)
+		return c
+	}
+	// Attributes inside a group: nest them under the group path.
+	c.attrs = slices.Clip(h.attrs)
+	c.groups = nil
+	nested := slog.Attr{Key: h.groups[len(h.groups)-1], Value: slog.GroupValue(attrs...)}
+	for i := len(h.groups) - 2; i >= 0; i-- {
+		nested = slog.Attr{Key: h.groups[i], Value: slog.GroupValue(nested)}
+	}
+	c.attrs = append(c.attrs, nested)
+	c.groups = h.groups
+	return c
+}
+
+func (h *loggingHandler) WithGroup(name string) slog.Handler {
+	if name == "" {
+		return h
+	}
+	return &loggingHandler{ss: h.ss, logger: h.logger, level: h.level, attrs: h.attrs, groups: append(slices.Clip(h.groups), name)}
+}
+
+// levelFromSlog maps an slog level onto the syslog levels MCP uses.
+func levelFromSlog(l slog.Level) LoggingLevel {
+	switch {
+	case l < slog.LevelInfo:
+		return LoggingLevelDebug
+	case l < slog.LevelWarn:
+		return LoggingLevelInfo
+	case l < slog.LevelError:
+		return LoggingLevelWarning
+	case l < slog.LevelError+4:
+		return LoggingLevelError
+	case l < slog.LevelError+8:
+		return LoggingLevelCritical
+	case l < slog.LevelError+12:
+		return LoggingLevelAlert
+	}
+	return LoggingLevelEmergency
+}

@@ -1,0 +1,40 @@
+package mcp
+
+import (
+	"context"
+)
+
+// ReportProgress sends a notifications/progress for this request, if the
+// caller asked for progress by sending a progress token; otherwise it
+// does nothing. progress should increase with each call; total is 0 when
+// unknown.
+func (r *ServerRequest[P]) ReportProgress(ctx context.Context, progress, total float64, message string) error {
+	tok, ok := progressTokenOf(r.Params)
+	if !ok {
+		return nil
+	}
+	return r.Session.NotifyProgress(ctx, &ProgressParams{ProgressToken: tok, Progress: progress, Total: total, Message: message})
+}
+
+// Log sends a log message to the client of this request's session.
+func (r *ServerRequest[P]) Log(ctx context.Context, level LoggingLevel, logger string, data any) error {
+	return r.Session.Log(ctx, &LoggingMessageParams{Level: level, Logger: logger, Data: data})
+}
+
+// CreateMessage asks the client to sample from its model on behalf of this
+// request. It is the way to sample from a handler: in the handshake era
+// it sends sampling/createMessage, tied to this request.
+func (r *ServerRequest[P]) CreateMessage(ctx context.Context, params *CreateMessageParams) (*CreateMessageResult, error) {
+	return r.Session.CreateMessage(ctx, params)
+}
+
+// Elicit asks the client to collect input from the user on behalf of this
+// request.
+func (r *ServerRequest[P]) Elicit(ctx context.Context, params *ElicitParams) (*ElicitResult, error) {
+	return r.Session.Elicit(ctx, params)
+}
+
+// ListRoots asks the client for its roots on behalf of this request.
+func (r *ServerRequest[P]) ListRoots(ctx context.Context) (*ListRootsResult, error) {
+	return r.Session.ListRoots(ctx, &ListRootsParams{})
+}

@@ -1,0 +1,202 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/yosida95/uritemplate/v3"
+)
+
+// ResourceHandler reads a resource for resources/read. For a template, it
+// is called with the URI the client asked for; return a
+// [*ResourceNotFoundError] when nothing exists there.
+type ResourceHandler func(ctx context.Context, req *ReadResourceRequest) (*ReadResourceResult, error)
+
+type serverResource struct {
+	resource *Resource
+	handler  ResourceHandler
+}
+
+type serverTemplate struct {
+	template *ResourceTemplate
+	compiled *uritemplate.Template
+	handler  ResourceHandler
+}
+
+// AddResource registers a resource with a fixed URI. Adding a resource
+// with the URI of an existing one replaces it. Clients are told the
+// resource list changed.
+func (s *Server) AddResource(r *Resource, h ResourceHandler) error {
+	if r == nil || h == nil {
+		return errors.New("mcp: AddResource needs a resource and a handler")
+	}
+	if r.URI == "" {
+		return errors.New("mcp: resource has no URI")
+	}
+	res := *r
+	s.mu.Lock()
+	s.resources.add(res.URI, &serverResource{resource: &res, handler: h})
+	s.mu.Unlock()
+	s.broadcast(NotificationResourceListChanged, &ResourceListChangedParams{}, nil)
+	return nil
+}
+
+// RemoveResources removes the resources with the given URIs.
+func (s *Server) RemoveResources(uris ...string) {
+	s.mu.Lock()
+	removed := s.resources.remove(uris...)
+	s.mu.Unlock()
+	if removed {
+		s.broadcast(NotificationResourceListChanged, &ResourceListChangedParams{}, nil)
+	}
+}
+
+// AddResourceTemplate registers a resource template: an RFC 6570 URI
+// template, compiled once here, whose matches h reads. Fixed resources
+// are matched before templates; templates are tried in name order of
+// their URI templates.
+func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) error {
+	if t == nil || h == nil {
+		return errors.New("mcp: AddResourceTemplate needs a template and a handler")
+	}
+	compiled, err := uritemplate.New(t.URITemplate)
+	if err != nil {
+		return fmt.Errorf("mcp: resource template %q: %w", t.URITemplate, err)
+	}
+	tmpl := *t
+	s.mu.Lock()
+	s.templates.add(tmpl.URITemplate, &serverTemplate{template: &tmpl, compiled: compiled, handler: h})
+	s.mu.Unlock()
+	s.broadcast(NotificationResourceListChanged, &ResourceListChangedParams{}, nil)
+	return nil
+}
+
+// RemoveResourceTemplates removes templates by their URI templates.
+func (s *Server) RemoveResourceTemplates(uriTemplates ...string) {
+	s.mu.Lock()
+	removed := s.templates.remove(uriTemplates...)
+	s.mu.Unlock()
+	if removed {
+		s.broadcast(NotificationResourceListChanged, &ResourceListChangedParams{}, nil)
+	}
+}
+
+// ResourceUpdated tells every session subscribed to params.URI that the
+// resource changed (notifications/resources/updated).
+func (s *Server) ResourceUpdated(ctx context.Context, params *ResourceUpdatedParams) error {
+	s.broadcast(NotificationResourceUpdated, params, func(ss *ServerSession) bool {
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		_, ok := ss.subscriptions[params.URI]
+		return ok
+	})
+	return ctx.Err()
+}
+
+// MatchResourceTemplate reports whether uri matches the template and
+// returns the values of its variables.
+func matchTemplate(t *uritemplate.Template, uri string) (map[string]string, bool) {
+	vals := t.Match(uri)
+	if vals == nil {
+		return nil, false
+	}
+	out := make(map[string]string, len(vals))
+	for k, v := range vals {
+		out[k] = v.String()
+	}
+	return out, true
+}
+
+func (ss *ServerSession) listResources(_ context.Context, req *ServerRequest[*ListResourcesParams]) (*ListResourcesResult, error) {
+	s := ss.server
+	s.mu.RLock()
+	items, next, err := s.resources.page(req.Params.Cursor, s.opts.PageSize)
+	s.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	res := &ListResourcesResult{Resources: make([]*Resource, len(items)), NextCursor: next}
+	for i, r := range items {
+		res.Resources[i] = r.resource
+	}
+	return res, nil
+}
+
+func (ss *ServerSession) listResourceTemplates(_ context.Context, req *ServerRequest[*ListResourceTemplatesParams]) (*ListResourceTemplatesResult, error) {
+	s := ss.server
+	s.mu.RLock()
+	items, next, err := s.templates.page(req.Params.Cursor, s.opts.PageSize)
+	s.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	res := &ListResourceTemplatesResult{ResourceTemplates: make([]*ResourceTemplate, len(items)), NextCursor: next}
+	for i, t := range items {
+		res.ResourceTemplates[i] = t.template
+	}
+	return res, nil
+}
+
+func (ss *ServerSession) readResource(ctx context.Context, req *ReadResourceRequest) (*ReadResourceResult, error) {
+	uri := req.Params.URI
+	if uri == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: missing uri"}
+	}
+	s := ss.server
+	s.mu.RLock()
+	var h ResourceHandler
+	if r, ok := s.resources.get(uri); ok {
+		h = r.handler
+	} else {
+		for _, t := range s.templates.all() {
+			if _, ok := matchTemplate(t.compiled, uri); ok {
+				h = t.handler
+				break
+			}
+		}
+	}
+	s.mu.RUnlock()
+	if h == nil {
+		return nil, &ResourceNotFoundError{URI: uri}
+	}
+	res, err := h(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil || len(res.Contents) == 0 {
+		return nil, &ResourceNotFoundError{URI: uri}
+	}
+	return res, nil
+}
+
+func (ss *ServerSession) subscribe(ctx context.Context, req *SubscribeRequest) (*EmptyResult, error) {
+	if req.Params.URI == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: missing uri"}
+	}
+	if h := ss.server.opts.SubscribeHandler; h != nil {
+		if err := h(ctx, req); err != nil {
+			return nil, err
+		}
+	}
+	ss.mu.Lock()
+	if ss.subscriptions == nil {
+		ss.subscriptions = make(map[string]struct{})
+	}
+	ss.subscriptions[req.Params.URI] = struct{}{}
+	ss.mu.Unlock()
+	return &EmptyResult{}, nil
+}
+
+func (ss *ServerSession) unsubscribe(ctx context.Context, req *UnsubscribeRequest) (*EmptyResult, error) {
+	if h := ss.server.opts.UnsubscribeHandler; h != nil {
+		if err := h(ctx, req); err != nil {
+			return nil, err
+		}
+	}
+	ss.mu.Lock()
+	delete(ss.subscriptions, req.Params.URI)
+	ss.mu.Unlock()
+	return &EmptyResult{}, nil
+}

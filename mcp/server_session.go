@@ -1,0 +1,365 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// ServerSession is one client's session with a [Server]. It is created by
+// [Server.Connect] and lives until the client disconnects or Close is
+// called. Its methods are safe for concurrent use.
+type ServerSession struct {
+	endpoint
+	server *Server
+	id     string
+	recv   MethodHandler // receiving middleware chain
+
+	mu            sync.Mutex
+	state         sessionState
+	version       string
+	clientInfo    *Implementation
+	clientCaps    *ClientCapabilities
+	logLevel      LoggingLevel // "" until logging/setLevel
+	subscriptions map[string]struct{}
+}
+
+type sessionState uint8
+
+const (
+	stateNew         sessionState = iota // waiting for initialize
+	stateInitialized                     // initialize answered
+	stateReady                           // notifications/initialized received
+)
+
+// ID returns the session's identifier: the transport's session ID where
+// it has one (Streamable HTTP), otherwise a random ID.
+func (ss *ServerSession) ID() string { return ss.id }
+
+// Server returns the server the session belongs to.
+func (ss *ServerSession) Server() *Server { return ss.server }
+
+// ProtocolVersion returns the negotiated protocol revision, or "" before
+// initialize.
+func (ss *ServerSession) ProtocolVersion() string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.version
+}
+
+// ClientInfo returns what the client said about itself in initialize.
+func (ss *ServerSession) ClientInfo() *Implementation {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.clientInfo
+}
+
+// ClientCapabilities returns the capabilities the client declared, or nil
+// before initialize.
+func (ss *ServerSession) ClientCapabilities() *ClientCapabilities {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.clientCaps
+}
+
+func (ss *ServerSession) initialized() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.state >= stateInitialized
+}
+
+// Close ends the session and closes its transport. Handlers still running
+// see their contexts cancelled.
+func (ss *ServerSession) Close() error { return ss.conn.Close() }
+
+// Wait blocks until the session has ended and its handlers have returned.
+// It returns io.EOF when the client closed the connection.
+func (ss *ServerSession) Wait() error { return ss.conn.Wait() }
+
+// Done returns a channel closed when the session ends.
+func (ss *ServerSession) Done() <-chan struct{} { return ss.conn.Done() }
+
+func (ss *ServerSession) allowBatch() bool {
+	return ss.ProtocolVersion() == Version20250326
+}
+
+// Handle implements jsonrpc.Handler; it is the session's entry point for
+// every incoming message.
+func (ss *ServerSession) Handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	return dispatch(ctx, ss, serverMethods, ss.recv, req)
+}
+
+// handleRequest is the innermost receiving handler: it enforces the
+// lifecycle and capabilities, then runs the method.
+func (ss *ServerSession) handleRequest(ctx context.Context, req Request) (Result, error) {
+	method := req.Method()
+	m := serverMethods[method]
+	ss.mu.Lock()
+	state := ss.state
+	ss.mu.Unlock()
+	if state == stateNew && method != MethodInitialize && method != MethodPing {
+		if m.notification {
+			return nil, nil
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("invalid request: %s before initialize", method)}
+	}
+	if cap := serverCapabilityFor(method); cap != "" && !ss.server.declares(cap) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + method + " (server has no " + cap + " capability)"}
+	}
+	return m.handle(ctx, ss, req)
+}
+
+// serverCapabilityFor names the server capability a method needs.
+func serverCapabilityFor(method string) string {
+	switch method {
+	case MethodToolsList, MethodToolsCall:
+		return "tools"
+	case MethodResourcesList, MethodResourcesRead, MethodResourcesTemplatesList:
+		return "resources"
+	case MethodResourcesSubscribe, MethodResourcesUnsubscribe:
+		return "resources.subscribe"
+	case MethodPromptsList, MethodPromptsGet:
+		return "prompts"
+	case MethodCompletionComplete:
+		return "completions"
+	case MethodLoggingSetLevel:
+		return "logging"
+	}
+	return ""
+}
+
+// declares reports whether the server declares capability name now.
+func (s *Server) declares(name string) bool {
+	c := s.capabilities()
+	switch name {
+	case "tools":
+		return c.Tools != nil
+	case "resources":
+		return c.Resources != nil
+	case "resources.subscribe":
+		return c.Resources != nil && c.Resources.Subscribe
+	case "prompts":
+		return c.Prompts != nil
+	case "completions":
+		return c.Completions != nil
+	case "logging":
+		return c.Logging != nil
+	}
+	return false
+}
+
+// serverMethods is every method a server receives.
+var serverMethods = map[string]inMethod[*ServerSession]{
+	MethodInitialize:             serverMethodFor(MethodInitialize, (*ServerSession).initialize),
+	MethodPing:                   serverMethodFor(MethodPing, (*ServerSession).ping),
+	MethodToolsList:              serverMethodFor(MethodToolsList, (*ServerSession).listTools),
+	MethodToolsCall:              serverMethodFor(MethodToolsCall, (*ServerSession).callTool),
+	MethodResourcesList:          serverMethodFor(MethodResourcesList, (*ServerSession).listResources),
+	MethodResourcesTemplatesList: serverMethodFor(MethodResourcesTemplatesList, (*ServerSession).listResourceTemplates),
+	MethodResourcesRead:          serverMethodFor(MethodResourcesRead, (*ServerSession).readResource),
+	MethodResourcesSubscribe:     serverMethodFor(MethodResourcesSubscribe, (*ServerSession).subscribe),
+	MethodResourcesUnsubscribe:   serverMethodFor(MethodResourcesUnsubscribe, (*ServerSession).unsubscribe),
+	MethodPromptsList:            serverMethodFor(MethodPromptsList, (*ServerSession).listPrompts),
+	MethodPromptsGet:             serverMethodFor(MethodPromptsGet, (*ServerSession).getPrompt),
+	MethodCompletionComplete:     serverMethodFor(MethodCompletionComplete, (*ServerSession).complete),
+	MethodLoggingSetLevel:        serverMethodFor(MethodLoggingSetLevel, (*ServerSession).setLevel),
+	NotificationInitialized:      notification(serverMethodFor(NotificationInitialized, (*ServerSession).initializedNote)),
+	NotificationCancelled:        notification(serverMethodFor(NotificationCancelled, (*ServerSession).cancelledNote)),
+	NotificationProgress:         notification(serverMethodFor(NotificationProgress, (*ServerSession).progressNote)),
+	NotificationRootsListChanged: notification(serverMethodFor(NotificationRootsListChanged, (*ServerSession).rootsChangedNote)),
+}
+
+func (ss *ServerSession) initialize(ctx context.Context, req *InitializeRequest) (*InitializeResult, error) {
+	p := req.Params
+	version := negotiate(p.ProtocolVersion)
+	ss.mu.Lock()
+	if ss.state != stateNew {
+		ss.mu.Unlock()
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: session already initialized"}
+	}
+	ss.state = stateInitialized
+	ss.version = version
+	ss.clientInfo = p.ClientInfo
+	ss.clientCaps = p.Capabilities
+	if ss.clientCaps == nil {
+		ss.clientCaps = &ClientCapabilities{}
+	}
+	ss.mu.Unlock()
+	info := ss.server.impl
+	return &InitializeResult{
+		ProtocolVersion: version,
+		Capabilities:    ss.server.capabilities(),
+		ServerInfo:      &info,
+		Instructions:    ss.server.opts.Instructions,
+	}, nil
+}
+
+func (ss *ServerSession) ping(context.Context, *ServerRequest[*PingParams]) (*EmptyResult, error) {
+	return &EmptyResult{}, nil
+}
+
+func (ss *ServerSession) initializedNote(ctx context.Context, _ *ServerRequest[*InitializedParams]) (*EmptyResult, error) {
+	ss.mu.Lock()
+	first := ss.state == stateInitialized
+	if first {
+		ss.state = stateReady
+	}
+	ss.mu.Unlock()
+	if first && ss.server.opts.InitializedHandler != nil {
+		ss.server.opts.InitializedHandler(ctx, ss)
+	}
+	return nil, nil
+}
+
+func (ss *ServerSession) cancelledNote(_ context.Context, req *ServerRequest[*CancelledParams]) (*EmptyResult, error) {
+	if req.Params.RequestID.IsValid() {
+		ss.conn.Cancel(req.Params.RequestID)
+	}
+	return nil, nil
+}
+
+func (ss *ServerSession) progressNote(ctx context.Context, req *ServerRequest[*ProgressParams]) (*EmptyResult, error) {
+	if h := ss.server.opts.ProgressHandler; h != nil {
+		h(ctx, ss, req.Params)
+	}
+	return nil, nil
+}
+
+func (ss *ServerSession) rootsChangedNote(ctx context.Context, _ *ServerRequest[*RootsListChangedParams]) (*EmptyResult, error) {
+	if h := ss.server.opts.RootsListChangedHandler; h != nil {
+		h(ctx, ss)
+	}
+	return nil, nil
+}
+
+func (ss *ServerSession) setLevel(_ context.Context, req *ServerRequest[*SetLevelParams]) (*EmptyResult, error) {
+	if !req.Params.Level.valid() {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: unknown logging level %q", req.Params.Level)}
+	}
+	ss.mu.Lock()
+	ss.logLevel = req.Params.Level
+	ss.mu.Unlock()
+	return &EmptyResult{}, nil
+}
+
+func (ss *ServerSession) complete(ctx context.Context, req *CompleteRequest) (*CompleteResult, error) {
+	h := ss.server.opts.CompletionHandler
+	if h == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: completion/complete"}
+	}
+	res, err := h(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		res = &CompleteResult{}
+	}
+	if res.Completion.Values == nil {
+		res.Completion.Values = []string{}
+	}
+	if len(res.Completion.Values) > 100 {
+		// The spec caps a completion at 100 values.
+		if res.Completion.Total == 0 {
+			res.Completion.Total = len(res.Completion.Values)
+		}
+		res.Completion.Values = res.Completion.Values[:100]
+		res.Completion.HasMore = true
+	}
+	return res, nil
+}
+
+// checkClient returns a CapabilityError unless the client declared cap.
+func (ss *ServerSession) checkClient(method, capability string, has func(*ClientCapabilities) bool) error {
+	ss.mu.Lock()
+	caps, state := ss.clientCaps, ss.state
+	ss.mu.Unlock()
+	if state == stateNew {
+		return ErrNotInitialized
+	}
+	if caps == nil || !has(caps) {
+		return &CapabilityError{Method: method, Capability: capability, Peer: "client"}
+	}
+	return nil
+}
+
+// Ping checks that the client is responsive.
+func (ss *ServerSession) Ping(ctx context.Context) error {
+	return ss.call(ctx, MethodPing, &PingParams{}, &EmptyResult{})
+}
+
+// ListRoots asks the client for its roots. It fails with a
+// [*CapabilityError] if the client did not declare roots.
+func (ss *ServerSession) ListRoots(ctx context.Context, params *ListRootsParams) (*ListRootsResult, error) {
+	if err := ss.checkClient(MethodRootsList, "roots", func(c *ClientCapabilities) bool { return c.Roots != nil }); err != nil {
+		return nil, err
+	}
+	if params == nil {
+		params = &ListRootsParams{}
+	}
+	res := &ListRootsResult{}
+	return res, ss.call(ctx, MethodRootsList, params, res)
+}
+
+// CreateMessage asks the client to sample from its language model. It
+// fails with a [*CapabilityError] if the client did not declare sampling
+// (or sampling with tools, when params carries tools).
+func (ss *ServerSession) CreateMessage(ctx context.Context, params *CreateMessageParams) (*CreateMessageResult, error) {
+	if err := ss.checkClient(MethodSamplingCreateMessage, "sampling", func(c *ClientCapabilities) bool { return c.Sampling != nil }); err != nil {
+		return nil, err
+	}
+	if len(params.Tools) > 0 {
+		if err := ss.checkClient(MethodSamplingCreateMessage, "sampling.tools", func(c *ClientCapabilities) bool { return c.Sampling.Tools != nil }); err != nil {
+			return nil, err
+		}
+	}
+	res := &CreateMessageResult{}
+	return res, ss.call(ctx, MethodSamplingCreateMessage, params, res)
+}
+
+// Elicit asks the client to collect information from the user, in form
+// mode (a restricted JSON Schema) or URL mode. It fails with a
+// [*CapabilityError] if the client did not declare elicitation, or not
+// the mode asked for.
+func (ss *ServerSession) Elicit(ctx context.Context, params *ElicitParams) (*ElicitResult, error) {
+	if err := ss.checkClient(MethodElicitationCreate, "elicitation", func(c *ClientCapabilities) bool { return c.Elicitation != nil }); err != nil {
+		return nil, err
+	}
+	if params.Mode == ElicitModeURL {
+		if err := ss.checkClient(MethodElicitationCreate, "elicitation.url", func(c *ClientCapabilities) bool { return c.Elicitation.URL != nil }); err != nil {
+			return nil, err
+		}
+	} else if err := ss.checkClient(MethodElicitationCreate, "elicitation.form", func(c *ClientCapabilities) bool {
+		return c.Elicitation.Form != nil || c.Elicitation.URL == nil // {} means form
+	}); err != nil {
+		return nil, err
+	}
+	res := &ElicitResult{}
+	return res, ss.call(ctx, MethodElicitationCreate, params, res)
+}
+
+// NotifyElicitationComplete tells the client that the URL-mode
+// elicitation id has completed.
+func (ss *ServerSession) NotifyElicitationComplete(ctx context.Context, id string) error {
+	return ss.notify(ctx, NotificationElicitationComplete, &ElicitationCompleteParams{ElicitationID: id})
+}
+
+// NotifyProgress sends a progress notification. Prefer
+// [ServerRequest.ReportProgress] inside a handler.
+func (ss *ServerSession) NotifyProgress(ctx context.Context, params *ProgressParams) error {
+	return ss.notify(ctx, NotificationProgress, params)
+}
+
+// Log sends a log message to the client, if its level is at or above the
+// level the client set with logging/setLevel (every message, before the
+// client sets one).
+func (ss *ServerSession) Log(ctx context.Context, params *LoggingMessageParams) error {
+	ss.mu.Lock()
+	min := ss.logLevel
+	ss.mu.Unlock()
+	if min != "" && params.Level.less(min) {
+		return nil
+	}
+	return ss.notify(ctx, NotificationMessage, params)
+}

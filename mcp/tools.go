@@ -1,0 +1,242 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// ToolHandler handles tools/call for one tool registered with
+// [Server.AddTool]. The arguments are in req.Params.Arguments, raw.
+//
+// Return an error for a failure the model should see (it becomes a result
+// with isError set and the error's text); return a [*jsonrpc.Error] (or an
+// error wrapping one) for a protocol error.
+type ToolHandler func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
+
+// TypedToolHandler handles tools/call for a tool registered with
+// [AddTool]: in holds the validated arguments, with schema defaults
+// applied. The returned Out becomes the result's structuredContent, and
+// its JSON a text block, unless Out implements [ToolContenter].
+//
+// Errors are treated as for [ToolHandler].
+type TypedToolHandler[In, Out any] func(ctx context.Context, req *CallToolRequest, in In) (Out, error)
+
+// ToolContenter is implemented by a typed tool's output type to choose the
+// content blocks sent alongside the structured output (by default, one
+// text block holding the output's JSON).
+type ToolContenter interface {
+	ToolContent() []Content
+}
+
+// serverTool is a registered tool.
+type serverTool struct {
+	tool    *Tool
+	handler ToolHandler
+}
+
+// AddTool registers a tool whose input schema is given in t.InputSchema
+// (raw JSON; an empty schema means {"type":"object"}) and whose handler
+// reads raw arguments. The name must follow the MCP tool-name rules
+// (1-128 characters of A-Z a-z 0-9 _ - .). Adding a tool with the name of
+// an existing one replaces it. Connected clients are told the tool list
+// changed.
+func (s *Server) AddTool(t *Tool, h ToolHandler) error {
+	if t == nil || h == nil {
+		return errors.New("mcp: AddTool needs a tool and a handler")
+	}
+	if err := ValidateToolName(t.Name); err != nil {
+		return err
+	}
+	tool := *t
+	if len(tool.InputSchema) == 0 {
+		tool.InputSchema = jsontext.Value(`{"type":"object"}`)
+	} else if !tool.InputSchema.IsValid() {
+		return fmt.Errorf("mcp: tool %q: input schema is not valid JSON", t.Name)
+	}
+	s.mu.Lock()
+	s.tools.add(tool.Name, &serverTool{tool: &tool, handler: h})
+	s.mu.Unlock()
+	s.broadcast(NotificationToolListChanged, &ToolListChangedParams{}, nil)
+	return nil
+}
+
+// RemoveTools removes the named tools; connected clients are told the
+// list changed if any existed.
+func (s *Server) RemoveTools(names ...string) {
+	s.mu.Lock()
+	removed := s.tools.remove(names...)
+	s.mu.Unlock()
+	if removed {
+		s.broadcast(NotificationToolListChanged, &ToolListChangedParams{}, nil)
+	}
+}
+
+// ToolNameError reports a tool name that breaks the MCP naming rules.
+type ToolNameError struct {
+	Name   string
+	Reason string
+}
+
+// Error implements error.
+func (e *ToolNameError) Error() string {
+	return fmt.Sprintf("mcp: invalid tool name %q: %s", e.Name, e.Reason)
+}
+
+// ValidateToolName checks a tool name against the rules of SEP-986: 1 to
+// 128 characters, each an ASCII letter, digit, '_', '-' or '.'.
+func ValidateToolName(name string) error {
+	if name == "" {
+		return &ToolNameError{Name: name, Reason: "empty"}
+	}
+	if len(name) > 128 {
+		return &ToolNameError{Name: name, Reason: "longer than 128 characters"}
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-', c == '.':
+		default:
+			return &ToolNameError{Name: name, Reason: fmt.Sprintf("character %q at offset %d is not allowed (use A-Z a-z 0-9 _ - .)", c, i)}
+		}
+	}
+	return nil
+}
+
+// AddTool registers a typed tool on s. The input schema is inferred from
+// In and the output schema from Out, once, here (set t.InputSchema or
+// t.OutputSchema to override either). Before h runs, arguments are
+// validated against the input schema (a failure becomes an isError result
+// the model can read and correct) and schema defaults are applied. After
+// it, the output is validated against the output schema.
+//
+// In must be a struct or map type. Out must be a struct or map type (its
+// value becomes structuredContent), string (a text result, no output
+// schema), or *CallToolResult (sent as is, no output schema).
+func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error {
+	if t == nil || h == nil {
+		return errors.New("mcp: AddTool needs a tool and a handler")
+	}
+	tool := *t
+	in, err := newArgBinder[In](&s.reflector, tool.InputSchema)
+	if err != nil {
+		return fmt.Errorf("mcp: tool %q input: %w", t.Name, err)
+	}
+	if len(tool.InputSchema) == 0 {
+		tool.InputSchema = in.schemaJSON
+	}
+	outType := reflect.TypeFor[Out]()
+	var out *validator
+	switch {
+	case outType == reflect.TypeFor[*CallToolResult](), outType.Kind() == reflect.String:
+	default:
+		if k := derefKind(outType); k != reflect.Struct && k != reflect.Map && k != reflect.Interface {
+			return fmt.Errorf("mcp: tool %q: output type %v must be a struct, a map, string or *CallToolResult", t.Name, outType)
+		}
+		if out, err = newValidator(&s.reflector, outType, tool.OutputSchema); err != nil {
+			return fmt.Errorf("mcp: tool %q output: %w", t.Name, err)
+		}
+		if len(tool.OutputSchema) == 0 {
+			tool.OutputSchema = out.schemaJSON
+		}
+	}
+	raw := func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		args, err := in.bind(req.Params.Arguments)
+		if err != nil {
+			return errorResult(err), nil
+		}
+		o, err := h(ctx, req, args)
+		if err != nil {
+			return nil, err
+		}
+		return toolResult(o, out)
+	}
+	return s.AddTool(&tool, raw)
+}
+
+func derefKind(t reflect.Type) reflect.Kind {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind()
+}
+
+// toolResult turns a typed tool's output into its result.
+func toolResult(o any, out *validator) (*CallToolResult, error) {
+	switch o := o.(type) {
+	case *CallToolResult:
+		if o == nil {
+			return &CallToolResult{Content: []Content{}}, nil
+		}
+		return o, nil
+	case string:
+		return &CallToolResult{Content: []Content{&TextContent{Text: o}}}, nil
+	}
+	data, err := json.Marshal(o)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: encoding tool output: %w", err)
+	}
+	if out != nil {
+		if err := out.validateJSON(data); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tool output does not match its output schema: " + err.Error()}
+		}
+	}
+	res := &CallToolResult{StructuredContent: jsontext.Value(data)}
+	if c, ok := o.(ToolContenter); ok {
+		res.Content = c.ToolContent()
+	} else {
+		res.Content = []Content{&TextContent{Text: string(data)}}
+	}
+	return res, nil
+}
+
+// errorResult is the isError result for a tool error the model should see.
+func errorResult(err error) *CallToolResult {
+	return &CallToolResult{IsError: true, Content: []Content{&TextContent{Text: err.Error()}}}
+}
+
+func (ss *ServerSession) listTools(_ context.Context, req *ServerRequest[*ListToolsParams]) (*ListToolsResult, error) {
+	s := ss.server
+	s.mu.RLock()
+	items, next, err := s.tools.page(req.Params.Cursor, s.opts.PageSize)
+	s.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	res := &ListToolsResult{Tools: make([]*Tool, len(items)), NextCursor: next}
+	for i, t := range items {
+		res.Tools[i] = t.tool
+	}
+	return res, nil
+}
+
+func (ss *ServerSession) callTool(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+	s := ss.server
+	s.mu.RLock()
+	t, ok := s.tools.get(req.Params.Name)
+	s.mu.RUnlock()
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Unknown tool: " + req.Params.Name}
+	}
+	res, err := t.handler(ctx, req)
+	if err != nil {
+		var wire *jsonrpc.Error
+		var we interface{ WireError() *jsonrpc.Error }
+		if errors.As(err, &wire) || errors.As(err, &we) || errors.Is(err, context.Canceled) {
+			return nil, err
+		}
+		return errorResult(err), nil
+	}
+	if res == nil {
+		res = &CallToolResult{}
+	}
+	if res.Content == nil {
+		res.Content = []Content{}
+	}
+	return res, nil
+}

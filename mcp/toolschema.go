@@ -1,0 +1,182 @@
+package mcp
+
+import (
+	stdjson "encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// validator is a compiled JSON Schema: its wire form, and what validates
+// against it.
+type validator struct {
+	schemaJSON  jsontext.Value
+	compiled    *compiledSchema
+	hasDefaults bool
+}
+
+// newValidator infers the schema of t (or uses override, when given) and
+// compiles it once.
+func newValidator(r *reflector, t reflect.Type, override jsontext.Value) (*validator, error) {
+	if len(override) > 0 {
+		return compileSchema(override)
+	}
+	s, err := r.reflect(t)
+	if err != nil {
+		return nil, err
+	}
+	return compileParsed(s)
+}
+
+// compileSchema compiles a schema given as JSON (2020-12 or draft-07).
+func compileSchema(raw []byte) (*validator, error) {
+	s, err := parseSchema(raw)
+	if err != nil {
+		return nil, err
+	}
+	return compileParsed(s)
+}
+
+func compileParsed(s *jsonschema.Schema) (*validator, error) {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("encoding schema: %w", err)
+	}
+	c, err := compile(s)
+	if err != nil {
+		return nil, err
+	}
+	return &validator{schemaJSON: data, compiled: c, hasDefaults: hasDefaults(s)}, nil
+}
+
+// hasDefaults reports whether any property schema declares a default.
+func hasDefaults(s *jsonschema.Schema) bool {
+	if s == nil {
+		return false
+	}
+	for _, p := range s.Properties {
+		if p.Default != nil || hasDefaults(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// validate checks a decoded JSON value.
+func (v *validator) validate(x any) error { return v.compiled.Validate(x) }
+
+// validateJSON checks JSON text.
+func (v *validator) validateJSON(data []byte) error {
+	var x any
+	if err := json.Unmarshal(data, &x); err != nil {
+		return err
+	}
+	return v.compiled.Validate(x)
+}
+
+// applyDefaults fills in missing properties that have defaults.
+func (v *validator) applyDefaults(m map[string]any) {
+	if v.hasDefaults {
+		v.compiled.ApplyDefaults(m)
+	}
+}
+
+// argBinder validates tool arguments and binds them to In.
+type argBinder[In any] struct {
+	*validator
+}
+
+func newArgBinder[In any](r *reflector, override jsontext.Value) (*argBinder[In], error) {
+	t := reflect.TypeFor[In]()
+	if k := derefKind(t); k != reflect.Struct && k != reflect.Map && k != reflect.Interface {
+		return nil, fmt.Errorf("input type %v must be a struct or a map", t)
+	}
+	v, err := newValidator(r, t, override)
+	if err != nil {
+		return nil, err
+	}
+	return &argBinder[In]{v}, nil
+}
+
+// bind validates raw arguments, applies defaults and decodes them into In.
+// Its errors are meant for the model: they say what to fix.
+func (b *argBinder[In]) bind(raw jsontext.Value) (In, error) {
+	var in In
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = jsontext.Value("{}")
+	}
+	var x any
+	if err := json.Unmarshal(raw, &x); err != nil {
+		return in, fmt.Errorf("invalid arguments: %w", err)
+	}
+	m, isObject := x.(map[string]any)
+	if !isObject {
+		return in, fmt.Errorf("invalid arguments: must be a JSON object")
+	}
+	if b.hasDefaults {
+		b.compiled.ApplyDefaults(m)
+	}
+	if err := b.compiled.Validate(m); err != nil {
+		return in, fmt.Errorf("invalid arguments: %w", err)
+	}
+	if b.hasDefaults {
+		var err error
+		if raw, err = json.Marshal(m); err != nil {
+			return in, fmt.Errorf("invalid arguments: %w", err)
+		}
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return in, fmt.Errorf("invalid arguments: %w", err)
+	}
+	return in, nil
+}
+
+// reflector infers schemas from Go types, once per type.
+// TODO(lead): replace with schema.Reflector when the schema package lands.
+type reflector struct {
+	mu    sync.Mutex
+	cache map[reflect.Type]*jsonschema.Schema
+}
+
+func (r *reflector) reflect(t reflect.Type) (*jsonschema.Schema, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.cache[t]; ok {
+		return s, nil
+	}
+	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if r.cache == nil {
+		r.cache = map[reflect.Type]*jsonschema.Schema{}
+	}
+	r.cache[t] = s
+	return s, nil
+}
+
+func parseSchema(raw []byte) (*jsonschema.Schema, error) {
+	var s jsonschema.Schema
+	if err := stdjson.Unmarshal(raw, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+type compiledSchema struct{ r *jsonschema.Resolved }
+
+func compile(s *jsonschema.Schema) (*compiledSchema, error) {
+	r, err := s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: false})
+	if err != nil {
+		return nil, err
+	}
+	return &compiledSchema{r}, nil
+}
+
+func (c *compiledSchema) Validate(x any) error { return c.r.Validate(x) }
+
+func (c *compiledSchema) ApplyDefaults(m map[string]any) { c.r.ApplyDefaults(&m) }
