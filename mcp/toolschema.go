@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mcpkit/mcpkit/internal/fastschema"
 )
 
 // validator is a compiled JSON Schema: its wire form, and what validates
@@ -167,16 +168,27 @@ func parseSchema(raw []byte) (*jsonschema.Schema, error) {
 	return &s, nil
 }
 
-type compiledSchema struct{ r *jsonschema.Resolved }
+// compiledSchema validates with the fast subset validator when the schema
+// allows it, and with the general one otherwise.
+type compiledSchema struct {
+	r    *jsonschema.Resolved
+	fast *fastschema.Validator
+}
 
 func compile(s *jsonschema.Schema) (*compiledSchema, error) {
 	r, err := s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: false})
 	if err != nil {
 		return nil, err
 	}
-	return &compiledSchema{r}, nil
+	fast, _ := fastschema.Compile(s)
+	return &compiledSchema{r: r, fast: fast}, nil
 }
 
-func (c *compiledSchema) Validate(x any) error { return c.r.Validate(x) }
+func (c *compiledSchema) Validate(x any) error {
+	if c.fast != nil {
+		return c.fast.Validate(x)
+	}
+	return c.r.Validate(x)
+}
 
 func (c *compiledSchema) ApplyDefaults(m map[string]any) { c.r.ApplyDefaults(&m) }
