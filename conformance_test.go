@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,11 +51,17 @@ func conformanceServer(t *testing.T) *mcp.Server {
 // runScript serves one session and plays the steps against it.
 func runScript(t *testing.T, steps []step) {
 	t.Helper()
+	runScriptWith(t, 0, steps)
+}
+
+// runScriptWith is runScript with a maximum message size for the server.
+func runScriptWith(t *testing.T, maxSize int, steps []step) {
+	t.Helper()
 	s := conformanceServer(t)
 	clientR, serverW := io.Pipe()
 	serverR, clientW := io.Pipe()
 	ctx := context.Background()
-	ss, err := s.Connect(ctx, &transport.IOTransport{Reader: serverR, Writer: serverW})
+	ss, err := s.Connect(ctx, &transport.IOTransport{Reader: serverR, Writer: serverW, MaxMessageSize: maxSize})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,5 +241,23 @@ func TestConformanceBatches(t *testing.T) {
 		runScript(t, []step{
 			{"[" + initLine(1, "2025-03-26") + "]", `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: batches are not allowed"}}`},
 		})
+	})
+}
+
+func TestConformanceBadInput(t *testing.T) {
+	huge := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"` + strings.Repeat("x", 4096) + `"}}}`
+	deep := `{"jsonrpc":"2.0","id":3,"method":"ping","params":{"a":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}}`
+	runScriptWith(t, 64<<10, []step{
+		{initLine(1, "2025-11-25"), initResult(1, "2025-11-25")},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, ""},
+		// Past the size limit: answered without an id, and the session goes on.
+		{strings.Replace(huge, strings.Repeat("x", 4096), strings.Repeat("x", 70000), 1), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"*","data":"*"}}`},
+		{huge, `{"jsonrpc":"2.0","id":2,"result":"*"}`},
+		{deep, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"*"}}`},
+		{"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\",\"params\":{\"x\":\"\xff\xfe\"}}", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"*"}}`},
+		{`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":[1,2]}`, `{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"*"}}`},
+		{`{"jsonrpc":"2.0","id":6}`, `{"jsonrpc":"2.0","id":6,"error":{"code":-32600,"message":"*"}}`},
+		{`{"jsonrpc":"2.0","method":"notifications/unknown"}`, ""},
+		{`{"jsonrpc":"2.0","id":7,"method":"ping"}`, `{"jsonrpc":"2.0","id":7,"result":{}}`},
 	})
 }
