@@ -444,3 +444,93 @@ func TestURLElicitationRequired(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestPeerDisconnectMidCall(t *testing.T) {
+	checkGoroutines(t)
+	started := make(chan struct{})
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+	must(t, AddTool(s, &Tool{Name: "block"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (string, error) {
+		close(started)
+		<-ctx.Done()
+		return "", ctx.Err()
+	}))
+	cs, ss := connect(t, s, NewClient(&Implementation{Name: "c", Version: "1"}, nil))
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(context.Background(), &CallToolParams{Name: "block"})
+		errc <- err
+	}()
+	<-started
+	ss.Close() // the server goes away mid-call
+	if err := <-errc; !errors.Is(err, ErrSessionClosed) {
+		t.Fatalf("err = %v, want ErrSessionClosed", err)
+	}
+	if err := cs.Wait(); err == nil {
+		t.Error("client session still open")
+	}
+}
+
+func TestHandlerThatNeverReturns(t *testing.T) {
+	checkGoroutines(t)
+	release := make(chan struct{})
+	defer close(release)
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+	must(t, s.AddTool(&Tool{Name: "stuck"}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+		<-release // ignores its context
+		return nil, nil
+	}))
+	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{RequestTimeout: 50 * time.Millisecond})
+	cs, ss := connect(t, s, c)
+	_, err := cs.CallTool(context.Background(), &CallToolParams{Name: "stuck"})
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want a timeout", err)
+	}
+	// Other calls still work, and closing does not wait for the stuck handler.
+	must(t, cs.Ping(context.Background()))
+	done := make(chan struct{})
+	go func() { cs.Close(); ss.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close blocked on a stuck handler")
+	}
+}
+
+func TestResetTimeoutOnProgress(t *testing.T) {
+	checkGoroutines(t)
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+	step := make(chan struct{})
+	must(t, AddTool(s, &Tool{Name: "slow"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (string, error) {
+		for i := range 3 {
+			<-step
+			if err := req.ReportProgress(ctx, float64(i+1), 3, ""); err != nil {
+				return "", err
+			}
+		}
+		return "done", nil
+	}))
+	progressed := make(chan struct{}, 3)
+	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
+		RequestTimeout:         2 * time.Second,
+		ResetTimeoutOnProgress: true,
+		ProgressHandler: func(context.Context, *ClientSession, *ProgressParams) {
+			progressed <- struct{}{}
+		},
+	})
+	cs, _ := connect(t, s, c)
+	errc := make(chan error, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &CallToolParams{Name: "slow"})
+		if err == nil && res.Content[0].(*TextContent).Text != "done" {
+			err = fmt.Errorf("result %v", res.Content[0])
+		}
+		errc <- err
+	}()
+	for range 3 {
+		step <- struct{}{}
+		<-progressed // the client saw progress: its token was sent and routed
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
