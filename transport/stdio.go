@@ -20,11 +20,12 @@ import (
 // Closing the connection does not close os.Stdin or os.Stdout: the program
 // may still need them, and closing a standard descriptor lets a later open
 // reuse its number. A client sees end of input when the server process
-// exits, which is what normally follows. Close does unblock a pending Read
-// at once, but a read of os.Stdin already under way cannot be interrupted
-// (standard input is usually in blocking mode): it completes in a
-// background goroutine when input arrives or ends, and its data is
-// dropped. A Write blocked because the client stopped reading stays
+// exits, which is what normally follows. Close unblocks a pending Read at
+// once: on Unix, standard input is read through a non-blocking duplicate
+// of descriptor 0 that the runtime poller serves; elsewhere, a read of
+// os.Stdin already under way cannot be interrupted, so it runs in a
+// background goroutine that finishes when input arrives or ends, and its
+// data is dropped. A Write blocked because the client stopped reading stays
 // blocked until the client reads or exits; once the client has closed its
 // end, a write raises SIGPIPE, which ends the program unless it handles
 // that signal (see os/signal).
@@ -47,6 +48,10 @@ func (t *StdioTransport) Connect(ctx context.Context) (Conn, error) {
 	}
 	if !t.connected.CompareAndSwap(false, true) {
 		return nil, errConnected
+	}
+	if f := pollableStdin(); f != nil {
+		// Reads go straight to the poller, and Close interrupts them.
+		return newLineConn(f, os.Stdout, limit, f.Close), nil
 	}
 	return newStdioConn(os.Stdin, os.Stdout, limit), nil
 }
