@@ -1,0 +1,74 @@
+package bench
+
+import (
+	"context"
+	"io"
+	"testing"
+
+	"github.com/mcpkit/mcpkit/bench/internal/floor"
+)
+
+// pipes returns the two directions of an in-process newline-delimited
+// stream: the client writes c2sW and reads s2cR, the server reads c2sR and
+// writes s2cW. Every SDK's "-pipe" target uses this, so they share the
+// floor's framing and synchronous-pipe costs.
+func pipes() (c2sR *io.PipeReader, c2sW *io.PipeWriter, s2cR *io.PipeReader, s2cW *io.PipeWriter) {
+	c2sR, c2sW = io.Pipe()
+	s2cR, s2cW = io.Pipe()
+	return
+}
+
+// floorCaller adapts a floor client to a caller.
+func floorCaller(c *floor.Client) caller {
+	return func(ctx context.Context) error {
+		text, err := c.CallEcho(ctx, message)
+		if err != nil {
+			return err
+		}
+		return checkText(text)
+	}
+}
+
+// floorPipe is the hand-written JSON-RPC floor over io.Pipe.
+func floorPipe(tb testing.TB) caller {
+	c2sR, c2sW, s2cR, s2cW := pipes()
+	served := make(chan error, 1)
+	go func() {
+		err := floor.Serve(c2sR, s2cW)
+		s2cW.CloseWithError(err) // EOF for the client's reader
+		served <- err
+	}()
+	c := floor.NewClient(s2cR, c2sW)
+	tb.Cleanup(func() {
+		c.Close()
+		if err := <-served; err != nil {
+			tb.Error(err)
+		}
+	})
+	return floorCaller(c)
+}
+
+// floorStdio is the hand-written JSON-RPC floor talking to
+// cmd/floor-echo-server over its stdin and stdout.
+func floorStdio(tb testing.TB) caller {
+	cmd := serverCommand(tb, "floor")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	c := floor.NewClient(stdout, stdin)
+	tb.Cleanup(func() {
+		c.Close() // closes stdin; the server exits on EOF, closing stdout
+		if err := cmd.Wait(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return floorCaller(c)
+}

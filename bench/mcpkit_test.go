@@ -1,0 +1,108 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+	"github.com/mcpkit/mcpkit/bench/internal/mcpkitecho"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// mcpkitArgs are the echo arguments; the client marshals them on every
+// call, as the other SDKs' clients do.
+var mcpkitArgs = mcpkitecho.EchoIn{Message: message}
+
+// mcpkitCaller connects an mcpkit client over ct and adapts it to a caller
+// that expects a text result (structured: a text block holding the JSON of
+// EchoOut).
+func mcpkitCaller(tb testing.TB, ct transport.Transport, structured bool) (caller, *mcp.ClientSession) {
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), ct)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	want := message
+	if structured {
+		want = `{"message":"` + message + `"}`
+	}
+	return func(ctx context.Context) error {
+		args, err := json.Marshal(&mcpkitArgs)
+		if err != nil {
+			return err
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: args})
+		if err != nil {
+			return err
+		}
+		if res.IsError || len(res.Content) != 1 {
+			return fmt.Errorf("mcpkit: unexpected result %+v", res)
+		}
+		tc, ok := res.Content[0].(*mcp.TextContent)
+		if !ok {
+			return fmt.Errorf("mcpkit: content is %T, not text", res.Content[0])
+		}
+		if tc.Text != want {
+			return fmt.Errorf("echo returned %q, want %q", tc.Text, want)
+		}
+		return nil
+	}, cs
+}
+
+// mcpkitConnected serves an echo server over st and connects a client over
+// ct.
+func mcpkitConnected(tb testing.TB, st, ct transport.Transport, structured bool) caller {
+	newServer := mcpkitecho.NewServer
+	if structured {
+		newServer = mcpkitecho.NewStructuredServer
+	}
+	s, err := newServer()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ss, err := s.Connect(context.Background(), st)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	call, cs := mcpkitCaller(tb, ct, structured)
+	tb.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+	})
+	return call
+}
+
+// mcpkitInMemory uses mcpkit's in-memory transport pair, which passes
+// message values without encoding them.
+func mcpkitInMemory(tb testing.TB) caller {
+	ct, st := transport.NewInMemoryTransports()
+	return mcpkitConnected(tb, st, ct, false)
+}
+
+// mcpkitInMemoryStructured is mcpkitInMemory with the struct-output tool.
+func mcpkitInMemoryStructured(tb testing.TB) caller {
+	ct, st := transport.NewInMemoryTransports()
+	return mcpkitConnected(tb, st, ct, true)
+}
+
+// mcpkitPipe uses transport.IOTransport over the same io.Pipe pair as the
+// floor.
+func mcpkitPipe(tb testing.TB) caller {
+	c2sR, c2sW, s2cR, s2cW := pipes()
+	return mcpkitConnected(tb,
+		&transport.IOTransport{Reader: c2sR, Writer: s2cW},
+		&transport.IOTransport{Reader: s2cR, Writer: c2sW}, false)
+}
+
+// mcpkitStdio spawns cmd/mcpkit-echo-server with transport.CommandTransport.
+func mcpkitStdio(tb testing.TB) caller {
+	call, cs := mcpkitCaller(tb, &transport.CommandTransport{Command: serverCommand(tb, "mcpkit")}, false)
+	tb.Cleanup(func() {
+		if err := cs.Close(); err != nil { // closes stdin and waits for the child
+			tb.Error(err)
+		}
+	})
+	return call
+}
