@@ -130,22 +130,33 @@ func serverCapabilityFor(method string) string {
 	return ""
 }
 
-// declares reports whether the server declares capability name now.
+// declares reports whether the server declares capability name now. It
+// runs for every request, so it reads the registries without building
+// the capabilities object.
 func (s *Server) declares(name string) bool {
-	c := s.capabilities()
+	o := s.opts.Capabilities
+	if o == nil {
+		o = &ServerCapabilities{}
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	resources := o.Resources != nil || s.resources.len() > 0 || s.templates.len() > 0
 	switch name {
 	case "tools":
-		return c.Tools != nil
+		return o.Tools != nil || s.tools.len() > 0
 	case "resources":
-		return c.Resources != nil
+		return resources
 	case "resources.subscribe":
-		return c.Resources != nil && c.Resources.Subscribe
+		if o.Resources != nil {
+			return o.Resources.Subscribe
+		}
+		return resources
 	case "prompts":
-		return c.Prompts != nil
+		return o.Prompts != nil || s.prompts.len() > 0
 	case "completions":
-		return c.Completions != nil
+		return o.Completions != nil || s.opts.CompletionHandler != nil
 	case "logging":
-		return c.Logging != nil
+		return true
 	}
 	return false
 }
