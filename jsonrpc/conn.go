@@ -54,6 +54,10 @@ type ConnOptions struct {
 	// response because its context ended, with the request's id. MCP uses
 	// it to send notifications/cancelled.
 	OnCancel func(id ID, cause error)
+	// OnClose, if set, is called once when the connection shuts down, with
+	// the reason (see [Conn.Err]). It runs in the goroutine that shut the
+	// connection down and must not block.
+	OnClose func(err error)
 	// Logger receives internal errors (undeliverable responses, handler
 	// panics, write failures). Nil discards them.
 	Logger *slog.Logger
@@ -71,6 +75,7 @@ type Conn struct {
 	maxQueued   int
 	allowBatch  func() bool
 	onCancel    func(ID, error)
+	onClose     func(error)
 	logger      *slog.Logger
 
 	ctx    context.Context // cancelled on close; parent of handler contexts
@@ -107,6 +112,7 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 		maxQueued:   opts.MaxQueuedNotifications,
 		allowBatch:  opts.AllowBatch,
 		onCancel:    opts.OnCancel,
+		onClose:     opts.OnClose,
 		logger:      opts.Logger,
 		done:        make(chan struct{}),
 		reader:      make(chan struct{}),
@@ -193,7 +199,11 @@ func (c *Conn) shutdown(err error) error {
 	c.cancel()
 	c.mu.Unlock()
 	close(c.done)
-	if cerr := c.stream.Close(); cerr != nil && !errors.Is(err, io.EOF) {
+	cerr := c.stream.Close()
+	if c.onClose != nil {
+		c.onClose(err)
+	}
+	if cerr != nil && !errors.Is(err, io.EOF) {
 		return cerr
 	}
 	return nil

@@ -19,8 +19,9 @@ const (
 
 // Error codes in the implementation-defined range used by MCP and by this package.
 const (
-	// CodeResourceNotFound is MCP's "resource not found" code used by
-	// revisions up to 2025-06-18. Later revisions use CodeInvalidParams.
+	// CodeResourceNotFound is MCP's "resource not found" code in the
+	// handshake-era revisions (up to 2025-11-25). 2026-07-28 retired it in
+	// favour of CodeInvalidParams.
 	CodeResourceNotFound = -32002
 	// CodeURLElicitationRequired tells the client a URL-mode elicitation must
 	// complete before the request can succeed (MCP 2025-11-25).
