@@ -279,3 +279,34 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+func TestCancellationServerToClient(t *testing.T) {
+	checkGoroutines(t)
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+	must(t, AddTool(s, &Tool{Name: "impatient"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (string, error) {
+		ctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+		defer cancel()
+		_, err := req.CreateMessage(ctx, &CreateMessageParams{MaxTokens: 1})
+		if !errors.Is(err, context.DeadlineExceeded) {
+			return "", errors.New("unexpected: " + err.Error())
+		}
+		return "gave up", nil
+	}))
+	handlerCancelled := make(chan error, 1)
+	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
+		CreateMessageHandler: func(ctx context.Context, req *CreateMessageRequest) (*CreateMessageResult, error) {
+			<-ctx.Done() // released only by the server's notifications/cancelled
+			handlerCancelled <- ctx.Err()
+			return nil, ctx.Err()
+		},
+	})
+	cs, _ := connect(t, s, c)
+	res, err := cs.CallTool(context.Background(), &CallToolParams{Name: "impatient"})
+	must(t, err)
+	if got := res.Content[0].(*TextContent).Text; got != "gave up" {
+		t.Fatalf("tool said %q", got)
+	}
+	if err := <-handlerCancelled; !errors.Is(err, context.Canceled) {
+		t.Fatalf("client handler ctx: %v", err)
+	}
+}
