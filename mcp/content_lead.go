@@ -178,17 +178,27 @@ func unmarshalContent(raw jsontext.Value) (Content, error) {
 	return c, nil
 }
 
-// unmarshalOneOrMany decodes a single block, or the first of an array.
-func unmarshalOneOrMany(raw jsontext.Value) (Content, error) {
+// marshalOneOrMany encodes a single block as an object (the only shape
+// before 2025-11-25) and any other number of blocks as an array.
+func marshalOneOrMany(cs Contents) (jsontext.Value, error) {
+	if len(cs) == 1 {
+		return marshalContent(cs[0])
+	}
+	return json.Marshal(cs)
+}
+
+// unmarshalOneOrMany decodes a single block or an array of blocks.
+func unmarshalOneOrMany(raw jsontext.Value) (Contents, error) {
 	if raw.Kind() == '[' {
 		var cs Contents
 		if err := json.Unmarshal(raw, &cs); err != nil {
 			return nil, err
 		}
-		if len(cs) == 0 {
-			return nil, errors.New("mcp: empty content array")
-		}
-		return cs[0], nil
+		return cs, nil
 	}
-	return unmarshalContent(raw)
+	c, err := unmarshalContent(raw)
+	if err != nil {
+		return nil, err
+	}
+	return Contents{c}, nil
 }

@@ -149,14 +149,14 @@ func TestSamplingWithTools(t *testing.T) {
 	must(t, AddTool(s, &Tool{Name: "agent"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (string, error) {
 		res, err := req.CreateMessage(ctx, &CreateMessageParams{
 			MaxTokens:  10,
-			Messages:   []*SamplingMessage{{Role: RoleUser, Content: &TextContent{Text: "weather?"}}},
+			Messages:   []*SamplingMessage{{Role: RoleUser, Content: Contents{&TextContent{Text: "weather?"}}}},
 			Tools:      []*Tool{{Name: "get_weather", InputSchema: jsontext.Value(`{"type":"object"}`)}},
 			ToolChoice: &ToolChoice{Mode: "auto"},
 		})
 		if err != nil {
 			return "", err
 		}
-		use := res.Content.(*ToolUseContent)
+		use := res.Content[0].(*ToolUseContent)
 		return use.Name + ":" + use.ID, nil
 	}))
 	withTools := &ClientCapabilities{Sampling: &SamplingCapabilities{Tools: &struct{}{}}}
@@ -168,7 +168,7 @@ func TestSamplingWithTools(t *testing.T) {
 			Capabilities: tt.caps,
 			CreateMessageHandler: func(ctx context.Context, req *CreateMessageRequest) (*CreateMessageResult, error) {
 				return &CreateMessageResult{Role: RoleAssistant, Model: "m", StopReason: "toolUse",
-					Content: &ToolUseContent{ID: "u1", Name: req.Params.Tools[0].Name, Input: map[string]any{}}}, nil
+					Content: Contents{&ToolUseContent{ID: "u1", Name: req.Params.Tools[0].Name, Input: map[string]any{}}}}, nil
 			},
 		})
 		cs, _ := connect(t, s, c)

@@ -235,7 +235,7 @@ func TestServerToClientRequests(t *testing.T) {
 		if err != nil {
 			return "", err
 		}
-		msg, err := req.CreateMessage(ctx, &CreateMessageParams{MaxTokens: 10, Messages: []*SamplingMessage{{Role: RoleUser, Content: &TextContent{Text: "hi"}}}})
+		msg, err := req.CreateMessage(ctx, &CreateMessageParams{MaxTokens: 10, Messages: []*SamplingMessage{{Role: RoleUser, Content: Contents{&TextContent{Text: "hi"}}}}})
 		if err != nil {
 			return "", err
 		}
@@ -243,11 +243,11 @@ func TestServerToClientRequests(t *testing.T) {
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("%s|%s|%s|%v|%v", roots.Roots[0].URI, msg.Content.(*TextContent).Text, el.Action, el.Content["name"], el.Content["n"]), nil
+		return fmt.Sprintf("%s|%s|%s|%v|%v", roots.Roots[0].URI, msg.Content[0].(*TextContent).Text, el.Action, el.Content["name"], el.Content["n"]), nil
 	}))
 	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
 		CreateMessageHandler: func(ctx context.Context, req *CreateMessageRequest) (*CreateMessageResult, error) {
-			return &CreateMessageResult{Role: RoleAssistant, Model: "m", Content: &TextContent{Text: "sampled"}}, nil
+			return &CreateMessageResult{Role: RoleAssistant, Model: "m", Content: Contents{&TextContent{Text: "sampled"}}}, nil
 		},
 		ElicitationHandler: func(ctx context.Context, req *ElicitRequest) (*ElicitResult, error) {
 			return &ElicitResult{Action: ElicitActionAccept, Content: map[string]any{"name": "Ada"}}, nil

@@ -646,11 +646,13 @@ type ToolChoice struct {
 	Mode string `json:"mode,omitzero"`
 }
 
-// SamplingMessage is a message in a sampling conversation.
+// SamplingMessage is a message in a sampling conversation. Content holds
+// one block, or (from 2025-11-25) several; one block is sent as an object,
+// as every revision allows.
 type SamplingMessage struct {
-	Meta    Meta    `json:"_meta,omitzero"`
-	Role    Role    `json:"role"`
-	Content Content `json:"content"`
+	Meta    Meta     `json:"_meta,omitzero"`
+	Role    Role     `json:"role"`
+	Content Contents `json:"content"`
 }
 
 type samplingMessageWire struct {
@@ -661,15 +663,15 @@ type samplingMessageWire struct {
 
 // MarshalJSONTo implements json.MarshalerTo.
 func (m *SamplingMessage) MarshalJSONTo(enc *jsontext.Encoder) error {
-	c, err := marshalContent(m.Content)
+	c, err := marshalOneOrMany(m.Content)
 	if err != nil {
 		return err
 	}
 	return json.MarshalEncode(enc, &samplingMessageWire{Meta: m.Meta, Role: m.Role, Content: c})
 }
 
-// UnmarshalJSONFrom implements json.UnmarshalerFrom. An array of blocks
-// (2025-11-25) is accepted; its first block becomes Content.
+// UnmarshalJSONFrom implements json.UnmarshalerFrom; it accepts a single
+// block or an array.
 func (m *SamplingMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	var w samplingMessageWire
 	if err := json.UnmarshalDecode(dec, &w); err != nil {
@@ -701,11 +703,12 @@ type CreateMessageParams struct {
 	ToolChoice       *ToolChoice        `json:"toolChoice,omitzero"`
 }
 
-// CreateMessageResult is the client's sampled message.
+// CreateMessageResult is the client's sampled message. Like
+// SamplingMessage, Content holds one block or (2025-11-25) several.
 type CreateMessageResult struct {
-	Meta       Meta    `json:"_meta,omitzero"`
-	Role       Role    `json:"role"`
-	Content    Content `json:"content"`
+	Meta       Meta     `json:"_meta,omitzero"`
+	Role       Role     `json:"role"`
+	Content    Contents `json:"content"`
 	Model      string  `json:"model"`
 	StopReason string  `json:"stopReason,omitzero"`
 }
@@ -720,7 +723,7 @@ type createMessageResultWire struct {
 
 // MarshalJSONTo implements json.MarshalerTo.
 func (r *CreateMessageResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	c, err := marshalContent(r.Content)
+	c, err := marshalOneOrMany(r.Content)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -19,6 +20,24 @@ var handshakeRevisions = []string{Version20241105, Version20250326, Version20250
 // officialSchema returns a validator for the named definition of a
 // revision's official schema.
 func officialSchema(t *testing.T, rev, def string) *jsonschema.Resolved {
+	t.Helper()
+	key := rev + "#" + def
+	schemaCacheMu.Lock()
+	defer schemaCacheMu.Unlock()
+	if r, ok := schemaCache[key]; ok {
+		return r
+	}
+	r := loadOfficialSchema(t, rev, def)
+	schemaCache[key] = r
+	return r
+}
+
+var (
+	schemaCacheMu sync.Mutex
+	schemaCache   = map[string]*jsonschema.Resolved{}
+)
+
+func loadOfficialSchema(t *testing.T, rev, def string) *jsonschema.Resolved {
 	t.Helper()
 	data, err := os.ReadFile("testdata/schema/" + rev + ".json")
 	if err != nil {
@@ -91,9 +110,9 @@ var wireCases = []struct {
 	{"ListPromptsResult", Version20241105, &ListPromptsResult{}},
 	{"CompleteResult", Version20241105, &CompleteResult{Completion: Completion{Values: []string{}}}},
 	{"CompleteResult", Version20241105, &CompleteResult{Completion: Completion{Values: []string{"a"}, Total: 3, HasMore: true}}},
-	{"CreateMessageResult", Version20241105, &CreateMessageResult{Role: RoleAssistant, Content: &TextContent{Text: "x"}, Model: "m", StopReason: "endTurn"}},
-	{"CreateMessageResult", Version20251125, &CreateMessageResult{Role: RoleAssistant, Content: &ToolUseContent{ID: "1", Name: "t", Input: map[string]any{}}, Model: "m", StopReason: "toolUse"}},
-	{"SamplingMessage", Version20251125, &SamplingMessage{Role: RoleUser, Content: &ToolResultContent{ToolUseID: "1", Content: []Content{&TextContent{Text: "r"}}}}},
+	{"CreateMessageResult", Version20241105, &CreateMessageResult{Role: RoleAssistant, Content: Contents{&TextContent{Text: "x"}}, Model: "m", StopReason: "endTurn"}},
+	{"CreateMessageResult", Version20251125, &CreateMessageResult{Role: RoleAssistant, Content: Contents{&ToolUseContent{ID: "1", Name: "t", Input: map[string]any{}}}, Model: "m", StopReason: "toolUse"}},
+	{"SamplingMessage", Version20251125, &SamplingMessage{Role: RoleUser, Content: Contents{&ToolResultContent{ToolUseID: "1", Content: []Content{&TextContent{Text: "r"}}}}}},
 	{"ListRootsResult", Version20241105, &ListRootsResult{Roots: []*Root{{URI: "file:///r", Name: "r"}}}},
 	{"ListRootsResult", Version20241105, &ListRootsResult{}},
 	{"ElicitResult", Version20250618, &ElicitResult{Action: ElicitActionAccept, Content: map[string]any{"a": "b"}}},
@@ -118,8 +137,8 @@ var paramsCases = []struct {
 	{"CompleteRequest", MethodCompletionComplete, Version20241105, &CompleteParams{Ref: &CompleteReference{Type: "ref/prompt", Name: "p"}, Argument: CompleteArgument{Name: "a", Value: "b"}}},
 	{"CompleteRequest", MethodCompletionComplete, Version20250618, &CompleteParams{Ref: &CompleteReference{Type: "ref/resource", URI: "a://{x}"}, Argument: CompleteArgument{Name: "x", Value: "b"}, Context: &CompleteContext{Arguments: map[string]string{"y": "z"}}}},
 	{"SetLevelRequest", MethodLoggingSetLevel, Version20241105, &SetLevelParams{Level: LoggingLevelWarning}},
-	{"CreateMessageRequest", MethodSamplingCreateMessage, Version20241105, &CreateMessageParams{MaxTokens: 5, Messages: []*SamplingMessage{{Role: RoleUser, Content: &TextContent{Text: "q"}}}, ModelPreferences: &ModelPreferences{Hints: []ModelHint{{Name: "claude"}}, CostPriority: f64(0.2)}, IncludeContext: "thisServer", Temperature: f64(0.1)}},
-	{"CreateMessageRequest", MethodSamplingCreateMessage, Version20251125, &CreateMessageParams{MaxTokens: 5, Messages: []*SamplingMessage{{Role: RoleUser, Content: &TextContent{Text: "q"}}}, Tools: []*Tool{{Name: "t", InputSchema: jsontext.Value(`{"type":"object"}`)}}, ToolChoice: &ToolChoice{Mode: "auto"}}},
+	{"CreateMessageRequest", MethodSamplingCreateMessage, Version20241105, &CreateMessageParams{MaxTokens: 5, Messages: []*SamplingMessage{{Role: RoleUser, Content: Contents{&TextContent{Text: "q"}}}}, ModelPreferences: &ModelPreferences{Hints: []ModelHint{{Name: "claude"}}, CostPriority: f64(0.2)}, IncludeContext: "thisServer", Temperature: f64(0.1)}},
+	{"CreateMessageRequest", MethodSamplingCreateMessage, Version20251125, &CreateMessageParams{MaxTokens: 5, Messages: []*SamplingMessage{{Role: RoleUser, Content: Contents{&TextContent{Text: "q"}}}}, Tools: []*Tool{{Name: "t", InputSchema: jsontext.Value(`{"type":"object"}`)}}, ToolChoice: &ToolChoice{Mode: "auto"}}},
 	{"ElicitRequest", MethodElicitationCreate, Version20250618, &ElicitParams{Message: "m", RequestedSchema: jsontext.Value(`{"type":"object","properties":{"a":{"type":"string"}}}`)}},
 	{"ElicitRequest", MethodElicitationCreate, Version20251125, &ElicitParams{Mode: ElicitModeURL, Message: "m", URL: "https://x", ElicitationID: "e"}},
 	{"ProgressNotification", NotificationProgress, Version20241105, &ProgressParams{ProgressToken: jsonrpc.StringID("t"), Progress: 1, Total: 2}},

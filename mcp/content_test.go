@@ -1,0 +1,89 @@
+package mcp
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+)
+
+func TestContentRoundTrip(t *testing.T) {
+	in := `[{"type":"text","text":"t","annotations":{"audience":["user"],"priority":1}},` +
+		`{"type":"image","data":"AQI=","mimeType":"image/png"},` +
+		`{"type":"audio","data":"AwQ=","mimeType":"audio/wav"},` +
+		`{"type":"resource_link","uri":"file:///a","name":"a","title":"A"},` +
+		`{"type":"resource","resource":{"uri":"x://t","mimeType":"text/plain","text":"hello"}},` +
+		`{"type":"resource","resource":{"uri":"x://b","blob":"AAE="}},` +
+		`{"type":"tool_use","id":"1","name":"n","input":{"a":1}},` +
+		`{"type":"tool_result","toolUseId":"1","content":[{"type":"text","text":"r"}],"isError":true}]`
+	var cs Contents
+	if err := json.Unmarshal([]byte(in), &cs); err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 8 {
+		t.Fatalf("decoded %d blocks", len(cs))
+	}
+	if img := cs[1].(*ImageContent); string(img.Data) != "\x01\x02" {
+		t.Errorf("image data %v", img.Data)
+	}
+	if r := cs[5].(*EmbeddedResource).Resource; string(r.Blob) != "\x00\x01" {
+		t.Errorf("blob %v", r.Blob)
+	}
+	out, err := json.Marshal(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != in {
+		t.Errorf("round trip\n got %s\nwant %s", out, in)
+	}
+}
+
+func TestContentErrors(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`[{"type":"video","data":"x"}]`, `unknown content type "video"`},
+		{`[{"text":"no type"}]`, `without "type"`},
+		{`[{"type":"text","text":"a","text":"b"}]`, `duplicate`},
+		{`[{"type":"resource","resource":{"uri":"x://a"}}]`, `need text or blob`},
+		{`[{"type":"image","data":"!!!","mimeType":"image/png"}]`, `base64`},
+	}
+	for _, tt := range tests {
+		var cs Contents
+		err := json.Unmarshal([]byte(tt.in), &cs)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Unmarshal(%s) = %v, want error containing %q", tt.in, err, tt.want)
+		}
+	}
+	// Unknown members are tolerated; member names are case-sensitive.
+	var cs Contents
+	if err := json.Unmarshal([]byte(`[{"type":"text","text":"a","future":true,"Text":"b"}]`), &cs); err != nil {
+		t.Fatal(err)
+	}
+	if got := cs[0].(*TextContent).Text; got != "a" {
+		t.Errorf("text = %q", got)
+	}
+	// Nil contents encode as [], never null.
+	out, _ := json.Marshal(&CallToolResult{})
+	if string(out) != `{"content":[]}` {
+		t.Errorf("empty result = %s", out)
+	}
+}
+
+func TestSamplingContentShapes(t *testing.T) {
+	var m SamplingMessage
+	tests := []struct{ in, out string }{
+		{`{"role":"user","content":[{"type":"text","text":"a"}]}`, `{"role":"user","content":{"type":"text","text":"a"}}`},
+		{`{"role":"user","content":{"type":"text","text":"a"}}`, `{"role":"user","content":{"type":"text","text":"a"}}`},
+		// Several blocks (2025-11-25) are all kept.
+		{`{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"tool_use","id":"1","name":"n","input":{}}]}`, `{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"tool_use","id":"1","name":"n","input":{}}]}`},
+	}
+	for _, tt := range tests {
+		m = SamplingMessage{}
+		if err := json.Unmarshal([]byte(tt.in), &m); err != nil {
+			t.Fatal(err)
+		}
+		out, _ := json.Marshal(&m)
+		if string(out) != tt.out {
+			t.Errorf("%s\n got %s\nwant %s", tt.in, out, tt.out)
+		}
+	}
+}
