@@ -709,8 +709,8 @@ type CreateMessageResult struct {
 	Meta       Meta     `json:"_meta,omitzero"`
 	Role       Role     `json:"role"`
 	Content    Contents `json:"content"`
-	Model      string  `json:"model"`
-	StopReason string  `json:"stopReason,omitzero"`
+	Model      string   `json:"model"`
+	StopReason string   `json:"stopReason,omitzero"`
 }
 
 type createMessageResultWire struct {
