@@ -1,0 +1,73 @@
+// Package examples holds runnable example programs; this test builds the
+// stdio client and server and runs one against the other.
+package examples
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func build(t *testing.T, dir, pkg string) string {
+	t.Helper()
+	out := filepath.Join(dir, filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return out
+}
+
+func TestStdioClientAgainstServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds binaries")
+	}
+	dir := t.TempDir()
+	server := build(t, dir, "./stdio-server")
+	client := build(t, dir, "./stdio-client")
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{
+			args: []string{"--", server},
+			want: []string{
+				"server: mcpkit-example 1.0.0 (protocol 2025-11-25)",
+				"  add\n", "  countdown\n", "  echo\n", "  word_count\n",
+				"  readme (example://readme)", "  logo (example://logo.png)",
+				"  greeting (greeting://{name})",
+				"  code_review\n",
+				"call echo {\"message\":\"hello\"}:\n  text: {\"message\":\"hello\"}",
+			},
+		},
+		{
+			args: []string{"-tool", "add", "-args", `{"a":2,"b":3}`, server},
+			want: []string{`text: {"sum":5}`},
+		},
+		{
+			args: []string{"-tool", "countdown", "-args", `{"from":2}`, server},
+			want: []string{"text: liftoff"},
+		},
+	}
+	for _, tt := range tests {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		out, err := exec.CommandContext(ctx, client, tt.args...).CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Fatalf("stdio-client %v: %v\n%s", tt.args, err, out)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("stdio-client %v output lacks %q:\n%s", tt.args, w, out)
+			}
+		}
+	}
+	// A tool error makes the client fail.
+	out, err := exec.Command(client, "-tool", "countdown", "-args", `{"from":99}`, server).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "between 1 and 10") {
+		t.Errorf("bad countdown: err %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,149 @@
+// Command stdio-client connects to any MCP server started as a
+// subprocess, lists everything it offers and calls one tool.
+//
+//	go run ./examples/stdio-client -- go run ./examples/stdio-server
+//	go run ./examples/stdio-client -tool add -args '{"a":1,"b":2}' -- ./server
+//
+// Without -tool it calls echo with {"message":"hello"} when the server has
+// such a tool, and otherwise the first tool whose input schema requires
+// nothing, called with no arguments.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+func main() {
+	tool := flag.String("tool", "", "the tool to call (default: see the package doc)")
+	args := flag.String("args", "", "the tool's arguments, as a JSON object")
+	timeout := flag.Duration("timeout", time.Minute, "overall time limit")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: stdio-client [-tool NAME] [-args JSON] [--] command [arg...]\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() == 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	if err := run(ctx, flag.Args(), *tool, *args); err != nil {
+		fmt.Fprintln(os.Stderr, "stdio-client:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, command []string, toolName, args string) error {
+	cmd := exec.Command(command[0], command[1:]...)
+	cmd.Stderr = os.Stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpkit-stdio-client", Version: "1.0.0"}, nil)
+	cs, err := client.Connect(ctx, &transport.CommandTransport{Command: cmd})
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+
+	init := cs.InitializeResult()
+	fmt.Printf("server: %s %s (protocol %s)\n", init.ServerInfo.Name, init.ServerInfo.Version, init.ProtocolVersion)
+	caps := init.Capabilities
+
+	var tools []*mcp.Tool
+	if caps.Tools != nil {
+		fmt.Println("tools:")
+		for t, err := range cs.Tools(ctx) {
+			if err != nil {
+				return err
+			}
+			tools = append(tools, t)
+			fmt.Printf("  %s\n", t.Name)
+		}
+	}
+	if caps.Resources != nil {
+		fmt.Println("resources:")
+		for r, err := range cs.Resources(ctx) {
+			if err != nil {
+				return err
+			}
+			fmt.Printf("  %s (%s)\n", r.Name, r.URI)
+		}
+		fmt.Println("resource templates:")
+		for r, err := range cs.ResourceTemplates(ctx) {
+			if err != nil {
+				return err
+			}
+			fmt.Printf("  %s (%s)\n", r.Name, r.URITemplate)
+		}
+	}
+	if caps.Prompts != nil {
+		fmt.Println("prompts:")
+		for p, err := range cs.Prompts(ctx) {
+			if err != nil {
+				return err
+			}
+			fmt.Printf("  %s\n", p.Name)
+		}
+	}
+
+	toolName, args = pickTool(tools, toolName, args)
+	if toolName == "" {
+		fmt.Println("no tool to call")
+		return nil
+	}
+	if args == "" {
+		args = "{}"
+	}
+	if !json.Valid([]byte(args)) {
+		return fmt.Errorf("-args is not valid JSON: %s", args)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: toolName, Arguments: jsontext.Value(args)})
+	if err != nil {
+		return fmt.Errorf("calling %s: %w", toolName, err)
+	}
+	fmt.Printf("call %s %s:\n", toolName, args)
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			fmt.Printf("  text: %s\n", c.Text)
+		default:
+			b, _ := json.Marshal(c)
+			fmt.Printf("  %T: %s\n", c, b)
+		}
+	}
+	if res.IsError {
+		return errors.New("the tool reported an error")
+	}
+	return nil
+}
+
+// pickTool chooses the tool to call when -tool was not given.
+func pickTool(tools []*mcp.Tool, name, args string) (string, string) {
+	if name != "" {
+		return name, args
+	}
+	for _, t := range tools {
+		if t.Name == "echo" {
+			return "echo", `{"message":"hello"}`
+		}
+	}
+	for _, t := range tools {
+		var s struct {
+			Required []string `json:"required"`
+		}
+		if json.Unmarshal(t.InputSchema, &s) == nil && len(s.Required) == 0 {
+			return t.Name, "{}"
+		}
+	}
+	return "", ""
+}
