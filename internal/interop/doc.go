@@ -1,0 +1,34 @@
+// Package interop holds mcpkit's interoperability tests against the
+// official TypeScript implementation of MCP. It has no API; everything is
+// in its tests:
+//
+//   - ts_client_test.go: the TypeScript SDK client (ts_client.mjs, run
+//     with node) drives mcpkit's example stdio server
+//     (examples/stdio-server).
+//   - everything_test.go: mcpkit's Client drives the TypeScript
+//     reference server @modelcontextprotocol/server-everything over stdio,
+//     calling everything it offers and answering its sampling,
+//     elicitation and roots requests; and it negotiates each protocol
+//     revision mcpkit speaks with it.
+//
+// example_expectations_test.go says what the first test knows about the
+// example server; wire_test.go reads the wire logs in which the second
+// one allows only the protocol errors it provokes on purpose.
+//
+// Environment, for debugging only: MCPKIT_INTEROP_WIRE_LOG=<file> writes
+// the full wire log of the server-everything session there;
+// MCPKIT_INTEROP_STDIO_SERVER=<binary> runs the TypeScript client against
+// that binary instead of building examples/stdio-server.
+//
+// The npm packages are pinned to exact versions in one place,
+// package.json beside this file, with package-lock.json fixing the whole
+// dependency tree. The tests install them with `npm ci` into a cache
+// directory outside the repository, keyed by a hash of those two files
+// (see nodeModules in setup_test.go), and re-use it afterwards. They skip
+// only when node or npm is not on PATH; any other failure, an npm install
+// failure included, fails them.
+//
+// To move to newer versions: edit the versions in package.json, run
+// `npm install --package-lock-only --no-audit --no-fund` in this directory
+// to regenerate package-lock.json, and run `go test ./internal/interop/`.
+package interop
