@@ -340,7 +340,9 @@ func (c *Conn) reply(r *Response) {
 	if r == nil {
 		return // a suppressed response
 	}
-	ctx := c.ctx
+	// A response already computed is still sent while the stream is open,
+	// even if Close has begun: the peer is waiting for it.
+	ctx := context.WithoutCancel(c.ctx)
 	if r.ID.IsValid() {
 		ctx = WithRelatedRequest(ctx, r.ID)
 	}

@@ -166,6 +166,9 @@ type ClientCapabilities struct {
 	Roots        *RootsCapabilities       `json:"roots,omitzero"`
 	Sampling     *SamplingCapabilities    `json:"sampling,omitzero"`
 	Elicitation  *ElicitationCapabilities `json:"elicitation,omitzero"`
+	// Tasks is the experimental tasks capability of 2025-11-25, kept as
+	// raw JSON until tasks are supported.
+	Tasks jsontext.Value `json:"tasks,omitzero"`
 }
 
 // ToolCapabilities is the server's tools capability.
@@ -198,6 +201,9 @@ type ServerCapabilities struct {
 	Prompts      *PromptCapabilities     `json:"prompts,omitzero"`
 	Resources    *ResourceCapabilities   `json:"resources,omitzero"`
 	Tools        *ToolCapabilities       `json:"tools,omitzero"`
+	// Tasks is the experimental tasks capability of 2025-11-25, kept as
+	// raw JSON until tasks are supported.
+	Tasks jsontext.Value `json:"tasks,omitzero"`
 }
 
 // InitializeParams are the params of initialize.
@@ -283,6 +289,15 @@ type Tool struct {
 	OutputSchema jsontext.Value   `json:"outputSchema,omitzero"`
 	Annotations  *ToolAnnotations `json:"annotations,omitzero"`
 	Icons        []Icon           `json:"icons,omitzero"`
+	// Execution describes how the tool may be run (2025-11-25), such as
+	// whether it supports being called as a task.
+	Execution *ToolExecution `json:"execution,omitzero"`
+}
+
+// ToolExecution describes how a tool may be run.
+type ToolExecution struct {
+	// TaskSupport is "forbidden" (the default), "optional" or "required".
+	TaskSupport string `json:"taskSupport,omitzero"`
 }
 
 // ListToolsParams are the params of tools/list.

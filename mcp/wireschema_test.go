@@ -94,6 +94,8 @@ var wireCases = []struct {
 	{"InitializeResult", Version20241105, &InitializeResult{ProtocolVersion: Version20241105, Capabilities: &ServerCapabilities{}, ServerInfo: &Implementation{Name: "s", Version: "1"}, Instructions: "use it"}},
 	{"Tool", Version20241105, &Tool{Name: "t", Description: "d", InputSchema: jsontext.Value(`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`)}},
 	{"Tool", Version20250618, &Tool{Name: "t", Title: "T", InputSchema: jsontext.Value(`{"type":"object"}`), OutputSchema: jsontext.Value(`{"type":"object"}`), Annotations: &ToolAnnotations{ReadOnlyHint: true}}},
+	{"Tool", Version20251125, &Tool{Name: "t", InputSchema: jsontext.Value(`{"type":"object"}`), Execution: &ToolExecution{TaskSupport: "optional"}}},
+	{"ServerCapabilities", Version20251125, &ServerCapabilities{Tasks: jsontext.Value(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)}},
 	{"ListToolsResult", Version20241105, &ListToolsResult{Tools: []*Tool{{Name: "t", InputSchema: jsontext.Value(`{"type":"object"}`)}}, NextCursor: "c"}},
 	{"ListToolsResult", Version20241105, &ListToolsResult{}},
 	{"CallToolResult", Version20241105, &CallToolResult{Content: []Content{&TextContent{Text: "hi"}, &ImageContent{Data: []byte{1}, MIMEType: "image/png"}}, IsError: true}},
