@@ -58,7 +58,7 @@ func connect(t *testing.T, s *Server, c *Client) (*ClientSession, *ServerSession
 
 type addIn struct {
 	A int `json:"a" jsonschema:"the first addend"`
-	B int `json:"b,omitempty" jsonschema:"the second addend"`
+	B int `json:"b,omitempty" jsonschema:"the second addend" schema:"default=10"`
 }
 
 type addOut struct {
@@ -68,8 +68,7 @@ type addOut struct {
 func testServer(t *testing.T, opts *ServerOptions) *Server {
 	t.Helper()
 	s := NewServer(&Implementation{Name: "test-server", Version: "1.0.0"}, opts)
-	addSchema := jsontext.Value(`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer","default":10}},"required":["a"]}`)
-	must(t, AddTool(s, &Tool{Name: "add", Description: "Adds.", InputSchema: addSchema}, func(ctx context.Context, req *CallToolRequest, in addIn) (addOut, error) {
+	must(t, AddTool(s, &Tool{Name: "add", Description: "Adds."}, func(ctx context.Context, req *CallToolRequest, in addIn) (addOut, error) {
 		return addOut{Sum: in.A + in.B}, nil
 	}))
 	must(t, AddTool(s, &Tool{Name: "fail"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (string, error) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/schema"
 	"github.com/mcpkit/mcpkit/transport"
 )
 
@@ -75,7 +76,7 @@ type Server struct {
 	impl      Implementation
 	opts      ServerOptions
 	logger    *slog.Logger
-	reflector reflector
+	reflector schema.Reflector
 
 	mu        sync.RWMutex
 	tools     features[*serverTool]

@@ -1,32 +1,30 @@
 package mcp
 
 import (
-	stdjson "encoding/json"
 	"fmt"
 	"reflect"
-	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/mcpkit/mcpkit/internal/fastschema"
+	"github.com/mcpkit/mcpkit/schema"
 )
 
 // validator is a compiled JSON Schema: its wire form, and what validates
 // against it.
 type validator struct {
 	schemaJSON  jsontext.Value
-	compiled    *compiledSchema
+	compiled    *schema.Compiled
 	hasDefaults bool
 }
 
 // newValidator infers the schema of t (or uses override, when given) and
 // compiles it once.
-func newValidator(r *reflector, t reflect.Type, override jsontext.Value) (*validator, error) {
+func newValidator(r *schema.Reflector, t reflect.Type, override jsontext.Value) (*validator, error) {
 	if len(override) > 0 {
 		return compileSchema(override)
 	}
-	s, err := r.reflect(t)
+	s, err := r.Reflect(t)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +33,7 @@ func newValidator(r *reflector, t reflect.Type, override jsontext.Value) (*valid
 
 // compileSchema compiles a schema given as JSON (2020-12 or draft-07).
 func compileSchema(raw []byte) (*validator, error) {
-	s, err := parseSchema(raw)
+	s, err := schema.Parse(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +45,7 @@ func compileParsed(s *jsonschema.Schema) (*validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding schema: %w", err)
 	}
-	c, err := compile(s)
+	c, err := schema.Compile(s)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +89,7 @@ type argBinder[In any] struct {
 	*validator
 }
 
-func newArgBinder[In any](r *reflector, override jsontext.Value) (*argBinder[In], error) {
+func newArgBinder[In any](r *schema.Reflector, override jsontext.Value) (*argBinder[In], error) {
 	t := reflect.TypeFor[In]()
 	if k := derefKind(t); k != reflect.Struct && k != reflect.Map && k != reflect.Interface {
 		return nil, fmt.Errorf("input type %v must be a struct or a map", t)
@@ -135,60 +133,3 @@ func (b *argBinder[In]) bind(raw jsontext.Value) (In, error) {
 	}
 	return in, nil
 }
-
-// reflector infers schemas from Go types, once per type.
-// TODO(lead): replace with schema.Reflector when the schema package lands.
-type reflector struct {
-	mu    sync.Mutex
-	cache map[reflect.Type]*jsonschema.Schema
-}
-
-func (r *reflector) reflect(t reflect.Type) (*jsonschema.Schema, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if s, ok := r.cache[t]; ok {
-		return s, nil
-	}
-	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{})
-	if err != nil {
-		return nil, err
-	}
-	if r.cache == nil {
-		r.cache = map[reflect.Type]*jsonschema.Schema{}
-	}
-	r.cache[t] = s
-	return s, nil
-}
-
-func parseSchema(raw []byte) (*jsonschema.Schema, error) {
-	var s jsonschema.Schema
-	if err := stdjson.Unmarshal(raw, &s); err != nil {
-		return nil, err
-	}
-	return &s, nil
-}
-
-// compiledSchema validates with the fast subset validator when the schema
-// allows it, and with the general one otherwise.
-type compiledSchema struct {
-	r    *jsonschema.Resolved
-	fast *fastschema.Validator
-}
-
-func compile(s *jsonschema.Schema) (*compiledSchema, error) {
-	r, err := s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: false})
-	if err != nil {
-		return nil, err
-	}
-	fast, _ := fastschema.Compile(s)
-	return &compiledSchema{r: r, fast: fast}, nil
-}
-
-func (c *compiledSchema) Validate(x any) error {
-	if c.fast != nil {
-		return c.fast.Validate(x)
-	}
-	return c.r.Validate(x)
-}
-
-func (c *compiledSchema) ApplyDefaults(m map[string]any) { c.r.ApplyDefaults(&m) }
