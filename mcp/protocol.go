@@ -6,7 +6,6 @@ package mcp
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -858,4 +857,4 @@ func (r *CreateMessageResult) resultMeta() *Meta         { return &r.Meta }
 func (r *ListRootsResult) resultMeta() *Meta             { return &r.Meta }
 func (r *ElicitResult) resultMeta() *Meta                { return &r.Meta }
 
-var _ = fmt.Sprintf
+
