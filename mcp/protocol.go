@@ -856,5 +856,3 @@ func (r *CompleteResult) resultMeta() *Meta              { return &r.Meta }
 func (r *CreateMessageResult) resultMeta() *Meta         { return &r.Meta }
 func (r *ListRootsResult) resultMeta() *Meta             { return &r.Meta }
 func (r *ElicitResult) resultMeta() *Meta                { return &r.Meta }
-
-
