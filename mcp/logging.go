@@ -39,6 +39,7 @@ type loggingHandler struct {
 	groups []string
 }
 
+// Enabled reports whether a record at level l would reach the client.
 func (h *loggingHandler) Enabled(_ context.Context, l slog.Level) bool {
 	if l < h.level.Level() {
 		return false
@@ -49,6 +50,7 @@ func (h *loggingHandler) Enabled(_ context.Context, l slog.Level) bool {
 	return min == "" || !levelFromSlog(l).less(min)
 }
 
+// Handle sends the record as a notifications/message.
 func (h *loggingHandler) Handle(ctx context.Context, r slog.Record) error {
 	data := make(map[string]any, r.NumAttrs()+len(h.attrs)+1)
 	data["message"] = r.Message
@@ -94,6 +96,7 @@ func addAttr(m map[string]any, a slog.Attr) {
 	m[a.Key] = a.Value.Any()
 }
 
+// WithAttrs returns a handler that adds attrs to every message.
 func (h *loggingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	c := &loggingHandler{ss: h.ss, logger: h.logger, level: h.level, groups: h.groups}
 	if len(h.groups) == 0 {
@@ -112,6 +115,7 @@ func (h *loggingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	return c
 }
 
+// WithGroup returns a handler that nests later attributes under name.
 func (h *loggingHandler) WithGroup(name string) slog.Handler {
 	if name == "" {
 		return h

@@ -148,6 +148,7 @@ type Error struct {
 	Message string
 }
 
+// Error implements error.
 func (e *Error) Error() string {
 	if e.Path == "" {
 		return e.Message
