@@ -1,0 +1,256 @@
+package transport
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpkit/mcpkit/internal/sse"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// Helpers shared by the tests of the HTTP client transports.
+
+// hcServe starts a test server on 127.0.0.1 and closes it when the test
+// ends. Register it after checkLeaks and before the connection, so that
+// the connection closes first and the server's handlers see their
+// requests end.
+func hcServe(t *testing.T, h http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// hcStartSSE begins an event stream response and returns a function that
+// sends one event and flushes it.
+func hcStartSSE(w http.ResponseWriter, header http.Header) func(sse.Event) {
+	for k, v := range header {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	w.(http.Flusher).Flush()
+	return func(e sse.Event) {
+		w.Write(sse.AppendEvent(nil, &e))
+		w.(http.Flusher).Flush()
+	}
+}
+
+// hcMessageEvent returns a message event carrying m.
+func hcMessageEvent(t testing.TB, id string, m jsonrpc.Message) sse.Event {
+	return sse.Event{ID: id, Data: []byte(encode(t, m))}
+}
+
+// hcReadBody decodes a request body as one message.
+func hcReadBody(t testing.TB, r *http.Request) jsonrpc.Message {
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		t.Errorf("reading request body: %v", err)
+		return nil
+	}
+	m, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		t.Errorf("decoding request body %q: %v", data, err)
+		return nil
+	}
+	return m
+}
+
+// hcWriteJSON answers with m as a JSON body.
+func hcWriteJSON(t testing.TB, w http.ResponseWriter, m jsonrpc.Message) {
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, encode(t, m))
+}
+
+// hcResult returns a successful response to id with the given raw result.
+func hcResult(id jsonrpc.ID, result string) *jsonrpc.Response {
+	return &jsonrpc.Response{ID: id, Result: jsontext.Value(result)}
+}
+
+// hcRead reads one message, failing the test on an error or after ten
+// seconds.
+func hcRead(t testing.TB, c Conn) jsonrpc.Message {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, err := c.Read(ctx)
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	return m
+}
+
+// hcReadString reads one message and returns its encoding.
+func hcReadString(t testing.TB, c Conn) string {
+	t.Helper()
+	return encode(t, hcRead(t, c))
+}
+
+// hcWait waits for a value on ch, failing the test after ten seconds.
+func hcWait[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+		var zero T
+		return zero
+	}
+}
+
+// hcSeen is one request a fake server received.
+type hcSeen struct {
+	method string // HTTP method
+	header http.Header
+	msg    jsonrpc.Message // POST body, decoded
+}
+
+// hcFake is a small Streamable HTTP server for the client tests. By
+// default it answers initialize with a JSON response and a session id,
+// other requests with a JSON response echoing the method, notifications
+// and responses with 202, GET with 405 and DELETE with 200. Hooks replace
+// parts of that.
+type hcFake struct {
+	t *testing.T
+
+	mu      sync.Mutex
+	session string // the current session; "" before initialize
+	nextSID int
+	seen    []hcSeen
+
+	// noSession makes the server assign no session id.
+	noSession bool
+	// post, if set, handles a POST first; it returns false to let the
+	// default handling go on. Its message is already decoded.
+	post func(w http.ResponseWriter, r *http.Request, m jsonrpc.Message) bool
+	// get handles GET; nil answers 405.
+	get func(w http.ResponseWriter, r *http.Request)
+	// del handles DELETE; nil answers 200.
+	del func(w http.ResponseWriter, r *http.Request)
+}
+
+func hcNewFake(t *testing.T) *hcFake { return &hcFake{t: t} }
+
+// expire ends the current session, so requests naming it get 404.
+func (f *hcFake) expire() {
+	f.mu.Lock()
+	f.session = "expired-" + f.session
+	f.mu.Unlock()
+}
+
+// requests returns what the server received so far.
+func (f *hcFake) requests() []hcSeen {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]hcSeen(nil), f.seen...)
+}
+
+// methods returns the HTTP method, and for POSTs the JSON-RPC method (or
+// "response"), of each request received.
+func (f *hcFake) methods() []string {
+	var out []string
+	for _, s := range f.requests() {
+		name := s.method
+		switch m := s.msg.(type) {
+		case *jsonrpc.Request:
+			name += " " + m.Method
+		case *jsonrpc.Response:
+			name += " response"
+		case jsonrpc.Batch:
+			name += " batch"
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+func (f *hcFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var m jsonrpc.Message
+	if r.Method == http.MethodPost {
+		m = hcReadBody(f.t, r)
+	}
+	f.mu.Lock()
+	f.seen = append(f.seen, hcSeen{method: r.Method, header: r.Header.Clone(), msg: m})
+	session := f.session
+	f.mu.Unlock()
+	isInit := hcIsInitialize(m)
+	if !isInit && session != "" && r.Header.Get(hcHeaderSessionID) != session {
+		http.Error(w, "no such session", http.StatusNotFound)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		if f.get == nil {
+			http.Error(w, "no stream", http.StatusMethodNotAllowed)
+			return
+		}
+		f.get(w, r)
+		return
+	case http.MethodDelete:
+		if f.del != nil {
+			f.del(w, r)
+		}
+		return
+	}
+	if f.post != nil && f.post(w, r, m) {
+		return
+	}
+	switch m := m.(type) {
+	case *jsonrpc.Request:
+		if m.IsNotification() {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		if isInit && !f.noSession {
+			f.mu.Lock()
+			f.nextSID++
+			f.session = "session-" + string(rune('0'+f.nextSID))
+			w.Header().Set(hcHeaderSessionID, f.session)
+			f.mu.Unlock()
+		}
+		hcWriteJSON(f.t, w, hcResult(m.ID, `{"method":"`+m.Method+`"}`))
+	case jsonrpc.Batch:
+		var out jsonrpc.Batch
+		for _, e := range m {
+			if r, ok := e.(*jsonrpc.Request); ok && !r.IsNotification() {
+				out = append(out, hcResult(r.ID, `{"method":"`+r.Method+`"}`))
+			}
+		}
+		hcWriteJSON(f.t, w, out)
+	default:
+		w.WriteHeader(http.StatusAccepted)
+	}
+}
+
+// hcInitialize runs the initialization exchange on c.
+func hcInitialize(t *testing.T, c Conn) {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.Write(ctx, request(1, "initialize", `{"protocolVersion":"2025-11-25"}`)); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	if got, want := hcReadString(t, c), `{"jsonrpc":"2.0","id":1,"result":{"method":"initialize"}}`; got != want {
+		t.Fatalf("initialize response %s, want %s", got, want)
+	}
+	if err := c.Write(ctx, &jsonrpc.Request{Method: "notifications/initialized"}); err != nil {
+		t.Fatalf("initialized: %v", err)
+	}
+}
+
+// hcConnect connects tr and closes the connection when the test ends.
+func hcConnect(t *testing.T, tr Transport) Conn {
+	t.Helper()
+	c, err := tr.Connect(context.Background())
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
