@@ -1,0 +1,186 @@
+// Command everything-client is the client that the official MCP
+// conformance suite (@modelcontextprotocol/conformance) tests in its client
+// scenarios. The suite starts a mock server per scenario and runs
+//
+//	everything-client [-timeout D] <server-url>
+//
+// with the scenario's name in the environment variable
+// MCP_CONFORMANCE_SCENARIO and the revision to speak in
+// MCP_CONFORMANCE_PROTOCOL_VERSION. The client connects over Streamable
+// HTTP, does what the scenario expects of it, and exits 0, or non-zero
+// with the reason on standard error when something failed.
+//
+// Scenarios it knows:
+//
+//   - initialize: connect, list the tools if the server has any,
+//     disconnect.
+//   - tools_call: list the tools and call add_numbers with a and b.
+//   - elicitation-sep1034-client-defaults: accept the server's elicitation
+//     with empty content, so that the client fills in the schema's
+//     defaults; the server calls it from test_client_elicitation_defaults.
+//   - sse-retry: call test_reconnection, whose response stream the server
+//     closes; the transport resumes it with GET and Last-Event-ID after
+//     the server's retry delay.
+//   - json-schema-2020-12-preservation: list the tools and send the input
+//     schema of json_schema_2020_12_tool back, byte for byte, as the
+//     schema argument of json_schema_echo.
+//
+// Any other scenario (the auth/* family until authorization exists):
+// connect and list the tools if the server has any; failing to is an
+// error.
+//
+// conformance_test.go at the repository root builds and runs it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+func main() {
+	timeout := flag.Duration("timeout", 20*time.Second, "give up after this long")
+	flag.Parse()
+	if flag.NArg() < 1 {
+		fmt.Fprintln(os.Stderr, "usage: everything-client [-timeout D] <server-url>")
+		os.Exit(2)
+	}
+	url := flag.Arg(flag.NArg() - 1)
+	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	if err := run(ctx, scenario, os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"), url); err != nil {
+		fmt.Fprintf(os.Stderr, "everything-client: scenario %q: %v\n", scenario, err)
+		os.Exit(1)
+	}
+}
+
+// scenarios maps each scenario name to what the client does in it, once
+// connected.
+var scenarios = map[string]func(ctx context.Context, cs *mcp.ClientSession) error{
+	"initialize":                          listTools,
+	"tools_call":                          callAddNumbers,
+	"elicitation-sep1034-client-defaults": callTool("test_client_elicitation_defaults"),
+	"sse-retry":                           callTool("test_reconnection"),
+	"json-schema-2020-12-preservation":    echoSchema,
+}
+
+// run connects to url and plays the scenario.
+func run(ctx context.Context, scenario, version, url string) error {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	opts := &mcp.ClientOptions{
+		Logger: logger,
+		// Accept every form elicitation with no content of its own: the
+		// client fills in the defaults of the requested schema (SEP-1034)
+		// before it answers.
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{}}, nil
+		},
+	}
+	if slices.Contains(mcp.SupportedVersions(), version) {
+		opts.ProtocolVersion = version
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "mcpkit-conformance-client", Version: "1.0.0"}, opts)
+	cs, err := c.Connect(ctx, &transport.StreamableClientTransport{URL: url})
+	if err != nil {
+		return err
+	}
+	play, ok := scenarios[scenario]
+	if !ok {
+		play = listTools
+	}
+	err = play(ctx, cs)
+	if cerr := cs.Close(); err == nil && cerr != nil && !errors.Is(cerr, mcp.ErrSessionClosed) {
+		err = fmt.Errorf("closing: %w", cerr)
+	}
+	return err
+}
+
+// tools lists every tool the server offers.
+func tools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+	var all []*mcp.Tool
+	for t, err := range cs.Tools(ctx) {
+		if err != nil {
+			return nil, fmt.Errorf("listing tools: %w", err)
+		}
+		all = append(all, t)
+	}
+	return all, nil
+}
+
+// listTools lists the tools, if the server offers any.
+func listTools(ctx context.Context, cs *mcp.ClientSession) error {
+	if caps := cs.InitializeResult().Capabilities; caps == nil || caps.Tools == nil {
+		return nil
+	}
+	_, err := tools(ctx, cs)
+	return err
+}
+
+// find returns the named tool, listing the tools as a client would first.
+func find(ctx context.Context, cs *mcp.ClientSession, name string) (*mcp.Tool, error) {
+	all, err := tools(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range all {
+		if t.Name == name {
+			return t, nil
+		}
+	}
+	return nil, fmt.Errorf("the server offers no tool %q", name)
+}
+
+// call calls a tool and turns a tool error into an error.
+func call(ctx context.Context, cs *mcp.ClientSession, name string, args jsontext.Value) error {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return fmt.Errorf("calling %s: %w", name, err)
+	}
+	if res.IsError {
+		return fmt.Errorf("tool %s failed: %v", name, res.Content)
+	}
+	return nil
+}
+
+// callTool returns a scenario that lists the tools and calls name with
+// no arguments.
+func callTool(name string) func(context.Context, *mcp.ClientSession) error {
+	return func(ctx context.Context, cs *mcp.ClientSession) error {
+		if _, err := find(ctx, cs, name); err != nil {
+			return err
+		}
+		return call(ctx, cs, name, jsontext.Value(`{}`))
+	}
+}
+
+func callAddNumbers(ctx context.Context, cs *mcp.ClientSession) error {
+	if _, err := find(ctx, cs, "add_numbers"); err != nil {
+		return err
+	}
+	return call(ctx, cs, "add_numbers", jsontext.Value(`{"a":5,"b":3}`))
+}
+
+// echoSchema sends the input schema of json_schema_2020_12_tool back as
+// received: the scenario checks that no keyword was lost on the way
+// through the client.
+func echoSchema(ctx context.Context, cs *mcp.ClientSession) error {
+	focal, err := find(ctx, cs, "json_schema_2020_12_tool")
+	if err != nil {
+		return err
+	}
+	if !focal.InputSchema.IsValid() || focal.InputSchema.Kind() != '{' {
+		return fmt.Errorf("json_schema_2020_12_tool has no object input schema: %s", focal.InputSchema)
+	}
+	args := append(append([]byte(`{"schema":`), focal.InputSchema...), '}')
+	return call(ctx, cs, "json_schema_echo", jsontext.Value(args))
+}
