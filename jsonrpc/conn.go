@@ -28,6 +28,25 @@ type Handler interface {
 	Handle(ctx context.Context, req *Request) (result any, err error)
 }
 
+// ContextBinder may be implemented by the Extra value a transport attaches
+// to an incoming [Request]. Before the handler runs, the [Conn] passes the
+// context it built for the request to BindContext and gives the handler
+// the context returned; release is called once the handler has returned.
+// Transports use it to make request-scoped data (such as the HTTP request
+// that carried the message) visible to handlers, and to cancel a handler
+// when its request's exchange is gone.
+type ContextBinder interface {
+	BindContext(ctx context.Context) (bound context.Context, release func())
+}
+
+// bindContext applies req's ContextBinder, if any.
+func bindContext(ctx context.Context, req *Request) (context.Context, func()) {
+	if b, ok := req.Extra.(ContextBinder); ok {
+		return b.BindContext(ctx)
+	}
+	return ctx, func() {}
+}
+
 // HandlerFunc adapts a function to the [Handler] interface.
 type HandlerFunc func(ctx context.Context, req *Request) (any, error)
 
@@ -132,7 +151,8 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 	return c
 }
 
-// Start begins reading the stream in a new goroutine. Calling it more than
+// Start begins reading the stream in a new goroutine, or, for a
+// [PushStream], asks the stream to start delivering. Calling it more than
 // once has no effect.
 func (c *Conn) Start() {
 	c.mu.Lock()
@@ -142,6 +162,11 @@ func (c *Conn) Start() {
 	}
 	c.started = true
 	c.mu.Unlock()
+	if ps, ok := c.stream.(PushStream); ok {
+		close(c.reader) // no read loop to wait for
+		ps.Push(c.dispatch, func(err error) { c.shutdown(err) })
+		return
+	}
 	go c.readLoop()
 }
 
@@ -402,7 +427,10 @@ func (c *Conn) notifyLoop() {
 			c.queue = c.queue[:0:cap(c.queue)]
 		}
 		c.mu.Unlock()
-		if _, err := c.call(c.ctx, n); err != nil {
+		ctx, release := bindContext(c.ctx, n)
+		_, err := c.call(ctx, n)
+		release()
+		if err != nil {
 			c.logger.Debug("jsonrpc: notification handler failed", "method", n.Method, "err", err)
 		}
 	}
@@ -439,7 +467,9 @@ func (c *Conn) startRequest(req *Request, collect func(*Response)) {
 
 	go func() {
 		defer c.wg.Done()
-		result, err := c.call(ctx, req)
+		hctx, release := bindContext(ctx, req)
+		result, err := c.call(hctx, req)
+		release()
 		c.mu.Lock()
 		delete(c.incoming, req.ID)
 		suppressed := in.cancelled

@@ -21,6 +21,24 @@ type Stream interface {
 	Close() error
 }
 
+// PushStream is a [Stream] that delivers incoming messages by calling the
+// connection back, instead of having a goroutine wait in Read. A transport
+// whose messages arrive on goroutines it does not own (one per HTTP
+// request, say) implements it so that an idle connection holds no
+// goroutine at all.
+//
+// When a [Conn]'s stream implements PushStream, [Conn.Start] calls Push
+// once and never calls Read. The stream then calls receive for each
+// incoming message, from one goroutine at a time and in arrival order (a
+// *[DecodeError] is answered like one returned by Read), and calls end
+// once, with the reason, when no more messages will arrive; io.EOF means
+// the peer ended the stream cleanly. receive does not block on handlers:
+// requests are handled on their own goroutines.
+type PushStream interface {
+	Stream
+	Push(receive func(Message), end func(error))
+}
+
 type relatedKey struct{}
 
 // WithRelatedRequest returns a context recording that messages written with

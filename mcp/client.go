@@ -198,6 +198,9 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 	cs.mu.Lock()
 	cs.init = res
 	cs.mu.Unlock()
+	if pv, ok := tc.(interface{ SetProtocolVersion(string) }); ok {
+		pv.SetProtocolVersion(res.ProtocolVersion) // the MCP-Protocol-Version header of HTTP transports
+	}
 	if err := cs.notify(ctx, NotificationInitialized, &InitializedParams{}); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("mcp: initialized: %w", err)

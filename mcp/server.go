@@ -140,6 +140,14 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 	if sid, ok := tc.(interface{ SessionID() string }); ok && sid.SessionID() != "" {
 		ss.id = sid.SessionID()
 	}
+	if sc, ok := tc.(transport.StatelessConn); ok {
+		// One exchange of a stateless deployment: serve it as if the
+		// handshake had happened, with no client capabilities.
+		ss.stateless = true
+		ss.state = stateReady
+		ss.version = sc.ProtocolVersion()
+		ss.clientCaps = &ClientCapabilities{}
+	}
 	conn := jsonrpc.NewConn(tc, &jsonrpc.ConnOptions{
 		Handler:     ss,
 		MaxInFlight: s.opts.MaxConcurrentRequests,
@@ -154,7 +162,7 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 	s.sessions[ss] = struct{}{}
 	s.mu.Unlock()
 	conn.Start()
-	if s.opts.KeepAlive > 0 {
+	if s.opts.KeepAlive > 0 && !ss.stateless {
 		go keepAlive(s.opts.KeepAlive, conn.Done(), ss.Ping, ss.Close)
 	}
 	return ss, nil

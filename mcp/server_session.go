@@ -13,9 +13,10 @@ import (
 // called. Its methods are safe for concurrent use.
 type ServerSession struct {
 	endpoint
-	server *Server
-	id     string
-	recv   MethodHandler // receiving middleware chain
+	server    *Server
+	id        string
+	recv      MethodHandler // receiving middleware chain
+	stateless bool          // one exchange of a stateless transport
 
 	mu            sync.Mutex
 	state         sessionState
@@ -186,7 +187,7 @@ func (ss *ServerSession) initialize(ctx context.Context, req *InitializeRequest)
 	p := req.Params
 	version := negotiate(p.ProtocolVersion)
 	ss.mu.Lock()
-	if ss.state != stateNew {
+	if ss.state != stateNew && !ss.stateless {
 		ss.mu.Unlock()
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: session already initialized"}
 	}

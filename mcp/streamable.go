@@ -1,0 +1,42 @@
+package mcp
+
+import (
+	"context"
+
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// NewStreamableHTTPHandler returns an http.Handler serving s over the
+// Streamable HTTP transport (protocol revisions 2025-03-26 and later):
+//
+//	http.Handle("/mcp", mcp.NewStreamableHTTPHandler(server, nil))
+//
+// Each session is a [ServerSession] of s. opts may be nil; when its
+// SupportedVersions is nil, the revisions this package supports are
+// accepted. See [transport.StreamableHTTPHandler] for the behaviour and
+// [transport.StreamableHTTPOptions] for the settings, including the
+// stateless mode.
+func NewStreamableHTTPHandler(s *Server, opts *transport.StreamableHTTPOptions) *transport.StreamableHTTPHandler {
+	var o transport.StreamableHTTPOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.SupportedVersions == nil {
+		o.SupportedVersions = SupportedVersions()
+	}
+	if o.Logger == nil {
+		o.Logger = s.opts.Logger
+	}
+	return transport.NewStreamableHTTPHandler(s.connectConn, &o)
+}
+
+// connectConn starts a session on an accepted connection.
+func (s *Server) connectConn(ctx context.Context, c transport.Conn) error {
+	_, err := s.Connect(ctx, acceptedTransport{c})
+	return err
+}
+
+// acceptedTransport is a Transport whose connection already exists.
+type acceptedTransport struct{ c transport.Conn }
+
+func (t acceptedTransport) Connect(context.Context) (transport.Conn, error) { return t.c, nil }

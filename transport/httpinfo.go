@@ -1,0 +1,98 @@
+package transport
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+)
+
+// HTTPRequestInfo describes the HTTP request that carried an incoming
+// message on a server-side HTTP transport. The transport sets it as the
+// message's [jsonrpc.Request.Extra] and puts it in the handler's context,
+// where [HTTPRequestInfoFromContext] finds it.
+//
+// The fields are copies taken when the request arrived; they stay valid
+// after the HTTP exchange is over.
+type HTTPRequestInfo struct {
+	// Method is the HTTP method, usually POST.
+	Method string
+	// URL is the request URL as the server received it.
+	URL *url.URL
+	// Header holds the request headers. Do not modify it.
+	Header http.Header
+	// RemoteAddr is the client's network address.
+	RemoteAddr string
+	// Principal is the authenticated identity the request carried (see
+	// [WithPrincipal]), or "".
+	Principal string
+
+	closeStream func()          // ends the SSE stream of the exchange; nil when none
+	cancelOn    context.Context // done when the handler must stop; nil for never
+}
+
+type httpInfoKey struct{}
+
+// HTTPRequestInfoFromContext returns the HTTP request information of the
+// message a handler is serving, or nil when the message did not arrive
+// over HTTP.
+func HTTPRequestInfoFromContext(ctx context.Context) *HTTPRequestInfo {
+	i, _ := ctx.Value(httpInfoKey{}).(*HTTPRequestInfo)
+	return i
+}
+
+// CloseSSEStream ends the SSE stream that the response to this request
+// would travel on, without ending the request: the handler keeps running,
+// and a client that resumes the stream (GET with Last-Event-ID) receives
+// what was sent meanwhile. This is the server side of SSE polling
+// (protocol revision 2025-11-25); it is useful only when the transport has
+// an [EventStore], since without one the messages sent after the close are
+// lost. It does nothing when the exchange has no SSE stream.
+func (i *HTTPRequestInfo) CloseSSEStream() {
+	if i != nil && i.closeStream != nil {
+		i.closeStream()
+	}
+}
+
+// BindContext implements [jsonrpc.ContextBinder]: it adds i to the
+// handler's context, and cancels that context when the client abandons the
+// exchange and the server cannot resume it.
+func (i *HTTPRequestInfo) BindContext(ctx context.Context) (context.Context, func()) {
+	ctx = context.WithValue(ctx, httpInfoKey{}, i)
+	if i.cancelOn == nil {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(i.cancelOn, func() { cancel(context.Cause(i.cancelOn)) })
+	return ctx, func() { stop(); cancel(nil) }
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns a context carrying the authenticated identity of an
+// HTTP request. Authentication middleware in front of an MCP HTTP handler
+// calls it on the request's context; the handlers in this package then
+// bind each session to the principal that created it and refuse its use
+// by any other (HTTP 403), so a leaked session ID cannot be used by
+// another user.
+func WithPrincipal(ctx context.Context, principal string) context.Context {
+	return context.WithValue(ctx, principalKey{}, principal)
+}
+
+// PrincipalFromContext returns the identity recorded by [WithPrincipal],
+// or "".
+func PrincipalFromContext(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
+}
+
+// newHTTPRequestInfo copies what handlers may need from r.
+func newHTTPRequestInfo(r *http.Request) *HTTPRequestInfo {
+	u := *r.URL
+	return &HTTPRequestInfo{
+		Method:     r.Method,
+		URL:        &u,
+		Header:     r.Header,
+		RemoteAddr: r.RemoteAddr,
+		Principal:  PrincipalFromContext(r.Context()),
+	}
+}

@@ -1,0 +1,143 @@
+package transport
+
+import (
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// HTTPSecurity configures the checks an MCP HTTP server makes on every
+// request before anything else, against cross-site requests from browsers
+// and DNS rebinding. The zero value is the safe default:
+//
+//   - A request with an Origin header is refused (403) unless the origin
+//     has the same host and port as the request's Host header, or is listed
+//     in AllowedOrigins. Requests without Origin (non-browser clients) pass.
+//   - A server listening on a loopback address refuses (403) requests whose
+//     Host is not a loopback name (localhost, 127.0.0.1, [::1], any port)
+//     or listed in AllowedHosts. A DNS-rebinding page in a browser sends its
+//     own host name, so it is refused.
+type HTTPSecurity struct {
+	// AllowedOrigins lists further origins allowed to call, such as
+	// "https://app.example.com". "*" allows any origin.
+	AllowedOrigins []string
+	// AllowedHosts lists further Host header values accepted by a server on
+	// a loopback address, with or without a port.
+	AllowedHosts []string
+	// DisableHostCheck turns the loopback Host check off.
+	DisableHostCheck bool
+}
+
+// check returns the HTTP status and reason to refuse r with, or 0.
+func (s *HTTPSecurity) check(r *http.Request) (int, string) {
+	if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin, r.Host) {
+		return http.StatusForbidden, "Forbidden: origin not allowed"
+	}
+	if !s.DisableHostCheck && onLoopback(r) && !s.hostAllowed(r.Host) {
+		return http.StatusForbidden, "Forbidden: host not allowed"
+	}
+	return 0, ""
+}
+
+func (s *HTTPSecurity) originAllowed(origin, host string) bool {
+	if slices.Contains(s.AllowedOrigins, "*") || slices.Contains(s.AllowedOrigins, origin) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	return strings.EqualFold(u.Host, host) || (isLoopbackHost(u.Host) && isLoopbackHost(host) && portOf(u) == portOfHost(host))
+}
+
+func (s *HTTPSecurity) hostAllowed(host string) bool {
+	if isLoopbackHost(host) {
+		return true
+	}
+	name := hostName(host)
+	for _, h := range s.AllowedHosts {
+		if strings.EqualFold(h, host) || strings.EqualFold(h, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// onLoopback reports whether r arrived on a loopback address.
+func onLoopback(r *http.Request) bool {
+	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return false
+	}
+	if tcp, ok := addr.(*net.TCPAddr); ok {
+		return tcp.IP.IsLoopback()
+	}
+	host, _, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// hostName strips the port from a Host header value.
+func hostName(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		return h
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+}
+
+func portOfHost(host string) string {
+	if _, p, err := net.SplitHostPort(host); err == nil {
+		return p
+	}
+	return ""
+}
+
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	return ""
+}
+
+// isLoopbackHost reports whether a Host value names the local machine.
+func isLoopbackHost(host string) bool {
+	name := strings.ToLower(hostName(host))
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(name)
+	return ip != nil && ip.IsLoopback()
+}
+
+// accepts reports whether an Accept header admits the media type typ
+// ("application/json" or "text/event-stream").
+func accepts(header []string, typ string) bool {
+	major, _, _ := strings.Cut(typ, "/")
+	for _, h := range header {
+		for part := range strings.SplitSeq(h, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil {
+				continue
+			}
+			if q, ok := params["q"]; ok && strings.TrimLeft(q, "0.") == "" {
+				continue // q=0: explicitly not acceptable
+			}
+			if mt == typ || mt == "*/*" || mt == major+"/*" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isJSONContent reports whether a Content-Type header is application/json.
+func isJSONContent(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}

@@ -1,0 +1,1200 @@
+package transport
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/mcpkit/mcpkit/internal/sse"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// ConnectFunc starts serving a connection accepted by a server-side
+// transport, such as one Streamable HTTP session. It must return promptly
+// and serve the connection in the background until the connection is
+// closed; an error refuses the connection. The mcp package supplies one
+// that connects an MCP server.
+type ConnectFunc func(ctx context.Context, conn Conn) error
+
+// StatelessConn is implemented by the connections of a stateless server
+// transport: each carries one HTTP exchange, and no initialize handshake
+// precedes its requests. ProtocolVersion is the revision the client named
+// in its MCP-Protocol-Version header (2025-03-26 when absent, as the
+// specification says).
+type StatelessConn interface {
+	Conn
+	ProtocolVersion() string
+}
+
+// ResponseMode chooses how a Streamable HTTP server answers a POST that
+// carries requests.
+type ResponseMode int
+
+const (
+	// ResponseAuto answers with a single application/json body when the
+	// response is the only thing the request produces, and switches to an
+	// SSE stream as soon as the server sends a notification or request tied
+	// to it (progress, logging, sampling...). With an [EventStore] and
+	// protocol 2025-11-25 or later it always streams, so that the client can
+	// resume.
+	ResponseAuto ResponseMode = iota
+	// ResponseJSON always answers with application/json. Messages tied to
+	// the request go to the session's standalone GET stream instead, if the
+	// client opened one.
+	ResponseJSON
+	// ResponseSSE always answers with an SSE stream.
+	ResponseSSE
+)
+
+// StreamableHTTPOptions configures a [StreamableHTTPHandler]. The zero
+// value is a secure, stateful default.
+type StreamableHTTPOptions struct {
+	// Stateless serves each POST on its own connection, with no session ID
+	// and no GET stream. Any replica can then serve any request, which suits
+	// horizontally scaled deployments. The limits: requests are served as if
+	// the initialize handshake had happened, with no client capabilities,
+	// so the server cannot send requests to the client (sampling,
+	// elicitation, roots), nor notifications outside a request's own
+	// response stream (list changes, resource updates), and
+	// logging/setLevel and resource subscriptions do not persist.
+	Stateless bool
+	// ResponseMode chooses JSON or SSE answers; see [ResponseMode].
+	ResponseMode ResponseMode
+	// EventStore, if set, makes SSE streams resumable: each event gets an
+	// ID, a client that loses a stream reconnects with GET and
+	// Last-Event-ID, and a request keeps running when its client
+	// disconnects. Without one, a request is cancelled when the client
+	// abandons its response stream. See [NewMemoryEventStore].
+	EventStore EventStore
+	// RetryInterval is the reconnection delay the server suggests to
+	// clients (the SSE retry field) on resumable streams. Zero means 1s.
+	RetryInterval time.Duration
+	// SessionIdleTimeout closes a session that has had no HTTP request,
+	// open stream or request in flight for this long, so that sessions
+	// clients never DELETE do not pile up. Zero means 10 minutes; negative
+	// means never.
+	SessionIdleTimeout time.Duration
+	// MaxSessions bounds the open sessions; past it, initialize is refused
+	// with 503. Zero means 10000; negative means no bound.
+	MaxSessions int
+	// MaxBodyBytes bounds a POST body; a larger one is refused with 413.
+	// Zero means DefaultMaxMessageSize.
+	MaxBodyBytes int64
+	// MaxEventBytes bounds one outgoing message. A larger response is
+	// replaced by an internal error; a larger notification or request is
+	// not sent. Zero means DefaultMaxMessageSize.
+	MaxEventBytes int
+	// Security configures the Origin and Host checks; the zero value is
+	// safe for local servers. See [HTTPSecurity].
+	Security HTTPSecurity
+	// SupportedVersions lists the protocol revisions accepted in the
+	// MCP-Protocol-Version header; a request naming another is refused
+	// with 400. Nil accepts any.
+	SupportedVersions []string
+	// Logger receives the handler's diagnostics. Nil discards them.
+	Logger *slog.Logger
+}
+
+// StreamableHTTPHandler is the server side of the Streamable HTTP
+// transport (protocol revisions 2025-03-26 and later) as an [http.Handler]:
+// mount it on the MCP endpoint of any mux, behind any middleware.
+//
+// Each session gets a fresh connection passed to the ConnectFunc given to
+// [NewStreamableHTTPHandler]: a POST carrying an initialize request starts
+// one, its response carries the new Mcp-Session-Id, and later requests
+// must present it. The handler routes each response, and each message a
+// request's handler sends, to the HTTP exchange of the request it belongs
+// to; other server messages go to the session's standalone GET stream.
+// DELETE ends a session. See [StreamableHTTPOptions] for the limits and
+// the stateless mode.
+//
+// Handlers reach the HTTP request through [HTTPRequestInfoFromContext].
+// Goroutines: none per idle session; one per HTTP request being served and
+// one per request being handled.
+type StreamableHTTPHandler struct {
+	connect     ConnectFunc
+	opts        StreamableHTTPOptions
+	logger      *slog.Logger
+	idle        time.Duration
+	maxSessions int
+	maxBody     int64
+	maxEvent    int
+	retry       time.Duration
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+	closed   bool
+}
+
+// NewStreamableHTTPHandler returns a handler that serves each session by
+// calling connect with its connection. opts may be nil.
+func NewStreamableHTTPHandler(connect ConnectFunc, opts *StreamableHTTPOptions) *StreamableHTTPHandler {
+	h := &StreamableHTTPHandler{connect: connect, sessions: make(map[string]*httpSession)}
+	if opts != nil {
+		h.opts = *opts
+	}
+	h.logger = h.opts.Logger
+	if h.logger == nil {
+		h.logger = slog.New(slog.DiscardHandler)
+	}
+	h.idle = h.opts.SessionIdleTimeout
+	if h.idle == 0 {
+		h.idle = 10 * time.Minute
+	}
+	h.maxSessions = h.opts.MaxSessions
+	if h.maxSessions == 0 {
+		h.maxSessions = 10000
+	}
+	h.maxBody = h.opts.MaxBodyBytes
+	if h.maxBody <= 0 {
+		h.maxBody = DefaultMaxMessageSize
+	}
+	h.maxEvent = h.opts.MaxEventBytes
+	if h.maxEvent <= 0 {
+		h.maxEvent = DefaultMaxMessageSize
+	}
+	h.retry = h.opts.RetryInterval
+	if h.retry <= 0 {
+		h.retry = time.Second
+	}
+	return h
+}
+
+// SessionIDs returns the IDs of the open sessions.
+func (h *StreamableHTTPHandler) SessionIDs() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ids := make([]string, 0, len(h.sessions))
+	for id := range h.sessions {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// CloseSession ends the session with the given ID, as a DELETE from its
+// client would. It reports whether the session existed.
+func (h *StreamableHTTPHandler) CloseSession(id string) bool {
+	h.mu.Lock()
+	s := h.sessions[id]
+	h.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	s.terminate(ErrSessionClosed)
+	return true
+}
+
+// Close ends every session and refuses new ones (503). It does not wait
+// for HTTP requests being served; shut the http.Server down for that.
+func (h *StreamableHTTPHandler) Close() error {
+	h.mu.Lock()
+	h.closed = true
+	all := make([]*httpSession, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		all = append(all, s)
+	}
+	h.mu.Unlock()
+	for _, s := range all {
+		s.terminate(ErrSessionClosed)
+	}
+	return nil
+}
+
+// ErrSessionClosed is the reason a server-side HTTP session's connection
+// reports when the session was ended by DELETE, by
+// [StreamableHTTPHandler.CloseSession] or by the handler closing.
+var ErrSessionClosed = errors.New("transport: HTTP session closed")
+
+// ErrSessionIdle is the reason a server-side HTTP session's connection
+// reports when it was closed for being idle too long.
+var ErrSessionIdle = errors.New("transport: HTTP session idle timeout")
+
+// errNoStream is returned when a server-to-client request has no stream to
+// travel on.
+var errNoStream = errors.New("transport: no stream open to the client for this message")
+
+const (
+	headerSessionID       = "Mcp-Session-Id"
+	headerProtocolVersion = "Mcp-Protocol-Version"
+	headerLastEventID     = "Last-Event-Id"
+	defaultHeaderVersion  = "2025-03-26" // assumed when the header is missing
+	batchVersion          = "2025-03-26" // the only revision with batches
+	primingVersion        = "2025-11-25" // first revision with priming events
+)
+
+// ServeHTTP implements [http.Handler].
+func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if code, msg := h.opts.Security.check(r); code != 0 {
+		http.Error(w, msg, code)
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.servePOST(w, r)
+	case http.MethodGet:
+		if h.opts.Stateless {
+			methodNotAllowed(w, "POST")
+			return
+		}
+		h.serveGET(w, r)
+	case http.MethodDelete:
+		if h.opts.Stateless {
+			methodNotAllowed(w, "POST")
+			return
+		}
+		h.serveDELETE(w, r)
+	default:
+		if h.opts.Stateless {
+			methodNotAllowed(w, "POST")
+		} else {
+			methodNotAllowed(w, "GET, POST, DELETE")
+		}
+	}
+}
+
+func methodNotAllowed(w http.ResponseWriter, allow string) {
+	w.Header().Set("Allow", allow)
+	http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+}
+
+// writeJSONRPCError answers an HTTP exchange with a JSON-RPC error body.
+func writeJSONRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, code int64, msg string) {
+	data, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: code, Message: msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(data)
+}
+
+// lookup finds the session a request names, answering the request itself
+// when it cannot be served: 400 without a session ID, 404 for an unknown
+// one, 403 for another principal's.
+func (h *StreamableHTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
+	id := r.Header.Get(headerSessionID)
+	if id == "" {
+		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: missing Mcp-Session-Id header")
+		return nil
+	}
+	h.mu.Lock()
+	s := h.sessions[id]
+	h.mu.Unlock()
+	if s == nil {
+		writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: unknown or expired session")
+		return nil
+	}
+	if s.principal != PrincipalFromContext(r.Context()) {
+		writeJSONRPCError(w, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Forbidden: session belongs to another principal")
+		return nil
+	}
+	return s
+}
+
+// checkVersion validates the MCP-Protocol-Version header and returns the
+// revision it names.
+func (h *StreamableHTTPHandler) checkVersion(w http.ResponseWriter, r *http.Request) (string, bool) {
+	v := r.Header.Get(headerProtocolVersion)
+	if v == "" {
+		v = defaultHeaderVersion
+	}
+	if h.opts.SupportedVersions != nil && !slices.Contains(h.opts.SupportedVersions, v) {
+		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
+			"Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(v))
+		return "", false
+	}
+	return v, true
+}
+
+func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request) {
+	if !accepts(r.Header.Values("Accept"), "application/json") || !accepts(r.Header.Values("Accept"), "text/event-stream") {
+		writeJSONRPCError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
+			"Not Acceptable: the client must accept both application/json and text/event-stream")
+		return
+	}
+	if !isJSONContent(r.Header.Get("Content-Type")) {
+		writeJSONRPCError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
+			"Unsupported Media Type: Content-Type must be application/json")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeJSONRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
+				fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", h.maxBody))
+			return
+		}
+		http.Error(w, "Bad Request: cannot read body", http.StatusBadRequest)
+		return
+	}
+	msg, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		var de *jsonrpc.DecodeError
+		if errors.As(err, &de) {
+			writeJSONRPCError(w, http.StatusBadRequest, de.ID, de.Err.Code, de.Err.Message)
+			return
+		}
+		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeParseError, "parse error")
+		return
+	}
+	var msgs []jsonrpc.Message
+	if b, ok := msg.(jsonrpc.Batch); ok {
+		msgs = b
+	} else {
+		msgs = []jsonrpc.Message{msg}
+	}
+	var (
+		requests []jsonrpc.ID
+		init     *jsonrpc.Request
+	)
+	for _, m := range msgs {
+		switch m := m.(type) {
+		case *jsonrpc.Request:
+			if !m.IsNotification() {
+				requests = append(requests, m.ID)
+			}
+			if m.Method == "initialize" {
+				init = m
+			}
+		case *jsonrpc.DecodeError:
+			if m.ID.IsValid() {
+				requests = append(requests, m.ID)
+			}
+		}
+	}
+	_, isBatch := msg.(jsonrpc.Batch)
+	if init != nil && (isBatch || init.IsNotification()) {
+		writeJSONRPCError(w, http.StatusBadRequest, init.ID, jsonrpc.CodeInvalidRequest, "Bad Request: initialize must be sent alone")
+		return
+	}
+	info := newHTTPRequestInfo(r)
+
+	if h.opts.Stateless {
+		version := defaultHeaderVersion
+		if init == nil {
+			v, ok := h.checkVersion(w, r)
+			if !ok {
+				return
+			}
+			version = v
+		}
+		if isBatch && version != batchVersion {
+			writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: batches are not allowed in protocol version "+version)
+			return
+		}
+		if len(requests) == 0 {
+			// Notifications and responses have no one to go to without a
+			// session; accept and drop them.
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		s := h.newSession("", info.Principal, true, version)
+		defer s.terminate(ErrSessionClosed)
+		if err := h.connect(r.Context(), statelessConn{s}); err != nil {
+			h.logger.Error("mcp http: connect failed", "err", err)
+			writeJSONRPCError(w, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.CodeInternalError, "Internal Server Error")
+			return
+		}
+		s.serveExchange(w, r, msgs, requests, info, isBatch, false)
+		return
+	}
+
+	if init != nil && r.Header.Get(headerSessionID) == "" {
+		h.mu.Lock()
+		full := h.closed || (h.maxSessions > 0 && len(h.sessions) >= h.maxSessions)
+		h.mu.Unlock()
+		if full {
+			writeJSONRPCError(w, http.StatusServiceUnavailable, init.ID, jsonrpc.CodeServerOverloaded, "Service Unavailable: too many sessions")
+			return
+		}
+		s := h.newSession(newHTTPSessionID(), info.Principal, false, "")
+		if err := h.connect(r.Context(), s); err != nil {
+			h.logger.Error("mcp http: connect failed", "err", err)
+			writeJSONRPCError(w, http.StatusInternalServerError, init.ID, jsonrpc.CodeInternalError, "Internal Server Error")
+			return
+		}
+		if !s.serveExchange(w, r, msgs, requests, info, false, true) {
+			s.terminate(ErrSessionClosed)
+		}
+		return
+	}
+
+	s := h.lookup(w, r)
+	if s == nil {
+		return
+	}
+	version := s.protocolVersion()
+	if init == nil {
+		v, ok := h.checkVersion(w, r)
+		if !ok {
+			return
+		}
+		if r.Header.Get(headerProtocolVersion) != "" {
+			version = v
+		}
+	}
+	if isBatch && version != batchVersion {
+		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: batches are not allowed in protocol version "+version)
+		return
+	}
+	if len(requests) == 0 {
+		s.acquire()
+		defer s.release()
+		for _, m := range msgs {
+			if req, ok := m.(*jsonrpc.Request); ok {
+				req.Extra = info
+			}
+		}
+		if !s.deliver(msgs) {
+			writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: session closed")
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	s.serveExchange(w, r, msgs, requests, info, isBatch, false)
+}
+
+func (h *StreamableHTTPHandler) serveGET(w http.ResponseWriter, r *http.Request) {
+	if !accepts(r.Header.Values("Accept"), "text/event-stream") {
+		writeJSONRPCError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
+			"Not Acceptable: the client must accept text/event-stream")
+		return
+	}
+	s := h.lookup(w, r)
+	if s == nil {
+		return
+	}
+	if _, ok := h.checkVersion(w, r); !ok {
+		return
+	}
+	s.acquire()
+	defer s.release()
+	if last := r.Header.Get(headerLastEventID); last != "" && h.opts.EventStore != nil {
+		s.resume(w, r, last)
+		return
+	}
+	st := s.standaloneStream()
+	if !st.attach(w, nil) {
+		http.Error(w, "Conflict: the session already has a GET stream", http.StatusConflict)
+		return
+	}
+	st.wait(r.Context())
+}
+
+func (h *StreamableHTTPHandler) serveDELETE(w http.ResponseWriter, r *http.Request) {
+	s := h.lookup(w, r)
+	if s == nil {
+		return
+	}
+	s.terminate(ErrSessionClosed)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *StreamableHTTPHandler) register(s *httpSession) {
+	h.mu.Lock()
+	h.sessions[s.id] = s
+	h.mu.Unlock()
+}
+
+func (h *StreamableHTTPHandler) forget(s *httpSession) {
+	if s.id == "" {
+		return
+	}
+	h.mu.Lock()
+	if h.sessions[s.id] == s {
+		delete(h.sessions, s.id)
+	}
+	h.mu.Unlock()
+}
+
+// newHTTPSessionID returns a session ID from a cryptographically secure
+// source: 128 random bits, base64url without padding.
+func newHTTPSessionID() string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails (crypto/rand.Read panics rather than return an error)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// httpSession is one session's connection: a [jsonrpc.PushStream] fed by
+// the POSTs that carry its messages, writing to the HTTP exchanges of the
+// requests they belong to.
+//
+// Lock order: httpStream.mu before httpSession.mu before the handler's
+// mu. recvMu is taken before the others when they are taken together (a
+// message delivered may be answered at once).
+type httpSession struct {
+	h         *StreamableHTTPHandler
+	id        string // "" in stateless mode
+	principal string
+	stateless bool
+
+	recvMu  sync.Mutex // serialises receive calls
+	receive func(jsonrpc.Message)
+	end     func(error)
+
+	mu         sync.Mutex
+	version    string // negotiated protocol version
+	closed     bool
+	done       chan struct{} // closed by Close
+	routes     map[jsonrpc.ID]*httpStream
+	streams    map[string]*httpStream // resumable streams by ID
+	standalone *httpStream
+	nextStream int64
+	active     int // HTTP requests being served
+	idleTimer  *time.Timer
+}
+
+func (h *StreamableHTTPHandler) newSession(id, principal string, stateless bool, version string) *httpSession {
+	return &httpSession{
+		h:         h,
+		id:        id,
+		principal: principal,
+		stateless: stateless,
+		version:   version,
+		done:      make(chan struct{}),
+		routes:    make(map[jsonrpc.ID]*httpStream),
+	}
+}
+
+// statelessConn marks a stateless exchange's session for the ConnectFunc.
+type statelessConn struct{ *httpSession }
+
+// ProtocolVersion implements [StatelessConn].
+func (c statelessConn) ProtocolVersion() string { return c.protocolVersion() }
+
+// SessionID implements [SessionConn].
+func (s *httpSession) SessionID() string { return s.id }
+
+// Push implements [jsonrpc.PushStream].
+func (s *httpSession) Push(receive func(jsonrpc.Message), end func(error)) {
+	s.recvMu.Lock()
+	s.receive, s.end = receive, end
+	s.recvMu.Unlock()
+}
+
+// Read implements [Conn]. The session pushes its messages (see
+// [jsonrpc.PushStream]), so Read only waits for the session to close.
+func (s *httpSession) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-s.done:
+		return nil, ErrClosed
+	}
+}
+
+// deliver passes messages to the connection, reporting false when the
+// session is closed.
+func (s *httpSession) deliver(msgs []jsonrpc.Message) bool {
+	s.recvMu.Lock()
+	defer s.recvMu.Unlock()
+	if s.receive == nil || s.isClosed() {
+		return false
+	}
+	for _, m := range msgs {
+		s.receive(m)
+	}
+	return true
+}
+
+func (s *httpSession) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+func (s *httpSession) protocolVersion() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
+}
+
+// Close implements [Conn]: the connection's owner is done with the
+// session. The session is forgotten and its streams end.
+func (s *httpSession) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.done)
+	if s.idleTimer != nil {
+		s.idleTimer.Stop()
+	}
+	s.routes = nil
+	s.mu.Unlock()
+	s.h.forget(s)
+	if st := s.h.opts.EventStore; st != nil && s.id != "" {
+		if err := st.DeleteSession(context.Background(), s.id); err != nil {
+			s.h.logger.Warn("mcp http: deleting session events failed", "err", err)
+		}
+	}
+	return nil
+}
+
+// terminate ends the session from the transport's side, telling the
+// connection why.
+func (s *httpSession) terminate(reason error) {
+	s.Close()
+	s.recvMu.Lock()
+	end := s.end
+	s.recvMu.Unlock()
+	if end != nil {
+		end(reason)
+	}
+}
+
+// acquire and release bracket an HTTP request on the session, for the idle
+// timeout.
+func (s *httpSession) acquire() {
+	s.mu.Lock()
+	s.active++
+	if s.idleTimer != nil {
+		s.idleTimer.Stop()
+	}
+	s.mu.Unlock()
+}
+
+func (s *httpSession) release() {
+	s.mu.Lock()
+	s.active--
+	s.armIdleLocked()
+	s.mu.Unlock()
+}
+
+// armIdleLocked starts the idle timer when the session has nothing going
+// on. The timer holds no goroutine while it waits.
+func (s *httpSession) armIdleLocked() {
+	if s.closed || s.id == "" || s.h.idle < 0 || s.active > 0 || len(s.routes) > 0 {
+		return
+	}
+	if s.idleTimer == nil {
+		s.idleTimer = time.AfterFunc(s.h.idle, s.idleExpired)
+		return
+	}
+	s.idleTimer.Reset(s.h.idle)
+}
+
+func (s *httpSession) idleExpired() {
+	s.mu.Lock()
+	busy := s.closed || s.active > 0 || len(s.routes) > 0
+	s.mu.Unlock()
+	if !busy {
+		s.h.logger.Debug("mcp http: session idle; closing", "session", s.id)
+		s.terminate(ErrSessionIdle)
+	}
+}
+
+// serveExchange serves a POST carrying requests: it routes their
+// responses to a new stream answering this exchange, delivers the
+// messages, and waits until the responses are out, the client leaves or
+// the session ends. For an initialize exchange it registers the session
+// when initialize succeeds, and reports whether it did.
+func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msgs []jsonrpc.Message, requests []jsonrpc.ID, info *HTTPRequestInfo, batch, initialize bool) bool {
+	st := s.newStream(w, len(requests), batch, initialize)
+	info.closeStream = st.closeLive
+	if s.h.opts.EventStore == nil || s.stateless {
+		info.cancelOn = st.ctx
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: session closed")
+		return false
+	}
+	for _, id := range requests {
+		if _, dup := s.routes[id]; dup {
+			s.mu.Unlock()
+			writeJSONRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Bad Request: request id already in flight")
+			return false
+		}
+	}
+	for _, id := range requests {
+		s.routes[id] = st
+	}
+	s.active++
+	if s.idleTimer != nil {
+		s.idleTimer.Stop()
+	}
+	if st.id != "" {
+		s.streams[st.id] = st
+	}
+	s.mu.Unlock()
+	defer s.release()
+
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok {
+			req.Extra = info
+		}
+	}
+	if st.mode == ResponseSSE {
+		st.mu.Lock()
+		st.startSSELocked()
+		st.mu.Unlock()
+	}
+	if !s.deliver(msgs) {
+		st.mu.Lock()
+		if !st.wrote {
+			st.wrote = true
+			writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: session closed")
+		}
+		st.w = nil
+		st.mu.Unlock()
+		return false
+	}
+	st.wait(r.Context())
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.wrote {
+		// The session ended before any answer: tell the client.
+		st.wrote = true
+		writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: session closed")
+	}
+	return st.initOK
+}
+
+// newStream creates the stream answering a POST with n requests.
+func (s *httpSession) newStream(w http.ResponseWriter, n int, batch, initialize bool) *httpStream {
+	st := &httpStream{
+		s:          s,
+		w:          w,
+		pending:    n,
+		batch:      batch,
+		initialize: initialize,
+		finished:   make(chan struct{}),
+		detached:   make(chan struct{}),
+	}
+	st.ctx, st.cancel = context.WithCancelCause(context.Background())
+	st.mode = s.h.opts.ResponseMode
+	if initialize {
+		st.mode = ResponseJSON // no session to resume yet
+	}
+	if !initialize && !s.stateless && s.h.opts.EventStore != nil {
+		s.mu.Lock()
+		if s.streams == nil {
+			s.streams = make(map[string]*httpStream)
+		}
+		s.nextStream++
+		st.id = strconv.FormatInt(s.nextStream, 10)
+		resumable := s.version >= primingVersion
+		s.mu.Unlock()
+		if st.mode == ResponseAuto && resumable {
+			st.mode = ResponseSSE
+		}
+	}
+	return st
+}
+
+// standaloneStream returns the session's GET stream, creating it.
+func (s *httpSession) standaloneStream() *httpStream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.standalone == nil {
+		st := &httpStream{s: s, mode: ResponseSSE, standalone: true, finished: make(chan struct{}), detached: make(chan struct{})}
+		st.ctx, st.cancel = context.WithCancelCause(context.Background())
+		if s.h.opts.EventStore != nil {
+			if s.streams == nil {
+				s.streams = make(map[string]*httpStream)
+			}
+			st.id = "get"
+			s.streams[st.id] = st
+		}
+		s.standalone = st
+	}
+	return s.standalone
+}
+
+// resume serves a GET with Last-Event-ID: it replays the stream the event
+// belongs to from that point and, if the stream is still live, attaches
+// this exchange to it.
+func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string) {
+	store := s.h.opts.EventStore
+	streamID, _, err := store.After(r.Context(), s.id, last)
+	if err != nil {
+		if errors.Is(err, ErrEventNotFound) {
+			http.Error(w, "Bad Request: unknown or expired Last-Event-ID", http.StatusBadRequest)
+			return
+		}
+		s.h.logger.Error("mcp http: event store failed", "err", err)
+		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+		return
+	}
+	s.mu.Lock()
+	st := s.streams[streamID]
+	s.mu.Unlock()
+	if st == nil {
+		// The stream is over (or lives elsewhere): replay what is stored.
+		_, events, err := store.After(r.Context(), s.id, last)
+		if err != nil {
+			http.Error(w, "Bad Request: unknown or expired Last-Event-ID", http.StatusBadRequest)
+			return
+		}
+		replay := &httpStream{s: s, mode: ResponseSSE, w: w}
+		replay.mu.Lock()
+		replay.startSSELocked()
+		for _, e := range events {
+			replay.writeEventLocked(e.ID, e.Data)
+		}
+		replay.mu.Unlock()
+		return
+	}
+	if !st.attach(w, func() ([]StoredEvent, error) {
+		_, events, err := store.After(r.Context(), s.id, last)
+		return events, err
+	}) {
+		http.Error(w, "Conflict: the stream is already connected", http.StatusConflict)
+		return
+	}
+	st.wait(r.Context())
+}
+
+// Write implements [Conn]: it routes m to the stream of the request it
+// answers or belongs to.
+func (s *httpSession) Write(ctx context.Context, m jsonrpc.Message) error {
+	switch m := m.(type) {
+	case *jsonrpc.Response:
+		st := s.takeRoutes(m.ID)
+		if st == nil {
+			s.h.logger.Debug("mcp http: response with no exchange to go to", "id", m.ID.String())
+			return nil
+		}
+		return st.send(ctx, m, 1)
+	case jsonrpc.Batch:
+		var st *httpStream
+		n := 0
+		for _, e := range m {
+			if r, ok := e.(*jsonrpc.Response); ok {
+				if t := s.takeRoutes(r.ID); t != nil {
+					st = t
+					n++
+				}
+			}
+		}
+		if st == nil {
+			return nil
+		}
+		return st.send(ctx, m, n)
+	case *jsonrpc.Request:
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return ErrClosed
+		}
+		var related *httpStream
+		if id, ok := jsonrpc.RelatedRequest(ctx); ok {
+			related = s.routes[id]
+		}
+		st := s.standalone
+		s.mu.Unlock()
+		if related != nil && related.carriesRequests() {
+			st = related
+		}
+		if st == nil {
+			if m.IsNotification() {
+				return nil // nowhere to go; the client opened no stream
+			}
+			return errNoStream
+		}
+		return st.send(ctx, m, 0)
+	}
+	return fmt.Errorf("transport: cannot send %T", m)
+}
+
+// carriesRequests reports whether messages other than responses may travel
+// on the stream.
+func (st *httpStream) carriesRequests() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.mode != ResponseJSON && !st.done
+}
+
+// takeRoutes removes and returns the stream a response to id goes to.
+func (s *httpSession) takeRoutes(id jsonrpc.ID) *httpStream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.routes[id]
+	delete(s.routes, id)
+	if st != nil && len(s.routes) == 0 {
+		s.armIdleLocked()
+	}
+	return st
+}
+
+// httpStream is one response stream: the answer to a POST, or the
+// standalone GET stream. Its live connection (w) may come and go: an SSE
+// stream can be closed by the server (polling) or lost, and resumed by a
+// GET with Last-Event-ID.
+type httpStream struct {
+	s          *httpSession
+	id         string // event store stream ID; "" when not resumable
+	standalone bool
+	batch      bool
+	initialize bool
+	ctx        context.Context // cancelled when the stream's requests must stop
+	cancel     context.CancelCauseFunc
+	finished   chan struct{} // closed when every response has been sent
+	detached   chan struct{} // closed to release the live connection
+
+	mu       sync.Mutex
+	mode     ResponseMode
+	w        http.ResponseWriter // the live connection, or nil
+	wrote    bool                // headers sent on the first connection
+	sse      bool                // the stream is an SSE stream
+	pending  int                 // responses still to send
+	done     bool                // finished is closed
+	released bool                // detached is closed
+	initOK   bool                // an initialize succeeded on this exchange
+	buf      []byte
+}
+
+// attach makes w the stream's live connection, after replaying what
+// replay returns. It reports false when another connection is live.
+func (st *httpStream) attach(w http.ResponseWriter, replay func() ([]StoredEvent, error)) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.w != nil {
+		return false
+	}
+	if st.released {
+		st.detached = make(chan struct{})
+		st.released = false
+	}
+	st.w = w
+	st.wrote = false
+	st.startSSELocked()
+	if replay != nil {
+		events, err := replay()
+		if err != nil {
+			st.s.h.logger.Warn("mcp http: replay failed", "err", err)
+		}
+		for _, e := range events {
+			st.writeEventLocked(e.ID, e.Data)
+		}
+	}
+	if st.done {
+		// Everything was sent: the replay is the whole story.
+		st.w = nil
+	}
+	return true
+}
+
+// wait blocks the HTTP handler until the stream no longer needs this
+// connection, then detaches it.
+func (st *httpStream) wait(ctx context.Context) {
+	st.mu.Lock()
+	w := st.w
+	detached := st.detached
+	st.mu.Unlock()
+	if w == nil {
+		return
+	}
+	select {
+	case <-st.finished:
+	case <-detached:
+	case <-st.s.done:
+	case <-ctx.Done():
+		if st.s.h.opts.EventStore == nil || st.s.stateless {
+			st.cancel(errors.New("transport: the client abandoned the request"))
+		}
+	}
+	st.mu.Lock()
+	if st.w == w {
+		st.w = nil
+	}
+	st.mu.Unlock()
+}
+
+// closeLive ends the live SSE connection of the stream; see
+// [HTTPRequestInfo.CloseSSEStream].
+func (st *httpStream) closeLive() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.mode == ResponseJSON || st.done {
+		return
+	}
+	if st.w != nil && !st.wrote {
+		st.startSSELocked() // the client learns the event ID to resume from
+	}
+	if !st.released {
+		st.released = true
+		close(st.detached)
+	}
+}
+
+// startSSELocked sends the SSE headers and, on a resumable stream of a
+// recent enough session, the priming event.
+func (st *httpStream) startSSELocked() {
+	st.mode = ResponseSSE
+	st.sse = true
+	if st.w == nil || st.wrote {
+		return
+	}
+	st.wrote = true
+	hd := st.w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Accel-Buffering", "no")
+	if st.s.id != "" {
+		hd.Set(headerSessionID, st.s.id)
+	}
+	st.w.WriteHeader(http.StatusOK)
+	if st.id != "" && st.s.protocolVersion() >= primingVersion {
+		id, err := st.s.h.opts.EventStore.Append(context.Background(), st.s.id, st.id, nil)
+		if err == nil {
+			st.buf = appendSSE(st.buf[:0], id, nil, st.s.h.retry)
+			st.flushLocked()
+			return
+		}
+		st.s.h.logger.Warn("mcp http: event store append failed", "err", err)
+	}
+	http.NewResponseController(st.w).Flush()
+}
+
+// send writes m to the stream; responses is the number of responses m
+// carries.
+func (st *httpStream) send(ctx context.Context, m jsonrpc.Message, responses int) error {
+	data, err := jsonrpc.EncodeMessage(m)
+	if err != nil {
+		return err
+	}
+	if len(data) > st.s.h.maxEvent {
+		if responses == 0 {
+			return fmt.Errorf("transport: message of %d bytes exceeds MaxEventBytes (%d)", len(data), st.s.h.maxEvent)
+		}
+		st.s.h.logger.Error("mcp http: response too large; replaced by an error", "size", len(data))
+		data = oversizeReplacement(m)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.done {
+		return nil
+	}
+	if st.initialize && responses > 0 {
+		st.adoptInitializeLocked(m)
+	}
+	if st.mode == ResponseAuto {
+		if responses > 0 && responses == st.pending {
+			st.mode = ResponseJSON
+		} else {
+			st.mode = ResponseSSE
+		}
+	}
+	if st.mode == ResponseJSON {
+		if responses > 0 && st.w != nil && !st.wrote {
+			st.wrote = true
+			hd := st.w.Header()
+			hd.Set("Content-Type", "application/json")
+			if st.initOK {
+				hd.Set(headerSessionID, st.s.id)
+			}
+			st.w.WriteHeader(http.StatusOK)
+			if _, err := st.w.Write(data); err != nil {
+				st.w = nil
+			}
+		}
+	} else {
+		if !st.sse {
+			st.startSSELocked()
+		}
+		eventID := ""
+		if st.id != "" {
+			id, err := st.s.h.opts.EventStore.Append(ctx, st.s.id, st.id, data)
+			if err != nil {
+				st.s.h.logger.Warn("mcp http: event store append failed", "err", err)
+			} else {
+				eventID = id
+			}
+		}
+		st.writeEventLocked(eventID, data)
+		if st.w == nil && st.id == "" && responses == 0 && !m.(*jsonrpc.Request).IsNotification() {
+			return errNoStream
+		}
+	}
+	if responses > 0 {
+		st.pending -= responses
+		if st.pending <= 0 && !st.standalone {
+			st.done = true
+			close(st.finished)
+			st.s.mu.Lock()
+			if st.id != "" && st.s.streams != nil {
+				delete(st.s.streams, st.id)
+			}
+			st.s.mu.Unlock()
+		}
+	}
+	return nil
+}
+
+// adoptInitializeLocked records the outcome of initialize: on success the
+// session is registered and learns its protocol version.
+func (st *httpStream) adoptInitializeLocked(m jsonrpc.Message) {
+	r, ok := m.(*jsonrpc.Response)
+	if !ok || r.Error != nil {
+		return
+	}
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if err := json.Unmarshal(r.Result, &res); err != nil {
+		return
+	}
+	st.initOK = true
+	st.s.mu.Lock()
+	st.s.version = res.ProtocolVersion
+	st.s.mu.Unlock()
+	st.s.h.register(st.s)
+}
+
+// writeEventLocked writes one SSE event to the live connection, if any.
+func (st *httpStream) writeEventLocked(id string, data []byte) {
+	if st.w == nil {
+		return
+	}
+	st.buf = appendSSE(st.buf[:0], id, data, 0)
+	st.flushLocked()
+}
+
+func (st *httpStream) flushLocked() {
+	if _, err := st.w.Write(st.buf); err != nil {
+		st.w = nil
+		return
+	}
+	if err := http.NewResponseController(st.w).Flush(); err != nil {
+		st.w = nil
+	}
+	if cap(st.buf) > maxRetainedBuffer {
+		st.buf = nil
+	}
+}
+
+// appendSSE appends one SSE event: a message event when data is non-nil,
+// else a priming event carrying only its ID (and retry, if positive).
+func appendSSE(b []byte, id string, data []byte, retry time.Duration) []byte {
+	e := sse.Event{ID: id, Data: data, Retry: retry}
+	if data != nil {
+		e.Name = "message"
+	}
+	return sse.AppendEvent(b, &e)
+}
+
+// oversizeReplacement is the error response sent instead of a response too
+// large to send.
+func oversizeReplacement(m jsonrpc.Message) []byte {
+	var id jsonrpc.ID
+	if r, ok := m.(*jsonrpc.Response); ok {
+		id = r.ID
+	}
+	data, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: response too large"}})
+	return data
+}
