@@ -89,7 +89,9 @@ type StreamableClientTransport struct {
 	// to the server so that concurrent calls reuse them.
 	HTTPClient *http.Client
 	// Header holds headers added to every request, such as an
-	// Authorization header. The transport's own headers take precedence.
+	// Authorization header. The transport's own headers take precedence,
+	// and Mcp-Session-Id, MCP-Protocol-Version and Last-Event-ID are only
+	// ever set by the transport.
 	Header http.Header
 	// MaxRetries bounds the attempts in a row to reconnect a broken
 	// stream. Zero means 5; negative means streams are not reconnected.
@@ -184,8 +186,9 @@ type hcHeaderKey struct{}
 // WithHTTPHeader returns a context that makes the HTTP client transports
 // add h to the request that a Write with that context sends (and to the
 // GET requests resuming its response stream). Headers from an enclosing
-// WithHTTPHeader are kept unless h sets the same name. The transport's own
-// headers take precedence over h.
+// WithHTTPHeader are kept unless h sets the same name. They take
+// precedence over the transport's static Header, and the transport's own
+// protocol headers take precedence over them.
 func WithHTTPHeader(ctx context.Context, h http.Header) context.Context {
 	merged := h.Clone()
 	if outer, ok := ctx.Value(hcHeaderKey{}).(http.Header); ok {
@@ -437,6 +440,10 @@ func (c *hcCore) newRequest(ctx context.Context, method, url string, body []byte
 	if h, ok := ctx.Value(hcHeaderKey{}).(http.Header); ok {
 		hcAddHeader(req.Header, h)
 	}
+	// These are the transport's to set, or to leave out.
+	for _, k := range []string{hcHeaderSessionID, hcHeaderProtocolVersion, hcHeaderLastEventID} {
+		req.Header.Del(k)
+	}
 	return req, nil
 }
 
@@ -493,13 +500,7 @@ func hcEventLimit(limit int) int {
 // Events other than messages go to other, if set, which returns false to
 // stop reading. It closes body and reports whether any event arrived.
 func (c *hcCore) readEvents(ctx context.Context, body io.ReadCloser, st *hcStreamState, other func(sse.Event) bool) (progress bool, err error) {
-	// Closing the body interrupts a read under way, even mid-event, with
-	// any RoundTripper.
-	stop := context.AfterFunc(ctx, func() { body.Close() })
-	defer func() {
-		stop()
-		body.Close()
-	}()
+	defer hcCloseOnDone(ctx, body)()
 	r := sse.NewReader(body, hcEventLimit(c.limit))
 	lastID := ""
 	for {
@@ -573,10 +574,9 @@ func (c *hcCore) failPending(ctx context.Context, st *hcStreamState, why string)
 
 // readJSON reads a JSON response body and delivers its message.
 func (c *hcCore) readJSON(ctx context.Context, body io.ReadCloser, st *hcStreamState) {
-	stop := context.AfterFunc(ctx, func() { body.Close() })
+	release := hcCloseOnDone(ctx, body)
 	data, err := io.ReadAll(io.LimitReader(body, int64(c.limit)+1))
-	stop()
-	body.Close()
+	release()
 	switch {
 	case err != nil:
 		c.failPending(ctx, st, "reading the response: "+err.Error())
@@ -591,6 +591,24 @@ func (c *hcCore) readJSON(ctx context.Context, body io.ReadCloser, st *hcStreamS
 		}
 	}
 	c.failPending(ctx, st, "the server's response did not answer the request")
+}
+
+// hcCloseOnDone arranges for body to be closed when ctx ends, which
+// interrupts a read under way, even mid-event, whatever the RoundTripper.
+// The function it returns closes body and waits for a close that ctx
+// started, so no goroutine is left behind.
+func hcCloseOnDone(ctx context.Context, body io.Closer) func() {
+	closed := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		body.Close()
+		close(closed)
+	})
+	return func() {
+		if !stop() {
+			<-closed
+		}
+		body.Close()
+	}
 }
 
 // hcTrimSpace returns b without leading and trailing JSON whitespace.
@@ -1185,11 +1203,7 @@ func (c *streamableClientConn) awaitResponse(ctx context.Context, resp *http.Res
 		check(m)
 	case "text/event-stream":
 		body := resp.Body
-		stop := context.AfterFunc(ctx, func() { body.Close() })
-		defer func() {
-			stop()
-			body.Close()
-		}()
+		defer hcCloseOnDone(ctx, body)()
 		r := sse.NewReader(body, hcEventLimit(c.limit))
 		for found == nil {
 			ev, err := r.Next()

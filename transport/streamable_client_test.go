@@ -642,8 +642,8 @@ func TestStreamableClientHeaders(t *testing.T) {
 		if s.header.Get("X-Static") != "s" {
 			t.Errorf("request %d: X-Static %q", i, s.header.Get("X-Static"))
 		}
-		if i > 0 && s.header.Get(hcHeaderSessionID) != "session-1" {
-			t.Errorf("request %d: session %q", i, s.header.Get(hcHeaderSessionID))
+		if wantSID := map[bool]string{true: "session-1"}[i > 0]; s.header.Get(hcHeaderSessionID) != wantSID {
+			t.Errorf("request %d: session %q, want %q", i, s.header.Get(hcHeaderSessionID), wantSID)
 		}
 		wantReq, wantOuter := []string(nil), ""
 		if i == 2 {
@@ -781,4 +781,73 @@ func TestRetryDelay(t *testing.T) {
 	if d := c.retryDelay(st, 1); d < 70*time.Millisecond {
 		t.Errorf("server retry after a failure: %v, want at least 70ms", d)
 	}
+}
+
+// hcSlowCloseTransport wraps event stream bodies so that closing them
+// blocks until release is closed, and signals closing when it starts.
+type hcSlowCloseTransport struct {
+	base    http.RoundTripper
+	closing chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (tr *hcSlowCloseTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := tr.base.RoundTrip(r)
+	if err == nil && hcMediaType(resp.Header.Get("Content-Type")) == "text/event-stream" {
+		resp.Body = &hcSlowCloseBody{resp.Body, tr}
+	}
+	return resp, err
+}
+
+type hcSlowCloseBody struct {
+	io.ReadCloser
+	tr *hcSlowCloseTransport
+}
+
+func (b *hcSlowCloseBody) Close() error {
+	b.tr.once.Do(func() { close(b.tr.closing) })
+	<-b.tr.release
+	return b.ReadCloser.Close()
+}
+
+// TestStreamableClientCloseWaits checks that Close returns only once the
+// goroutines reading streams are done, even when closing a body is slow.
+func TestStreamableClientCloseWaits(t *testing.T) {
+	checkLeaks(t)
+	f := hcNewFake(t)
+	f.noSession = true
+	open := make(chan struct{})
+	f.post = func(w http.ResponseWriter, r *http.Request, m jsonrpc.Message) bool {
+		send := hcStartSSE(w, nil)
+		send(sse.Event{ID: "1"})
+		close(open)
+		<-r.Context().Done()
+		return true
+	}
+	srv := hcServe(t, f.ServeHTTP)
+	base := &http.Transport{}
+	t.Cleanup(base.CloseIdleConnections)
+	slow := &hcSlowCloseTransport{base: base, closing: make(chan struct{}), release: make(chan struct{})}
+	c, err := (&StreamableClientTransport{URL: srv.URL, HTTPClient: &http.Client{Transport: slow}}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write(context.Background(), request(1, "hold", "")); err != nil {
+		t.Fatal(err)
+	}
+	hcWait(t, open, "the stream")
+	closed := make(chan struct{})
+	go func() {
+		c.Close()
+		close(closed)
+	}()
+	hcWait(t, slow.closing, "the body to be closed")
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a stream's body was still being closed")
+	default:
+	}
+	close(slow.release)
+	hcWait(t, closed, "Close to return")
 }
