@@ -404,7 +404,7 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 			writeJSONRPCError(w, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.CodeInternalError, "Internal Server Error")
 			return
 		}
-		s.serveExchange(w, r, msgs, requests, info, isBatch, false)
+		s.serveExchange(w, r, msg, msgs, requests, info, false)
 		return
 	}
 
@@ -422,7 +422,7 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 			writeJSONRPCError(w, http.StatusInternalServerError, init.ID, jsonrpc.CodeInternalError, "Internal Server Error")
 			return
 		}
-		if !s.serveExchange(w, r, msgs, requests, info, false, true) {
+		if !s.serveExchange(w, r, msg, msgs, requests, info, true) {
 			s.terminate(ErrSessionClosed)
 		}
 		return
@@ -454,14 +454,14 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 				req.Extra = info
 			}
 		}
-		if !s.deliver(msgs) {
+		if !s.deliver(msg) {
 			writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: session closed")
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	s.serveExchange(w, r, msgs, requests, info, isBatch, false)
+	s.serveExchange(w, r, msg, msgs, requests, info, false)
 }
 
 func (h *StreamableHTTPHandler) serveGET(w http.ResponseWriter, r *http.Request) {
@@ -593,17 +593,15 @@ func (s *httpSession) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// deliver passes messages to the connection, reporting false when the
-// session is closed.
-func (s *httpSession) deliver(msgs []jsonrpc.Message) bool {
+// deliver passes a message (perhaps a batch) to the connection, reporting
+// false when the session is closed.
+func (s *httpSession) deliver(m jsonrpc.Message) bool {
 	s.recvMu.Lock()
 	defer s.recvMu.Unlock()
 	if s.receive == nil || s.isClosed() {
 		return false
 	}
-	for _, m := range msgs {
-		s.receive(m)
-	}
+	s.receive(m)
 	return true
 }
 
@@ -701,8 +699,8 @@ func (s *httpSession) idleExpired() {
 // messages, and waits until the responses are out, the client leaves or
 // the session ends. For an initialize exchange it registers the session
 // when initialize succeeds, and reports whether it did.
-func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msgs []jsonrpc.Message, requests []jsonrpc.ID, info *HTTPRequestInfo, batch, initialize bool) bool {
-	st := s.newStream(w, len(requests), batch, initialize)
+func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message, msgs []jsonrpc.Message, requests []jsonrpc.ID, info *HTTPRequestInfo, initialize bool) bool {
+	st := s.newStream(w, len(requests), initialize)
 	info.closeStream = st.closeLive
 	if s.h.opts.EventStore == nil || s.stateless {
 		info.cancelOn = st.ctx
@@ -743,7 +741,7 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msgs
 		st.startSSELocked()
 		st.mu.Unlock()
 	}
-	if !s.deliver(msgs) {
+	if !s.deliver(msg) {
 		st.mu.Lock()
 		if !st.wrote {
 			st.wrote = true
@@ -765,12 +763,11 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msgs
 }
 
 // newStream creates the stream answering a POST with n requests.
-func (s *httpSession) newStream(w http.ResponseWriter, n int, batch, initialize bool) *httpStream {
+func (s *httpSession) newStream(w http.ResponseWriter, n int, initialize bool) *httpStream {
 	st := &httpStream{
 		s:          s,
 		w:          w,
 		pending:    n,
-		batch:      batch,
 		initialize: initialize,
 		finished:   make(chan struct{}),
 		detached:   make(chan struct{}),
@@ -939,7 +936,6 @@ type httpStream struct {
 	s          *httpSession
 	id         string // event store stream ID; "" when not resumable
 	standalone bool
-	batch      bool
 	initialize bool
 	ctx        context.Context // cancelled when the stream's requests must stop
 	cancel     context.CancelCauseFunc
