@@ -238,7 +238,9 @@ func TestStreamableHTTPStatusCodes(t *testing.T) {
 		}, 400, `"error"`},
 		{"no session", func() *http.Response { return hh.post(echo) }, 400, "Mcp-Session-Id"},
 		{"unknown session", func() *http.Response { return hh.post(echo, "Mcp-Session-Id", "nope") }, 404, ""},
-		{"bad version", func() *http.Response { return hh.post(echo, "Mcp-Session-Id", sid, "MCP-Protocol-Version", "1999-01-01") }, 400, "MCP-Protocol-Version"},
+		{"bad version", func() *http.Response {
+			return hh.post(echo, "Mcp-Session-Id", sid, "MCP-Protocol-Version", "1999-01-01")
+		}, 400, "MCP-Protocol-Version"},
 		{"missing version means 2025-03-26", func() *http.Response { return hh.post(echo, "Mcp-Session-Id", sid) }, 200, `"result":{}`},
 		{"batch outside 2025-03-26", func() *http.Response {
 			return hh.post("["+echo+"]", "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25")
@@ -250,9 +252,13 @@ func TestStreamableHTTPStatusCodes(t *testing.T) {
 			return hh.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, "Mcp-Session-Id", sid)
 		}, 202, ""},
 		{"put", func() *http.Response { return hh.do(http.MethodPut) }, 405, ""},
-		{"get without accept", func() *http.Response { return hh.do(http.MethodGet, "Mcp-Session-Id", sid, "Accept", "application/json") }, 406, ""},
+		{"get without accept", func() *http.Response {
+			return hh.do(http.MethodGet, "Mcp-Session-Id", sid, "Accept", "application/json")
+		}, 406, ""},
 		{"get unknown session", func() *http.Response { return hh.do(http.MethodGet, "Mcp-Session-Id", "nope") }, 404, ""},
-		{"evil origin", func() *http.Response { return hh.post(echo, "Mcp-Session-Id", sid, "Origin", "http://evil.example.com") }, 403, "origin"},
+		{"evil origin", func() *http.Response {
+			return hh.post(echo, "Mcp-Session-Id", sid, "Origin", "http://evil.example.com")
+		}, 403, "origin"},
 		{"evil host", func() *http.Response { return hh.post(echo, "Mcp-Session-Id", sid, "Host", "evil.example.com") }, 403, "host"},
 		{"same origin", func() *http.Response { return hh.post(echo, "Mcp-Session-Id", sid, "Origin", hh.srv.URL) }, 200, ""},
 		{"localhost host", func() *http.Response {
