@@ -463,8 +463,10 @@ type hcStreamState struct {
 	lastID   string
 	retry    time.Duration
 	hasRetry bool
+	// standalone marks the GET stream; the others answer a POST.
+	standalone bool
 	// pending holds the requests whose responses the stream should
-	// carry; nil for the standalone stream.
+	// carry.
 	pending map[jsonrpc.ID]bool
 }
 
@@ -1001,13 +1003,13 @@ func (c *streamableClientConn) get(ctx context.Context, lastID string) (io.ReadC
 
 // follow reads an event stream and, when it breaks, reconnects it with a
 // GET carrying Last-Event-ID, until it is no longer needed or cannot be
-// resumed. A stream with pending requests (a POST's) is needed until they
-// are answered; the standalone stream (pending nil, body nil to start
-// with a GET) until Close. MaxRetries failed GETs in a row end it; a GET
+// resumed. A POST's stream is needed until the requests it carried are
+// answered; the standalone stream (body nil to start with a GET) until
+// Close. MaxRetries failed GETs in a row end it; a GET
 // that opens a stream is a success even if the stream then ends at once,
 // as servers polling their clients do.
 func (c *streamableClientConn) follow(ctx context.Context, body io.ReadCloser, st *hcStreamState) {
-	standalone := st.pending == nil
+	standalone := st.standalone
 	failures := 0          // failed GETs in a row
 	budget := c.maxRetries // failures allowed
 	if body == nil {
@@ -1091,7 +1093,7 @@ func (c *streamableClientConn) startStandalone() {
 	c.standaloneGen++
 	gen := c.standaloneGen
 	started := c.goStream(func() {
-		c.follow(c.ctx, nil, &hcStreamState{})
+		c.follow(c.ctx, nil, &hcStreamState{standalone: true})
 		c.mu.Lock()
 		if c.standaloneGen == gen && c.standaloneStatus == hcStandaloneRunning {
 			c.standaloneStatus = hcStandaloneIdle

@@ -851,3 +851,29 @@ func TestStreamableClientCloseWaits(t *testing.T) {
 	close(slow.release)
 	hcWait(t, closed, "Close to return")
 }
+
+// TestStreamableClientNotificationStream checks a notification answered
+// with an event stream: its messages are delivered, and when it ends
+// there is nothing to resume.
+func TestStreamableClientNotificationStream(t *testing.T) {
+	checkLeaks(t)
+	f := hcNewFake(t)
+	f.noSession = true
+	f.post = func(w http.ResponseWriter, r *http.Request, m jsonrpc.Message) bool {
+		send := hcStartSSE(w, nil)
+		send(hcMessageEvent(t, "1", &jsonrpc.Request{Method: "notifications/message"}))
+		return true
+	}
+	srv := hcServe(t, f.ServeHTTP)
+	c := hcConnect(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true, MinRetryDelay: time.Millisecond})
+	if err := c.Write(context.Background(), &jsonrpc.Request{Method: "notifications/roots/list_changed"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := hcReadString(t, c), `{"jsonrpc":"2.0","method":"notifications/message"}`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	c.Close()
+	if got, want := f.methods(), []string{"POST notifications/roots/list_changed"}; !slices.Equal(got, want) {
+		t.Errorf("server saw %q, want %q", got, want)
+	}
+}
