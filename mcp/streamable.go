@@ -40,3 +40,18 @@ func (s *Server) connectConn(ctx context.Context, c transport.Conn) error {
 type acceptedTransport struct{ c transport.Conn }
 
 func (t acceptedTransport) Connect(context.Context) (transport.Conn, error) { return t.c, nil }
+
+// NewSSEHandler returns an http.Handler serving s over the HTTP+SSE
+// transport of protocol revision 2024-11-05, for clients that predate
+// Streamable HTTP. Serve it on a path of its own beside the handler from
+// [NewStreamableHTTPHandler]. opts may be nil; see [transport.SSEHandler].
+func NewSSEHandler(s *Server, opts *transport.SSEOptions) *transport.SSEHandler {
+	var o transport.SSEOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = s.opts.Logger
+	}
+	return transport.NewSSEHandler(s.connectConn, &o)
+}

@@ -1,0 +1,188 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// TestHTTPTransports runs one client scenario over every HTTP transport
+// configuration, end to end through real HTTP on loopback.
+func TestHTTPTransports(t *testing.T) {
+	checkGoroutines(t)
+	tests := []struct {
+		name      string
+		stateless bool
+		client    func(url string) transport.Transport
+		handler   func(s *Server) (http.Handler, func())
+	}{
+		{"streamable auto", false, streamableClient, streamableHandler(nil)},
+		{"streamable json", false, streamableClient, streamableHandler(&transport.StreamableHTTPOptions{ResponseMode: transport.ResponseJSON})},
+		{"streamable sse", false, streamableClient, streamableHandler(&transport.StreamableHTTPOptions{ResponseMode: transport.ResponseSSE})},
+		{"streamable resumable", false, streamableClient, streamableHandler(&transport.StreamableHTTPOptions{EventStore: transport.NewMemoryEventStore(nil)})},
+		{"stateless", true, streamableClient, streamableHandler(&transport.StreamableHTTPOptions{Stateless: true})},
+		{"legacy sse", false, func(url string) transport.Transport { return &transport.SSEClientTransport{URL: url} }, sseHandler},
+		{"legacy sse by fallback", false, streamableClient, sseHandler},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := httpTestServer(t)
+			h, closeHandler := tt.handler(s)
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			defer closeHandler()
+			c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
+				CreateMessageHandler: func(ctx context.Context, req *CreateMessageRequest) (*CreateMessageResult, error) {
+					return &CreateMessageResult{Role: RoleAssistant, Model: "m", Content: Contents{&TextContent{Text: "sampled"}}}, nil
+				},
+				ElicitationHandler: func(ctx context.Context, req *ElicitRequest) (*ElicitResult, error) {
+					return &ElicitResult{Action: ElicitActionAccept, Content: map[string]any{"name": "Ada"}}, nil
+				},
+			})
+			c.AddRoots(&Root{URI: "file:///work", Name: "work"})
+			ctx := context.Background()
+			cs, err := c.Connect(ctx, tt.client(srv.URL))
+			must(t, err)
+			defer cs.Close()
+
+			tools, err := cs.ListTools(ctx, nil)
+			must(t, err)
+			if len(tools.Tools) != 6 {
+				t.Fatalf("%d tools", len(tools.Tools))
+			}
+			res, err := cs.CallTool(ctx, &CallToolParams{Name: "add", Arguments: []byte(`{"a":1,"b":2}`)})
+			must(t, err)
+			if got := res.Content[0].(*TextContent).Text; got != `{"sum":3}` {
+				t.Errorf("add: %q", got)
+			}
+			rr, err := cs.ReadResource(ctx, &ReadResourceParams{URI: "test://a"})
+			must(t, err)
+			if rr.Contents[0].Text != "A" {
+				t.Errorf("read: %+v", rr.Contents[0])
+			}
+			params := &CallToolParams{Name: "progress"}
+			setProgressToken(params, jsonrpc.StringID("p"))
+			res, err = cs.CallTool(ctx, params)
+			must(t, err)
+			if got := res.Content[0].(*TextContent).Text; got != "done" {
+				t.Errorf("progress tool: %q", got)
+			}
+			res, err = cs.CallTool(ctx, &CallToolParams{Name: "headers"})
+			must(t, err)
+			if got := res.Content[0].(*TextContent).Text; got != "http" {
+				t.Errorf("headers tool: %q", got)
+			}
+			res, err = cs.CallTool(ctx, &CallToolParams{Name: "ask"})
+			if tt.stateless {
+				// No client capabilities in a stateless exchange.
+				if err == nil || !strings.Contains(err.Error(), "capability") {
+					t.Errorf("stateless ask: %v", err)
+				}
+				return
+			}
+			must(t, err)
+			if got := res.Content[0].(*TextContent).Text; got != "file:///work|sampled|Ada" || res.IsError {
+				t.Errorf("ask: %q (isError %v)", got, res.IsError)
+			}
+		})
+	}
+}
+
+func streamableClient(url string) transport.Transport {
+	return &transport.StreamableClientTransport{URL: url}
+}
+
+func streamableHandler(opts *transport.StreamableHTTPOptions) func(*Server) (http.Handler, func()) {
+	return func(s *Server) (http.Handler, func()) {
+		h := NewStreamableHTTPHandler(s, opts)
+		return h, func() { h.Close() }
+	}
+}
+
+func sseHandler(s *Server) (http.Handler, func()) {
+	h := NewSSEHandler(s, nil)
+	return h, func() { h.Close() }
+}
+
+func httpTestServer(t *testing.T) *Server {
+	s := testServer(t, nil)
+	must(t, AddTool(s, &Tool{Name: "progress"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (string, error) {
+		for i := 1; i <= 3; i++ {
+			if err := req.ReportProgress(ctx, float64(i), 3, "step"); err != nil {
+				return "", err
+			}
+		}
+		return "done", nil
+	}))
+	must(t, AddTool(s, &Tool{Name: "headers"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (string, error) {
+		info := transport.HTTPRequestInfoFromContext(ctx)
+		if info == nil || info.Header.Get("Content-Type") != "application/json" {
+			return "", errors.New("no HTTP request in the context")
+		}
+		return "http", nil
+	}))
+	must(t, AddTool(s, &Tool{Name: "ask"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (string, error) {
+		roots, err := req.ListRoots(ctx)
+		if err != nil {
+			return "", err
+		}
+		msg, err := req.CreateMessage(ctx, &CreateMessageParams{MaxTokens: 10, Messages: []*SamplingMessage{{Role: RoleUser, Content: Contents{&TextContent{Text: "hi"}}}}})
+		if err != nil {
+			return "", err
+		}
+		el, err := req.Elicit(ctx, &ElicitParams{Message: "name?", RequestedSchema: []byte(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s|%s|%v", roots.Roots[0].URI, msg.Content[0].(*TextContent).Text, el.Content["name"]), nil
+	}))
+	return s
+}
+
+// TestHTTPSessionsVisibleToServer checks that HTTP sessions are server
+// sessions with the transport's session ID, and that closing one from the
+// server ends it for the client.
+func TestHTTPSessionsVisibleToServer(t *testing.T) {
+	checkGoroutines(t)
+	s := httpTestServer(t)
+	var initialized atomic.Int32
+	s.opts.InitializedHandler = func(context.Context, *ServerSession) { initialized.Add(1) }
+	h := NewStreamableHTTPHandler(s, nil)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	defer h.Close()
+	c := NewClient(&Implementation{Name: "c", Version: "1"}, nil)
+	ctx := context.Background()
+	cs, err := c.Connect(ctx, &transport.StreamableClientTransport{URL: srv.URL})
+	must(t, err)
+	defer cs.Close()
+	ids := h.SessionIDs()
+	if len(ids) != 1 {
+		t.Fatalf("handler sessions %v", ids)
+	}
+	var ss *ServerSession
+	for _, x := range s.Sessions() {
+		if x.ID() == ids[0] {
+			ss = x
+		}
+	}
+	if ss == nil {
+		t.Fatalf("no server session with ID %s", ids[0])
+	}
+	if ss.ProtocolVersion() != LatestVersion {
+		t.Errorf("version %q", ss.ProtocolVersion())
+	}
+	ss.Close()
+	ss.Wait()
+	if _, err := cs.ListTools(ctx, nil); !errors.Is(err, transport.ErrSessionExpired) {
+		t.Errorf("call on a closed session: %v, want ErrSessionExpired", err)
+	}
+}

@@ -1,0 +1,388 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"sync"
+
+	"github.com/mcpkit/mcpkit/internal/sse"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// SSEOptions configures an [SSEHandler]. The zero value is a secure
+// default.
+type SSEOptions struct {
+	// Endpoint is the path (or URL) clients POST their messages to; the
+	// session ID is added as the sessionId query parameter. Empty means
+	// the path of the GET request as the client sent it, so one handler
+	// can serve both methods on one URL; set it when a path-rewriting
+	// middleware (http.StripPrefix) sits in front.
+	Endpoint string
+	// MaxSessions bounds the open sessions; past it, GET is refused with
+	// 503. Zero means 10000; negative means no bound.
+	MaxSessions int
+	// MaxBodyBytes bounds a POST body (413 past it). Zero means
+	// DefaultMaxMessageSize.
+	MaxBodyBytes int64
+	// MaxEventBytes bounds one outgoing message; a larger response is
+	// replaced by an internal error, a larger request or notification is
+	// not sent. Zero means DefaultMaxMessageSize.
+	MaxEventBytes int
+	// Security configures the Origin and Host checks; see [HTTPSecurity].
+	Security HTTPSecurity
+	// Logger receives the handler's diagnostics. Nil discards them.
+	Logger *slog.Logger
+}
+
+// SSEHandler serves the HTTP+SSE transport of protocol revision 2024-11-05
+// as an [http.Handler]. A GET opens a session: its response is an event
+// stream whose first event, "endpoint", gives the URL to POST messages to
+// (with the session ID in its query), and every server message travels on
+// that stream as a "message" event. A POST is answered 202 Accepted at
+// once. The session ends when the GET stream closes.
+//
+// Newer clients use Streamable HTTP ([StreamableHTTPHandler]); serve this
+// handler too, on its own path, for clients that only speak 2024-11-05.
+// Goroutines: one per open session (its GET request) and one per request
+// being handled.
+type SSEHandler struct {
+	connect     ConnectFunc
+	opts        SSEOptions
+	logger      *slog.Logger
+	maxSessions int
+	maxBody     int64
+	maxEvent    int
+
+	mu       sync.Mutex
+	sessions map[string]*sseSession
+	closed   bool
+}
+
+// NewSSEHandler returns a handler that serves each session by calling
+// connect with its connection. opts may be nil.
+func NewSSEHandler(connect ConnectFunc, opts *SSEOptions) *SSEHandler {
+	h := &SSEHandler{connect: connect, sessions: make(map[string]*sseSession)}
+	if opts != nil {
+		h.opts = *opts
+	}
+	h.logger = h.opts.Logger
+	if h.logger == nil {
+		h.logger = slog.New(slog.DiscardHandler)
+	}
+	h.maxSessions = h.opts.MaxSessions
+	if h.maxSessions == 0 {
+		h.maxSessions = 10000
+	}
+	h.maxBody = h.opts.MaxBodyBytes
+	if h.maxBody <= 0 {
+		h.maxBody = DefaultMaxMessageSize
+	}
+	h.maxEvent = h.opts.MaxEventBytes
+	if h.maxEvent <= 0 {
+		h.maxEvent = DefaultMaxMessageSize
+	}
+	return h
+}
+
+// SessionIDs returns the IDs of the open sessions.
+func (h *SSEHandler) SessionIDs() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ids := make([]string, 0, len(h.sessions))
+	for id := range h.sessions {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// CloseSession ends the session with the given ID and its event stream. It
+// reports whether the session existed.
+func (h *SSEHandler) CloseSession(id string) bool {
+	h.mu.Lock()
+	s := h.sessions[id]
+	h.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	s.terminate(ErrSessionClosed)
+	return true
+}
+
+// Close ends every session and refuses new ones.
+func (h *SSEHandler) Close() error {
+	h.mu.Lock()
+	h.closed = true
+	all := make([]*sseSession, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		all = append(all, s)
+	}
+	h.mu.Unlock()
+	for _, s := range all {
+		s.terminate(ErrSessionClosed)
+	}
+	return nil
+}
+
+// ServeHTTP implements [http.Handler].
+func (h *SSEHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if code, msg := h.opts.Security.check(r); code != 0 {
+		http.Error(w, msg, code)
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		h.serveGET(w, r)
+	case http.MethodPost:
+		h.servePOST(w, r)
+	default:
+		methodNotAllowed(w, "GET, POST")
+	}
+}
+
+func (h *SSEHandler) serveGET(w http.ResponseWriter, r *http.Request) {
+	if !accepts(r.Header.Values("Accept"), "text/event-stream") {
+		http.Error(w, "Not Acceptable: the client must accept text/event-stream", http.StatusNotAcceptable)
+		return
+	}
+	s := &sseSession{h: h, id: newHTTPSessionID(), principal: PrincipalFromContext(r.Context()), w: w, done: make(chan struct{})}
+	h.mu.Lock()
+	if h.closed || (h.maxSessions > 0 && len(h.sessions) >= h.maxSessions) {
+		h.mu.Unlock()
+		http.Error(w, "Service Unavailable: too many sessions", http.StatusServiceUnavailable)
+		return
+	}
+	h.sessions[s.id] = s
+	h.mu.Unlock()
+
+	endpoint := h.opts.Endpoint
+	if endpoint == "" {
+		endpoint = r.URL.EscapedPath()
+		if u, err := url.ParseRequestURI(r.RequestURI); err == nil && u.Path != "" {
+			endpoint = u.EscapedPath()
+		}
+	}
+	sep := "?"
+	if u, err := url.Parse(endpoint); err == nil && u.RawQuery != "" {
+		sep = "&"
+	}
+	endpoint += sep + "sessionId=" + url.QueryEscape(s.id)
+
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	s.mu.Lock()
+	s.writeLocked("endpoint", []byte(endpoint))
+	s.mu.Unlock()
+
+	if err := h.connect(r.Context(), s); err != nil {
+		h.logger.Error("mcp sse: connect failed", "err", err)
+		s.terminate(err)
+		return
+	}
+	select {
+	case <-r.Context().Done():
+		s.terminate(io.EOF) // the client went away: the session is over
+	case <-s.done:
+	}
+	s.mu.Lock()
+	s.w = nil
+	s.mu.Unlock()
+}
+
+func (h *SSEHandler) servePOST(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("sessionId")
+	if id == "" {
+		http.Error(w, "Bad Request: missing sessionId", http.StatusBadRequest)
+		return
+	}
+	h.mu.Lock()
+	s := h.sessions[id]
+	h.mu.Unlock()
+	if s == nil {
+		http.Error(w, "Not Found: unknown session", http.StatusNotFound)
+		return
+	}
+	if s.principal != PrincipalFromContext(r.Context()) {
+		http.Error(w, "Forbidden: session belongs to another principal", http.StatusForbidden)
+		return
+	}
+	if !isJSONContent(r.Header.Get("Content-Type")) {
+		http.Error(w, "Unsupported Media Type: Content-Type must be application/json", http.StatusUnsupportedMediaType)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			http.Error(w, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", h.maxBody), http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "Bad Request: cannot read body", http.StatusBadRequest)
+		return
+	}
+	msg, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		// Answer on the event stream, as the session's peer expects, and
+		// tell the HTTP client too.
+		var de *jsonrpc.DecodeError
+		if errors.As(err, &de) {
+			s.deliver(de)
+		}
+		http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	info := newHTTPRequestInfo(r)
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		m.Extra = info
+	case jsonrpc.Batch:
+		for _, e := range m {
+			if req, ok := e.(*jsonrpc.Request); ok {
+				req.Extra = info
+			}
+		}
+	}
+	if !s.deliver(msg) {
+		http.Error(w, "Not Found: session closed", http.StatusNotFound)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+	io.WriteString(w, "Accepted")
+}
+
+// sseSession is one legacy SSE session's connection: a
+// [jsonrpc.PushStream] fed by POSTs, writing to the GET event stream.
+type sseSession struct {
+	h         *SSEHandler
+	id        string
+	principal string
+
+	recvMu  sync.Mutex
+	receive func(jsonrpc.Message)
+	end     func(error)
+
+	mu     sync.Mutex
+	w      http.ResponseWriter // nil once the GET request is over
+	closed bool
+	done   chan struct{}
+	buf    []byte
+}
+
+// SessionID implements [SessionConn].
+func (s *sseSession) SessionID() string { return s.id }
+
+// Push implements [jsonrpc.PushStream].
+func (s *sseSession) Push(receive func(jsonrpc.Message), end func(error)) {
+	s.recvMu.Lock()
+	s.receive, s.end = receive, end
+	s.recvMu.Unlock()
+}
+
+// Read implements [Conn]; the session pushes its messages, so Read only
+// waits for the session to end.
+func (s *sseSession) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-s.done:
+		return nil, ErrClosed
+	}
+}
+
+func (s *sseSession) deliver(m jsonrpc.Message) bool {
+	s.recvMu.Lock()
+	defer s.recvMu.Unlock()
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if s.receive == nil || closed {
+		return false
+	}
+	s.receive(m)
+	return true
+}
+
+// Write implements [Conn]: every message goes on the event stream.
+func (s *sseSession) Write(_ context.Context, m jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(m)
+	if err != nil {
+		return err
+	}
+	if len(data) > s.h.maxEvent {
+		if _, ok := m.(*jsonrpc.Response); !ok {
+			return fmt.Errorf("transport: message of %d bytes exceeds MaxEventBytes (%d)", len(data), s.h.maxEvent)
+		}
+		data = oversizeReplacement(m)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.w == nil {
+		return ErrClosed
+	}
+	if !s.writeLocked("message", data) {
+		return fmt.Errorf("transport: event stream write failed: %w", ErrClosed)
+	}
+	return nil
+}
+
+// writeLocked writes one event, reporting whether it went out.
+func (s *sseSession) writeLocked(name string, data []byte) bool {
+	if s.w == nil {
+		return false
+	}
+	s.buf = appendNamedSSE(s.buf[:0], name, data)
+	_, err := s.w.Write(s.buf)
+	if err == nil {
+		err = http.NewResponseController(s.w).Flush()
+	}
+	if cap(s.buf) > maxRetainedBuffer {
+		s.buf = nil
+	}
+	if err != nil {
+		s.w = nil
+		return false
+	}
+	return true
+}
+
+// Close implements [Conn]: the session is forgotten and its stream ends.
+func (s *sseSession) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.done)
+	s.mu.Unlock()
+	s.h.mu.Lock()
+	if s.h.sessions[s.id] == s {
+		delete(s.h.sessions, s.id)
+	}
+	s.h.mu.Unlock()
+	return nil
+}
+
+func (s *sseSession) terminate(reason error) {
+	s.Close()
+	s.recvMu.Lock()
+	end := s.end
+	s.recvMu.Unlock()
+	if end != nil {
+		end(reason)
+	}
+}
+
+// appendNamedSSE appends an event with the given name and data.
+func appendNamedSSE(b []byte, name string, data []byte) []byte {
+	return sse.AppendEvent(b, &sse.Event{Name: name, Data: data})
+}
