@@ -95,6 +95,14 @@ func (c *loggingConn) SessionID() string {
 	return ""
 }
 
+// SetProtocolVersion passes the negotiated protocol version to the inner
+// connection when it takes it (see [ProtocolVersionSetter]).
+func (c *loggingConn) SetProtocolVersion(v string) {
+	if s, ok := c.inner.(ProtocolVersionSetter); ok {
+		s.SetProtocolVersion(v)
+	}
+}
+
 // log records one message (m non-nil) or one failure to decode or send.
 func (c *loggingConn) log(ctx context.Context, dir string, m jsonrpc.Message, err error) {
 	if c.logger != nil {

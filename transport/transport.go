@@ -17,11 +17,25 @@
 //     directly, with no encoding, for tests and in-process servers.
 //   - [LoggingTransport]: wraps any transport and logs every message.
 //
-// Streamable HTTP will arrive in a later version. It needs request-scoped
-// streams: a response, or a notification sent while handling a request,
-// goes to the HTTP exchange of the request it belongs to. Write's context
-// carries that request (see [jsonrpc.RelatedRequest]), which is why every
-// Write takes a context even where a byte stream ignores it.
+// HTTP:
+//
+//   - [StreamableClientTransport]: the client side of Streamable HTTP
+//     (revisions 2025-03-26 and later), with resumption of broken SSE
+//     streams and a fallback to the legacy transport.
+//   - [SSEClientTransport]: the client side of the legacy HTTP+SSE
+//     transport of revision 2024-11-05.
+//   - [StreamableHTTPHandler] and [SSEHandler]: the server sides, as
+//     http.Handlers that create one connection per session (the mcp
+//     package wraps them as mcp.NewStreamableHTTPHandler and
+//     mcp.NewSSEHandler).
+//
+// Streamable HTTP has request-scoped streams: a response, or a
+// notification sent while handling a request, goes to the HTTP exchange of
+// the request it belongs to. Write's context carries that request (see
+// [jsonrpc.RelatedRequest]), which is why every Write takes a context even
+// where a byte stream ignores it. The server-side connections push
+// incoming messages (see [jsonrpc.PushStream]), so an idle session holds
+// no goroutine.
 //
 // # Framing
 //
@@ -91,12 +105,15 @@ type Conn interface {
 // by the transport, such as the Mcp-Session-Id of Streamable HTTP. It is
 // optional: check for it with a type assertion. An empty SessionID means
 // the transport has no session identifier, and the caller may pick its own.
-// None of the transports in this package implement it yet, except that
-// [LoggingTransport] passes it through from the connection it wraps.
+// The server-side HTTP connections and the Streamable HTTP client
+// connection implement it; [LoggingTransport] passes it through.
 type SessionConn interface {
 	Conn
 	// SessionID returns the session's identifier; it is safe for
-	// concurrent use and constant for the life of the connection.
+	// concurrent use. On the server side it is constant for the life of
+	// the connection; a client connection learns it from the server, so it
+	// is "" before then and may change when the client re-initializes an
+	// expired session.
 	SessionID() string
 }
 
