@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/mcpkit/mcpkit/internal/sse"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -34,6 +35,10 @@ type SSEOptions struct {
 	// replaced by an internal error, a larger request or notification is
 	// not sent. Zero means DefaultMaxMessageSize.
 	MaxEventBytes int
+	// WriteTimeout bounds each write to the event stream; a client that
+	// stops reading for this long loses its stream, and with it the
+	// session. Zero means 30s; negative means no bound.
+	WriteTimeout time.Duration
 	// Security configures the Origin and Host checks; see [HTTPSecurity].
 	Security HTTPSecurity
 	// Logger receives the handler's diagnostics. Nil discards them.
@@ -58,6 +63,7 @@ type SSEHandler struct {
 	maxSessions int
 	maxBody     int64
 	maxEvent    int
+	writeTO     time.Duration
 
 	mu       sync.Mutex
 	sessions map[string]*sseSession
@@ -86,6 +92,10 @@ func NewSSEHandler(connect ConnectFunc, opts *SSEOptions) *SSEHandler {
 	h.maxEvent = h.opts.MaxEventBytes
 	if h.maxEvent <= 0 {
 		h.maxEvent = DefaultMaxMessageSize
+	}
+	h.writeTO = h.opts.WriteTimeout
+	if h.writeTO == 0 {
+		h.writeTO = 30 * time.Second
 	}
 	return h
 }
@@ -196,6 +206,7 @@ func (h *SSEHandler) serveGET(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.w = nil
 	s.mu.Unlock()
+	clearWriteDeadline(w)
 }
 
 func (h *SSEHandler) servePOST(w http.ResponseWriter, r *http.Request) {
@@ -340,18 +351,16 @@ func (s *sseSession) writeLocked(name string, data []byte) bool {
 		return false
 	}
 	s.buf = appendNamedSSE(s.buf[:0], name, data)
-	_, err := s.w.Write(s.buf)
-	if err == nil {
-		err = http.NewResponseController(s.w).Flush()
-	}
+	ok := writeAndFlush(s.w, s.buf, s.h.writeTO)
 	if cap(s.buf) > maxRetainedBuffer {
 		s.buf = nil
 	}
-	if err != nil {
+	if !ok {
 		s.w = nil
-		return false
+		// The client stopped reading: the session cannot go on.
+		go s.terminate(ErrClosed)
 	}
-	return true
+	return ok
 }
 
 // Close implements [Conn]: the session is forgotten and its stream ends.

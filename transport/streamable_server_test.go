@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -172,7 +173,14 @@ func setHeaders(req *http.Request, kv []string) {
 // initialize opens a session and returns its ID.
 func (hh *httpHarness) initialize(version string) string {
 	hh.t.Helper()
-	resp := hh.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + version + `"}}`)
+	req, _ := http.NewRequest(http.MethodPost, hh.srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+version+`"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := hh.srv.Client().Do(req)
+	if err != nil {
+		hh.t.Fatal(err)
+	}
+	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
 		hh.t.Fatalf("initialize: status %d", resp.StatusCode)
 	}
@@ -603,5 +611,87 @@ func TestMemoryEventStoreBounds(t *testing.T) {
 	s.DeleteSession(ctx, "t")
 	if _, _, err := s.After(ctx, "t", "x_0"); !errors.Is(err, ErrEventNotFound) {
 		t.Fatalf("After on a deleted session: %v", err)
+	}
+}
+
+func TestStreamableHTTPSlowReader(t *testing.T) {
+	checkLeaks(t)
+	hh := newHTTPHarness(t, &StreamableHTTPOptions{WriteTimeout: 20 * time.Millisecond})
+	sid := hh.initialize("2025-06-18")
+	get := hh.do(http.MethodGet, "Mcp-Session-Id", sid) // never read
+	if get.StatusCode != 200 {
+		t.Fatalf("GET: %d", get.StatusCode)
+	}
+	hh.backend.mu.Lock()
+	conn := hh.backend.conns[0]
+	hh.backend.mu.Unlock()
+	big := jsontext.Value(`{"data":"` + strings.Repeat("x", 256<<10) + `"}`)
+	// Notifications pile up in the socket buffers until a write times out
+	// and the server drops the stream; then a new GET may attach. The
+	// session itself keeps serving throughout.
+	for i := 0; ; i++ {
+		if i == 2000 {
+			t.Fatal("the server never gave up on the stalled stream")
+		}
+		if err := conn.Notify(context.Background(), "notifications/message", big); err != nil {
+			t.Fatal(err)
+		}
+		if i%8 != 7 {
+			continue
+		}
+		second := hh.do(http.MethodGet, "Mcp-Session-Id", sid)
+		if second.StatusCode == 200 {
+			break
+		}
+		if second.StatusCode != http.StatusConflict {
+			t.Fatalf("second GET: %d", second.StatusCode)
+		}
+	}
+	resp := hh.post(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}`, "Mcp-Session-Id", sid)
+	if resp.StatusCode != 200 {
+		t.Fatalf("session after a stalled stream: %d", resp.StatusCode)
+	}
+}
+
+func TestStreamableHTTPAbandonedSessions(t *testing.T) {
+	checkLeaks(t)
+	const n = 1000
+	hh := newHTTPHarness(t, &StreamableHTTPOptions{SessionIdleTimeout: 50 * time.Millisecond})
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC() // a second cycle empties the sync.Pools' victim caches
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	// Warm up (lazy initialisation in net/http and the JSON caches), then
+	// measure.
+	hh.initialize("2025-11-25")
+	hh.srv.Client().CloseIdleConnections()
+	before := heap()
+	for i := 1; i < n; i++ {
+		hh.initialize("2025-11-25")
+	}
+	hh.srv.Client().CloseIdleConnections()
+	hh.backend.mu.Lock()
+	conns := hh.backend.conns
+	hh.backend.mu.Unlock()
+	if len(conns) != n {
+		t.Fatalf("%d connections", len(conns))
+	}
+	for _, c := range conns {
+		<-c.Done() // each closes itself after the idle timeout
+	}
+	if ids := hh.handler.SessionIDs(); len(ids) != 0 {
+		t.Fatalf("%d sessions left", len(ids))
+	}
+	hh.backend.mu.Lock()
+	hh.backend.conns = nil // the test's own references
+	hh.backend.mu.Unlock()
+	conns = nil
+	after := heap()
+	// What is left is noise: less than 100 bytes per abandoned session.
+	if after > before && after-before > n*100 {
+		t.Errorf("heap grew by %d bytes after %d sessions expired", after-before, n)
 	}
 }

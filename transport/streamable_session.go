@@ -1,0 +1,702 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/mcpkit/mcpkit/internal/sse"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// httpSession is one session's connection: a [jsonrpc.PushStream] fed by
+// the POSTs that carry its messages, writing to the HTTP exchanges of the
+// requests they belong to.
+//
+// Lock order: httpStream.mu before httpSession.mu before the handler's
+// mu. recvMu is taken before the others when they are taken together (a
+// message delivered may be answered at once).
+type httpSession struct {
+	h         *StreamableHTTPHandler
+	id        string // "" in stateless mode
+	principal string
+	stateless bool
+
+	recvMu  sync.Mutex // serialises receive calls
+	receive func(jsonrpc.Message)
+	end     func(error)
+
+	mu         sync.Mutex
+	version    string // negotiated protocol version
+	closed     bool
+	done       chan struct{} // closed by Close
+	routes     map[jsonrpc.ID]*httpStream
+	streams    map[string]*httpStream // resumable streams by ID
+	standalone *httpStream
+	nextStream int64
+	active     int // HTTP requests being served
+	idleTimer  *time.Timer
+}
+
+func (h *StreamableHTTPHandler) newSession(id, principal string, stateless bool, version string) *httpSession {
+	return &httpSession{
+		h:         h,
+		id:        id,
+		principal: principal,
+		stateless: stateless,
+		version:   version,
+		done:      make(chan struct{}),
+		routes:    make(map[jsonrpc.ID]*httpStream),
+	}
+}
+
+// statelessConn marks a stateless exchange's session for the ConnectFunc.
+type statelessConn struct{ *httpSession }
+
+// ProtocolVersion implements [StatelessConn].
+func (c statelessConn) ProtocolVersion() string { return c.protocolVersion() }
+
+// SessionID implements [SessionConn].
+func (s *httpSession) SessionID() string { return s.id }
+
+// Push implements [jsonrpc.PushStream].
+func (s *httpSession) Push(receive func(jsonrpc.Message), end func(error)) {
+	s.recvMu.Lock()
+	s.receive, s.end = receive, end
+	s.recvMu.Unlock()
+}
+
+// Read implements [Conn]. The session pushes its messages (see
+// [jsonrpc.PushStream]), so Read only waits for the session to close.
+func (s *httpSession) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-s.done:
+		return nil, ErrClosed
+	}
+}
+
+// deliver passes a message (perhaps a batch) to the connection, reporting
+// false when the session is closed.
+func (s *httpSession) deliver(m jsonrpc.Message) bool {
+	s.recvMu.Lock()
+	defer s.recvMu.Unlock()
+	if s.receive == nil || s.isClosed() {
+		return false
+	}
+	s.receive(m)
+	return true
+}
+
+func (s *httpSession) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+func (s *httpSession) protocolVersion() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
+}
+
+// Close implements [Conn]: the connection's owner is done with the
+// session. The session is forgotten and its streams end.
+func (s *httpSession) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.done)
+	if s.idleTimer != nil {
+		s.idleTimer.Stop()
+	}
+	s.routes = nil
+	s.mu.Unlock()
+	s.h.forget(s)
+	if st := s.h.opts.EventStore; st != nil && s.id != "" {
+		if err := st.DeleteSession(context.Background(), s.id); err != nil {
+			s.h.logger.Warn("mcp http: deleting session events failed", "err", err)
+		}
+	}
+	return nil
+}
+
+// terminate ends the session from the transport's side, telling the
+// connection why.
+func (s *httpSession) terminate(reason error) {
+	s.Close()
+	s.recvMu.Lock()
+	end := s.end
+	s.recvMu.Unlock()
+	if end != nil {
+		end(reason)
+	}
+}
+
+// acquire and release bracket an HTTP request on the session, for the idle
+// timeout.
+func (s *httpSession) acquire() {
+	s.mu.Lock()
+	s.active++
+	if s.idleTimer != nil {
+		s.idleTimer.Stop()
+	}
+	s.mu.Unlock()
+}
+
+func (s *httpSession) release() {
+	s.mu.Lock()
+	s.active--
+	s.armIdleLocked()
+	s.mu.Unlock()
+}
+
+// armIdleLocked starts the idle timer when the session has nothing going
+// on. The timer holds no goroutine while it waits.
+func (s *httpSession) armIdleLocked() {
+	if s.closed || s.id == "" || s.h.idle < 0 || s.active > 0 || len(s.routes) > 0 {
+		return
+	}
+	if s.idleTimer == nil {
+		s.idleTimer = time.AfterFunc(s.h.idle, s.idleExpired)
+		return
+	}
+	s.idleTimer.Reset(s.h.idle)
+}
+
+func (s *httpSession) idleExpired() {
+	s.mu.Lock()
+	busy := s.closed || s.active > 0 || len(s.routes) > 0
+	s.mu.Unlock()
+	if !busy {
+		s.h.logger.Debug("mcp http: session idle; closing", "session", s.id)
+		s.terminate(ErrSessionIdle)
+	}
+}
+
+// serveExchange serves a POST carrying requests: it routes their
+// responses to a new stream answering this exchange, delivers the
+// messages, and waits until the responses are out, the client leaves or
+// the session ends. For an initialize exchange it registers the session
+// when initialize succeeds, and reports whether it did.
+func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message, msgs []jsonrpc.Message, requests []jsonrpc.ID, info *HTTPRequestInfo, initialize bool) bool {
+	st := s.newStream(w, len(requests), initialize)
+	info.closeStream = st.closeLive
+	if s.h.opts.EventStore == nil || s.stateless {
+		info.cancelOn = st.ctx
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: session closed")
+		return false
+	}
+	for _, id := range requests {
+		if _, dup := s.routes[id]; dup {
+			s.mu.Unlock()
+			writeJSONRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Bad Request: request id already in flight")
+			return false
+		}
+	}
+	for _, id := range requests {
+		s.routes[id] = st
+	}
+	s.active++
+	if s.idleTimer != nil {
+		s.idleTimer.Stop()
+	}
+	if st.id != "" {
+		s.streams[st.id] = st
+	}
+	s.mu.Unlock()
+	defer s.release()
+
+	for _, m := range msgs {
+		if req, ok := m.(*jsonrpc.Request); ok {
+			req.Extra = info
+		}
+	}
+	if st.mode == ResponseSSE {
+		st.mu.Lock()
+		st.startSSELocked()
+		st.mu.Unlock()
+	}
+	if !s.deliver(msg) {
+		st.mu.Lock()
+		if !st.wrote {
+			st.wrote = true
+			writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: session closed")
+		}
+		st.w = nil
+		st.mu.Unlock()
+		return false
+	}
+	st.wait(r.Context())
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.wrote {
+		// The session ended before any answer: tell the client.
+		st.wrote = true
+		writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: session closed")
+	}
+	return st.initOK
+}
+
+// newStream creates the stream answering a POST with n requests.
+func (s *httpSession) newStream(w http.ResponseWriter, n int, initialize bool) *httpStream {
+	st := &httpStream{
+		s:          s,
+		w:          w,
+		pending:    n,
+		initialize: initialize,
+		finished:   make(chan struct{}),
+		detached:   make(chan struct{}),
+	}
+	st.ctx, st.cancel = context.WithCancelCause(context.Background())
+	st.mode = s.h.opts.ResponseMode
+	if initialize {
+		st.mode = ResponseJSON // no session to resume yet
+	}
+	if !initialize && !s.stateless && s.h.opts.EventStore != nil {
+		s.mu.Lock()
+		if s.streams == nil {
+			s.streams = make(map[string]*httpStream)
+		}
+		s.nextStream++
+		st.id = strconv.FormatInt(s.nextStream, 10)
+		resumable := s.version >= primingVersion
+		s.mu.Unlock()
+		if st.mode == ResponseAuto && resumable {
+			st.mode = ResponseSSE
+		}
+	}
+	return st
+}
+
+// standaloneStream returns the session's GET stream, creating it.
+func (s *httpSession) standaloneStream() *httpStream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.standalone == nil {
+		st := &httpStream{s: s, mode: ResponseSSE, standalone: true, finished: make(chan struct{}), detached: make(chan struct{})}
+		st.ctx, st.cancel = context.WithCancelCause(context.Background())
+		if s.h.opts.EventStore != nil {
+			if s.streams == nil {
+				s.streams = make(map[string]*httpStream)
+			}
+			st.id = "get"
+			s.streams[st.id] = st
+		}
+		s.standalone = st
+	}
+	return s.standalone
+}
+
+// resume serves a GET with Last-Event-ID: it replays the stream the event
+// belongs to from that point and, if the stream is still live, attaches
+// this exchange to it.
+func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string) {
+	store := s.h.opts.EventStore
+	streamID, _, err := store.After(r.Context(), s.id, last)
+	if err != nil {
+		if errors.Is(err, ErrEventNotFound) {
+			http.Error(w, "Bad Request: unknown or expired Last-Event-ID", http.StatusBadRequest)
+			return
+		}
+		s.h.logger.Error("mcp http: event store failed", "err", err)
+		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+		return
+	}
+	s.mu.Lock()
+	st := s.streams[streamID]
+	s.mu.Unlock()
+	if st == nil {
+		// The stream is over (or lives elsewhere): replay what is stored.
+		_, events, err := store.After(r.Context(), s.id, last)
+		if err != nil {
+			http.Error(w, "Bad Request: unknown or expired Last-Event-ID", http.StatusBadRequest)
+			return
+		}
+		replay := &httpStream{s: s, mode: ResponseSSE, w: w}
+		replay.mu.Lock()
+		replay.startSSELocked()
+		for _, e := range events {
+			replay.writeEventLocked(e.ID, e.Data)
+		}
+		replay.mu.Unlock()
+		clearWriteDeadline(w)
+		return
+	}
+	if !st.attach(w, func() ([]StoredEvent, error) {
+		_, events, err := store.After(r.Context(), s.id, last)
+		return events, err
+	}) {
+		http.Error(w, "Conflict: the stream is already connected", http.StatusConflict)
+		return
+	}
+	st.wait(r.Context())
+}
+
+// Write implements [Conn]: it routes m to the stream of the request it
+// answers or belongs to.
+func (s *httpSession) Write(ctx context.Context, m jsonrpc.Message) error {
+	switch m := m.(type) {
+	case *jsonrpc.Response:
+		st := s.takeRoutes(m.ID)
+		if st == nil {
+			s.h.logger.Debug("mcp http: response with no exchange to go to", "id", m.ID.String())
+			return nil
+		}
+		return st.send(ctx, m, 1)
+	case jsonrpc.Batch:
+		var st *httpStream
+		n := 0
+		for _, e := range m {
+			if r, ok := e.(*jsonrpc.Response); ok {
+				if t := s.takeRoutes(r.ID); t != nil {
+					st = t
+					n++
+				}
+			}
+		}
+		if st == nil {
+			return nil
+		}
+		return st.send(ctx, m, n)
+	case *jsonrpc.Request:
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return ErrClosed
+		}
+		var related *httpStream
+		if id, ok := jsonrpc.RelatedRequest(ctx); ok {
+			related = s.routes[id]
+		}
+		st := s.standalone
+		s.mu.Unlock()
+		if related != nil && related.carriesRequests() {
+			st = related
+		}
+		if st == nil {
+			if m.IsNotification() {
+				return nil // nowhere to go; the client opened no stream
+			}
+			return errNoStream
+		}
+		return st.send(ctx, m, 0)
+	}
+	return fmt.Errorf("transport: cannot send %T", m)
+}
+
+// carriesRequests reports whether messages other than responses may travel
+// on the stream.
+func (st *httpStream) carriesRequests() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.mode != ResponseJSON && !st.done
+}
+
+// takeRoutes removes and returns the stream a response to id goes to.
+func (s *httpSession) takeRoutes(id jsonrpc.ID) *httpStream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.routes[id]
+	delete(s.routes, id)
+	if st != nil && len(s.routes) == 0 {
+		s.armIdleLocked()
+	}
+	return st
+}
+
+// httpStream is one response stream: the answer to a POST, or the
+// standalone GET stream. Its live connection (w) may come and go: an SSE
+// stream can be closed by the server (polling) or lost, and resumed by a
+// GET with Last-Event-ID.
+type httpStream struct {
+	s          *httpSession
+	id         string // event store stream ID; "" when not resumable
+	standalone bool
+	initialize bool
+	ctx        context.Context // cancelled when the stream's requests must stop
+	cancel     context.CancelCauseFunc
+	finished   chan struct{} // closed when every response has been sent
+	detached   chan struct{} // closed to release the live connection
+
+	mu       sync.Mutex
+	mode     ResponseMode
+	w        http.ResponseWriter // the live connection, or nil
+	wrote    bool                // headers sent on the first connection
+	sse      bool                // the stream is an SSE stream
+	pending  int                 // responses still to send
+	done     bool                // finished is closed
+	released bool                // detached is closed
+	initOK   bool                // an initialize succeeded on this exchange
+	buf      []byte
+}
+
+// attach makes w the stream's live connection, after replaying what
+// replay returns. It reports false when another connection is live.
+func (st *httpStream) attach(w http.ResponseWriter, replay func() ([]StoredEvent, error)) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.w != nil {
+		return false
+	}
+	if st.released {
+		st.detached = make(chan struct{})
+		st.released = false
+	}
+	st.w = w
+	st.wrote = false
+	st.startSSELocked()
+	if replay != nil {
+		events, err := replay()
+		if err != nil {
+			st.s.h.logger.Warn("mcp http: replay failed", "err", err)
+		}
+		for _, e := range events {
+			st.writeEventLocked(e.ID, e.Data)
+		}
+	}
+	if st.done {
+		// Everything was sent: the replay is the whole story.
+		st.w = nil
+	}
+	return true
+}
+
+// wait blocks the HTTP handler until the stream no longer needs this
+// connection, then detaches it.
+func (st *httpStream) wait(ctx context.Context) {
+	st.mu.Lock()
+	w := st.w
+	detached := st.detached
+	st.mu.Unlock()
+	if w == nil {
+		return
+	}
+	select {
+	case <-st.finished:
+	case <-detached:
+	case <-st.s.done:
+	case <-ctx.Done():
+		if st.s.h.opts.EventStore == nil || st.s.stateless {
+			st.cancel(errors.New("transport: the client abandoned the request"))
+		}
+	}
+	st.mu.Lock()
+	if st.w == w {
+		st.w = nil
+	}
+	st.mu.Unlock()
+	clearWriteDeadline(w)
+}
+
+// closeLive ends the live SSE connection of the stream; see
+// [HTTPRequestInfo.CloseSSEStream].
+func (st *httpStream) closeLive() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.mode == ResponseJSON || st.done {
+		return
+	}
+	if st.w != nil && !st.wrote {
+		st.startSSELocked() // the client learns the event ID to resume from
+	}
+	if !st.released {
+		st.released = true
+		close(st.detached)
+	}
+}
+
+// startSSELocked sends the SSE headers and, on a resumable stream of a
+// recent enough session, the priming event.
+func (st *httpStream) startSSELocked() {
+	st.mode = ResponseSSE
+	st.sse = true
+	if st.w == nil || st.wrote {
+		return
+	}
+	st.wrote = true
+	hd := st.w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Accel-Buffering", "no")
+	if st.s.id != "" {
+		hd.Set(headerSessionID, st.s.id)
+	}
+	st.w.WriteHeader(http.StatusOK)
+	if st.id != "" && st.s.protocolVersion() >= primingVersion {
+		id, err := st.s.h.opts.EventStore.Append(context.Background(), st.s.id, st.id, nil)
+		if err == nil {
+			st.buf = appendSSE(st.buf[:0], id, nil, st.s.h.retry)
+			st.flushLocked()
+			return
+		}
+		st.s.h.logger.Warn("mcp http: event store append failed", "err", err)
+	}
+	http.NewResponseController(st.w).Flush()
+}
+
+// send writes m to the stream; responses is the number of responses m
+// carries.
+func (st *httpStream) send(ctx context.Context, m jsonrpc.Message, responses int) error {
+	data, err := jsonrpc.EncodeMessage(m)
+	if err != nil {
+		return err
+	}
+	if len(data) > st.s.h.maxEvent {
+		if responses == 0 {
+			return fmt.Errorf("transport: message of %d bytes exceeds MaxEventBytes (%d)", len(data), st.s.h.maxEvent)
+		}
+		st.s.h.logger.Error("mcp http: response too large; replaced by an error", "size", len(data))
+		data = oversizeReplacement(m)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.done {
+		return nil
+	}
+	if st.initialize && responses > 0 {
+		st.adoptInitializeLocked(m)
+	}
+	if st.mode == ResponseAuto {
+		if responses > 0 && responses == st.pending {
+			st.mode = ResponseJSON
+		} else {
+			st.mode = ResponseSSE
+		}
+	}
+	if st.mode == ResponseJSON {
+		if responses > 0 && st.w != nil && !st.wrote {
+			st.wrote = true
+			hd := st.w.Header()
+			hd.Set("Content-Type", "application/json")
+			if st.initOK {
+				hd.Set(headerSessionID, st.s.id)
+			}
+			st.w.WriteHeader(http.StatusOK)
+			if !writeAndFlush(st.w, data, st.s.h.writeTO) {
+				st.w = nil
+			}
+		}
+	} else {
+		if !st.sse {
+			st.startSSELocked()
+		}
+		eventID := ""
+		if st.id != "" {
+			id, err := st.s.h.opts.EventStore.Append(ctx, st.s.id, st.id, data)
+			if err != nil {
+				st.s.h.logger.Warn("mcp http: event store append failed", "err", err)
+			} else {
+				eventID = id
+			}
+		}
+		st.writeEventLocked(eventID, data)
+		if st.w == nil && st.id == "" && responses == 0 && !m.(*jsonrpc.Request).IsNotification() {
+			return errNoStream
+		}
+	}
+	if responses > 0 {
+		st.pending -= responses
+		if st.pending <= 0 && !st.standalone {
+			st.done = true
+			close(st.finished)
+			st.s.mu.Lock()
+			if st.id != "" && st.s.streams != nil {
+				delete(st.s.streams, st.id)
+			}
+			st.s.mu.Unlock()
+		}
+	}
+	return nil
+}
+
+// adoptInitializeLocked records the outcome of initialize: on success the
+// session is registered and learns its protocol version.
+func (st *httpStream) adoptInitializeLocked(m jsonrpc.Message) {
+	r, ok := m.(*jsonrpc.Response)
+	if !ok || r.Error != nil {
+		return
+	}
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if err := json.Unmarshal(r.Result, &res); err != nil {
+		return
+	}
+	st.initOK = true
+	st.s.mu.Lock()
+	st.s.version = res.ProtocolVersion
+	st.s.mu.Unlock()
+	st.s.h.register(st.s)
+}
+
+// writeEventLocked writes one SSE event to the live connection, if any.
+func (st *httpStream) writeEventLocked(id string, data []byte) {
+	if st.w == nil {
+		return
+	}
+	st.buf = appendSSE(st.buf[:0], id, data, 0)
+	st.flushLocked()
+}
+
+func (st *httpStream) flushLocked() {
+	if !writeAndFlush(st.w, st.buf, st.s.h.writeTO) {
+		st.w = nil
+	}
+	if cap(st.buf) > maxRetainedBuffer {
+		st.buf = nil
+	}
+}
+
+// appendSSE appends one SSE event: a message event when data is non-nil,
+// else a priming event carrying only its ID (and retry, if positive).
+func appendSSE(b []byte, id string, data []byte, retry time.Duration) []byte {
+	e := sse.Event{ID: id, Data: data, Retry: retry}
+	if data != nil {
+		e.Name = "message"
+	}
+	return sse.AppendEvent(b, &e)
+}
+
+// oversizeReplacement is the error response sent instead of a response too
+// large to send.
+func oversizeReplacement(m jsonrpc.Message) []byte {
+	var id jsonrpc.ID
+	if r, ok := m.(*jsonrpc.Response); ok {
+		id = r.ID
+	}
+	data, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: response too large"}})
+	return data
+}
+
+// writeAndFlush writes b to w and flushes it, bounded by timeout when
+// positive, and reports whether it went out.
+func writeAndFlush(w http.ResponseWriter, b []byte, timeout time.Duration) bool {
+	rc := http.NewResponseController(w)
+	if timeout > 0 {
+		rc.SetWriteDeadline(time.Now().Add(timeout)) // unsupported writers just have no bound
+	}
+	if _, err := w.Write(b); err != nil {
+		return false
+	}
+	return rc.Flush() == nil
+}
+
+// clearWriteDeadline lifts the deadline writeAndFlush set, so that it does
+// not outlive the exchange on a kept-alive connection.
+func clearWriteDeadline(w http.ResponseWriter) {
+	http.NewResponseController(w).SetWriteDeadline(time.Time{})
+}
