@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -377,5 +378,35 @@ func TestPromptsAndCompletion(t *testing.T) {
 	}
 	if len(res.Completion.Values) != 1 || res.Completion.Values[0] != "123" {
 		t.Errorf("template id completion: %v", res.Completion.Values)
+	}
+}
+
+// TestHTTPReconnection serves the fixture over Streamable HTTP, as the
+// suite reaches it, and calls test_reconnection, whose response stream the
+// server closes mid-call: the client must resume it to get the result.
+func TestHTTPReconnection(t *testing.T) {
+	h, err := newHTTPHandler(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Close()
+		srv.Close()
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "fixture-test", Version: "0"}, nil)
+	cs, err := c.Connect(ctx, &transport.StreamableClientTransport{URL: srv.URL, MinRetryDelay: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_reconnection", Arguments: jsontext.Value(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := firstText(t, res); got != reconnectionText {
+		t.Errorf("test_reconnection: %q", got)
 	}
 }
