@@ -465,6 +465,9 @@ type hcStreamState struct {
 	hasRetry bool
 	// standalone marks the GET stream; the others answer a POST.
 	standalone bool
+	// opened, if not nil, is closed once the stream's first GET has been
+	// answered or has failed.
+	opened chan struct{}
 	// pending holds the requests whose responses the stream should
 	// carry.
 	pending map[jsonrpc.ID]bool
@@ -906,7 +909,20 @@ func (c *streamableClientConn) handle(ctx context.Context, release func(), m jso
 		c.mu.Lock()
 		c.initialized = true
 		c.mu.Unlock()
-		c.startStandalone()
+		// Wait for the standalone stream's GET to be answered, so that a
+		// server request sent on it in answer to the client's next request
+		// (a sampling request from a tool, say) is not sent before the
+		// stream exists, and lost.
+		if opened := c.startStandalone(); opened != nil {
+			t := time.NewTimer(hcStandaloneOpenWait)
+			select {
+			case <-opened:
+			case <-ctx.Done():
+			case <-c.ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+		}
 	}
 	st := &hcStreamState{pending: hcRequestIDs(m)}
 	ct := resp.Header.Get("Content-Type")
@@ -1009,6 +1025,7 @@ func (c *streamableClientConn) get(ctx context.Context, lastID string) (io.ReadC
 // that opens a stream is a success even if the stream then ends at once,
 // as servers polling their clients do.
 func (c *streamableClientConn) follow(ctx context.Context, body io.ReadCloser, st *hcStreamState) {
+	defer st.markOpened()
 	standalone := st.standalone
 	failures := 0          // failed GETs in a row
 	budget := c.maxRetries // failures allowed
@@ -1039,6 +1056,7 @@ func (c *streamableClientConn) follow(ctx context.Context, body io.ReadCloser, s
 			}
 		}
 		rbody, sid, err := c.get(ctx, st.lastID)
+		st.markOpened()
 		switch {
 		case err == nil:
 			body = rbody
@@ -1079,21 +1097,36 @@ func (c *streamableClientConn) follow(ctx context.Context, body io.ReadCloser, s
 	}
 }
 
+// hcStandaloneOpenWait bounds how long the write of
+// notifications/initialized waits for the standalone stream to open.
+const hcStandaloneOpenWait = 10 * time.Second
+
+// markOpened closes st.opened once.
+func (st *hcStreamState) markOpened() {
+	if st.opened != nil {
+		close(st.opened)
+		st.opened = nil
+	}
+}
+
 // startStandalone starts the standalone stream, unless it is disabled,
-// running, unsupported, or the session is not initialized yet.
-func (c *streamableClientConn) startStandalone() {
+// running, unsupported, or the session is not initialized yet. When it
+// starts it, it returns a channel closed once the stream's first GET has
+// been answered (or failed).
+func (c *streamableClientConn) startStandalone() <-chan struct{} {
 	if c.noStandalone {
-		return
+		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.initialized || c.standaloneStatus != hcStandaloneIdle {
-		return
+		return nil
 	}
 	c.standaloneGen++
 	gen := c.standaloneGen
+	opened := make(chan struct{})
 	started := c.goStream(func() {
-		c.follow(c.ctx, nil, &hcStreamState{standalone: true})
+		c.follow(c.ctx, nil, &hcStreamState{standalone: true, opened: opened})
 		c.mu.Lock()
 		if c.standaloneGen == gen && c.standaloneStatus == hcStandaloneRunning {
 			c.standaloneStatus = hcStandaloneIdle
@@ -1103,9 +1136,11 @@ func (c *streamableClientConn) startStandalone() {
 			c.testHookStandaloneExit()
 		}
 	})
-	if started {
-		c.standaloneStatus = hcStandaloneRunning
+	if !started {
+		return nil
 	}
+	c.standaloneStatus = hcStandaloneRunning
+	return opened
 }
 
 // endStandalone decides whether the standalone stream ends after its GET
