@@ -3,7 +3,9 @@
 package examples
 
 import (
+	"bufio"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -69,5 +71,49 @@ func TestStdioClientAgainstServer(t *testing.T) {
 	out, err := exec.Command(client, "-tool", "countdown", "-args", `{"from":99}`, server).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "between 1 and 10") {
 		t.Errorf("bad countdown: err %v\n%s", err, out)
+	}
+}
+
+func TestClientAgainstHTTPServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds binaries")
+	}
+	dir := t.TempDir()
+	server := build(t, dir, "./stdio-server")
+	client := build(t, dir, "./stdio-client")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv := exec.CommandContext(ctx, server, "-http", "127.0.0.1:0")
+	stderr, err := srv.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Wait()
+	defer srv.Process.Signal(os.Interrupt)
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("server banner: %v", err)
+	}
+	i := strings.Index(line, "http://")
+	j := strings.Index(line, "/mcp")
+	if i < 0 || j < i {
+		t.Fatalf("server banner %q", line)
+	}
+	base := line[i:j]
+	// Streamable HTTP, and the legacy endpoint reached through the
+	// client's automatic fallback.
+	for _, url := range []string{base + "/mcp", base + "/sse"} {
+		out, err := exec.CommandContext(ctx, client, "-url", url, "-tool", "add", "-args", `{"a":2,"b":3}`).CombinedOutput()
+		if err != nil {
+			t.Fatalf("stdio-client -url %s: %v\n%s", url, err, out)
+		}
+		for _, w := range []string{"server: mcpkit-example 1.0.0", "  greeting (greeting://{name})", `text: {"sum":5}`} {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("stdio-client -url %s output lacks %q:\n%s", url, w, out)
+			}
+		}
 	}
 }

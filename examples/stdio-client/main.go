@@ -4,6 +4,12 @@
 //	go run ./examples/stdio-client -- go run ./examples/stdio-server
 //	go run ./examples/stdio-client -tool add -args '{"a":1,"b":2}' -- ./server
 //
+// With -url it connects to a server over HTTP instead: Streamable HTTP,
+// falling back to the legacy HTTP+SSE transport for servers that only
+// speak protocol 2024-11-05.
+//
+//	go run ./examples/stdio-client -url http://127.0.0.1:8080/mcp
+//
 // Without -tool it calls echo with {"message":"hello"} when the server has
 // such a tool, and otherwise the first tool whose input schema requires
 // nothing, called with no arguments.
@@ -28,28 +34,35 @@ func main() {
 	tool := flag.String("tool", "", "the tool to call (default: see the package doc)")
 	args := flag.String("args", "", "the tool's arguments, as a JSON object")
 	timeout := flag.Duration("timeout", time.Minute, "overall time limit")
+	url := flag.String("url", "", "connect to this HTTP endpoint instead of starting a command")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: stdio-client [-tool NAME] [-args JSON] [--] command [arg...]\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: stdio-client [-tool NAME] [-args JSON] [--] command [arg...]\n       stdio-client [-tool NAME] [-args JSON] -url URL\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if flag.NArg() == 0 {
+	if (flag.NArg() == 0) == (*url == "") {
 		flag.Usage()
 		os.Exit(2)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	if err := run(ctx, flag.Args(), *tool, *args); err != nil {
+	var t transport.Transport
+	if *url != "" {
+		t = &transport.StreamableClientTransport{URL: *url}
+	} else {
+		cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
+		cmd.Stderr = os.Stderr
+		t = &transport.CommandTransport{Command: cmd}
+	}
+	if err := run(ctx, t, *tool, *args); err != nil {
 		fmt.Fprintln(os.Stderr, "stdio-client:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, command []string, toolName, args string) error {
-	cmd := exec.Command(command[0], command[1:]...)
-	cmd.Stderr = os.Stderr
+func run(ctx context.Context, t transport.Transport, toolName, args string) error {
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpkit-stdio-client", Version: "1.0.0"}, nil)
-	cs, err := client.Connect(ctx, &transport.CommandTransport{Command: cmd})
+	cs, err := client.Connect(ctx, t)
 	if err != nil {
 		return err
 	}

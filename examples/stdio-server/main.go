@@ -9,12 +9,23 @@
 //
 // Its own diagnostics go to standard error; standard output carries only
 // the protocol.
+//
+// With -http ADDR it serves the same features over HTTP instead:
+// Streamable HTTP at http://ADDR/mcp and the legacy HTTP+SSE transport
+// (protocol 2024-11-05) at http://ADDR/sse:
+//
+//	go run ./examples/stdio-server -http 127.0.0.1:8080
+//	go run ./examples/stdio-client -url http://127.0.0.1:8080/mcp
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"slices"
@@ -190,6 +201,8 @@ func complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResul
 }
 
 func main() {
+	addr := flag.String("http", "", "serve HTTP on this address (Streamable HTTP at /mcp, legacy SSE at /sse) instead of stdio")
+	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	s, err := newServer()
@@ -197,8 +210,42 @@ func main() {
 		fmt.Fprintln(os.Stderr, "stdio-server:", err)
 		os.Exit(1)
 	}
-	if err := s.Run(ctx, &transport.StdioTransport{}); err != nil && ctx.Err() == nil {
+	if *addr != "" {
+		err = serveHTTP(ctx, s, *addr)
+	} else {
+		err = s.Run(ctx, &transport.StdioTransport{})
+	}
+	if err != nil && ctx.Err() == nil {
 		fmt.Fprintln(os.Stderr, "stdio-server:", err)
 		os.Exit(1)
 	}
+}
+
+// serveHTTP serves s over Streamable HTTP and legacy SSE until ctx ends.
+func serveHTTP(ctx context.Context, s *mcp.Server, addr string) error {
+	streamable := mcp.NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{
+		EventStore: transport.NewMemoryEventStore(nil), // resumable streams
+	})
+	legacy := mcp.NewSSEHandler(s, nil)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", streamable)
+	mux.Handle("/sse", legacy)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "stdio-server: serving http://%s/mcp (Streamable HTTP) and http://%s/sse (HTTP+SSE)\n", ln.Addr(), ln.Addr())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		streamable.Close()
+		legacy.Close()
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(shutdownCtx)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }
