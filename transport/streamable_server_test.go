@@ -492,27 +492,36 @@ func TestStreamableHTTPResumption(t *testing.T) {
 
 func TestStreamableHTTPClientGoneCancels(t *testing.T) {
 	checkLeaks(t)
-	hh := newHTTPHarness(t, nil)
-	sid := hh.initialize("2025-06-18")
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hh.srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"block"}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	errc := make(chan error, 1)
-	go func() {
-		resp, err := hh.srv.Client().Do(req)
-		if err == nil {
-			resp.Body.Close()
+	// Before anything was sent (auto mode), and in the middle of an SSE
+	// stream (whose headers went out at once).
+	for _, mode := range []ResponseMode{ResponseAuto, ResponseSSE} {
+		hh := newHTTPHarness(t, &StreamableHTTPOptions{ResponseMode: mode})
+		sid := hh.initialize("2025-06-18")
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hh.srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"block"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", sid)
+		errc := make(chan error, 1)
+		go func() {
+			resp, err := hh.srv.Client().Do(req)
+			if err == nil {
+				_, err = io.ReadAll(resp.Body)
+				resp.Body.Close()
+			}
+			errc <- err
+		}()
+		<-hh.backend.started
+		cancel()
+		if why := <-hh.backend.stopped; !strings.Contains(why, "abandoned") {
+			t.Fatalf("mode %d: handler stopped because %q", mode, why)
 		}
-		errc <- err
-	}()
-	<-hh.backend.started
-	cancel()
-	if why := <-hh.backend.stopped; !strings.Contains(why, "abandoned") {
-		t.Fatalf("handler stopped because %q", why)
+		<-errc
+		// The session survives its client's impatience.
+		if resp := hh.post(`{"jsonrpc":"2.0","id":2,"method":"echo","params":{}}`, "Mcp-Session-Id", sid); resp.StatusCode != 200 {
+			t.Fatalf("mode %d: session after an abandoned request: %d", mode, resp.StatusCode)
+		}
 	}
-	<-errc
 }
 
 func TestStreamableHTTPIdleTimeout(t *testing.T) {
