@@ -7,10 +7,21 @@ package mcpkit_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -259,5 +270,692 @@ func TestConformanceBadInput(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":6}`, `{"jsonrpc":"2.0","id":6,"error":{"code":-32600,"message":"*"}}`},
 		{`{"jsonrpc":"2.0","method":"notifications/unknown"}`, ""},
 		{`{"jsonrpc":"2.0","id":7,"method":"ping"}`, `{"jsonrpc":"2.0","id":7,"result":{}}`},
+	})
+}
+
+// The official MCP conformance suite
+// (@modelcontextprotocol/conformance on npm) against mcpkit's fixture
+// programs in internal/conformance: TestOfficialSuiteServer runs its
+// server scenarios against everything-server over Streamable HTTP, and
+// TestOfficialSuiteClient runs its client scenarios with everything-client.
+// Both use the frozen requirement set of one revision and the
+// expected-failures file beside the fixtures; every FAILURE check outside
+// that file fails the test.
+
+// Pinned versions: the suite, the Node.js runtime it needs (>= 22; it is
+// installed from npm as a package when the node on PATH is older), and the
+// requirement set to run.
+const (
+	officialSuiteVersion      = "0.2.0-alpha.12"
+	officialSuiteNodeVersion  = "22.23.3"
+	officialSuiteRequirements = "2025-11-25"
+)
+
+const (
+	expectedFailuresFile = "internal/conformance/expected-failures.yaml"
+	// officialSuiteDeadline bounds one run of the suite; warm runs take a
+	// few seconds.
+	officialSuiteDeadline = 100 * time.Second
+	// clientDeadline bounds one run of everything-client (the suite's own
+	// per-scenario timeout is 30 s and only kills the shell around it).
+	clientDeadline = 25 * time.Second
+)
+
+// officialSuite is an installed conformance suite and the node to run it.
+type officialSuite struct {
+	node    string // node binary, version >= 22
+	cli     string // the suite's dist/index.js
+	preload string // loopback-only preload for node --require
+}
+
+var (
+	suiteOnce sync.Once
+	suiteInst *officialSuite
+	suiteSkip string // reason to skip, when set
+	suiteErr  error
+)
+
+// installedSuite returns the suite, installing it and Node on first use.
+// It skips the test in short mode or when npm is not on PATH.
+func installedSuite(t *testing.T) *officialSuite {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipping the official conformance suite in short mode")
+	}
+	suiteOnce.Do(func() { suiteInst, suiteSkip, suiteErr = installSuite() })
+	if suiteSkip != "" {
+		t.Skip(suiteSkip)
+	}
+	if suiteErr != nil {
+		t.Fatal(suiteErr)
+	}
+	return suiteInst
+}
+
+// installSuite finds or installs node >= 22 and the pinned suite under
+// the user cache directory (mcpkit-conformance), re-using earlier
+// installs.
+func installSuite() (*officialSuite, string, error) {
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return nil, "npm is not on PATH: cannot install the official MCP conformance suite (@modelcontextprotocol/conformance)", nil
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return nil, "", fmt.Errorf("no user cache directory for the conformance suite: %w", err)
+	}
+	dir := filepath.Join(cache, "mcpkit-conformance")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", err
+	}
+	s := &officialSuite{}
+	if p, err := exec.LookPath("node"); err == nil && nodeMajor(p) >= 22 {
+		s.node = p
+	} else {
+		pkg, ok := nodePackage()
+		if !ok {
+			return nil, fmt.Sprintf("no node >= 22 on PATH and no Node package on npm for %s/%s", runtime.GOOS, runtime.GOARCH), nil
+		}
+		nodeDir := filepath.Join(dir, "node-"+officialSuiteNodeVersion)
+		s.node = filepath.Join(nodeDir, "node_modules", pkg, "bin", "node")
+		if err := npmInstall(npm, nodeDir, s.node, pkg+"@"+officialSuiteNodeVersion); err != nil {
+			return nil, "", err
+		}
+		if m := nodeMajor(s.node); m < 22 {
+			return nil, "", fmt.Errorf("%s is node %d, need >= 22", s.node, m)
+		}
+	}
+	suiteDir := filepath.Join(dir, "conformance-"+officialSuiteVersion)
+	s.cli = filepath.Join(suiteDir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
+	if err := npmInstall(npm, suiteDir, s.cli, "@modelcontextprotocol/conformance@"+officialSuiteVersion); err != nil {
+		return nil, "", err
+	}
+	s.preload = filepath.Join(dir, "loopback-only.cjs")
+	if err := writeFileAtomic(s.preload, []byte(loopbackPreload)); err != nil {
+		return nil, "", err
+	}
+	return s, "", nil
+}
+
+// nodePackage names the npm package holding the Node binary for this
+// platform.
+func nodePackage() (string, bool) {
+	arch := map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH]
+	if arch == "" || (runtime.GOOS != "linux" && runtime.GOOS != "darwin") {
+		return "", false
+	}
+	return "node-" + runtime.GOOS + "-" + arch, true
+}
+
+// nodeMajor returns the major version of a node binary, or 0.
+func nodeMajor(node string) int {
+	out, err := exec.Command(node, "-p", "process.versions.node.split('.')[0]").Output()
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// npmInstall installs spec into dir unless want already exists there. It
+// installs into a fresh directory and renames it into place, so that a
+// failed or concurrent install never leaves a half-made dir behind.
+func npmInstall(npm, dir, want, spec string) error {
+	if _, err := os.Stat(want); err == nil {
+		return nil
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "install", "--prefix", tmp, "--no-audit", "--no-fund", "--loglevel=error", spec)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("npm install %s: %v\n%s", spec, err, out)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(want); serr == nil {
+			return nil // another process installed it meanwhile
+		}
+		return fmt.Errorf("installing %s: %w", spec, err)
+	}
+	if _, err := os.Stat(want); err != nil {
+		return fmt.Errorf("npm install %s did not produce %s", spec, want)
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to path through a temporary file.
+func writeFileAtomic(path string, data []byte) error {
+	if old, err := os.ReadFile(path); err == nil && string(old) == string(data) {
+		return nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+	}
+	return werr
+}
+
+// loopbackPreload is loaded with node --require before the suite. The
+// suite's mock servers listen on all interfaces; this makes a listen()
+// without a host bind 127.0.0.1 instead. listen() with a host normally
+// resolves it asynchronously, and the suite reads address() right after
+// listen(), so while the patched call runs, dns.lookup answers
+// "127.0.0.1" synchronously.
+const loopbackPreload = `'use strict';
+const net = require('net');
+const dns = require('dns');
+const HOST = '127.0.0.1';
+const listen = net.Server.prototype.listen;
+const lookup = dns.lookup;
+function immediateLookup(name, opts, cb) {
+  if (typeof opts === 'function') { cb = opts; opts = {}; }
+  if (name !== HOST) return lookup.call(dns, name, opts, cb);
+  if (opts && opts.all) return cb(null, [{ address: HOST, family: 4 }]);
+  return cb(null, HOST, 4);
+}
+function withHost(args) {
+  const first = args[0];
+  if (first !== null && typeof first === 'object' && !Array.isArray(first)) {
+    const o = first;
+    if (o instanceof net.Server || o.host !== undefined || o.path !== undefined ||
+        o.handle !== undefined || o._handle !== undefined || o.fd !== undefined) return null;
+    return [Object.assign({}, o, { host: HOST }), ...args.slice(1)];
+  }
+  if (first === undefined) args = [0, ...args.slice(1)];
+  else if (typeof first === 'function') args = [0, ...args];
+  else if (typeof first !== 'number' && !(typeof first === 'string' && /^\d+$/.test(first))) return null;
+  if (typeof args[1] === 'string') return null;
+  return [args[0], HOST, ...args.slice(1)];
+}
+net.Server.prototype.listen = function (...args) {
+  const patched = withHost(args);
+  if (!patched) return listen.apply(this, args);
+  dns.lookup = immediateLookup;
+  try { return listen.apply(this, patched); } finally { dns.lookup = lookup; }
+};
+`
+
+// buildFixture builds internal/conformance/<name> into a temporary
+// directory and returns the binary's path.
+func buildFixture(t *testing.T, name string) string {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	bin := filepath.Join(t.TempDir(), name)
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	cmd := exec.Command(gobin, "build", "-o", bin, "./internal/conformance/"+name)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", name, err, out)
+	}
+	return bin
+}
+
+// lockedBuffer is a bytes.Buffer safe for a writer goroutine and a reader.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startHTTPFixture starts everything-server on a free loopback port and
+// returns its endpoint URL and its collected standard error. The server
+// is stopped when the test ends.
+func startHTTPFixture(t *testing.T, bin string) (string, *lockedBuffer) {
+	t.Helper()
+	cmd := exec.Command(bin, "-http", "127.0.0.1:0")
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		first := true
+		for sc.Scan() {
+			if first {
+				lines <- sc.Text()
+				first = false
+			}
+		}
+		close(lines)
+		exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+	select {
+	case line, ok := <-lines:
+		url, found := strings.CutPrefix(line, "listening on ")
+		if !ok || !found || !strings.HasPrefix(url, "http://") {
+			t.Fatalf("everything-server did not announce its URL (first line %q); stderr:\n%s", line, stderr)
+		}
+		return url, stderr
+	case <-time.After(30 * time.Second):
+		t.Fatalf("everything-server did not start within 30s; stderr:\n%s", stderr)
+	}
+	return "", nil
+}
+
+// run runs the suite in dir with args and returns its exit code and
+// combined output. The run is bounded by officialSuiteDeadline.
+func (s *officialSuite) run(t *testing.T, dir string, env []string, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), officialSuiteDeadline)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.node, append([]string{"--require", s.preload, s.cli}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	cmd.WaitDelay = 5 * time.Second
+	var out lockedBuffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("the conformance suite did not finish within %v; output:\n%s", officialSuiteDeadline, tail(out.String(), 60))
+	}
+	code := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("running the conformance suite: %v\n%s", err, out.String())
+		}
+		code = ee.ExitCode()
+	}
+	return code, out.String()
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// suiteCheck is one entry of a scenario's checks.json.
+type suiteCheck struct {
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	Description  string `json:"description"`
+	Status       string `json:"status"`
+	ErrorMessage string `json:"errorMessage"`
+}
+
+// scenarioResult is what one scenario left in the output directory.
+type scenarioResult struct {
+	dir    string
+	checks []suiteCheck
+}
+
+// suiteOutDir returns the directory for the suite's results of mode: a
+// temporary one, or a fresh mode subdirectory of $MCPKIT_CONFORMANCE_OUT
+// when that is set, to keep them for debugging.
+func suiteOutDir(t *testing.T, mode string) string {
+	t.Helper()
+	keep := os.Getenv("MCPKIT_CONFORMANCE_OUT")
+	if keep == "" {
+		return t.TempDir()
+	}
+	dir := filepath.Join(keep, mode)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("keeping the suite's %s results in %s", mode, dir)
+	return dir
+}
+
+// resultDirSuffix is the timestamp the suite appends to each result
+// directory: -YYYY-MM-DDTHH-MM-SS-mmmZ.
+var resultDirSuffix = regexp.MustCompile(`-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z$`)
+
+// readResults reads every checks.json under out, keyed by scenario name
+// (the directory path relative to out, without the timestamp and, for
+// server scenarios, without the "server-" prefix).
+func readResults(t *testing.T, out, mode string) map[string]*scenarioResult {
+	t.Helper()
+	res := map[string]*scenarioResult{}
+	err := filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "checks.json" {
+			return err
+		}
+		dir := filepath.Dir(path)
+		rel, err := filepath.Rel(out, dir)
+		if err != nil {
+			return err
+		}
+		name := resultDirSuffix.ReplaceAllString(filepath.ToSlash(rel), "")
+		if mode == "server" {
+			name = strings.TrimPrefix(name, "server-")
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		r := &scenarioResult{dir: dir}
+		if err := json.Unmarshal(data, &r.checks, json.RejectUnknownMembers(false)); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if old := res[name]; old == nil || old.dir < dir {
+			res[name] = r
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("reading the suite's results: %v", err)
+	}
+	return res
+}
+
+// summaryLine matches the suite's per-scenario summary lines.
+var summaryLine = regexp.MustCompile(`^[✓✗] (\S+): \d+ passed`)
+
+// parseConsole returns the scenarios the suite's summary reported, in
+// order.
+func parseConsole(out string) []string {
+	var names []string
+	for _, l := range strings.Split(out, "\n") {
+		if m := summaryLine.FindStringSubmatch(l); m != nil && !slices.Contains(names, m[1]) {
+			names = append(names, m[1])
+		}
+	}
+	return names
+}
+
+// notScored reads the not_scored section of the installed suite's
+// requirement set: the scenarios of mode ("server" or "client") that run
+// but do not count for the revision, with the reason.
+func (s *officialSuite) notScored(t *testing.T, mode string) map[string]string {
+	t.Helper()
+	file := filepath.Join(filepath.Dir(filepath.Dir(s.cli)), "requirements", officialSuiteRequirements+".yaml")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("reading the requirement set: %v", err)
+	}
+	res := map[string]string{}
+	in := false
+	var scenario, leg, reason string
+	flush := func() {
+		if scenario != "" && leg == mode {
+			res[scenario] = reason
+		}
+		scenario, leg, reason = "", "", ""
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if l != "" && !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "#") {
+			flush()
+			in = strings.HasPrefix(l, "not_scored:")
+			continue
+		}
+		if !in {
+			continue
+		}
+		f := strings.TrimSpace(l)
+		if v, ok := strings.CutPrefix(f, "- scenario:"); ok {
+			flush()
+			scenario = strings.TrimSpace(v)
+		} else if v, ok := strings.CutPrefix(f, "leg:"); ok {
+			leg = strings.TrimSpace(v)
+		} else if v, ok := strings.CutPrefix(f, "reason:"); ok {
+			reason = strings.TrimSpace(v)
+		}
+	}
+	flush()
+	return res
+}
+
+// readExpectedFailures parses expected-failures.yaml (the small subset of
+// YAML it uses: top-level "server:" and "client:" keys, each followed by
+// "- name # reason" items or "[]"), and fails the test on an entry
+// without a reason.
+func readExpectedFailures(t *testing.T) map[string]map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(expectedFailuresFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := map[string]map[string]string{"server": {}, "client": {}}
+	section := ""
+	for i, l := range strings.Split(string(data), "\n") {
+		trimmed := strings.TrimSpace(l)
+		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
+			continue
+		}
+		if key, rest, ok := strings.Cut(l, ":"); ok && !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "-") {
+			section = key
+			if _, known := res[section]; !known {
+				t.Fatalf("%s:%d: unknown section %q", expectedFailuresFile, i+1, key)
+			}
+			if r := strings.TrimSpace(rest); r != "" && r != "[]" {
+				t.Fatalf("%s:%d: write one entry per line", expectedFailuresFile, i+1)
+			}
+			continue
+		}
+		item, ok := strings.CutPrefix(trimmed, "- ")
+		if !ok || section == "" {
+			t.Fatalf("%s:%d: cannot parse %q", expectedFailuresFile, i+1, l)
+		}
+		name, reason, _ := strings.Cut(item, "#")
+		name, reason = strings.TrimSpace(name), strings.TrimSpace(reason)
+		if reason == "" {
+			t.Errorf("%s:%d: %s has no reason comment", expectedFailuresFile, i+1, name)
+		}
+		res[section][name] = reason
+	}
+	return res
+}
+
+// judge compares the suite's results with the expected failures: every
+// FAILURE or WARNING check of a scenario not expected to fail fails the
+// test (as it fails the suite's run), as does an expected failure that now
+// passes. clientExit, in client mode, holds
+// each scenario's client exit status ("0", a code, or "timeout"); a
+// client that did not exit 0 fails a scenario that is not expected to
+// fail. It logs "<mode>: N/M scenarios passed".
+func judge(t *testing.T, mode, out, console string, suiteCode int, notScored, expected map[string]string, clientExit func(string) string) {
+	t.Helper()
+	results := readResults(t, out, mode)
+	names := parseConsole(console)
+	for name := range results {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("%s: the suite ran no scenarios (exit %d); output:\n%s", mode, suiteCode, tail(console, 40))
+	}
+	passed, scored, scoredPassed, problems := 0, 0, 0, 0
+	for _, name := range names {
+		r := results[name]
+		var failures []string
+		if r == nil {
+			failures = append(failures, "no checks.json: the scenario crashed or did not run")
+		} else {
+			for _, c := range r.checks {
+				switch c.Status {
+				case "FAILURE":
+					failures = append(failures, fmt.Sprintf("%s: %s", c.ID, c.ErrorMessage))
+				case "WARNING":
+					// The suite's expected-failures logic counts a
+					// WARNING (a SHOULD not met) as a failure too.
+					failures = append(failures, fmt.Sprintf("%s (WARNING): %s", c.ID, c.ErrorMessage))
+				}
+			}
+		}
+		if clientExit != nil {
+			if rc := clientExit(name); rc != "0" {
+				msg := "client exited with status " + rc
+				if rc == "" {
+					msg = "client never ran or its exit status was not recorded"
+				}
+				if r != nil {
+					if b, err := os.ReadFile(filepath.Join(r.dir, "stderr.txt")); err == nil && len(b) > 0 {
+						msg += "; its stderr ends:\n" + tail(string(b), 15)
+					}
+				}
+				failures = append(failures, msg)
+			}
+		}
+		ok := len(failures) == 0
+		if ok {
+			passed++
+		}
+		if _, ns := notScored[name]; !ns {
+			scored++
+			if ok {
+				scoredPassed++
+			}
+		}
+		_, want := expected[name]
+		switch {
+		case !ok && !want:
+			problems++
+			t.Errorf("%s scenario %s FAILED:\n  %s", mode, name, strings.Join(failures, "\n  "))
+		case ok && want:
+			problems++
+			t.Errorf("%s scenario %s passes but is listed in %s: remove it there", mode, name, expectedFailuresFile)
+		case !ok:
+			t.Logf("%s scenario %s fails as expected (%s)", mode, name, expected[name])
+		}
+		if why, ns := notScored[name]; ns {
+			t.Logf("%s scenario %s is not scored by %s (%s)", mode, name, officialSuiteRequirements, why)
+		}
+	}
+	for name := range expected {
+		if !slices.Contains(names, name) {
+			t.Logf("%s: %s is listed in %s but did not run", mode, name, expectedFailuresFile)
+		}
+	}
+	t.Logf("%s: %d/%d scenarios passed (%d/%d of those scored by the %s requirement set)", mode, passed, len(names), scoredPassed, scored, officialSuiteRequirements)
+	if suiteCode != 0 && problems == 0 {
+		t.Errorf("%s: the suite exited with %d though every result matched %s; its output ends:\n%s", mode, suiteCode, expectedFailuresFile, tail(console, 40))
+	}
+}
+
+// TestOfficialSuiteServer runs the official suite's server scenarios
+// against everything-server over Streamable HTTP.
+func TestOfficialSuiteServer(t *testing.T) {
+	t.Parallel()
+	suite := installedSuite(t)
+	expected := readExpectedFailures(t)
+	url, serverLog := startHTTPFixture(t, buildFixture(t, "everything-server"))
+	out := suiteOutDir(t, "server")
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, console := suite.run(t, out, nil, "server", "--url", url,
+		"--requirements", officialSuiteRequirements, "-o", out,
+		"--expected-failures", filepath.Join(wd, expectedFailuresFile))
+	judge(t, "server", out, console, code, suite.notScored(t, "server"), expected["server"], nil)
+	if t.Failed() {
+		t.Logf("everything-server stderr:\n%s", tail(serverLog.String(), 40))
+	}
+}
+
+// clientWrapper runs the client under test for the suite (which starts
+// it as `/bin/sh -c "<command> <url>"`), records its exit status per
+// scenario, and stops it at the deadline: the suite's own timeout kills
+// only the shell.
+const clientWrapper = `#!/bin/sh
+name=$(printf '%s' "${MCP_CONFORMANCE_SCENARIO:-unknown}" | tr '/' '_')
+if command -v timeout >/dev/null 2>&1; then
+  timeout -k 2 "$MCPKIT_CLIENT_DEADLINE" "$MCPKIT_CLIENT" "$@"
+  rc=$?
+  case $rc in 124|137) rc=timeout ;; esac
+else
+  "$MCPKIT_CLIENT" "$@"
+  rc=$?
+fi
+echo "$rc" >"$MCPKIT_CLIENT_RC_DIR/$name"
+[ "$rc" = 0 ]
+`
+
+// TestOfficialSuiteClient runs the official suite's client scenarios with
+// everything-client.
+func TestOfficialSuiteClient(t *testing.T) {
+	t.Parallel()
+	suite := installedSuite(t)
+	expected := readExpectedFailures(t)
+	bin := buildFixture(t, "everything-client")
+	tmp := t.TempDir()
+	if strings.ContainsAny(tmp, " \t\n'\"\\$`") {
+		t.Skipf("temporary directory %q cannot be used in the suite's shell command", tmp)
+	}
+	wrapper := filepath.Join(tmp, "client.sh")
+	if err := os.WriteFile(wrapper, []byte(clientWrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rcDir := filepath.Join(tmp, "rc")
+	if err := os.Mkdir(rcDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := suiteOutDir(t, "client")
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{
+		"MCPKIT_CLIENT=" + bin,
+		"MCPKIT_CLIENT_RC_DIR=" + rcDir,
+		fmt.Sprintf("MCPKIT_CLIENT_DEADLINE=%d", int(clientDeadline/time.Second)),
+	}
+	code, console := suite.run(t, out, env, "client", "--command", wrapper,
+		"--requirements", officialSuiteRequirements, "-o", out,
+		"--expected-failures", filepath.Join(wd, expectedFailuresFile))
+	judge(t, "client", out, console, code, suite.notScored(t, "client"), expected["client"], func(scenario string) string {
+		b, err := os.ReadFile(filepath.Join(rcDir, strings.ReplaceAll(scenario, "/", "_")))
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
 	})
 }
