@@ -20,8 +20,7 @@
 //     defaults; the server calls it from test_client_elicitation_defaults.
 //   - sse-retry: call test_reconnection, whose response stream the server
 //     closes; the transport resumes it with GET and Last-Event-ID after
-//     the server's retry delay. The client opens no standalone GET stream
-//     here, so that the only GET is the resumption.
+//     the server's retry delay.
 //   - json-schema-2020-12-preservation: list the tools and send the input
 //     schema of json_schema_2020_12_tool back, byte for byte, as the
 //     schema argument of json_schema_echo.
@@ -91,15 +90,7 @@ func run(ctx context.Context, scenario, version, url string) error {
 		opts.ProtocolVersion = version
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "mcpkit-conformance-client", Version: "1.0.0"}, opts)
-	t := &transport.StreamableClientTransport{URL: url}
-	if scenario == "sse-retry" {
-		// The scenario watches the GET that resumes the tool call's
-		// stream. Its mock server answers the pending call on whichever
-		// GET comes first, so a standalone stream that happens to open
-		// after the call would take the answer and hide the resumption.
-		t.DisableStandaloneStream = true
-	}
-	cs, err := c.Connect(ctx, t)
+	cs, err := c.Connect(ctx, &transport.StreamableClientTransport{URL: url})
 	if err != nil {
 		return err
 	}
