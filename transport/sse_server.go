@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"sync"
 	"time"
 
@@ -65,15 +64,13 @@ type SSEHandler struct {
 	maxEvent    int
 	writeTO     time.Duration
 
-	mu       sync.Mutex
-	sessions map[string]*sseSession
-	closed   bool
+	sessions sessionSet[*sseSession]
 }
 
 // NewSSEHandler returns a handler that serves each session by calling
 // connect with its connection. opts may be nil.
 func NewSSEHandler(connect ConnectFunc, opts *SSEOptions) *SSEHandler {
-	h := &SSEHandler{connect: connect, sessions: make(map[string]*sseSession)}
+	h := &SSEHandler{connect: connect}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -101,42 +98,15 @@ func NewSSEHandler(connect ConnectFunc, opts *SSEOptions) *SSEHandler {
 }
 
 // SessionIDs returns the IDs of the open sessions.
-func (h *SSEHandler) SessionIDs() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	ids := make([]string, 0, len(h.sessions))
-	for id := range h.sessions {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
+func (h *SSEHandler) SessionIDs() []string { return h.sessions.ids() }
 
 // CloseSession ends the session with the given ID and its event stream. It
 // reports whether the session existed.
-func (h *SSEHandler) CloseSession(id string) bool {
-	h.mu.Lock()
-	s := h.sessions[id]
-	h.mu.Unlock()
-	if s == nil {
-		return false
-	}
-	s.terminate(ErrSessionClosed)
-	return true
-}
+func (h *SSEHandler) CloseSession(id string) bool { return h.sessions.closeOne(id) }
 
 // Close ends every session and refuses new ones.
 func (h *SSEHandler) Close() error {
-	h.mu.Lock()
-	h.closed = true
-	all := make([]*sseSession, 0, len(h.sessions))
-	for _, s := range h.sessions {
-		all = append(all, s)
-	}
-	h.mu.Unlock()
-	for _, s := range all {
-		s.terminate(ErrSessionClosed)
-	}
+	h.sessions.closeAll()
 	return nil
 }
 
@@ -161,15 +131,11 @@ func (h *SSEHandler) serveGET(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Not Acceptable: the client must accept text/event-stream", http.StatusNotAcceptable)
 		return
 	}
-	s := &sseSession{h: h, id: newHTTPSessionID(), principal: PrincipalFromContext(r.Context()), w: w, done: make(chan struct{})}
-	h.mu.Lock()
-	if h.closed || (h.maxSessions > 0 && len(h.sessions) >= h.maxSessions) {
-		h.mu.Unlock()
+	s := &sseSession{h: h, id: newHTTPSessionID(), principal: PrincipalFromContext(r.Context()), w: w, pushEnd: newPushEnd()}
+	if !h.sessions.add(s.id, s, h.maxSessions) {
 		http.Error(w, "Service Unavailable: too many sessions", http.StatusServiceUnavailable)
 		return
 	}
-	h.sessions[s.id] = s
-	h.mu.Unlock()
 
 	endpoint := h.opts.Endpoint
 	if endpoint == "" {
@@ -215,10 +181,8 @@ func (h *SSEHandler) servePOST(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Bad Request: missing sessionId", http.StatusBadRequest)
 		return
 	}
-	h.mu.Lock()
-	s := h.sessions[id]
-	h.mu.Unlock()
-	if s == nil {
+	s, ok := h.sessions.lookup(id)
+	if !ok {
 		http.Error(w, "Not Found: unknown session", http.StatusNotFound)
 		return
 	}
@@ -277,49 +241,23 @@ type sseSession struct {
 	id        string
 	principal string
 
-	recvMu  sync.Mutex
-	receive func(jsonrpc.Message)
-	end     func(error)
+	pushEnd
 
 	mu     sync.Mutex
 	w      http.ResponseWriter // nil once the GET request is over
 	closed bool
-	done   chan struct{}
 	buf    []byte
 }
 
 // SessionID implements [SessionConn].
 func (s *sseSession) SessionID() string { return s.id }
 
-// Push implements [jsonrpc.PushStream].
-func (s *sseSession) Push(receive func(jsonrpc.Message), end func(error)) {
-	s.recvMu.Lock()
-	s.receive, s.end = receive, end
-	s.recvMu.Unlock()
-}
+func (s *sseSession) deliver(m jsonrpc.Message) bool { return s.push(m, s.isClosed) }
 
-// Read implements [Conn]; the session pushes its messages, so Read only
-// waits for the session to end.
-func (s *sseSession) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-s.done:
-		return nil, ErrClosed
-	}
-}
-
-func (s *sseSession) deliver(m jsonrpc.Message) bool {
-	s.recvMu.Lock()
-	defer s.recvMu.Unlock()
+func (s *sseSession) isClosed() bool {
 	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if s.receive == nil || closed {
-		return false
-	}
-	s.receive(m)
-	return true
+	defer s.mu.Unlock()
+	return s.closed
 }
 
 // Write implements [Conn]: every message goes on the event stream.
@@ -373,22 +311,13 @@ func (s *sseSession) Close() error {
 	s.closed = true
 	close(s.done)
 	s.mu.Unlock()
-	s.h.mu.Lock()
-	if s.h.sessions[s.id] == s {
-		delete(s.h.sessions, s.id)
-	}
-	s.h.mu.Unlock()
+	s.h.sessions.remove(s.id, s)
 	return nil
 }
 
 func (s *sseSession) terminate(reason error) {
 	s.Close()
-	s.recvMu.Lock()
-	end := s.end
-	s.recvMu.Unlock()
-	if end != nil {
-		end(reason)
-	}
+	s.ended(reason)
 }
 
 // appendNamedSSE appends an event with the given name and data.

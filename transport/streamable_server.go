@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -135,15 +134,13 @@ type StreamableHTTPHandler struct {
 	retry       time.Duration
 	writeTO     time.Duration
 
-	mu       sync.Mutex
-	sessions map[string]*httpSession
-	closed   bool
+	sessions sessionSet[*httpSession]
 }
 
 // NewStreamableHTTPHandler returns a handler that serves each session by
 // calling connect with its connection. opts may be nil.
 func NewStreamableHTTPHandler(connect ConnectFunc, opts *StreamableHTTPOptions) *StreamableHTTPHandler {
-	h := &StreamableHTTPHandler{connect: connect, sessions: make(map[string]*httpSession)}
+	h := &StreamableHTTPHandler{connect: connect}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -179,43 +176,16 @@ func NewStreamableHTTPHandler(connect ConnectFunc, opts *StreamableHTTPOptions) 
 }
 
 // SessionIDs returns the IDs of the open sessions.
-func (h *StreamableHTTPHandler) SessionIDs() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	ids := make([]string, 0, len(h.sessions))
-	for id := range h.sessions {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
+func (h *StreamableHTTPHandler) SessionIDs() []string { return h.sessions.ids() }
 
 // CloseSession ends the session with the given ID, as a DELETE from its
 // client would. It reports whether the session existed.
-func (h *StreamableHTTPHandler) CloseSession(id string) bool {
-	h.mu.Lock()
-	s := h.sessions[id]
-	h.mu.Unlock()
-	if s == nil {
-		return false
-	}
-	s.terminate(ErrSessionClosed)
-	return true
-}
+func (h *StreamableHTTPHandler) CloseSession(id string) bool { return h.sessions.closeOne(id) }
 
 // Close ends every session and refuses new ones (503). It does not wait
 // for HTTP requests being served; shut the http.Server down for that.
 func (h *StreamableHTTPHandler) Close() error {
-	h.mu.Lock()
-	h.closed = true
-	all := make([]*httpSession, 0, len(h.sessions))
-	for _, s := range h.sessions {
-		all = append(all, s)
-	}
-	h.mu.Unlock()
-	for _, s := range all {
-		s.terminate(ErrSessionClosed)
-	}
+	h.sessions.closeAll()
 	return nil
 }
 
@@ -293,10 +263,8 @@ func (h *StreamableHTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: missing Mcp-Session-Id header")
 		return nil
 	}
-	h.mu.Lock()
-	s := h.sessions[id]
-	h.mu.Unlock()
-	if s == nil {
+	s, ok := h.sessions.lookup(id)
+	if !ok {
 		writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: unknown or expired session")
 		return nil
 	}
@@ -417,10 +385,7 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 	}
 
 	if init != nil && r.Header.Get(headerSessionID) == "" {
-		h.mu.Lock()
-		full := h.closed || (h.maxSessions > 0 && len(h.sessions) >= h.maxSessions)
-		h.mu.Unlock()
-		if full {
+		if h.sessions.full(h.maxSessions) {
 			writeJSONRPCError(w, http.StatusServiceUnavailable, init.ID, jsonrpc.CodeServerOverloaded, "Service Unavailable: too many sessions")
 			return
 		}
@@ -509,20 +474,13 @@ func (h *StreamableHTTPHandler) serveDELETE(w http.ResponseWriter, r *http.Reque
 }
 
 func (h *StreamableHTTPHandler) register(s *httpSession) {
-	h.mu.Lock()
-	h.sessions[s.id] = s
-	h.mu.Unlock()
+	h.sessions.add(s.id, s, 0) // MaxSessions was checked before initialize
 }
 
 func (h *StreamableHTTPHandler) forget(s *httpSession) {
-	if s.id == "" {
-		return
+	if s.id != "" {
+		h.sessions.remove(s.id, s)
 	}
-	h.mu.Lock()
-	if h.sessions[s.id] == s {
-		delete(h.sessions, s.id)
-	}
-	h.mu.Unlock()
 }
 
 // newHTTPSessionID returns a session ID from a cryptographically secure

@@ -27,14 +27,11 @@ type httpSession struct {
 	principal string
 	stateless bool
 
-	recvMu  sync.Mutex // serialises receive calls
-	receive func(jsonrpc.Message)
-	end     func(error)
+	pushEnd
 
 	mu         sync.Mutex
 	version    string // negotiated protocol version
 	closed     bool
-	done       chan struct{} // closed by Close
 	routes     map[jsonrpc.ID]*httpStream
 	streams    map[string]*httpStream // resumable streams by ID
 	standalone *httpStream
@@ -50,7 +47,7 @@ func (h *StreamableHTTPHandler) newSession(id, principal string, stateless bool,
 		principal: principal,
 		stateless: stateless,
 		version:   version,
-		done:      make(chan struct{}),
+		pushEnd:   newPushEnd(),
 		routes:    make(map[jsonrpc.ID]*httpStream),
 	}
 }
@@ -64,35 +61,9 @@ func (c statelessConn) ProtocolVersion() string { return c.protocolVersion() }
 // SessionID implements [SessionConn].
 func (s *httpSession) SessionID() string { return s.id }
 
-// Push implements [jsonrpc.PushStream].
-func (s *httpSession) Push(receive func(jsonrpc.Message), end func(error)) {
-	s.recvMu.Lock()
-	s.receive, s.end = receive, end
-	s.recvMu.Unlock()
-}
-
-// Read implements [Conn]. The session pushes its messages (see
-// [jsonrpc.PushStream]), so Read only waits for the session to close.
-func (s *httpSession) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-s.done:
-		return nil, ErrClosed
-	}
-}
-
 // deliver passes a message (perhaps a batch) to the connection, reporting
 // false when the session is closed.
-func (s *httpSession) deliver(m jsonrpc.Message) bool {
-	s.recvMu.Lock()
-	defer s.recvMu.Unlock()
-	if s.receive == nil || s.isClosed() {
-		return false
-	}
-	s.receive(m)
-	return true
-}
+func (s *httpSession) deliver(m jsonrpc.Message) bool { return s.push(m, s.isClosed) }
 
 func (s *httpSession) isClosed() bool {
 	s.mu.Lock()
@@ -134,12 +105,7 @@ func (s *httpSession) Close() error {
 // connection why.
 func (s *httpSession) terminate(reason error) {
 	s.Close()
-	s.recvMu.Lock()
-	end := s.end
-	s.recvMu.Unlock()
-	if end != nil {
-		end(reason)
-	}
+	s.ended(reason)
 }
 
 // acquire and release bracket an HTTP request on the session, for the idle
