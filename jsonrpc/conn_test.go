@@ -412,3 +412,75 @@ func BenchmarkConnCall(b *testing.B) {
 		}
 	}
 }
+
+// pushStream is a PushStream whose messages the test pushes by hand; what
+// the Conn writes goes to out.
+type pushStream struct {
+	receive func(Message)
+	end     func(error)
+	out     chan Message
+	closed  chan struct{}
+	once    sync.Once
+}
+
+func (p *pushStream) Push(receive func(Message), end func(error)) { p.receive, p.end = receive, end }
+func (p *pushStream) Read(context.Context) (Message, error) {
+	panic("Read called on a PushStream")
+}
+func (p *pushStream) Write(ctx context.Context, m Message) error {
+	select {
+	case p.out <- m:
+		return nil
+	case <-p.closed:
+		return io.ErrClosedPipe
+	}
+}
+func (p *pushStream) Close() error { p.once.Do(func() { close(p.closed) }); return nil }
+
+// binder is a ContextBinder: handlers find it in their context.
+type binder struct{ released chan struct{} }
+
+type binderKey struct{}
+
+func (b *binder) BindContext(ctx context.Context) (context.Context, func()) {
+	return context.WithValue(ctx, binderKey{}, b), func() { close(b.released) }
+}
+
+func TestConnPushStream(t *testing.T) {
+	checkGoroutines(t)
+	p := &pushStream{out: make(chan Message, 8), closed: make(chan struct{})}
+	c := NewConn(p, &ConnOptions{Handler: HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		if _, ok := ctx.Value(binderKey{}).(*binder); !ok {
+			return nil, errors.New("no bound context")
+		}
+		return req.Params, nil
+	})})
+	c.Start()
+	if p.receive == nil {
+		t.Fatal("Start did not call Push")
+	}
+	b := &binder{released: make(chan struct{})}
+	p.receive(&Request{ID: Int64ID(1), Method: "echo", Params: []byte(`[1]`), Extra: b})
+	r := (<-p.out).(*Response)
+	if r.Error != nil || string(r.Result) != "[1]" {
+		t.Fatalf("response %+v", r)
+	}
+	<-b.released // the binder's release ran after the handler
+	p.receive(&DecodeError{ID: Int64ID(2), Err: &Error{Code: CodeInvalidRequest, Message: "bad"}})
+	if r := (<-p.out).(*Response); r.Error == nil || r.Error.Code != CodeInvalidRequest {
+		t.Fatalf("decode error answered with %+v", r)
+	}
+	p.end(io.EOF) // the stream is over
+	<-c.Done()
+	if err := c.Wait(); !errors.Is(err, io.EOF) {
+		t.Fatalf("Wait = %v, want io.EOF", err)
+	}
+	select {
+	case <-p.closed:
+	default:
+		t.Fatal("the stream was not closed")
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close after end: %v", err)
+	}
+}
