@@ -112,7 +112,7 @@ func newServer() (*mcp.Server, error) {
 			}
 			log := slog.New(mcp.NewLoggingHandler(req.Session, &mcp.LoggingHandlerOptions{Logger: "countdown"}))
 			for i := in.From; i > 0; i-- {
-				log.Info("tick", "remaining", i)
+				log.InfoContext(ctx, "tick", "remaining", i) // ctx: the message travels with the request
 				if err := req.ReportProgress(ctx, float64(in.From-i+1), float64(in.From), fmt.Sprintf("%d left", i-1)); err != nil {
 					return "", err
 				}
@@ -202,6 +202,8 @@ func complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResul
 
 func main() {
 	addr := flag.String("http", "", "serve HTTP on this address (Streamable HTTP at /mcp, legacy SSE at /sse) instead of stdio")
+	stateless := flag.Bool("stateless", false, "with -http: serve Streamable HTTP statelessly (no sessions)")
+	response := flag.String("response", "auto", "with -http: answer POSTs with `auto`, json or sse")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -211,7 +213,22 @@ func main() {
 		os.Exit(1)
 	}
 	if *addr != "" {
-		err = serveHTTP(ctx, s, *addr)
+		opts := &transport.StreamableHTTPOptions{Stateless: *stateless}
+		switch *response {
+		case "auto":
+			opts.ResponseMode = transport.ResponseAuto
+		case "json":
+			opts.ResponseMode = transport.ResponseJSON
+		case "sse":
+			opts.ResponseMode = transport.ResponseSSE
+		default:
+			fmt.Fprintf(os.Stderr, "stdio-server: -response must be auto, json or sse, not %q\n", *response)
+			os.Exit(2)
+		}
+		if !*stateless {
+			opts.EventStore = transport.NewMemoryEventStore(nil) // resumable streams
+		}
+		err = serveHTTP(ctx, s, *addr, opts)
 	} else {
 		err = s.Run(ctx, &transport.StdioTransport{})
 	}
@@ -222,10 +239,8 @@ func main() {
 }
 
 // serveHTTP serves s over Streamable HTTP and legacy SSE until ctx ends.
-func serveHTTP(ctx context.Context, s *mcp.Server, addr string) error {
-	streamable := mcp.NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{
-		EventStore: transport.NewMemoryEventStore(nil), // resumable streams
-	})
+func serveHTTP(ctx context.Context, s *mcp.Server, addr string, opts *transport.StreamableHTTPOptions) error {
+	streamable := mcp.NewStreamableHTTPHandler(s, opts)
 	legacy := mcp.NewSSEHandler(s, nil)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", streamable)

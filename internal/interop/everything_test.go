@@ -36,6 +36,20 @@ import (
 // ones the test provokes on purpose, each documented where it is
 // provoked (expect).
 func TestOurClientAgainstServerEverything(t *testing.T) {
+	runServerEverything(t, false, func(t *testing.T, pkgDir string, stderr *syncBuffer) transport.Transport {
+		cmd := exec.Command("node", filepath.Join(pkgDir, "dist", "index.js"), "stdio")
+		cmd.Env = append(os.Environ(), envMarkerName+"="+envMarkerValue)
+		cmd.Stderr = stderr
+		return &transport.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second}
+	})
+}
+
+// runServerEverything runs the scenario of
+// TestOurClientAgainstServerEverything over the transport that
+// newTransport returns; the server's standard error goes to stderr.
+// requestStreams tells that the transport gives each request a stream of
+// its own (Streamable HTTP), which a cancelled call stops reading.
+func runServerEverything(t *testing.T, requestStreams bool, newTransport func(t *testing.T, pkgDir string, stderr *syncBuffer) transport.Transport) {
 	dir := nodeModules(t)
 	pkgDir := filepath.Join(dir, "node_modules", pkgEverything)
 	start := time.Now()
@@ -43,7 +57,7 @@ func TestOurClientAgainstServerEverything(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 
-	h := &everything{pkgDir: pkgDir}
+	h := &everything{pkgDir: pkgDir, requestStreams: requestStreams}
 	h.client = mcp.NewClient(&mcp.Implementation{Name: "mcpkit-interop", Version: "1.0.0"}, &mcp.ClientOptions{
 		URLElicitation:       true,
 		CreateMessageHandler: h.createMessage,
@@ -65,13 +79,10 @@ func TestOurClientAgainstServerEverything(t *testing.T) {
 	})
 	h.client.AddRoots(&mcp.Root{URI: rootURI1, Name: "first"})
 
-	cmd := exec.Command("node", filepath.Join(pkgDir, "dist", "index.js"), "stdio")
-	cmd.Env = append(os.Environ(), envMarkerName+"="+envMarkerValue)
 	var stderr syncBuffer
-	cmd.Stderr = &stderr
 	var wire syncBuffer
 	cs, err := h.client.Connect(ctx, &transport.LoggingTransport{
-		Transport: &transport.CommandTransport{Command: cmd, TerminateDuration: 3 * time.Second},
+		Transport: newTransport(t, pkgDir, &stderr),
 		Writer:    &wire,
 	})
 	if err != nil {
@@ -156,9 +167,10 @@ const (
 // everything holds the session with server-everything and what its
 // callbacks recorded.
 type everything struct {
-	pkgDir string
-	client *mcp.Client
-	cs     *mcp.ClientSession
+	pkgDir         string
+	requestStreams bool // each request has a stream of its own (Streamable HTTP)
+	client         *mcp.Client
+	cs             *mcp.ClientSession
 
 	samples          events[*mcp.CreateMessageParams]
 	elicits          events[*mcp.ElicitParams]
@@ -989,9 +1001,14 @@ func planLongRunning(ctx context.Context, t *testing.T, h *everything, tool *mcp
 	h.mu.Unlock()
 	// server-everything's handler ignores the abort signal and runs to its
 	// end (sending no response): wait for its last progress notification
-	// so that it is idle again, then check the session still works.
-	if err := h.progress.wait(ctx, func(ps []*mcp.ProgressParams) bool { return ofTok2(ps) >= 10 }); err != nil {
-		t.Errorf("progress after cancelling: %d of 10: %v", ofTok2(h.progress.all()), err)
+	// so that it is idle again, then check the session still works. Over
+	// Streamable HTTP those notifications travel on the cancelled
+	// request's own stream, which the client stopped reading: nothing to
+	// wait for.
+	if !h.requestStreams {
+		if err := h.progress.wait(ctx, func(ps []*mcp.ProgressParams) bool { return ofTok2(ps) >= 10 }); err != nil {
+			t.Errorf("progress after cancelling: %d of 10: %v", ofTok2(h.progress.all()), err)
+		}
 	}
 	if err := h.cs.Ping(ctx); err != nil {
 		t.Errorf("ping after cancelling: %v", err)
@@ -1167,8 +1184,14 @@ func planResearchQuery(ctx context.Context, t *testing.T, h *everything, tool *m
 // notifications checks the notifications not already awaited elsewhere.
 func (h *everything) notifications(ctx context.Context, t *testing.T) {
 	// The server registers its capability-dependent tools after the
-	// handshake and announces them.
-	if err := h.toolsChanged.waitN(ctx, 1); err != nil {
+	// handshake and announces them. Over Streamable HTTP it announces them
+	// on the standalone GET stream while handling
+	// notifications/initialized, before any client can have opened that
+	// stream, so the announcement is lost by design there (the tools
+	// themselves were listed and called above).
+	if h.requestStreams {
+		t.Logf("tools/list_changed notifications seen: %d (none expected over Streamable HTTP)", h.toolsChanged.len())
+	} else if err := h.toolsChanged.waitN(ctx, 1); err != nil {
 		t.Errorf("no notifications/tools/list_changed: %v", err)
 	}
 	if h.logs.len() == 0 {

@@ -4,6 +4,8 @@
 // example stdio server and asserts on the summary.
 //
 // Usage: node ts_client.mjs <options.json> -- <server command> [args...]
+//        node ts_client.mjs <options.json> --url <Streamable HTTP URL>
+//        node ts_client.mjs <options.json> --sse <HTTP+SSE URL>
 //
 // options.json (all fields optional):
 //   toolArgs:        { toolName: {arguments} }  arguments per tool; tools
@@ -30,6 +32,8 @@
 import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
@@ -41,9 +45,11 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 
 const argv = process.argv.slice(2);
-const sep = argv.indexOf("--");
-if (sep !== 1 || argv.length < 3) {
+const mode = argv[1];
+if (argv.length < 3 || !["--", "--url", "--sse"].includes(mode)) {
   console.error("usage: node ts_client.mjs <options.json> -- <server command> [args...]");
+  console.error("       node ts_client.mjs <options.json> --url <Streamable HTTP URL>");
+  console.error("       node ts_client.mjs <options.json> --sse <HTTP+SSE URL>");
   process.exit(2);
 }
 const opts = JSON.parse(readFileSync(argv[0], "utf8"));
@@ -180,11 +186,20 @@ async function step(what, fn) {
   }
 }
 
-const transport = new StdioClientTransport({ command, args, stderr: "inherit" });
+let transport;
+if (mode === "--url") {
+  transport = new StreamableHTTPClientTransport(new URL(command));
+} else if (mode === "--sse") {
+  transport = new SSEClientTransport(new URL(command));
+} else {
+  transport = new StdioClientTransport({ command, args, stderr: "inherit" });
+}
 // The client hands the negotiated revision to transports that want it;
-// stdio does not, so catch it here.
+// catch it here (and pass it on to those that use it).
+const setVersion = transport.setProtocolVersion?.bind(transport);
 transport.setProtocolVersion = (v) => {
   summary.protocolVersion = v;
+  setVersion?.(v);
 };
 try {
   await client.connect(transport, { timeout });
@@ -304,6 +319,12 @@ if (caps.completions) {
   }
 }
 
+if (mode === "--url") {
+  // Ends the session with DELETE (a stateless server answers 405, which
+  // the SDK accepts).
+  await step("terminateSession", () => transport.terminateSession());
+  summary.sessionTerminated = true;
+}
 await step("close", () => client.close());
 console.log(JSON.stringify(summary));
 process.exit(0);

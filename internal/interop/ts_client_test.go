@@ -133,9 +133,10 @@ type tsClientOptions struct {
 	TimeoutMs      int                          `json:"timeoutMs,omitempty"`
 }
 
-// runTSClient runs ts_client.mjs against the server command and returns
-// its summary.
-func runTSClient(ctx context.Context, t *testing.T, modules string, opts *tsClientOptions, server ...string) *tsSummary {
+// runTSClient runs ts_client.mjs against target (its arguments after the
+// options file: "--" and a server command, or "--url" or "--sse" and a
+// URL) and returns its summary.
+func runTSClient(ctx context.Context, t *testing.T, modules string, opts *tsClientOptions, target ...string) *tsSummary {
 	t.Helper()
 	work := t.TempDir()
 	// The script resolves its imports from the node_modules beside it.
@@ -154,7 +155,7 @@ func runTSClient(ctx context.Context, t *testing.T, modules string, opts *tsClie
 	if err := os.WriteFile(optsPath, mustJSON(opts), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{scriptPath, optsPath, "--"}, server...)
+	args := append([]string{scriptPath, optsPath}, target...)
 	cmd := exec.CommandContext(ctx, "node", args...)
 	cmd.Dir = work
 	cmd.WaitDelay = 5 * time.Second
@@ -210,7 +211,14 @@ func TestTypeScriptClientAgainstOurServer(t *testing.T) {
 	start := time.Now()
 	server := buildExampleServer(ctx, t)
 	built := time.Now()
+	sum := runTSClient(ctx, t, modules, exampleClientOptions(), "--", server)
+	t.Logf("server built in %v, TypeScript client ran in %v", built.Sub(start).Round(time.Millisecond), time.Since(built).Round(time.Millisecond))
+	checkExampleSummary(t, sum)
+}
 
+// exampleClientOptions tells ts_client.mjs how to call the example
+// server's tools, prompts and completions.
+func exampleClientOptions() *tsClientOptions {
 	opts := &tsClientOptions{
 		ToolArgs:      map[string]map[string]any{},
 		PromptArgs:    map[string]map[string]string{},
@@ -230,9 +238,13 @@ func TestTypeScriptClientAgainstOurServer(t *testing.T) {
 	for _, c := range exampleCompletions {
 		opts.Completions = append(opts.Completions, c.params)
 	}
-	sum := runTSClient(ctx, t, modules, opts, server)
-	t.Logf("server built in %v, TypeScript client ran in %v", built.Sub(start).Round(time.Millisecond), time.Since(built).Round(time.Millisecond))
+	return opts
+}
 
+// checkExampleSummary checks what ts_client.mjs reports of a session with
+// the example server.
+func checkExampleSummary(t *testing.T, sum *tsSummary) {
+	t.Helper()
 	for _, e := range sum.Errors {
 		t.Errorf("TypeScript client: %s failed: %s %s", e.Step, codeOf(e.Code), e.Message)
 	}
