@@ -38,7 +38,7 @@ func TestStdioClientAgainstServer(t *testing.T) {
 			args: []string{"--", server},
 			want: []string{
 				"server: mcpkit-example 1.0.0 (protocol 2025-11-25)",
-				"  add\n", "  countdown\n", "  echo\n", "  word_count\n",
+				"  add\n", "  countdown\n", "  echo\n", "  summarize\n", "  word_count\n",
 				"  readme (example://readme)", "  logo (example://logo.png)",
 				"  greeting (greeting://{name})",
 				"  code_review\n",

@@ -1,7 +1,8 @@
 // Command stdio-server is an example MCP server that speaks over standard
-// input and output. It offers typed tools with structured output, text
-// and binary resources, a resource template, prompts with arguments,
-// completion, logging and progress.
+// input and output. It offers typed tools with structured output, a tool
+// that asks the client's model (sampling), text and binary resources, a
+// resource template, prompts with arguments, completion, logging and
+// progress.
 //
 // Run it under any MCP client, for example:
 //
@@ -69,6 +70,11 @@ type WordCountOutput struct {
 	Characters int `json:"characters"`
 }
 
+// SummarizeInput is the input of the summarize tool.
+type SummarizeInput struct {
+	Text string `json:"text" jsonschema:"the text to summarize"`
+}
+
 // CountdownInput is the input of the countdown tool.
 type CountdownInput struct {
 	From int `json:"from" jsonschema:"where to start counting down (1-10)"`
@@ -123,6 +129,25 @@ func newServer() (*mcp.Server, error) {
 				}
 			}
 			return "liftoff", nil
+		}); err != nil {
+		return nil, err
+	}
+
+	if err := mcp.AddTool(s, &mcp.Tool{Name: "summarize", Description: "Summarizes a text with the client's model (sampling); needs a client that offers sampling."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in SummarizeInput) (string, error) {
+			res, err := req.CreateMessage(ctx, &mcp.CreateMessageParams{
+				Messages:  []*mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.Contents{&mcp.TextContent{Text: "Summarize in one sentence: " + in.Text}}}},
+				MaxTokens: 100,
+			})
+			if err != nil {
+				return "", err
+			}
+			for _, c := range res.Content {
+				if t, ok := c.(*mcp.TextContent); ok {
+					return t.Text, nil
+				}
+			}
+			return "", fmt.Errorf("the model answered with no text")
 		}); err != nil {
 		return nil, err
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // What TestTypeScriptClientAgainstOurServer knows about
-// examples/stdio-server (tools add, echo, word_count, countdown; resources
+// examples/stdio-server (tools add, echo, word_count, summarize, countdown; resources
 // example://readme and example://logo.png; template greeting://{name};
 // prompt code_review; completion). A tool, resource, template or prompt
 // not named here is still exercised, with generated arguments, and must
@@ -49,6 +49,17 @@ var exampleTools = map[string]struct {
 				return fmt.Errorf("want 6 words (the dash is one), 27 characters (runes, not bytes): structuredContent %s (%v)", c.StructuredContent, err)
 			}
 			return sameText(c, c.StructuredContent)
+		},
+	},
+	"summarize": {
+		// The tool asks the client for sampling; ts_client.mjs answers
+		// "ts-sampled: <the prompt>".
+		args: map[string]any{"text": "MCP over HTTP"},
+		check: func(c *tsToolCall) error {
+			if want := "ts-sampled: Summarize in one sentence: MCP over HTTP"; c.Text() != want {
+				return fmt.Errorf("got %q, want %q", c.Text(), want)
+			}
+			return nil
 		},
 	},
 	"countdown": {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,7 +46,7 @@ func TestTypeScriptClientAgainstOurHTTPServer(t *testing.T) {
 			start := time.Now()
 			sum := runTSClient(ctx, t, modules, exampleClientOptions(), tc.mode, base+tc.path)
 			t.Logf("TypeScript client over %s ran in %v", tc.name, time.Since(start).Round(time.Millisecond))
-			checkExampleSummary(t, sum)
+			checkExampleSummary(t, sum, slices.Contains(tc.flags, "-stateless"))
 		})
 	}
 }

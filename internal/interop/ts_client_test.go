@@ -213,7 +213,7 @@ func TestTypeScriptClientAgainstOurServer(t *testing.T) {
 	built := time.Now()
 	sum := runTSClient(ctx, t, modules, exampleClientOptions(), "--", server)
 	t.Logf("server built in %v, TypeScript client ran in %v", built.Sub(start).Round(time.Millisecond), time.Since(built).Round(time.Millisecond))
-	checkExampleSummary(t, sum)
+	checkExampleSummary(t, sum, false)
 }
 
 // exampleClientOptions tells ts_client.mjs how to call the example
@@ -242,8 +242,9 @@ func exampleClientOptions() *tsClientOptions {
 }
 
 // checkExampleSummary checks what ts_client.mjs reports of a session with
-// the example server.
-func checkExampleSummary(t *testing.T, sum *tsSummary) {
+// the example server. A stateless server cannot send the client requests,
+// so there the tool that asks for sampling must fail.
+func checkExampleSummary(t *testing.T, sum *tsSummary, stateless bool) {
 	t.Helper()
 	for _, e := range sum.Errors {
 		t.Errorf("TypeScript client: %s failed: %s %s", e.Step, codeOf(e.Code), e.Message)
@@ -280,6 +281,14 @@ func checkExampleSummary(t *testing.T, sum *tsSummary) {
 		t.Errorf("%d tools listed, %d called", len(sum.Tools), len(sum.ToolCalls))
 	}
 	for _, c := range sum.ToolCalls {
+		if stateless && c.Name == "summarize" {
+			if c.Error == nil && !c.IsError || !strings.Contains(fmt.Sprint(c.Error, c.Text()), "sampling") {
+				t.Errorf("summarize on a stateless server: want a failure naming sampling, got error %v, isError %v %q", c.Error, c.IsError, c.Text())
+			} else {
+				t.Logf("summarize on a stateless server failed as it must: %v %q", c.Error, c.Text())
+			}
+			continue
+		}
 		switch {
 		case c.Error != nil:
 			t.Errorf("tool %s %s: protocol error %s", c.Name, mustJSON(c.Arguments), c.Error)
@@ -306,6 +315,9 @@ func checkExampleSummary(t *testing.T, sum *tsSummary) {
 		} else {
 			t.Logf("failing call %s %s: as expected: error %v, isError %v %q", c.Name, mustJSON(c.Arguments), c.Error, c.IsError, c.Text())
 		}
+	}
+	if n := sum.ServerRequests["sampling"]; !stateless && n != 1 {
+		t.Errorf("%d sampling requests answered by the client, want 1 (from summarize)", n)
 	}
 	if n := sum.Notifications["logging"]; n < exampleTools["countdown"].args["from"].(int) {
 		t.Errorf("%d log messages, want one per countdown step", n)
