@@ -24,20 +24,34 @@ func gosdkCaller(tb testing.TB, ct mcp.Transport, version string) (caller, *mcp.
 	if got := cs.InitializeResult().ProtocolVersion; version != "" && got != version {
 		tb.Fatalf("gosdk negotiated protocol %s, want %s", got, version)
 	}
+	return gosdkEcho(cs), cs
+}
+
+// gosdkEcho returns a caller of cs's echo tool.
+func gosdkEcho(cs *mcp.ClientSession) caller {
 	return func(ctx context.Context) error {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: gosdkArgs})
+		text, err := gosdkCallText(ctx, cs, "echo", gosdkArgs)
 		if err != nil {
 			return err
 		}
-		if res.IsError || len(res.Content) != 1 {
-			return fmt.Errorf("gosdk: unexpected result %+v", res)
-		}
-		tc, ok := res.Content[0].(*mcp.TextContent)
-		if !ok {
-			return fmt.Errorf("gosdk: content is %T, not text", res.Content[0])
-		}
-		return checkText(tc.Text)
-	}, cs
+		return checkText(text)
+	}
+}
+
+// gosdkCallText calls the named tool and returns its one text block.
+func gosdkCallText(ctx context.Context, cs *mcp.ClientSession, name string, args any) (string, error) {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return "", err
+	}
+	if res.IsError || len(res.Content) != 1 {
+		return "", fmt.Errorf("gosdk: unexpected result %+v", res)
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		return "", fmt.Errorf("gosdk: content is %T, not text", res.Content[0])
+	}
+	return tc.Text, nil
 }
 
 // gosdkConnected serves the echo server over st and connects a client over

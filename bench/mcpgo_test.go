@@ -19,37 +19,59 @@ var mcpgoArgs = map[string]any{"message": message}
 // mcpgoCaller starts c, initializes it asking for protocol revision
 // version ("" for the SDK's default) and adapts it to a caller.
 func mcpgoCaller(tb testing.TB, c *client.Client, version string) caller {
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
+	if err := mcpgoStart(context.Background(), c, version); err != nil {
 		tb.Fatal(err)
+	}
+	return mcpgoEcho(c)
+}
+
+// mcpgoStart starts c and initializes it asking for protocol revision
+// version ("" for the SDK's default).
+func mcpgoStart(ctx context.Context, c *client.Client, version string) error {
+	if err := c.Start(ctx); err != nil {
+		return err
 	}
 	var init mcp.InitializeRequest
 	init.Params.ClientInfo = mcp.Implementation{Name: "bench", Version: "1"}
 	init.Params.ProtocolVersion = version
 	res, err := c.Initialize(ctx, init)
 	if err != nil {
-		tb.Fatal(err)
+		return err
 	}
 	if version != "" && res.ProtocolVersion != version {
-		tb.Fatalf("mcpgo negotiated protocol %s, want %s", res.ProtocolVersion, version)
+		return fmt.Errorf("mcpgo negotiated protocol %s, want %s", res.ProtocolVersion, version)
 	}
+	return nil
+}
+
+// mcpgoEcho returns a caller of c's echo tool.
+func mcpgoEcho(c *client.Client) caller {
 	return func(ctx context.Context) error {
-		var req mcp.CallToolRequest
-		req.Params.Name = "echo"
-		req.Params.Arguments = mcpgoArgs
-		res, err := c.CallTool(ctx, req)
+		text, err := mcpgoCallText(ctx, c, "echo", mcpgoArgs)
 		if err != nil {
 			return err
 		}
-		if res.IsError || len(res.Content) != 1 {
-			return fmt.Errorf("mcpgo: unexpected result %+v", res)
-		}
-		tc, ok := res.Content[0].(mcp.TextContent)
-		if !ok {
-			return fmt.Errorf("mcpgo: content is %T, not text", res.Content[0])
-		}
-		return checkText(tc.Text)
+		return checkText(text)
 	}
+}
+
+// mcpgoCallText calls the named tool and returns its one text block.
+func mcpgoCallText(ctx context.Context, c *client.Client, name string, args any) (string, error) {
+	var req mcp.CallToolRequest
+	req.Params.Name = name
+	req.Params.Arguments = args
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	if res.IsError || len(res.Content) != 1 {
+		return "", fmt.Errorf("mcpgo: unexpected result %+v", res)
+	}
+	tc, ok := res.Content[0].(mcp.TextContent)
+	if !ok {
+		return "", fmt.Errorf("mcpgo: content is %T, not text", res.Content[0])
+	}
+	return tc.Text, nil
 }
 
 // mcpgoInProcess uses mcp-go's in-process client, which hands requests to

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/bench/internal/mcpkitecho"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
@@ -24,6 +25,12 @@ func mcpkitCaller(tb testing.TB, ct transport.Transport, structured bool) (calle
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return mcpkitEcho(cs, structured), cs
+}
+
+// mcpkitEcho returns a caller of cs's echo tool that expects a text result
+// (structured: a text block holding the JSON of EchoOut).
+func mcpkitEcho(cs *mcp.ClientSession, structured bool) caller {
 	want := message
 	if structured {
 		want = `{"message":"` + message + `"}`
@@ -33,22 +40,31 @@ func mcpkitCaller(tb testing.TB, ct transport.Transport, structured bool) (calle
 		if err != nil {
 			return err
 		}
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: args})
+		text, err := mcpkitCallText(ctx, cs, "echo", args)
 		if err != nil {
 			return err
 		}
-		if res.IsError || len(res.Content) != 1 {
-			return fmt.Errorf("mcpkit: unexpected result %+v", res)
-		}
-		tc, ok := res.Content[0].(*mcp.TextContent)
-		if !ok {
-			return fmt.Errorf("mcpkit: content is %T, not text", res.Content[0])
-		}
-		if tc.Text != want {
-			return fmt.Errorf("echo returned %q, want %q", tc.Text, want)
+		if text != want {
+			return fmt.Errorf("echo returned %q, want %q", text, want)
 		}
 		return nil
-	}, cs
+	}
+}
+
+// mcpkitCallText calls the named tool and returns its one text block.
+func mcpkitCallText(ctx context.Context, cs *mcp.ClientSession, name string, args jsontext.Value) (string, error) {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return "", err
+	}
+	if res.IsError || len(res.Content) != 1 {
+		return "", fmt.Errorf("mcpkit: unexpected result %+v", res)
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		return "", fmt.Errorf("mcpkit: content is %T, not text", res.Content[0])
+	}
+	return tc.Text, nil
 }
 
 // mcpkitConnected serves an echo server over st and connects a client over

@@ -440,8 +440,11 @@ func (c *Conn) notifyLoop() {
 // goroutine. When collect is nil the response is written; otherwise it is
 // passed to collect (for batches), with nil for a suppressed response.
 func (c *Conn) startRequest(req *Request, collect func(*Response)) {
+	runner, _ := c.stream.(HandlerRunner)
 	if collect == nil {
 		collect = c.reply
+	} else {
+		runner = nil // a batch's requests run side by side
 	}
 	c.mu.Lock()
 	switch {
@@ -465,7 +468,7 @@ func (c *Conn) startRequest(req *Request, collect func(*Response)) {
 	c.wg.Add(1)
 	c.mu.Unlock()
 
-	go func() {
+	run := func() {
 		defer c.wg.Done()
 		hctx, release := bindContext(ctx, req)
 		result, err := c.call(hctx, req)
@@ -480,7 +483,11 @@ func (c *Conn) startRequest(req *Request, collect func(*Response)) {
 			return
 		}
 		collect(c.response(req, result, err))
-	}()
+	}
+	if runner != nil && runner.RunHandler(req, run) {
+		return
+	}
+	go run()
 }
 
 // call runs the handler, turning a panic into an internal error.

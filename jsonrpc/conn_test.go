@@ -484,3 +484,80 @@ func TestConnPushStream(t *testing.T) {
 		t.Fatalf("Close after end: %v", err)
 	}
 }
+
+// runnerStream is a pushStream that is also a HandlerRunner: it takes the
+// handlers of requests whose method is "mine" and leaves the others to
+// the Conn.
+type runnerStream struct {
+	pushStream
+	taken chan func()
+}
+
+func (r *runnerStream) RunHandler(req *Request, f func()) bool {
+	if req.Method != "mine" {
+		return false
+	}
+	r.taken <- f
+	return true
+}
+
+func TestConnHandlerRunner(t *testing.T) {
+	checkGoroutines(t)
+	p := &runnerStream{
+		pushStream: pushStream{out: make(chan Message, 8), closed: make(chan struct{})},
+		taken:      make(chan func(), 1),
+	}
+	c := NewConn(p, &ConnOptions{
+		Handler:    HandlerFunc(func(ctx context.Context, req *Request) (any, error) { return req.Params, nil }),
+		AllowBatch: func() bool { return true },
+	})
+	c.Start()
+
+	// A request the stream does not take runs on the Conn's goroutine.
+	p.receive(&Request{ID: Int64ID(1), Method: "theirs", Params: []byte(`1`)})
+	if r := (<-p.out).(*Response); string(r.Result) != "1" {
+		t.Fatalf("response %+v", r)
+	}
+
+	// A request the stream takes runs only when the stream calls f, on
+	// the stream's goroutine, and Wait waits for it.
+	p.receive(&Request{ID: Int64ID(2), Method: "mine", Params: []byte(`2`)})
+	f := <-p.taken
+	select {
+	case m := <-p.out:
+		t.Fatalf("answered %+v before the stream ran the handler", m)
+	default:
+	}
+	f()
+	if r := (<-p.out).(*Response); string(r.Result) != "2" {
+		t.Fatalf("response %+v", r)
+	}
+
+	// A batch's requests are never offered to the stream.
+	p.receive(Batch{
+		&Request{ID: Int64ID(3), Method: "mine", Params: []byte(`3`)},
+		&Request{ID: Int64ID(4), Method: "mine", Params: []byte(`4`)},
+	})
+	if b, ok := (<-p.out).(Batch); !ok || len(b) != 2 {
+		t.Fatalf("batch answered with %+v", b)
+	}
+	select {
+	case <-p.taken:
+		t.Fatal("a batched request was offered to the stream")
+	default:
+	}
+
+	// Close waits for a taken handler that has not run yet.
+	p.receive(&Request{ID: Int64ID(5), Method: "mine"})
+	f = <-p.taken
+	c.Close()
+	waited := make(chan error, 1)
+	go func() { waited <- c.Wait() }()
+	select {
+	case <-waited:
+		t.Fatal("Wait returned before the taken handler ran")
+	default:
+	}
+	f()
+	<-waited
+}

@@ -39,6 +39,23 @@ type PushStream interface {
 	Push(receive func(Message), end func(error))
 }
 
+// HandlerRunner may be implemented by a [PushStream] whose messages arrive
+// on goroutines that can serve them, such as the goroutine of the HTTP
+// request that carried a request: running the handler there spares a
+// goroutine switch on each side of it.
+//
+// For each incoming request (outside a batch) the [Conn] offers the
+// function that runs the handler and sends its response to RunHandler,
+// during the receive call that delivered req. If RunHandler returns true,
+// the stream has taken f and must call it exactly once, on any goroutine
+// and at any time, typically on the delivering goroutine once receive has
+// returned; until f returns, [Conn.Wait] waits for it. If RunHandler
+// returns false, the Conn runs f on a goroutine of its own, as it does
+// for any other stream.
+type HandlerRunner interface {
+	RunHandler(req *Request, f func()) bool
+}
+
 type relatedKey struct{}
 
 // WithRelatedRequest returns a context recording that messages written with

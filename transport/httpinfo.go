@@ -28,6 +28,9 @@ type HTTPRequestInfo struct {
 
 	closeStream func()          // ends the SSE stream of the exchange; nil when none
 	cancelOn    context.Context // done when the handler must stop; nil for never
+	// exchange is the stream answering a POST that carried one request,
+	// whose handler may then run on the POST's goroutine; else nil.
+	exchange *httpStream
 }
 
 type httpInfoKey struct{}
@@ -44,9 +47,9 @@ func HTTPRequestInfoFromContext(ctx context.Context) *HTTPRequestInfo {
 // would travel on, without ending the request: the handler keeps running,
 // and a client that resumes the stream (GET with Last-Event-ID) receives
 // what was sent meanwhile. This is the server side of SSE polling
-// (protocol revision 2025-11-25); it is useful only when the transport has
-// an [EventStore], since without one the messages sent after the close are
-// lost. It does nothing when the exchange has no SSE stream.
+// (protocol revision 2025-11-25). It does nothing when the exchange has no
+// SSE stream or cannot be resumed: without an [EventStore], in stateless
+// mode, and for initialize.
 func (i *HTTPRequestInfo) CloseSSEStream() {
 	if i != nil && i.closeStream != nil {
 		i.closeStream()

@@ -121,7 +121,11 @@ func accepts(header []string, typ string) bool {
 	major, _, _ := strings.Cut(typ, "/")
 	for _, h := range header {
 		for part := range strings.SplitSeq(h, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			part = strings.TrimSpace(part)
+			if part == typ {
+				return true // the common case, without parsing
+			}
+			mt, params, err := mime.ParseMediaType(part)
 			if err != nil {
 				continue
 			}
@@ -138,6 +142,9 @@ func accepts(header []string, typ string) bool {
 
 // isJSONContent reports whether a Content-Type header is application/json.
 func isJSONContent(ct string) bool {
+	if ct == "application/json" {
+		return true // the common case, without parsing
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && mt == "application/json"
 }

@@ -297,6 +297,15 @@ type hcCore struct {
 	wg     sync.WaitGroup
 
 	readErr error // the error that ended the stream; Read's goroutine only
+
+	// Once Push is called, messages are pushed to receive instead of
+	// queued for Read (see [jsonrpc.PushStream]): a response read on the
+	// goroutine that POSTed the request then reaches its caller with no
+	// other goroutine involved.
+	pushMu  sync.Mutex // serialises receive calls
+	receive func(jsonrpc.Message)
+	end     func(error)
+	ended   bool // end was called
 }
 
 // hcInboxSize is how many incoming messages wait for Read before the
@@ -389,9 +398,62 @@ func (c *hcCore) link(ctx context.Context) (context.Context, func()) {
 	}
 }
 
-// deliver queues a result for Read. It reports false if the connection
-// closed first.
+// Push implements [jsonrpc.PushStream]. Messages that arrived before it
+// was called are pushed first.
+func (c *hcCore) Push(receive func(jsonrpc.Message), end func(error)) {
+	c.pushMu.Lock()
+	defer c.pushMu.Unlock()
+	c.receive, c.end = receive, end
+	for {
+		select {
+		case in := <-c.in:
+			c.pushLocked(in.m, in.err)
+		default:
+			return
+		}
+	}
+}
+
+// pushLocked passes one result to receive, or to end when it is an error
+// that ends the stream. c.pushMu is held.
+func (c *hcCore) pushLocked(m jsonrpc.Message, err error) {
+	if c.ended {
+		return
+	}
+	if err != nil {
+		var de *jsonrpc.DecodeError
+		if !errors.As(err, &de) {
+			c.ended = true
+			// end closes the connection, which waits for the goroutine
+			// that is delivering: end must run on another.
+			go c.end(err)
+			return
+		}
+		m = de
+	}
+	if _, ok := m.(*jsonrpc.DecodeError); ok {
+		// The connection answers it with a Write, which must not run
+		// under pushMu: its own answer could be delivered inline.
+		receive := c.receive
+		c.goStream(func() { receive(m) })
+		return
+	}
+	c.receive(m)
+}
+
+// deliver passes a result to the connection: pushed, or queued for Read.
+// It reports false if the connection closed first.
 func (c *hcCore) deliver(m jsonrpc.Message, err error) bool {
+	c.pushMu.Lock()
+	if c.receive != nil {
+		defer c.pushMu.Unlock()
+		if c.isClosed() {
+			return false
+		}
+		c.pushLocked(m, err)
+		return true
+	}
+	c.pushMu.Unlock()
 	select {
 	case c.in <- hcInbound{m, err}:
 		return true
@@ -645,6 +707,10 @@ func hcDrainClose(body io.ReadCloser) {
 
 // hcMediaType returns the media type of a Content-Type header, lower case.
 func hcMediaType(contentType string) string {
+	switch contentType {
+	case "application/json", "text/event-stream":
+		return contentType // the common cases, without parsing
+	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {
 		return ""
@@ -937,7 +1003,10 @@ func (c *streamableClientConn) handle(ctx context.Context, release func(), m jso
 	case mt == "text/event-stream":
 		run = func() { c.follow(ctx, resp.Body, st) }
 	case mt == "application/json":
-		run = func() { c.readJSON(ctx, resp.Body, st) }
+		// A JSON body is read here, on the writer's goroutine: the answer
+		// is complete once its headers are in, as it is not a stream.
+		c.readJSON(ctx, resp.Body, st)
+		return false, nil
 	default:
 		hcDrainClose(resp.Body)
 		if len(st.pending) > 0 {

@@ -490,6 +490,21 @@ func TestStreamableHTTPResumption(t *testing.T) {
 	}
 }
 
+// Without an EventStore there is nothing to resume from: CloseSSEStream
+// leaves the stream open and the response arrives on it.
+func TestStreamableHTTPCloseSSEStreamNotResumable(t *testing.T) {
+	checkLeaks(t)
+	for _, mode := range []ResponseMode{ResponseAuto, ResponseSSE, ResponseJSON} {
+		hh := newHTTPHarness(t, &StreamableHTTPOptions{ResponseMode: mode})
+		sid := hh.initialize("2025-11-25")
+		close(hh.backend.release)
+		resp := hh.post(`{"jsonrpc":"2.0","id":3,"method":"close_then_echo","params":{"r":1}}`, "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25")
+		if body := readBody(t, resp); !strings.Contains(body, `{"jsonrpc":"2.0","id":3,"result":{"r":1}}`) {
+			t.Fatalf("mode %d: body %q", mode, body)
+		}
+	}
+}
+
 func TestStreamableHTTPClientGoneCancels(t *testing.T) {
 	checkLeaks(t)
 	// Before anything was sent (auto mode), and in the middle of an SSE

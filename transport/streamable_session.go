@@ -160,6 +160,11 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 	if s.h.opts.EventStore == nil || s.stateless {
 		info.cancelOn = st.ctx
 	}
+	if len(msgs) == 1 && st.id == "" {
+		// The exchange cannot outlive its POST (it has no stream to
+		// resume), so its handler may run on the POST's goroutine.
+		info.exchange = st
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -206,15 +211,55 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 		st.mu.Unlock()
 		return false
 	}
+	info.exchange = nil
+	if run := st.run; run != nil {
+		st.run = nil
+		st.runHandler(r.Context(), run)
+	}
 	st.wait(r.Context())
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if body := st.jsonBody; body != nil {
+		st.jsonBody = nil
+		writeJSONBody(w, body, st.initOK, s.id, s.h.writeTO)
+		return st.initOK
+	}
 	if !st.wrote {
 		// The session ended before any answer: tell the client.
 		st.wrote = true
 		writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: session closed")
 	}
 	return st.initOK
+}
+
+// RunHandler implements [jsonrpc.HandlerRunner]: the handler of a request
+// that a POST carried alone runs on that POST's goroutine, which
+// serveExchange lends it once the request is delivered. It is called
+// during that delivery, on that same goroutine. Only exchanges that cannot
+// be resumed qualify, as the POST's response then ends when the handler
+// returns (the handler's context is cancelled if the client goes away or
+// the session ends meanwhile).
+func (s *httpSession) RunHandler(req *jsonrpc.Request, f func()) bool {
+	info, _ := req.Extra.(*HTTPRequestInfo)
+	if info == nil || info.exchange == nil || info.exchange.run != nil {
+		return false
+	}
+	info.exchange.run = f
+	return true
+}
+
+// runHandler runs a request's handler (see RunHandler) on the goroutine
+// serving the POST, cancelling it if the client goes away meanwhile and
+// the exchange cannot be resumed, as wait does for a handler running
+// elsewhere.
+func (st *httpStream) runHandler(ctx context.Context, run func()) {
+	if st.s.h.opts.EventStore == nil || st.s.stateless {
+		stop := context.AfterFunc(ctx, func() {
+			st.cancel(errors.New("transport: the client abandoned the request"))
+		})
+		defer stop()
+	}
+	run()
 }
 
 // newStream creates the stream answering a POST with n requests.
@@ -408,6 +453,13 @@ type httpStream struct {
 	released bool                // detached is closed
 	initOK   bool                // an initialize succeeded on this exchange
 	buf      []byte
+	// run is the handler of the exchange's one request when it runs on the
+	// POST's goroutine (see RunHandler); only that goroutine uses it.
+	run func()
+	// jsonBody is the application/json answer to the exchange, written by
+	// the HTTP handler once the stream is finished: from the handler's own
+	// goroutine, with a Content-Length and no extra flush.
+	jsonBody []byte
 }
 
 // attach makes w the stream's live connection, after replaying what
@@ -473,8 +525,8 @@ func (st *httpStream) wait(ctx context.Context) {
 func (st *httpStream) closeLive() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.mode == ResponseJSON || st.done {
-		return
+	if st.mode == ResponseJSON || st.done || st.id == "" {
+		return // nothing to close, or nothing to resume from
 	}
 	if st.w != nil && !st.wrote {
 		st.startSSELocked() // the client learns the event ID to resume from
@@ -545,16 +597,10 @@ func (st *httpStream) send(ctx context.Context, m jsonrpc.Message, responses int
 	}
 	if st.mode == ResponseJSON {
 		if responses > 0 && st.w != nil && !st.wrote {
+			// In JSON mode the first response is the whole answer: the
+			// handler's goroutine writes it when the stream finishes.
 			st.wrote = true
-			hd := st.w.Header()
-			hd.Set("Content-Type", "application/json")
-			if st.initOK {
-				hd.Set(headerSessionID, st.s.id)
-			}
-			st.w.WriteHeader(http.StatusOK)
-			if !writeAndFlush(st.w, data, st.s.h.writeTO) {
-				st.w = nil
-			}
+			st.jsonBody = data
 		}
 	} else {
 		if !st.sse {
@@ -647,6 +693,34 @@ func oversizeReplacement(m jsonrpc.Message) []byte {
 	data, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: response too large"}})
 	return data
 }
+
+// writeJSONBody writes an application/json answer on w (with the session
+// ID header when withSession). Small bodies go out with the handler's
+// return, in one write with the headers; a larger one is bounded by
+// timeout when positive, as a slow reader could otherwise hold the
+// handler.
+func writeJSONBody(w http.ResponseWriter, body []byte, withSession bool, sessionID string, timeout time.Duration) {
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	if withSession {
+		hd.Set(headerSessionID, sessionID)
+	}
+	w.WriteHeader(http.StatusOK)
+	if len(body) <= smallJSONBody || timeout <= 0 {
+		w.Write(body)
+		return
+	}
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Now().Add(timeout))
+	w.Write(body)
+	rc.Flush()
+	rc.SetWriteDeadline(time.Time{})
+}
+
+// smallJSONBody is the size up to which a JSON answer fits net/http's
+// response buffer and is written without a deadline.
+const smallJSONBody = 2048
 
 // writeAndFlush writes b to w and flushes it, bounded by timeout when
 // positive, and reports whether it went out.

@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/mcpkit/mcpkit/bench/internal/payload"
 )
 
 // maxLine bounds one inbound frame, like the SDKs' stdio transports do.
@@ -128,7 +130,11 @@ func handle(req *inRequest) (*CallToolResult, *rpcError) {
 	if err := json.Unmarshal(req.Params, &p); err != nil {
 		return nil, &rpcError{Code: -32602, Message: err.Error()}
 	}
-	if p.Name != "echo" {
+	switch p.Name {
+	case "echo":
+	case "large":
+		return &CallToolResult{Content: []Content{{Type: "text", Text: payload.Large}}}, nil
+	default:
 		return nil, &rpcError{Code: -32602, Message: "unknown tool"}
 	}
 	var args EchoArgs

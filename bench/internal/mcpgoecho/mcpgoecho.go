@@ -8,10 +8,13 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpkit/mcpkit/bench/internal/payload"
 )
 
-// NewServer returns a server with one tool, echo, taking a required string
-// argument "message" and returning it as one text content block.
+// NewServer returns a server with two tools: echo, taking a required
+// string argument "message" and returning it as one text content block,
+// and large, which takes no arguments and returns [payload.Large] as one
+// text block.
 func NewServer() *server.MCPServer {
 	s := server.NewMCPServer("echo", "1", server.WithToolCapabilities(false))
 	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("echo"),
@@ -22,6 +25,10 @@ func NewServer() *server.MCPServer {
 				return mcp.NewToolResultError(err.Error()), nil
 			}
 			return mcp.NewToolResultText(msg), nil
+		})
+	s.AddTool(mcp.NewTool("large", mcp.WithDescription("large")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(payload.Large), nil
 		})
 	return s
 }

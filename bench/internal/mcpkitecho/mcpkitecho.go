@@ -5,6 +5,7 @@ package mcpkitecho
 import (
 	"context"
 
+	"github.com/mcpkit/mcpkit/bench/internal/payload"
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -18,15 +19,23 @@ type EchoOut struct {
 	Message string `json:"message"`
 }
 
-// NewServer returns a server with one typed tool, echo, whose input schema
-// is inferred from EchoIn (and checked per call) and whose output is a
-// string: the result is one text content block holding the message, with
-// no structured content, like the other SDKs' echo servers.
+// NewServer returns a server with two typed tools. echo's input schema is
+// inferred from EchoIn (and checked per call) and its output is a string:
+// the result is one text content block holding the message, with no
+// structured content, like the other SDKs' echo servers. large takes no
+// arguments and returns [payload.Large] as one text block.
 func NewServer() (*mcp.Server, error) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "echo", Version: "1"}, nil)
 	err := mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "echo"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in EchoIn) (string, error) {
 			return in.Message, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	err = mcp.AddTool(s, &mcp.Tool{Name: "large", Description: "large"},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (string, error) {
+			return payload.Large, nil
 		})
 	return s, err
 }

@@ -1,0 +1,501 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	mcpgoclient "github.com/mark3labs/mcp-go/client"
+	mcpgotransport "github.com/mark3labs/mcp-go/client/transport"
+	mcpgomcp "github.com/mark3labs/mcp-go/mcp"
+	mcpgoserver "github.com/mark3labs/mcp-go/server"
+	"github.com/mcpkit/mcpkit/bench/internal/floor"
+	"github.com/mcpkit/mcpkit/bench/internal/gosdkecho"
+	"github.com/mcpkit/mcpkit/bench/internal/mcpgoecho"
+	"github.com/mcpkit/mcpkit/bench/internal/mcpkitecho"
+	"github.com/mcpkit/mcpkit/bench/internal/payload"
+	mcpkit "github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
+	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// httpSessions is the number of client sessions, one goroutine each, in
+// BenchmarkHTTPConcurrent50.
+const httpSessions = 50
+
+// idleSessions is the number of sessions BenchmarkHTTPIdleSessions opens
+// and leaves idle.
+const idleSessions = 2000
+
+// httpConn is one client session to an HTTP server under test.
+type httpConn struct {
+	echo  caller                          // calls echo and checks the text
+	large caller                          // calls large and checks the length
+	list  func(ctx context.Context) error // lists the tools and checks there are two
+	close func() error                    // ends the session (DELETE)
+}
+
+// httpTarget is one implementation of both sides of Streamable HTTP.
+type httpTarget struct {
+	name string
+	// serve returns the server's http.Handler and a function that
+	// releases what it holds once the HTTP server has stopped.
+	serve func() (http.Handler, func(), error)
+	// dial opens a session to url with hc, using the same
+	// implementation's client.
+	dial func(ctx context.Context, hc *http.Client, url string) (*httpConn, error)
+}
+
+// httpTargets are the targets of the HTTP benchmarks. Every server and
+// client uses its SDK's defaults except that the clients share one tuned
+// http.Client (see newHTTPClient) and speak protocol revision
+// 2025-11-25.
+var httpTargets = []httpTarget{
+	{"floor", floorHTTPServe, floorHTTPDial},
+	{"mcpkit", mcpkitHTTPServe, mcpkitHTTPDial},
+	{"gosdk", gosdkHTTPServe, gosdkHTTPDial},
+	{"mcpgo", mcpgoHTTPServe, mcpgoHTTPDial},
+}
+
+// checkLarge returns an error unless text is the large tool's result.
+func checkLarge(text string) error {
+	if len(text) != payload.LargeSize || text != payload.Large {
+		return fmt.Errorf("large returned %d bytes, want %d", len(text), payload.LargeSize)
+	}
+	return nil
+}
+
+// checkTools returns an error unless n is the number of tools every
+// server registers.
+func checkTools(n int) error {
+	if n != 2 {
+		return fmt.Errorf("tools/list returned %d tools, want 2", n)
+	}
+	return nil
+}
+
+func floorHTTPServe() (http.Handler, func(), error) {
+	return floor.NewHTTPHandler(), func() {}, nil
+}
+
+func floorHTTPDial(ctx context.Context, hc *http.Client, url string) (*httpConn, error) {
+	c, err := floor.DialHTTP(ctx, hc, url)
+	if err != nil {
+		return nil, err
+	}
+	return &httpConn{
+		echo: func(ctx context.Context) error {
+			text, err := c.CallEcho(ctx, message)
+			if err != nil {
+				return err
+			}
+			return checkText(text)
+		},
+		large: func(ctx context.Context) error {
+			text, err := c.CallLarge(ctx)
+			if err != nil {
+				return err
+			}
+			return checkLarge(text)
+		},
+		list: func(ctx context.Context) error {
+			n, err := c.ListTools(ctx)
+			if err != nil {
+				return err
+			}
+			return checkTools(n)
+		},
+		close: func() error { return c.Close(context.Background()) },
+	}, nil
+}
+
+func mcpkitHTTPServe() (http.Handler, func(), error) {
+	s, err := mcpkitecho.NewServer()
+	if err != nil {
+		return nil, nil, err
+	}
+	h := mcpkit.NewStreamableHTTPHandler(s, nil)
+	return h, func() { h.Close() }, nil
+}
+
+func mcpkitHTTPDial(ctx context.Context, hc *http.Client, url string) (*httpConn, error) {
+	c := mcpkit.NewClient(&mcpkit.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &transport.StreamableClientTransport{URL: url, HTTPClient: hc})
+	if err != nil {
+		return nil, err
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v != pinnedVersion {
+		cs.Close()
+		return nil, fmt.Errorf("mcpkit negotiated protocol %s, want %s", v, pinnedVersion)
+	}
+	return &httpConn{
+		echo: mcpkitEcho(cs, false),
+		large: func(ctx context.Context) error {
+			text, err := mcpkitCallText(ctx, cs, "large", nil)
+			if err != nil {
+				return err
+			}
+			return checkLarge(text)
+		},
+		list: func(ctx context.Context) error {
+			res, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				return err
+			}
+			return checkTools(len(res.Tools))
+		},
+		close: cs.Close,
+	}, nil
+}
+
+func gosdkHTTPServe() (http.Handler, func(), error) {
+	s := gosdkecho.NewServer()
+	return gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s }, nil), func() {}, nil
+}
+
+func gosdkHTTPDial(ctx context.Context, hc *http.Client, url string) (*httpConn, error) {
+	c := gosdk.NewClient(&gosdk.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &gosdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc},
+		&gosdk.ClientSessionOptions{ProtocolVersion: pinnedVersion})
+	if err != nil {
+		return nil, err
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v != pinnedVersion {
+		cs.Close()
+		return nil, fmt.Errorf("gosdk negotiated protocol %s, want %s", v, pinnedVersion)
+	}
+	return &httpConn{
+		echo: gosdkEcho(cs),
+		large: func(ctx context.Context) error {
+			text, err := gosdkCallText(ctx, cs, "large", struct{}{})
+			if err != nil {
+				return err
+			}
+			return checkLarge(text)
+		},
+		list: func(ctx context.Context) error {
+			res, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				return err
+			}
+			return checkTools(len(res.Tools))
+		},
+		close: cs.Close,
+	}, nil
+}
+
+func mcpgoHTTPServe() (http.Handler, func(), error) {
+	h := mcpgoserver.NewStreamableHTTPServer(mcpgoecho.NewServer())
+	return h, func() {}, nil
+}
+
+func mcpgoHTTPDial(ctx context.Context, hc *http.Client, url string) (*httpConn, error) {
+	c, err := mcpgoclient.NewStreamableHttpClient(url, mcpgotransport.WithHTTPBasicClient(hc))
+	if err != nil {
+		return nil, err
+	}
+	if err := mcpgoStart(ctx, c, pinnedVersion); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return &httpConn{
+		echo: mcpgoEcho(c),
+		large: func(ctx context.Context) error {
+			text, err := mcpgoCallText(ctx, c, "large", map[string]any{})
+			if err != nil {
+				return err
+			}
+			return checkLarge(text)
+		},
+		list: func(ctx context.Context) error {
+			var req mcpgomcp.ListToolsRequest
+			res, err := c.ListTools(ctx, req)
+			if err != nil {
+				return err
+			}
+			return checkTools(len(res.Tools))
+		},
+		close: c.Close,
+	}, nil
+}
+
+// newHTTPClient returns the http.Client every target's client uses: the
+// default transport with a keep-alive pool large enough for 50 sessions
+// that each hold a standalone GET stream and make calls, so that no
+// implementation pays for new connections.
+func newHTTPClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 512
+	t.MaxIdleConnsPerHost = 512
+	return &http.Client{Transport: t}
+}
+
+// httpServer is a running server under test.
+type httpServer struct {
+	url     string
+	hc      *http.Client
+	handler http.Handler
+}
+
+// startHTTP serves t's handler on 127.0.0.1 and registers its shutdown
+// with tb.Cleanup. Cleanups run last-in first-out, so sessions a caller
+// registers afterwards are closed before the server stops.
+func startHTTP(tb testing.TB, t httpTarget) *httpServer {
+	h, release, err := t.serve()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	hc := newHTTPClient()
+	tb.Cleanup(func() {
+		hc.CloseIdleConnections()
+		srv.CloseClientConnections()
+		srv.Close()
+		release()
+	})
+	return &httpServer{url: srv.URL + "/mcp", hc: hc, handler: h}
+}
+
+// dial opens a session to s with t's client and closes it at cleanup.
+func (s *httpServer) dial(tb testing.TB, t httpTarget) *httpConn {
+	c, err := t.dial(context.Background(), s.hc, s.url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := c.close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return c
+}
+
+// BenchmarkHTTPConcurrent50 measures echo throughput and latency over
+// Streamable HTTP on loopback: 50 client sessions, each driven by its own
+// goroutine, call echo until b.N calls are done in total. ns/op is wall
+// time per call across all sessions; p50-µs and p99-µs are the latency
+// of one call.
+func BenchmarkHTTPConcurrent50(b *testing.B) {
+	for _, t := range httpTargets {
+		b.Run(t.name, func(b *testing.B) {
+			s := startHTTP(b, t)
+			conns := make([]*httpConn, httpSessions)
+			for i := range conns {
+				conns[i] = s.dial(b, t)
+				if err := conns[i].echo(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			lat := make([][]time.Duration, httpSessions)
+			for i := range lat {
+				lat[i] = make([]time.Duration, 0, b.N/httpSessions+1)
+			}
+			var (
+				next     atomic.Int64
+				wg       sync.WaitGroup
+				firstErr atomic.Pointer[error]
+			)
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i, c := range conns {
+				wg.Go(func() {
+					for next.Add(1) <= int64(b.N) {
+						start := time.Now()
+						if err := c.echo(ctx); err != nil {
+							firstErr.CompareAndSwap(nil, &err)
+							return
+						}
+						lat[i] = append(lat[i], time.Since(start))
+					}
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			if err := firstErr.Load(); err != nil {
+				b.Fatal(*err)
+			}
+			reportRate(b)
+			all := slices.Concat(lat...)
+			slices.Sort(all)
+			if len(all) > 0 {
+				b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
+				b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+			}
+		})
+	}
+}
+
+// BenchmarkHTTPSessionSetup measures the rate of whole sessions with
+// each implementation's client: connect (initialize and
+// notifications/initialized, plus whatever else the client does, such
+// as opening its standalone GET stream), tools/list, and close (DELETE).
+func BenchmarkHTTPSessionSetup(b *testing.B) {
+	for _, t := range httpTargets {
+		b.Run(t.name, func(b *testing.B) {
+			s := startHTTP(b, t)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				c, err := t.dial(ctx, s.hc, s.url)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := c.list(ctx); err != nil {
+					b.Fatal(err)
+				}
+				if err := c.close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if sec := b.Elapsed().Seconds(); sec > 0 {
+				b.ReportMetric(float64(b.N)/sec, "sessions/s")
+			}
+		})
+	}
+}
+
+// BenchmarkHTTPLargeResult measures the throughput of a tool whose result
+// is 1 MiB of text, called sequentially on one session (MB/s counts the
+// text only, not the JSON around it).
+func BenchmarkHTTPLargeResult(b *testing.B) {
+	for _, t := range httpTargets {
+		b.Run(t.name, func(b *testing.B) {
+			s := startHTTP(b, t)
+			c := s.dial(b, t)
+			ctx := context.Background()
+			if err := c.large(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(payload.LargeSize)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.large(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkHTTPIdleSessions measures what an idle session costs a server:
+// it opens 2,000 sessions (initialize and notifications/initialized,
+// nothing else: no standalone GET stream) and reports the growth of the
+// live heap and of the number of goroutines, per session. The sessions
+// are opened by the floor's minimal client for every server, and the
+// client keeps nothing of them but their IDs, in memory allocated before
+// the first measurement, so the figures are the server's.
+func BenchmarkHTTPIdleSessions(b *testing.B) {
+	for _, t := range httpTargets {
+		b.Run(t.name, func(b *testing.B) {
+			var heap, goroutines float64
+			for b.Loop() {
+				h, g, err := measureIdle(t, idleSessions)
+				if err != nil {
+					b.Fatal(err)
+				}
+				heap += h
+				goroutines += g
+			}
+			b.ReportMetric(heap/float64(b.N), "B/session")
+			b.ReportMetric(goroutines/float64(b.N), "goroutines/session")
+		})
+	}
+}
+
+// maxSessionID bounds the session IDs measureIdle records.
+const maxSessionID = 128
+
+// measureIdle opens n idle sessions on a fresh server of t and returns
+// the growth of the live heap and of the goroutine count per session. It
+// ends every session with DELETE before it returns.
+func measureIdle(t httpTarget, n int) (heapPerSession, goroutinesPerSession float64, err error) {
+	h, release, err := t.serve()
+	if err != nil {
+		return 0, 0, err
+	}
+	srv := httptest.NewServer(h)
+	hc := newHTTPClient()
+	url := srv.URL + "/mcp"
+	defer func() {
+		hc.CloseIdleConnections()
+		srv.CloseClientConnections()
+		srv.Close()
+		release()
+	}()
+
+	ids := make([]byte, n*maxSessionID) // session i's ID is ids[i*maxSessionID:], NUL-padded
+	ctx := context.Background()
+	// One session first, so that the connection and the server's lazily
+	// built state are in the baseline.
+	warm, err := floor.DialHTTP(ctx, hc, url)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer warm.Close(ctx)
+	heap0, g0 := liveHeap(), runtime.NumGoroutine()
+	for i := range n {
+		c, err := floor.DialHTTP(ctx, hc, url)
+		if err != nil {
+			return 0, 0, fmt.Errorf("session %d: %w", i, err)
+		}
+		id := c.SessionID()
+		if len(id) > maxSessionID {
+			return 0, 0, fmt.Errorf("session ID of %d bytes", len(id))
+		}
+		copy(ids[i*maxSessionID:], id)
+	}
+	heap1, g1 := liveHeap(), runtime.NumGoroutine()
+
+	var errs []error
+	for i := range n {
+		id := ids[i*maxSessionID : (i+1)*maxSessionID]
+		if end := slices.Index(id, 0); end >= 0 {
+			id = id[:end]
+		}
+		if err := floor.NewHTTPClient(hc, url, string(id)).Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return 0, 0, fmt.Errorf("closing sessions: %w", err)
+	}
+	return float64(int64(heap1)-int64(heap0)) / float64(n), float64(g1-g0) / float64(n), nil
+}
+
+// liveHeap returns the bytes of live heap objects after a full
+// collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// TestHTTP checks every HTTP target once: echo, large, tools/list and
+// close, so that `go test` (without -bench) catches a broken setup.
+func TestHTTP(t *testing.T) {
+	for _, tg := range httpTargets {
+		t.Run(tg.name, func(t *testing.T) {
+			s := startHTTP(t, tg)
+			c := s.dial(t, tg)
+			for _, f := range []caller{c.echo, c.echo, c.large, c.list} {
+				if err := f(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, _, err := measureIdle(tg, 10); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
