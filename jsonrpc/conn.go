@@ -30,19 +30,21 @@ type Handler interface {
 
 // ContextBinder may be implemented by the Extra value a transport attaches
 // to an incoming [Request]. Before the handler runs, the [Conn] passes the
-// context it built for the request to BindContext and gives the handler
-// the context returned; release is called once the handler has returned.
-// Transports use it to make request-scoped data (such as the HTTP request
-// that carried the message) visible to handlers, and to cancel a handler
-// when its request's exchange is gone.
+// context it built for the request to BindContext, with the function that
+// cancels that context (nil for a notification, whose context cannot be
+// cancelled), and gives the handler the context returned; release is
+// called once the handler has returned, after which cancel must no longer
+// be called. Transports use it to make request-scoped data (such as the
+// HTTP request that carried the message) visible to handlers, and to
+// cancel a handler when its request's exchange is gone.
 type ContextBinder interface {
-	BindContext(ctx context.Context) (bound context.Context, release func())
+	BindContext(ctx context.Context, cancel context.CancelCauseFunc) (bound context.Context, release func())
 }
 
 // bindContext applies req's ContextBinder, if any.
-func bindContext(ctx context.Context, req *Request) (context.Context, func()) {
+func bindContext(ctx context.Context, cancel context.CancelCauseFunc, req *Request) (context.Context, func()) {
 	if b, ok := req.Extra.(ContextBinder); ok {
-		return b.BindContext(ctx)
+		return b.BindContext(ctx, cancel)
 	}
 	return ctx, func() {}
 }
@@ -99,10 +101,13 @@ type Conn struct {
 
 	ctx    context.Context // cancelled on close; parent of handler contexts
 	cancel context.CancelFunc
-	nextID atomic.Int64
-	done   chan struct{} // closed when the connection is shut down
-	reader chan struct{} // closed when the read loop has returned
-	wg     sync.WaitGroup
+	// replyCtx is the context responses are written with: c.ctx's values,
+	// never cancelled.
+	replyCtx context.Context
+	nextID   atomic.Int64
+	done     chan struct{} // closed when the connection is shut down
+	reader   chan struct{} // closed when the read loop has returned
+	wg       sync.WaitGroup
 
 	mu       sync.Mutex
 	started  bool
@@ -115,7 +120,7 @@ type Conn struct {
 }
 
 type incomingRequest struct {
-	cancel    context.CancelFunc
+	cancel    context.CancelCauseFunc
 	cancelled bool // cancelled by the peer: send no response
 }
 
@@ -148,6 +153,7 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.replyCtx = context.WithoutCancel(c.ctx)
 	return c
 }
 
@@ -320,7 +326,7 @@ func (c *Conn) Cancel(id ID) bool {
 	r, ok := c.incoming[id]
 	if ok {
 		r.cancelled = true
-		r.cancel()
+		r.cancel(nil)
 	}
 	return ok
 }
@@ -367,11 +373,7 @@ func (c *Conn) reply(r *Response) {
 	}
 	// A response already computed is still sent while the stream is open,
 	// even if Close has begun: the peer is waiting for it.
-	ctx := context.WithoutCancel(c.ctx)
-	if r.ID.IsValid() {
-		ctx = WithRelatedRequest(ctx, r.ID)
-	}
-	if err := c.stream.Write(ctx, r); err != nil {
+	if err := c.stream.Write(c.replyCtx, r); err != nil {
 		c.logger.Debug("jsonrpc: write failed", "id", r.ID.String(), "err", err)
 	}
 }
@@ -427,7 +429,7 @@ func (c *Conn) notifyLoop() {
 			c.queue = c.queue[:0:cap(c.queue)]
 		}
 		c.mu.Unlock()
-		ctx, release := bindContext(c.ctx, n)
+		ctx, release := bindContext(c.ctx, nil, n)
 		_, err := c.call(ctx, n)
 		release()
 		if err != nil {
@@ -462,7 +464,7 @@ func (c *Conn) startRequest(req *Request, collect func(*Response)) {
 		collect(&Response{ID: req.ID, Error: &Error{Code: CodeInvalidRequest, Message: "invalid request: id already in use by a request in flight"}})
 		return
 	}
-	ctx, cancel := context.WithCancel(WithRelatedRequest(c.ctx, req.ID))
+	ctx, cancel := context.WithCancelCause(WithRelatedRequest(c.ctx, req.ID))
 	in := &incomingRequest{cancel: cancel}
 	c.incoming[req.ID] = in
 	c.wg.Add(1)
@@ -470,14 +472,14 @@ func (c *Conn) startRequest(req *Request, collect func(*Response)) {
 
 	run := func() {
 		defer c.wg.Done()
-		hctx, release := bindContext(ctx, req)
+		hctx, release := bindContext(ctx, cancel, req)
 		result, err := c.call(hctx, req)
 		release()
 		c.mu.Lock()
 		delete(c.incoming, req.ID)
 		suppressed := in.cancelled
 		c.mu.Unlock()
-		cancel()
+		cancel(nil)
 		if suppressed {
 			collect(nil)
 			return

@@ -437,12 +437,19 @@ func (p *pushStream) Write(ctx context.Context, m Message) error {
 }
 func (p *pushStream) Close() error { p.once.Do(func() { close(p.closed) }); return nil }
 
-// binder is a ContextBinder: handlers find it in their context.
+// binder is a ContextBinder: handlers find it in their context, and a
+// handler whose params are "cancel" finds its context cancelled by the
+// binder's cancel function.
 type binder struct{ released chan struct{} }
 
 type binderKey struct{}
 
-func (b *binder) BindContext(ctx context.Context) (context.Context, func()) {
+var errBinderCancel = errors.New("cancelled by the binder")
+
+func (b *binder) BindContext(ctx context.Context, cancel context.CancelCauseFunc) (context.Context, func()) {
+	if cancel != nil {
+		cancel(errBinderCancel)
+	}
 	return context.WithValue(ctx, binderKey{}, b), func() { close(b.released) }
 }
 
@@ -452,6 +459,9 @@ func TestConnPushStream(t *testing.T) {
 	c := NewConn(p, &ConnOptions{Handler: HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
 		if _, ok := ctx.Value(binderKey{}).(*binder); !ok {
 			return nil, errors.New("no bound context")
+		}
+		if !errors.Is(context.Cause(ctx), errBinderCancel) {
+			return nil, fmt.Errorf("context not cancelled by the binder: %v", context.Cause(ctx))
 		}
 		return req.Params, nil
 	})})

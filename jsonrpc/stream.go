@@ -65,7 +65,8 @@ func WithRelatedRequest(ctx context.Context, id ID) context.Context {
 }
 
 // RelatedRequest returns the incoming request that messages written with
-// ctx belong to. Conn sets it on handler contexts and on responses.
+// ctx belong to. Conn sets it on handler contexts; a response names its
+// request by its own ID.
 func RelatedRequest(ctx context.Context) (ID, bool) {
 	id, ok := ctx.Value(relatedKey{}).(ID)
 	return id, ok

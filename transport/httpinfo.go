@@ -28,6 +28,7 @@ type HTTPRequestInfo struct {
 
 	closeStream func()          // ends the SSE stream of the exchange; nil when none
 	cancelOn    context.Context // done when the handler must stop; nil for never
+	cancelWhy   error           // the cause the handler's context is cancelled with
 	// exchange is the stream answering a POST that carried one request,
 	// whose handler may then run on the POST's goroutine; else nil.
 	exchange *httpStream
@@ -59,14 +60,13 @@ func (i *HTTPRequestInfo) CloseSSEStream() {
 // BindContext implements [jsonrpc.ContextBinder]: it adds i to the
 // handler's context, and cancels that context when the client abandons the
 // exchange and the server cannot resume it.
-func (i *HTTPRequestInfo) BindContext(ctx context.Context) (context.Context, func()) {
+func (i *HTTPRequestInfo) BindContext(ctx context.Context, cancel context.CancelCauseFunc) (context.Context, func()) {
 	ctx = context.WithValue(ctx, httpInfoKey{}, i)
-	if i.cancelOn == nil {
+	if i.cancelOn == nil || cancel == nil {
 		return ctx, func() {}
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(i.cancelOn, func() { cancel(context.Cause(i.cancelOn)) })
-	return ctx, func() { stop(); cancel(nil) }
+	stop := context.AfterFunc(i.cancelOn, func() { cancel(i.cancelWhy) })
+	return ctx, func() { stop() }
 }
 
 type principalKey struct{}

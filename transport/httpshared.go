@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"io"
 	"slices"
 	"sync"
 
@@ -143,3 +144,32 @@ func (t *sessionSet[S]) closeAll() {
 		s.terminate(ErrSessionClosed)
 	}
 }
+
+// readSized reads r to its end like [io.ReadAll], starting with room for
+// size bytes when the length is announced (size >= 0), so that a body of
+// known length is read into one allocation of its size. The announcement
+// is trusted only up to readBodyPrealloc bytes: a peer announcing a large
+// body and sending little must not make the reader reserve it.
+func readSized(r io.Reader, size int64) ([]byte, error) {
+	n := int64(512)
+	if size >= 0 {
+		n = min(size, readBodyPrealloc) + 1 // +1: room to see the end without growing
+	}
+	b := make([]byte, 0, n)
+	for {
+		m, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow
+		}
+	}
+}
+
+// readBodyPrealloc bounds what readSized reserves on a peer's word.
+const readBodyPrealloc = 64 << 10

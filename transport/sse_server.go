@@ -194,7 +194,7 @@ func (h *SSEHandler) servePOST(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Unsupported Media Type: Content-Type must be application/json", http.StatusUnsupportedMediaType)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	body, err := readSized(http.MaxBytesReader(w, r.Body, h.maxBody), r.ContentLength)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

@@ -640,9 +640,9 @@ func (c *hcCore) failPending(ctx context.Context, st *hcStreamState, why string)
 }
 
 // readJSON reads a JSON response body and delivers its message.
-func (c *hcCore) readJSON(ctx context.Context, body io.ReadCloser, st *hcStreamState) {
+func (c *hcCore) readJSON(ctx context.Context, body io.ReadCloser, size int64, st *hcStreamState) {
 	release := hcCloseOnDone(ctx, body)
-	data, err := io.ReadAll(io.LimitReader(body, int64(c.limit)+1))
+	data, err := readSized(io.LimitReader(body, int64(c.limit)+1), size)
 	release()
 	switch {
 	case err != nil:
@@ -1005,7 +1005,7 @@ func (c *streamableClientConn) handle(ctx context.Context, release func(), m jso
 	case mt == "application/json":
 		// A JSON body is read here, on the writer's goroutine: the answer
 		// is complete once its headers are in, as it is not a stream.
-		c.readJSON(ctx, resp.Body, st)
+		c.readJSON(ctx, resp.Body, resp.ContentLength, st)
 		return false, nil
 	default:
 		hcDrainClose(resp.Body)
@@ -1294,7 +1294,7 @@ func (c *streamableClientConn) awaitResponse(ctx context.Context, resp *http.Res
 	}
 	switch ct := resp.Header.Get("Content-Type"); hcMediaType(ct) {
 	case "application/json":
-		data, err := io.ReadAll(io.LimitReader(resp.Body, int64(c.limit)+1))
+		data, err := readSized(io.LimitReader(resp.Body, int64(c.limit)+1), resp.ContentLength)
 		resp.Body.Close()
 		if err != nil {
 			return fmt.Errorf("transport: reading the initialize response: %w", err)

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -301,7 +300,7 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 			"Unsupported Media Type: Content-Type must be application/json")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	body, err := readSized(http.MaxBytesReader(w, r.Body, h.maxBody), r.ContentLength)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

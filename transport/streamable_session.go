@@ -158,7 +158,9 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 	st := s.newStream(w, len(requests), initialize)
 	info.closeStream = st.closeLive
 	if s.h.opts.EventStore == nil || s.stateless {
-		info.cancelOn = st.ctx
+		// The exchange cannot be resumed: its handlers stop when the POST
+		// ends, as when the client goes away.
+		info.cancelOn, info.cancelWhy = r.Context(), errClientAbandoned
 	}
 	if len(msgs) == 1 && st.id == "" {
 		// The exchange cannot outlive its POST (it has no stream to
@@ -214,7 +216,7 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 	info.exchange = nil
 	if run := st.run; run != nil {
 		st.run = nil
-		st.runHandler(r.Context(), run)
+		run()
 	}
 	st.wait(r.Context())
 	st.mu.Lock()
@@ -248,20 +250,6 @@ func (s *httpSession) RunHandler(req *jsonrpc.Request, f func()) bool {
 	return true
 }
 
-// runHandler runs a request's handler (see RunHandler) on the goroutine
-// serving the POST, cancelling it if the client goes away meanwhile and
-// the exchange cannot be resumed, as wait does for a handler running
-// elsewhere.
-func (st *httpStream) runHandler(ctx context.Context, run func()) {
-	if st.s.h.opts.EventStore == nil || st.s.stateless {
-		stop := context.AfterFunc(ctx, func() {
-			st.cancel(errors.New("transport: the client abandoned the request"))
-		})
-		defer stop()
-	}
-	run()
-}
-
 // newStream creates the stream answering a POST with n requests.
 func (s *httpSession) newStream(w http.ResponseWriter, n int, initialize bool) *httpStream {
 	st := &httpStream{
@@ -272,7 +260,6 @@ func (s *httpSession) newStream(w http.ResponseWriter, n int, initialize bool) *
 		finished:   make(chan struct{}),
 		detached:   make(chan struct{}),
 	}
-	st.ctx, st.cancel = context.WithCancelCause(context.Background())
 	st.mode = s.h.opts.ResponseMode
 	if initialize {
 		st.mode = ResponseJSON // no session to resume yet
@@ -299,7 +286,6 @@ func (s *httpSession) standaloneStream() *httpStream {
 	defer s.mu.Unlock()
 	if s.standalone == nil {
 		st := &httpStream{s: s, mode: ResponseSSE, standalone: true, finished: make(chan struct{}), detached: make(chan struct{})}
-		st.ctx, st.cancel = context.WithCancelCause(context.Background())
 		if s.h.opts.EventStore != nil {
 			if s.streams == nil {
 				s.streams = make(map[string]*httpStream)
@@ -438,8 +424,6 @@ type httpStream struct {
 	id         string // event store stream ID; "" when not resumable
 	standalone bool
 	initialize bool
-	ctx        context.Context // cancelled when the stream's requests must stop
-	cancel     context.CancelCauseFunc
 	finished   chan struct{} // closed when every response has been sent
 	detached   chan struct{} // closed to release the live connection
 
@@ -508,9 +492,8 @@ func (st *httpStream) wait(ctx context.Context) {
 	case <-detached:
 	case <-st.s.done:
 	case <-ctx.Done():
-		if st.s.h.opts.EventStore == nil || st.s.stateless {
-			st.cancel(errors.New("transport: the client abandoned the request"))
-		}
+		// The client went away. The handlers of an exchange that cannot be
+		// resumed see their contexts cancelled (see serveExchange).
 	}
 	st.mu.Lock()
 	if st.w == w {
@@ -740,3 +723,7 @@ func writeAndFlush(w http.ResponseWriter, b []byte, timeout time.Duration) bool 
 func clearWriteDeadline(w http.ResponseWriter) {
 	http.NewResponseController(w).SetWriteDeadline(time.Time{})
 }
+
+// errClientAbandoned is the cause a handler's context is cancelled with
+// when the client of an exchange that cannot be resumed goes away.
+var errClientAbandoned = errors.New("transport: the client abandoned the request")
