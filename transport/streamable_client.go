@@ -50,9 +50,10 @@ const (
 // with a JSON body or with a stream of server-sent events carrying the
 // response and any requests and notifications that precede it; both arrive
 // through Read, in order of arrival, together with the messages of the
-// standalone stream, a GET the connection opens once the session is
-// initialized (the POST of notifications/initialized succeeded) so the
-// server can send messages unprompted. Write returns when the POST's
+// standalone stream, a GET the connection opens alongside the POST of
+// notifications/initialized so the server can send messages unprompted
+// (the Write of notifications/initialized returns once both are
+// answered). Write returns when the POST's
 // response headers arrive, so an HTTP error is reported by Write, and the
 // messages of the body come later through Read.
 //
@@ -234,6 +235,7 @@ func (t *StreamableClientTransport) Connect(ctx context.Context) (Conn, error) {
 		hcCore:           newHCCore(ctx, t.HTTPClient, t.Header, limit),
 		standaloneStatus: hcStandaloneIdle,
 	}
+	c.sctx, c.scancel = context.WithCancel(context.WithoutCancel(c.ctx))
 	switch {
 	case c.maxRetries == 0:
 		c.maxRetries = hcDefaultMaxRetries
@@ -769,9 +771,17 @@ type streamableClientConn struct {
 	protocolVersion  string
 	initReq          *jsonrpc.Request // the last initialize request written
 	initNote         *jsonrpc.Request // the last notifications/initialized written
-	initialized      bool             // notifications/initialized was accepted
+	initialized      bool             // notifications/initialized was written
 	standaloneStatus int
-	standaloneGen    int // tells the running standalone goroutine from an older one
+	standaloneGen    int           // tells the running standalone goroutine from an older one
+	standaloneDone   chan struct{} // closed when the running standalone goroutine ends
+
+	// The standalone stream outlives the connection's context a little:
+	// Close ends it after the DELETE, which lets the server end the GET
+	// cleanly and its connection go back to the pool instead of being
+	// torn down (see Close).
+	sctx    context.Context
+	scancel context.CancelFunc
 
 	// testHookStandaloneExit, if set, is called when a standalone stream
 	// goroutine ends.
@@ -893,6 +903,15 @@ func (c *streamableClientConn) write(ctx context.Context, m jsonrpc.Message, bod
 	}
 	c.mu.Unlock()
 
+	var opened <-chan struct{}
+	if hcIsInitialized(m) {
+		// The standalone stream's GET goes out alongside this POST.
+		c.mu.Lock()
+		c.initialized = true
+		c.mu.Unlock()
+		opened = c.startStandalone()
+	}
+
 	rctx, release := c.link(ctx)
 	owned := false // a goroutine took over rctx
 	defer func() {
@@ -903,6 +922,19 @@ func (c *streamableClientConn) write(ctx context.Context, m jsonrpc.Message, bod
 	resp, err := c.post(rctx, body, sid, !isInit)
 	if err != nil {
 		return err
+	}
+	if opened != nil {
+		// Wait for the GET to be answered too, so that a server request
+		// sent on the standalone stream in answer to the client's next
+		// request (a sampling request from a tool, say) is not sent
+		// before the stream exists, and lost.
+		t := time.NewTimer(hcStandaloneOpenWait)
+		select {
+		case <-opened:
+		case <-rctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
 	}
 	if first {
 		c.decided.Store(true)
@@ -970,25 +1002,6 @@ func (c *streamableClientConn) handle(ctx context.Context, release func(), m jso
 		c.mu.Lock()
 		c.sessionID = resp.Header.Get(hcHeaderSessionID)
 		c.mu.Unlock()
-	}
-	if hcIsInitialized(m) {
-		c.mu.Lock()
-		c.initialized = true
-		c.mu.Unlock()
-		// Wait for the standalone stream's GET to be answered, so that a
-		// server request sent on it in answer to the client's next request
-		// (a sampling request from a tool, say) is not sent before the
-		// stream exists, and lost.
-		if opened := c.startStandalone(); opened != nil {
-			t := time.NewTimer(hcStandaloneOpenWait)
-			select {
-			case <-opened:
-			case <-ctx.Done():
-			case <-c.ctx.Done():
-			case <-t.C:
-			}
-			t.Stop()
-		}
 	}
 	st := &hcStreamState{pending: hcRequestIDs(m)}
 	ct := resp.Header.Get("Content-Type")
@@ -1106,7 +1119,7 @@ func (c *streamableClientConn) follow(ctx context.Context, body io.ReadCloser, s
 			budget = c.maxRetries
 			_, err := c.readEvents(ctx, body, st, nil)
 			body = nil
-			if ctx.Err() != nil || errors.Is(err, ErrClosed) {
+			if ctx.Err() != nil || errors.Is(err, ErrClosed) || c.isClosed() {
 				return
 			}
 			if !standalone && len(st.pending) == 0 {
@@ -1166,6 +1179,10 @@ func (c *streamableClientConn) follow(ctx context.Context, body io.ReadCloser, s
 	}
 }
 
+// hcStandaloneCloseGrace bounds how long Close waits, after the DELETE,
+// for the server to end the standalone stream.
+const hcStandaloneCloseGrace = 250 * time.Millisecond
+
 // hcStandaloneOpenWait bounds how long the write of
 // notifications/initialized waits for the standalone stream to open.
 const hcStandaloneOpenWait = 10 * time.Second
@@ -1194,8 +1211,10 @@ func (c *streamableClientConn) startStandalone() <-chan struct{} {
 	c.standaloneGen++
 	gen := c.standaloneGen
 	opened := make(chan struct{})
+	done := make(chan struct{})
 	started := c.goStream(func() {
-		c.follow(c.ctx, nil, &hcStreamState{standalone: true, opened: opened})
+		defer close(done)
+		c.follow(c.sctx, nil, &hcStreamState{standalone: true, opened: opened})
 		c.mu.Lock()
 		if c.standaloneGen == gen && c.standaloneStatus == hcStandaloneRunning {
 			c.standaloneStatus = hcStandaloneIdle
@@ -1209,6 +1228,7 @@ func (c *streamableClientConn) startStandalone() <-chan struct{} {
 		return nil
 	}
 	c.standaloneStatus = hcStandaloneRunning
+	c.standaloneDone = done
 	return opened
 }
 
@@ -1351,10 +1371,14 @@ func (c *streamableClientConn) fallback(ctx context.Context, body []byte) error 
 	return l.post(ctx, body)
 }
 
-// Close ends the connection: it cancels all streams and pending Writes,
-// ends the session with a DELETE bounded by CloseTimeout (a 405 answer or
-// a failure is ignored), and waits for the connection's goroutines. It
-// always returns nil.
+// Close ends the connection: it cancels pending Writes and the streams
+// answering them, ends the session with a DELETE bounded by CloseTimeout
+// (a 405 answer or a failure is ignored), then ends the standalone stream
+// and waits for the connection's goroutines. After a successful DELETE it
+// first gives the server a moment (hcStandaloneCloseGrace, within
+// CloseTimeout) to end the standalone stream itself, as a server ending
+// the session does, so that the stream's connection can be reused rather
+// than torn down. It always returns nil.
 func (c *streamableClientConn) Close() error {
 	if !c.shutdown() {
 		return nil
@@ -1368,10 +1392,23 @@ func (c *streamableClientConn) Close() error {
 			}
 			if resp, err := c.client.Do(req); err == nil {
 				hcDrainClose(resp.Body)
+				c.mu.Lock()
+				done := c.standaloneDone
+				c.mu.Unlock()
+				if done != nil && hcIsSuccess(resp.StatusCode) {
+					t := time.NewTimer(hcStandaloneCloseGrace)
+					select {
+					case <-done:
+					case <-ctx.Done():
+					case <-t.C:
+					}
+					t.Stop()
+				}
 			}
 		}
 		cancel()
 	}
+	c.scancel()
 	c.wait()
 	return nil
 }

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -875,5 +878,55 @@ func TestStreamableClientNotificationStream(t *testing.T) {
 	c.Close()
 	if got, want := f.methods(), []string{"POST notifications/roots/list_changed"}; !slices.Equal(got, want) {
 		t.Errorf("server saw %q, want %q", got, want)
+	}
+}
+
+// TestStreamableClientCloseReusesConnections checks that Close lets the
+// server end the standalone stream (after the DELETE) rather than tearing
+// its connection down: sessions opened one after another on one
+// http.Client then reuse the pool's connections instead of dialing one
+// per session. (The pool learns of a freed connection asynchronously, so
+// the check allows for the odd dial.)
+func TestStreamableClientCloseReusesConnections(t *testing.T) {
+	checkLeaks(t)
+	b := newTestBackend()
+	h := NewStreamableHTTPHandler(b.connect, nil)
+	var dials atomic.Int64
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			dials.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(func() {
+		h.Close()
+		srv.Close()
+		b.closeAll()
+	})
+	const sessions = 20
+	ctx := context.Background()
+	for i := range sessions {
+		c, err := (&StreamableClientTransport{URL: srv.URL, HTTPClient: srv.Client()}).Connect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Write(ctx, request(1, "initialize", `{"protocolVersion":"2025-11-25"}`)); err != nil {
+			t.Fatalf("session %d: initialize: %v", i, err)
+		}
+		hcReadString(t, c)
+		if err := c.Write(ctx, &jsonrpc.Request{Method: "notifications/initialized"}); err != nil {
+			t.Fatalf("session %d: initialized: %v", i, err)
+		}
+		if err := c.Write(ctx, request(2, "echo", `{"i":1}`)); err != nil {
+			t.Fatalf("session %d: echo: %v", i, err)
+		}
+		if got := hcReadString(t, c); got != `{"jsonrpc":"2.0","id":2,"result":{"i":1}}` {
+			t.Fatalf("session %d: echo answered %s", i, got)
+		}
+		c.Close()
+	}
+	if n := dials.Load(); n > sessions/2 {
+		t.Errorf("%d sessions dialed %d connections; Close should leave them to the pool", sessions, n)
 	}
 }
