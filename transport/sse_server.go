@@ -155,15 +155,16 @@ func (h *SSEHandler) serveGET(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	s.mu.Lock()
-	s.writeLocked("endpoint", []byte(endpoint))
-	s.mu.Unlock()
-
+	// The session is connected before the client learns the endpoint:
+	// a POST that follows the endpoint event at once must find it ready.
 	if err := h.connect(r.Context(), s); err != nil {
 		h.logger.Error("mcp sse: connect failed", "err", err)
 		s.terminate(err)
 		return
 	}
+	s.mu.Lock()
+	s.writeLocked("endpoint", []byte(endpoint))
+	s.mu.Unlock()
 	select {
 	case <-r.Context().Done():
 		s.terminate(io.EOF) // the client went away: the session is over
