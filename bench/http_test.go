@@ -65,6 +65,30 @@ var httpTargets = []httpTarget{
 	{"mcpgo", mcpgoHTTPServe, mcpgoHTTPDial},
 }
 
+// largeCaller returns a caller that runs call, a call of the large tool,
+// and checks the text it returns.
+func largeCaller(call func(context.Context) (string, error)) caller {
+	return func(ctx context.Context) error {
+		text, err := call(ctx)
+		if err != nil {
+			return err
+		}
+		return checkLarge(text)
+	}
+}
+
+// listCaller returns a list function that runs list, which lists the
+// tools and returns how many there are, and checks the count.
+func listCaller(list func(context.Context) (int, error)) func(context.Context) error {
+	return func(ctx context.Context) error {
+		n, err := list(ctx)
+		if err != nil {
+			return err
+		}
+		return checkTools(n)
+	}
+}
+
 // checkLarge returns an error unless text is the large tool's result.
 func checkLarge(text string) error {
 	if len(text) != payload.LargeSize || text != payload.Large {
@@ -99,20 +123,8 @@ func floorHTTPDial(ctx context.Context, hc *http.Client, url string) (*httpConn,
 			}
 			return checkText(text)
 		},
-		large: func(ctx context.Context) error {
-			text, err := c.CallLarge(ctx)
-			if err != nil {
-				return err
-			}
-			return checkLarge(text)
-		},
-		list: func(ctx context.Context) error {
-			n, err := c.ListTools(ctx)
-			if err != nil {
-				return err
-			}
-			return checkTools(n)
-		},
+		large: largeCaller(c.CallLarge),
+		list:  listCaller(c.ListTools),
 		close: func() error { return c.Close(context.Background()) },
 	}, nil
 }
@@ -138,20 +150,16 @@ func mcpkitHTTPDial(ctx context.Context, hc *http.Client, url string) (*httpConn
 	}
 	return &httpConn{
 		echo: mcpkitEcho(cs, false),
-		large: func(ctx context.Context) error {
-			text, err := mcpkitCallText(ctx, cs, "large", nil)
-			if err != nil {
-				return err
-			}
-			return checkLarge(text)
-		},
-		list: func(ctx context.Context) error {
+		large: largeCaller(func(ctx context.Context) (string, error) {
+			return mcpkitCallText(ctx, cs, "large", nil)
+		}),
+		list: listCaller(func(ctx context.Context) (int, error) {
 			res, err := cs.ListTools(ctx, nil)
 			if err != nil {
-				return err
+				return 0, err
 			}
-			return checkTools(len(res.Tools))
-		},
+			return len(res.Tools), nil
+		}),
 		close: cs.Close,
 	}, nil
 }
@@ -174,20 +182,16 @@ func gosdkHTTPDial(ctx context.Context, hc *http.Client, url string) (*httpConn,
 	}
 	return &httpConn{
 		echo: gosdkEcho(cs),
-		large: func(ctx context.Context) error {
-			text, err := gosdkCallText(ctx, cs, "large", struct{}{})
-			if err != nil {
-				return err
-			}
-			return checkLarge(text)
-		},
-		list: func(ctx context.Context) error {
+		large: largeCaller(func(ctx context.Context) (string, error) {
+			return gosdkCallText(ctx, cs, "large", struct{}{})
+		}),
+		list: listCaller(func(ctx context.Context) (int, error) {
 			res, err := cs.ListTools(ctx, nil)
 			if err != nil {
-				return err
+				return 0, err
 			}
-			return checkTools(len(res.Tools))
-		},
+			return len(res.Tools), nil
+		}),
 		close: cs.Close,
 	}, nil
 }
@@ -208,21 +212,16 @@ func mcpgoHTTPDial(ctx context.Context, hc *http.Client, url string) (*httpConn,
 	}
 	return &httpConn{
 		echo: mcpgoEcho(c),
-		large: func(ctx context.Context) error {
-			text, err := mcpgoCallText(ctx, c, "large", map[string]any{})
+		large: largeCaller(func(ctx context.Context) (string, error) {
+			return mcpgoCallText(ctx, c, "large", map[string]any{})
+		}),
+		list: listCaller(func(ctx context.Context) (int, error) {
+			res, err := c.ListTools(ctx, mcpgomcp.ListToolsRequest{})
 			if err != nil {
-				return err
+				return 0, err
 			}
-			return checkLarge(text)
-		},
-		list: func(ctx context.Context) error {
-			var req mcpgomcp.ListToolsRequest
-			res, err := c.ListTools(ctx, req)
-			if err != nil {
-				return err
-			}
-			return checkTools(len(res.Tools))
-		},
+			return len(res.Tools), nil
+		}),
 		close: c.Close,
 	}, nil
 }
