@@ -739,6 +739,17 @@ func hcSleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// hcAwait waits until ch is closed, ctx ends or d has passed.
+func hcAwait(ctx context.Context, ch <-chan struct{}, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
 // Standalone stream states.
 const (
 	hcStandaloneIdle        = iota // not running
@@ -928,13 +939,7 @@ func (c *streamableClientConn) write(ctx context.Context, m jsonrpc.Message, bod
 		// sent on the standalone stream in answer to the client's next
 		// request (a sampling request from a tool, say) is not sent
 		// before the stream exists, and lost.
-		t := time.NewTimer(hcStandaloneOpenWait)
-		select {
-		case <-opened:
-		case <-rctx.Done():
-		case <-t.C:
-		}
-		t.Stop()
+		hcAwait(rctx, opened, hcStandaloneOpenWait)
 	}
 	if first {
 		c.decided.Store(true)
@@ -1396,13 +1401,7 @@ func (c *streamableClientConn) Close() error {
 				done := c.standaloneDone
 				c.mu.Unlock()
 				if done != nil && hcIsSuccess(resp.StatusCode) {
-					t := time.NewTimer(hcStandaloneCloseGrace)
-					select {
-					case <-done:
-					case <-ctx.Done():
-					case <-t.C:
-					}
-					t.Stop()
+					hcAwait(ctx, done, hcStandaloneCloseGrace)
 				}
 			}
 		}

@@ -694,11 +694,8 @@ func writeJSONBody(w http.ResponseWriter, body []byte, withSession bool, session
 		w.Write(body)
 		return
 	}
-	rc := http.NewResponseController(w)
-	rc.SetWriteDeadline(time.Now().Add(timeout))
-	w.Write(body)
-	rc.Flush()
-	rc.SetWriteDeadline(time.Time{})
+	writeAndFlush(w, body, timeout)
+	clearWriteDeadline(w)
 }
 
 // smallJSONBody is the size up to which a JSON answer fits net/http's
