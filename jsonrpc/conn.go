@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -16,8 +17,9 @@ import (
 
 // Handler answers requests and receives notifications arriving on a [Conn].
 //
-// Handle is called in its own goroutine for each request, and one at a time,
-// in arrival order, for notifications. For a request, the result is
+// Handle is called in its own goroutine for each request (or, for a
+// [BufferedStream], possibly on the goroutine that read it: see there),
+// and one at a time, in arrival order, for notifications. For a request, the result is
 // marshalled into the response (a [jsontext.Value] is used as is) unless err
 // is non-nil, in which case err is converted with [ToWire]. For a
 // notification the result and error are ignored (errors are logged).
@@ -82,7 +84,18 @@ type ConnOptions struct {
 	// Logger receives internal errors (undeliverable responses, handler
 	// panics, write failures). Nil discards them.
 	Logger *slog.Logger
+	// InlineHandoff applies to streams that implement [BufferedStream]:
+	// it is how long a request's handler may run on the goroutine that
+	// read the request before reading moves to a new goroutine. Zero
+	// means DefaultInlineHandoff; a negative value turns inline handling
+	// off, so that every request gets a goroutine of its own.
+	InlineHandoff time.Duration
 }
+
+// DefaultInlineHandoff is the default of [ConnOptions.InlineHandoff]:
+// a request read from a [BufferedStream] with nothing else buffered
+// holds up reading for at most this long.
+const DefaultInlineHandoff = 200 * time.Microsecond
 
 // Conn is a JSON-RPC connection over a [Stream]. It multiplexes concurrent
 // outgoing calls and concurrent incoming requests in both directions.
@@ -98,6 +111,8 @@ type Conn struct {
 	onCancel    func(ID, error)
 	onClose     func(error)
 	logger      *slog.Logger
+	buffered    BufferedStream // stream, when handlers may run inline
+	handoffIn   time.Duration
 
 	ctx    context.Context // cancelled on close; parent of handler contexts
 	cancel context.CancelFunc
@@ -106,8 +121,12 @@ type Conn struct {
 	replyCtx context.Context
 	nextID   atomic.Int64
 	done     chan struct{} // closed when the connection is shut down
-	reader   chan struct{} // closed when the read loop has returned
+	reader   chan struct{} // closed when reading has ended for good
 	wg       sync.WaitGroup
+	// handoff moves reading to a new goroutine when an inline handler
+	// runs past handoffIn. Created on first use; owned by whichever
+	// goroutine reads.
+	handoff *time.Timer
 
 	mu       sync.Mutex
 	started  bool
@@ -117,6 +136,14 @@ type Conn struct {
 	incoming map[ID]*incomingRequest // incoming requests being handled
 	queue    []*Request              // notifications awaiting delivery
 	notifier bool                    // a notification worker is running
+	// lent is set while the reading goroutine runs a handler (inline) in
+	// turn number turn; moved is the last turn whose reading was handed
+	// to another goroutine (turns before it were handed off or ended
+	// before it began); readEnded is set once reader is closed.
+	lent      bool
+	turn      uint64
+	moved     uint64
+	readEnded bool
 }
 
 type incomingRequest struct {
@@ -151,6 +178,13 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
+	}
+	if bs, ok := s.(BufferedStream); ok && opts.InlineHandoff >= 0 {
+		c.buffered = bs
+		c.handoffIn = opts.InlineHandoff
+		if c.handoffIn == 0 {
+			c.handoffIn = DefaultInlineHandoff
+		}
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.replyCtx = context.WithoutCancel(c.ctx)
@@ -228,6 +262,13 @@ func (c *Conn) shutdown(err error) error {
 	c.closed = true
 	c.err = err
 	c.cancel()
+	if c.lent {
+		// Reading is lent to a handler that may take a while; nobody
+		// reads a closed connection, so reading ends here.
+		c.lent = false
+		c.moved = c.turn
+		c.endReadingLocked()
+	}
 	c.mu.Unlock()
 	close(c.done)
 	cerr := c.stream.Close()
@@ -257,6 +298,11 @@ func (c *Conn) Call(ctx context.Context, method string, params jsontext.Value) (
 		return nil, closedError(err)
 	}
 	c.pending[id] = ch
+	if c.lent {
+		// The goroutine that reads is running a handler; the response
+		// needs a reader now.
+		c.handOffLocked()
+	}
 	c.mu.Unlock()
 
 	if err := c.stream.Write(ctx, &Request{ID: id, Method: method, Params: params}); err != nil {
@@ -331,9 +377,11 @@ func (c *Conn) Cancel(id ID) bool {
 	return ok
 }
 
-// readLoop reads messages until the stream fails, dispatching each.
+// readLoop reads messages until the stream fails, dispatching each. It
+// returns early, leaving reading to another goroutine, when it lent itself
+// to a request's handler that was slow or needed the peer (see
+// [BufferedStream]).
 func (c *Conn) readLoop() {
-	defer close(c.reader)
 	for {
 		m, err := c.stream.Read(c.ctx)
 		if err != nil {
@@ -343,9 +391,85 @@ func (c *Conn) readLoop() {
 				continue
 			}
 			c.shutdown(err)
+			c.endReading()
 			return
 		}
+		if req, ok := m.(*Request); ok && c.buffered != nil && !req.IsNotification() && !c.buffered.Buffered() {
+			if !c.serveInline(req) {
+				return
+			}
+			continue
+		}
 		c.dispatch(m)
+	}
+}
+
+// serveInline runs req's handler on the reading goroutine, arming the
+// handoff timer meanwhile, unless other requests are being handled: then
+// the connection is busy and req gets a goroutine of its own, so that
+// concurrent callers are served concurrently. It reports whether this
+// goroutine still reads afterwards.
+func (c *Conn) serveInline(req *Request) bool {
+	run, alone := c.prepareRequest(req, c.reply)
+	switch {
+	case run == nil:
+		return true // answered already
+	case !alone:
+		go run()
+		return true
+	}
+	c.mu.Lock()
+	c.lent = true
+	c.turn++
+	turn := c.turn
+	if c.handoff == nil {
+		c.handoff = time.AfterFunc(c.handoffIn, c.handOff)
+	} else {
+		c.handoff.Reset(c.handoffIn)
+	}
+	c.mu.Unlock()
+
+	run()
+
+	c.mu.Lock()
+	c.handoff.Stop()
+	// Turns are lent one at a time, in order: a later turn can have
+	// begun only if this one was handed off.
+	stillReading := c.moved < turn
+	c.lent = false
+	c.mu.Unlock()
+	return stillReading
+}
+
+// handOff moves reading to a new goroutine if the reading goroutine is
+// still lent to a handler; the handoff timer calls it.
+func (c *Conn) handOff() {
+	c.mu.Lock()
+	if c.lent {
+		c.handOffLocked()
+	}
+	c.mu.Unlock()
+}
+
+// handOffLocked starts a new reading goroutine in place of the one lent
+// to a handler. c.mu must be held and c.lent set.
+func (c *Conn) handOffLocked() {
+	c.lent = false
+	c.moved = c.turn
+	go c.readLoop()
+}
+
+// endReading records that reading has ended for good, once.
+func (c *Conn) endReading() {
+	c.mu.Lock()
+	c.endReadingLocked()
+	c.mu.Unlock()
+}
+
+func (c *Conn) endReadingLocked() {
+	if !c.readEnded {
+		c.readEnded = true
+		close(c.reader)
 	}
 }
 
@@ -439,8 +563,9 @@ func (c *Conn) notifyLoop() {
 }
 
 // startRequest registers an incoming request and handles it in a new
-// goroutine. When collect is nil the response is written; otherwise it is
-// passed to collect (for batches), with nil for a suppressed response.
+// goroutine (or one the stream lends, see [HandlerRunner]). When collect is
+// nil the response is written; otherwise it is passed to collect (for
+// batches), with nil for a suppressed response.
 func (c *Conn) startRequest(req *Request, collect func(*Response)) {
 	runner, _ := c.stream.(HandlerRunner)
 	if collect == nil {
@@ -448,29 +573,45 @@ func (c *Conn) startRequest(req *Request, collect func(*Response)) {
 	} else {
 		runner = nil // a batch's requests run side by side
 	}
+	run, _ := c.prepareRequest(req, collect)
+	if run == nil {
+		return
+	}
+	if runner != nil && runner.RunHandler(req, run) {
+		return
+	}
+	go run()
+}
+
+// prepareRequest registers an incoming request and returns the function
+// that handles it and passes its response to collect, and whether no other
+// request was being handled. It returns a nil function when the request
+// was answered at once (overload, duplicate id, closed connection).
+func (c *Conn) prepareRequest(req *Request, collect func(*Response)) (run func(), alone bool) {
 	c.mu.Lock()
 	switch {
 	case c.closed:
 		c.mu.Unlock()
 		collect(nil)
-		return
+		return nil, false
 	case len(c.incoming) >= c.maxInFlight:
 		c.mu.Unlock()
 		collect(&Response{ID: req.ID, Error: ErrOverloaded})
-		return
+		return nil, false
 	}
 	if _, dup := c.incoming[req.ID]; dup {
 		c.mu.Unlock()
 		collect(&Response{ID: req.ID, Error: &Error{Code: CodeInvalidRequest, Message: "invalid request: id already in use by a request in flight"}})
-		return
+		return nil, false
 	}
+	alone = len(c.incoming) == 0
 	ctx, cancel := context.WithCancelCause(WithRelatedRequest(c.ctx, req.ID))
 	in := &incomingRequest{cancel: cancel}
 	c.incoming[req.ID] = in
 	c.wg.Add(1)
 	c.mu.Unlock()
 
-	run := func() {
+	return func() {
 		defer c.wg.Done()
 		hctx, release := bindContext(ctx, cancel, req)
 		result, err := c.call(hctx, req)
@@ -485,11 +626,7 @@ func (c *Conn) startRequest(req *Request, collect func(*Response)) {
 			return
 		}
 		collect(c.response(req, result, err))
-	}
-	if runner != nil && runner.RunHandler(req, run) {
-		return
-	}
-	go run()
+	}, alone
 }
 
 // call runs the handler, turning a panic into an internal error.

@@ -56,6 +56,25 @@ type HandlerRunner interface {
 	RunHandler(req *Request, f func()) bool
 }
 
+// BufferedStream may be implemented by a [Stream] that can tell whether
+// its next Read would return at once. A [Conn] reading such a stream runs
+// a request's handler on the reading goroutine when nothing else is
+// buffered, instead of starting a goroutine for it: a request answered
+// quickly then costs no goroutine switch, which is most of the round trip
+// on a stream read with blocking system calls, such as standard input.
+// Reading moves to a new goroutine as soon as the handler sends a request
+// of its own, and when it has not returned within
+// [ConnOptions.InlineHandoff], so a slow handler never holds up the
+// connection for longer than that.
+//
+// Buffered is called on the reading goroutine, right after Read returned.
+type BufferedStream interface {
+	Stream
+	// Buffered reports whether more input is already buffered, so that
+	// the next Read need not wait.
+	Buffered() bool
+}
+
 type relatedKey struct{}
 
 // WithRelatedRequest returns a context recording that messages written with

@@ -79,6 +79,19 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return jsonrpc.DecodeMessage(line)
 }
 
+// inlineLineConn is a lineConn whose requests the jsonrpc.Conn may handle
+// on the reading goroutine (see [jsonrpc.BufferedStream]): the stdio
+// server's connection where standard input is read with blocking system
+// calls, so that handing a request to another goroutine costs more than
+// handling it.
+type inlineLineConn struct {
+	*lineConn
+}
+
+// Buffered reports whether the next Read can return without waiting for
+// input. It is called by the reading goroutine.
+func (c inlineLineConn) Buffered() bool { return c.fr.br.Buffered() > 0 }
+
 // Write sends one message as one line. See [Conn].
 func (c *lineConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {

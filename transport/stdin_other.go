@@ -2,8 +2,8 @@
 
 package transport
 
-import "os"
+import "io"
 
-// pollableStdin is not available here; standard input is read through a
+// stdinReader is not available here; standard input is read through a
 // detachedReader instead.
-func pollableStdin() *os.File { return nil }
+func stdinReader() (r io.Reader, closeFn func() error, blocking bool) { return nil, nil, false }

@@ -21,8 +21,13 @@ import (
 // may still need them, and closing a standard descriptor lets a later open
 // reuse its number. A client sees end of input when the server process
 // exits, which is what normally follows. Close unblocks a pending Read at
-// once: on Unix, standard input is read through a non-blocking duplicate
-// of descriptor 0 that the runtime poller serves; elsewhere, a read of
+// once. On Linux, standard input is read with blocking system calls that
+// wait in ppoll(2) alongside a wake-up pipe, which Close writes to; the
+// descriptor's mode is left alone, and requests that arrive one at a time
+// are handled on the reading goroutine (see [jsonrpc.BufferedStream]),
+// which roughly halves a round trip. On other Unix systems, standard input
+// is read through a non-blocking duplicate of descriptor 0 that the
+// runtime poller serves. Elsewhere, a read of
 // os.Stdin already under way cannot be interrupted, so it runs in a
 // background goroutine that finishes when input arrives or ends, and its
 // data is dropped. A Write blocked because the client stopped reading stays
@@ -49,9 +54,13 @@ func (t *StdioTransport) Connect(ctx context.Context) (Conn, error) {
 	if !t.connected.CompareAndSwap(false, true) {
 		return nil, errConnected
 	}
-	if f := pollableStdin(); f != nil {
-		// Reads go straight to the poller, and Close interrupts them.
-		return newLineConn(f, os.Stdout, limit, f.Close), nil
+	if r, closeFn, blocking := stdinReader(); r != nil {
+		// Close interrupts a read under way.
+		c := newLineConn(r, os.Stdout, limit, closeFn)
+		if blocking {
+			return inlineLineConn{c}, nil
+		}
+		return c, nil
 	}
 	return newStdioConn(os.Stdin, os.Stdout, limit), nil
 }

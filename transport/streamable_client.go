@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"mime"
 	"net"
@@ -557,11 +558,11 @@ func (s *hcStreamState) answered(m jsonrpc.Message) {
 // hcEventLimit is the event size limit for messages of at most limit
 // bytes: room for the field names and line breaks around them.
 func hcEventLimit(limit int) int {
-	const most = 1 << 40
-	if limit > most {
-		return most
+	const room = 4096
+	if limit > (math.MaxInt-room)/9*8 {
+		return math.MaxInt // no overflow, on 32-bit platforms too
 	}
-	return limit + limit/8 + 4096
+	return limit + limit/8 + room
 }
 
 // readEvents reads events from body until it ends, fails, or ctx ends,

@@ -1,0 +1,121 @@
+package transport
+
+import (
+	"errors"
+	"io"
+	"syscall"
+	"testing"
+)
+
+// pipeFDs returns a pipe's raw descriptors, closed at the end of the test.
+func pipeFDs(t *testing.T, flags int) (r, w int) {
+	t.Helper()
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC|flags); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Close(p[0])
+		syscall.Close(p[1])
+	})
+	return p[0], p[1]
+}
+
+func TestPollReader(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		flags int
+	}{
+		{"blocking descriptor", 0},
+		{"non-blocking descriptor", syscall.O_NONBLOCK}, // EAGAIN: wait again
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			checkLeaks(t)
+			rfd, wfd := pipeFDs(t, tt.flags)
+			pr, err := newPollReader(rfd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pr.close()
+
+			// A Read waiting for input returns it when it comes.
+			got := make(chan string, 1)
+			go func() {
+				b := make([]byte, 64)
+				n, err := pr.Read(b)
+				if err != nil {
+					t.Error(err)
+				}
+				got <- string(b[:n])
+			}()
+			if _, err := syscall.Write(wfd, []byte("hello\n")); err != nil {
+				t.Fatal(err)
+			}
+			if s := <-got; s != "hello\n" {
+				t.Errorf("Read = %q", s)
+			}
+			if n, err := pr.Read(nil); n != 0 || err != nil {
+				t.Errorf("Read(nil) = %d, %v", n, err)
+			}
+
+			// The writer's end closing is io.EOF.
+			syscall.Write(wfd, []byte("tail"))
+			syscall.Close(wfd)
+			b, err := io.ReadAll(pr)
+			if err != nil || string(b) != "tail" {
+				t.Errorf("ReadAll = %q, %v", b, err)
+			}
+		})
+	}
+}
+
+func TestPollReaderCloseInterrupts(t *testing.T) {
+	checkLeaks(t)
+	rfd, wfd := pipeFDs(t, 0)
+	pr, err := newPollReader(rfd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	reading := make(chan struct{})
+	go func() {
+		close(reading)
+		_, err := pr.Read(make([]byte, 8))
+		done <- err
+	}()
+	<-reading
+	// Whether Close comes before the Read waits in ppoll or while it
+	// waits, the Read ends with ErrClosed and no input is needed.
+	if err := pr.close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, ErrClosed) {
+		t.Errorf("Read after close = %v, want ErrClosed", err)
+	}
+	if _, err := pr.Read(make([]byte, 8)); !errors.Is(err, ErrClosed) {
+		t.Errorf("second Read = %v, want ErrClosed", err)
+	}
+	if err := pr.close(); err != nil {
+		t.Errorf("second close = %v", err)
+	}
+	// The descriptor read is the caller's and stays open.
+	if _, err := syscall.Write(wfd, []byte("x")); err != nil {
+		t.Errorf("the pipe was closed: %v", err)
+	}
+	if !pr.freed {
+		t.Error("the wake-up pipe is still open")
+	}
+}
+
+func TestPollReaderBadDescriptor(t *testing.T) {
+	rfd, _ := pipeFDs(t, 0)
+	pr, err := newPollReader(rfd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.close()
+	pr.fd = 1 << 20 // not open
+	if _, err := pr.Read(make([]byte, 8)); !errors.Is(err, syscall.EBADF) {
+		t.Errorf("Read = %v, want EBADF", err)
+	}
+}
