@@ -19,8 +19,8 @@ import (
 //
 // Handle is called in its own goroutine for each request (or, for a
 // [BufferedStream], possibly on the goroutine that read it: see there),
-// and one at a time, in arrival order, for notifications. For a request, the result is
-// marshalled into the response (a [jsontext.Value] is used as is) unless err
+// and one at a time, in arrival order, for notifications. For a request,
+// the result is marshalled into the response (a [jsontext.Value] is used as is) unless err
 // is non-nil, in which case err is converted with [ToWire]. For a
 // notification the result and error are ignored (errors are logged).
 //
@@ -136,13 +136,12 @@ type Conn struct {
 	incoming map[ID]*incomingRequest // incoming requests being handled
 	queue    []*Request              // notifications awaiting delivery
 	notifier bool                    // a notification worker is running
-	// lent is set while the reading goroutine runs a handler (inline) in
-	// turn number turn; moved is the last turn whose reading was handed
-	// to another goroutine (turns before it were handed off or ended
-	// before it began); readEnded is set once reader is closed.
-	lent      bool
+	// turn numbers the requests run inline; lent is the turn whose
+	// handler holds the reading goroutine, or zero (reading is not lent,
+	// or was handed to another goroutine). readEnded is set once reader
+	// is closed.
 	turn      uint64
-	moved     uint64
+	lent      uint64
 	readEnded bool
 }
 
@@ -262,11 +261,10 @@ func (c *Conn) shutdown(err error) error {
 	c.closed = true
 	c.err = err
 	c.cancel()
-	if c.lent {
+	if c.lent != 0 {
 		// Reading is lent to a handler that may take a while; nobody
 		// reads a closed connection, so reading ends here.
-		c.lent = false
-		c.moved = c.turn
+		c.lent = 0
 		c.endReadingLocked()
 	}
 	c.mu.Unlock()
@@ -298,7 +296,7 @@ func (c *Conn) Call(ctx context.Context, method string, params jsontext.Value) (
 		return nil, closedError(err)
 	}
 	c.pending[id] = ch
-	if c.lent {
+	if c.lent != 0 {
 		// The goroutine that reads is running a handler; the response
 		// needs a reader now.
 		c.handOffLocked()
@@ -419,9 +417,9 @@ func (c *Conn) serveInline(req *Request) bool {
 		return true
 	}
 	c.mu.Lock()
-	c.lent = true
 	c.turn++
 	turn := c.turn
+	c.lent = turn
 	if c.handoff == nil {
 		c.handoff = time.AfterFunc(c.handoffIn, c.handOff)
 	} else {
@@ -433,10 +431,12 @@ func (c *Conn) serveInline(req *Request) bool {
 
 	c.mu.Lock()
 	c.handoff.Stop()
-	// Turns are lent one at a time, in order: a later turn can have
-	// begun only if this one was handed off.
-	stillReading := c.moved < turn
-	c.lent = false
+	// If this turn was handed off, lent is zero or a later turn that
+	// the new reading goroutine lent.
+	stillReading := c.lent == turn
+	if stillReading {
+		c.lent = 0
+	}
 	c.mu.Unlock()
 	return stillReading
 }
@@ -445,17 +445,16 @@ func (c *Conn) serveInline(req *Request) bool {
 // still lent to a handler; the handoff timer calls it.
 func (c *Conn) handOff() {
 	c.mu.Lock()
-	if c.lent {
+	if c.lent != 0 {
 		c.handOffLocked()
 	}
 	c.mu.Unlock()
 }
 
 // handOffLocked starts a new reading goroutine in place of the one lent
-// to a handler. c.mu must be held and c.lent set.
+// to a handler. c.mu must be held and c.lent non-zero.
 func (c *Conn) handOffLocked() {
-	c.lent = false
-	c.moved = c.turn
+	c.lent = 0
 	go c.readLoop()
 }
 

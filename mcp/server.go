@@ -35,6 +35,14 @@ type ServerOptions struct {
 	// once; past it, requests are refused with a JSON-RPC error. Zero
 	// means 256.
 	MaxConcurrentRequests int
+	// InlineHandoff bounds how long a request that arrives on its own
+	// over a transport that supports it (stdio on Linux, see
+	// [jsonrpc.BufferedStream]) runs on the goroutine that read it before
+	// the session reads on in another goroutine; a handler that sends a
+	// request to the client hands reading off at once. Zero means
+	// [jsonrpc.DefaultInlineHandoff]; negative gives every request a
+	// goroutine of its own from the start.
+	InlineHandoff time.Duration
 
 	// Capabilities adds to the capabilities the server declares. The
 	// server always declares logging, and declares tools, resources and
@@ -149,12 +157,13 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 		ss.clientCaps = &ClientCapabilities{}
 	}
 	conn := jsonrpc.NewConn(tc, &jsonrpc.ConnOptions{
-		Handler:     ss,
-		MaxInFlight: s.opts.MaxConcurrentRequests,
-		AllowBatch:  ss.allowBatch,
-		OnCancel:    ss.onCancel,
-		OnClose:     func(error) { s.removeSession(ss) },
-		Logger:      s.logger,
+		Handler:       ss,
+		MaxInFlight:   s.opts.MaxConcurrentRequests,
+		InlineHandoff: s.opts.InlineHandoff,
+		AllowBatch:    ss.allowBatch,
+		OnCancel:      ss.onCancel,
+		OnClose:       func(error) { s.removeSession(ss) },
+		Logger:        s.logger,
 	})
 	ss.endpoint.init(conn, s.opts.SendingMiddleware, s.logger)
 	ss.recv = chain(ss.handleRequest, s.opts.Middleware)

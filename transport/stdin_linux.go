@@ -15,9 +15,9 @@ import (
 // On Linux it is a pollReader on descriptor 0, which is left in the mode
 // it has (normally blocking): the goroutine reading waits in the kernel,
 // which wakes it as soon as input arrives, with no help from the Go
-// scheduler. For a server answering one request at a time this halves
-// the time a round trip takes compared with the runtime's poller, whose
-// wake-ups cross threads.
+// scheduler. For a server answering one request at a time this roughly
+// halves the server's part of a round trip compared with the runtime's
+// poller, whose wake-ups cross threads.
 func stdinReader() (r io.Reader, closeFn func() error, blocking bool) {
 	pr, err := newPollReader(syscall.Stdin)
 	if err != nil {
@@ -95,13 +95,13 @@ func (r *pollReader) Read(b []byte) (int, error) {
 		case syscall.EINTR, syscall.EAGAIN:
 			continue
 		default:
-			return 0, &pollError{op: "ppoll", errno: errno}
+			return 0, &pollError{op: "ppoll", err: errno}
 		}
 		if fds[1].revents != 0 {
 			return 0, ErrClosed
 		}
 		if fds[0].revents&pollNval != 0 {
-			return 0, &pollError{op: "ppoll", errno: syscall.EBADF}
+			return 0, &pollError{op: "ppoll", err: syscall.EBADF}
 		}
 		if fds[0].revents&(pollIn|pollHup|pollErr) == 0 {
 			continue
@@ -113,7 +113,7 @@ func (r *pollReader) Read(b []byte) (int, error) {
 			// and another reader took the input: wait again.
 			continue
 		case err != nil:
-			return 0, &pollError{op: "read", errno: err.(syscall.Errno)}
+			return 0, &pollError{op: "read", err: err}
 		case n == 0:
 			return 0, io.EOF
 		}
@@ -148,13 +148,13 @@ func (r *pollReader) free() {
 
 // pollError is a failed system call of a pollReader.
 type pollError struct {
-	op    string
-	errno syscall.Errno
+	op  string
+	err error
 }
 
 func (e *pollError) Error() string {
-	return "transport: " + e.op + " standard input: " + e.errno.Error()
+	return "transport: " + e.op + " standard input: " + e.err.Error()
 }
 
-// Unwrap returns the errno, for errors.Is.
-func (e *pollError) Unwrap() error { return e.errno }
+// Unwrap returns the system call's error, for errors.Is.
+func (e *pollError) Unwrap() error { return e.err }

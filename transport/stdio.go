@@ -25,9 +25,9 @@ import (
 // wait in ppoll(2) alongside a wake-up pipe, which Close writes to; the
 // descriptor's mode is left alone, and requests that arrive one at a time
 // are handled on the reading goroutine (see [jsonrpc.BufferedStream]),
-// which roughly halves a round trip. On other Unix systems, standard input
-// is read through a non-blocking duplicate of descriptor 0 that the
-// runtime poller serves. Elsewhere, a read of
+// which roughly halves the server's part of a round trip. On other Unix
+// systems, standard input is read through a non-blocking duplicate of
+// descriptor 0 that the runtime poller serves. Elsewhere, a read of
 // os.Stdin already under way cannot be interrupted, so it runs in a
 // background goroutine that finishes when input arrives or ends, and its
 // data is dropped. A Write blocked because the client stopped reading stays
