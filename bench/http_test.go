@@ -139,8 +139,18 @@ func mcpkitHTTPServe() (http.Handler, func(), error) {
 }
 
 func mcpkitHTTPDial(ctx context.Context, hc *http.Client, url string) (*httpConn, error) {
+	return mcpkitHTTPDialWith(ctx, &transport.StreamableClientTransport{URL: url, HTTPClient: hc})
+}
+
+// mcpkitNoStreamHTTPDial is mcpkitHTTPDial with the standalone GET stream
+// turned off, so that the client does what the floor's and mcp-go's do.
+func mcpkitNoStreamHTTPDial(ctx context.Context, hc *http.Client, url string) (*httpConn, error) {
+	return mcpkitHTTPDialWith(ctx, &transport.StreamableClientTransport{URL: url, HTTPClient: hc, DisableStandaloneStream: true})
+}
+
+func mcpkitHTTPDialWith(ctx context.Context, t *transport.StreamableClientTransport) (*httpConn, error) {
 	c := mcpkit.NewClient(&mcpkit.Implementation{Name: "bench", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &transport.StreamableClientTransport{URL: url, HTTPClient: hc})
+	cs, err := c.Connect(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +348,8 @@ func BenchmarkHTTPConcurrent50(b *testing.B) {
 // notifications/initialized, plus whatever else the client does, such
 // as opening its standalone GET stream), tools/list, and close (DELETE).
 func BenchmarkHTTPSessionSetup(b *testing.B) {
-	for _, t := range httpTargets {
+	targets := slices.Insert(slices.Clone(httpTargets), 2, httpTarget{"mcpkit-nostream", mcpkitHTTPServe, mcpkitNoStreamHTTPDial})
+	for _, t := range targets {
 		b.Run(t.name, func(b *testing.B) {
 			s := startHTTP(b, t)
 			ctx := context.Background()

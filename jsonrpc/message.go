@@ -225,7 +225,26 @@ func AppendMessage(dst []byte, m Message) ([]byte, error) {
 }
 
 // EncodeMessage returns the JSON encoding of m.
-func EncodeMessage(m Message) ([]byte, error) { return AppendMessage(nil, m) }
+func EncodeMessage(m Message) ([]byte, error) {
+	return AppendMessage(make([]byte, 0, encodedSizeHint(m)), m)
+}
+
+// encodedSizeHint estimates the size of m's encoding, so that it is
+// usually encoded into one allocation.
+func encodedSizeHint(m Message) int {
+	const envelope = 64 // {"jsonrpc":"2.0","id":,"method":"","params":} and some escapes
+	switch m := m.(type) {
+	case *Request:
+		return envelope + len(m.ID.raw) + len(m.Method) + len(m.Params)
+	case *Response:
+		n := envelope + len(m.ID.raw) + len(m.Result)
+		if m.Error != nil {
+			n += len(m.Error.Message) + len(m.Error.Data)
+		}
+		return n
+	}
+	return 512
+}
 
 func appendRequest(dst []byte, r *Request) ([]byte, error) {
 	dst = append(dst, `{"jsonrpc":"2.0",`...)

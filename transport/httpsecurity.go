@@ -4,6 +4,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -111,8 +112,8 @@ func isLoopbackHost(host string) bool {
 	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
 		return true
 	}
-	ip := net.ParseIP(name)
-	return ip != nil && ip.IsLoopback()
+	ip, err := netip.ParseAddr(name)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // accepts reports whether an Accept header admits the media type typ
@@ -124,6 +125,14 @@ func accepts(header []string, typ string) bool {
 			part = strings.TrimSpace(part)
 			if part == typ {
 				return true // the common case, without parsing
+			}
+			if !strings.ContainsAny(part, ";*") {
+				// A bare media type, which is not typ: no need to parse
+				// it, unless it differs only in case.
+				if strings.EqualFold(part, typ) {
+					return true
+				}
+				continue
 			}
 			mt, params, err := mime.ParseMediaType(part)
 			if err != nil {

@@ -143,11 +143,12 @@ func dialLegacy(setup context.Context, core *hcCore, rawURL string) (*hcLegacy, 
 		}
 		return nil, err
 	}
-	req, err := core.newRequest(ctx, http.MethodGet, rawURL, nil)
+	var own hcHeaders
+	own.add("Accept", hcAcceptSSE)
+	req, err := core.newRequest(ctx, http.MethodGet, rawURL, nil, &own)
 	if err != nil {
 		return fail(err)
 	}
-	req.Header.Set("Accept", "text/event-stream")
 	resp, err := core.client.Do(req)
 	if err != nil {
 		return fail(fmt.Errorf("transport: GET: %w", err))
@@ -249,11 +250,12 @@ func hcOrigin(u *url.URL) string {
 func (l *hcLegacy) post(ctx context.Context, body []byte) error {
 	rctx, release := l.core.link(ctx)
 	defer release()
-	req, err := l.core.newRequest(rctx, http.MethodPost, l.endpoint, body)
+	var own hcHeaders
+	own.add("Content-Type", hcJSONType)
+	req, err := l.core.newRequest(rctx, http.MethodPost, l.endpoint, body, &own)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
 	resp, err := l.core.client.Do(req)
 	if err != nil {
 		return fmt.Errorf("transport: POST: %w", err)

@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -26,7 +27,14 @@ import (
 const (
 	hcHeaderSessionID       = "Mcp-Session-Id"
 	hcHeaderProtocolVersion = "Mcp-Protocol-Version"
-	hcHeaderLastEventID     = "Last-Event-ID"
+	hcHeaderLastEventID     = "Last-Event-Id"
+)
+
+// Values of the transport's own request headers.
+const (
+	hcAcceptBoth = "application/json, text/event-stream"
+	hcAcceptSSE  = "text/event-stream"
+	hcJSONType   = "application/json"
 )
 
 // Defaults of the StreamableClientTransport options.
@@ -287,8 +295,12 @@ type hcInbound struct {
 type hcCore struct {
 	client    *http.Client
 	ownClient bool
-	header    http.Header
-	limit     int // largest incoming message
+	// stdRT is set when the client's RoundTripper is an *http.Transport,
+	// which stops reading a response body when the request's context
+	// ends: a body read with such a context needs no watcher of its own.
+	stdRT  bool
+	header http.Header
+	limit  int // largest incoming message
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -312,8 +324,10 @@ type hcCore struct {
 }
 
 // hcInboxSize is how many incoming messages wait for Read before the
-// streams delivering them block.
-const hcInboxSize = 64
+// streams delivering them block. A connection used by a [jsonrpc.Conn]
+// pushes its messages instead (see Push) and queues only those that
+// arrive before Push is called.
+const hcInboxSize = 16
 
 func newHCCore(ctx context.Context, client *http.Client, header http.Header, limit int) *hcCore {
 	c := &hcCore{
@@ -325,6 +339,10 @@ func newHCCore(ctx context.Context, client *http.Client, header http.Header, lim
 	}
 	if c.client == nil {
 		c.client, c.ownClient = hcNewHTTPClient(), true
+	}
+	switch c.client.Transport.(type) {
+	case nil, *http.Transport:
+		c.stdRT = true
 	}
 	// The connection outlives Connect's context but keeps its values.
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -490,9 +508,26 @@ func (c *hcCore) read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// newRequest returns a request with the static headers and those from
-// WithHTTPHeader in ctx.
-func (c *hcCore) newRequest(ctx context.Context, method, url string, body []byte) (*http.Request, error) {
+// hcHeaders are the headers a transport sets on one request, which take
+// precedence over the user's. Names must be in canonical form; an empty
+// value leaves the header out.
+type hcHeaders struct {
+	n  int
+	kv [5][2]string
+}
+
+// add records the header k: v, unless v is empty.
+func (o *hcHeaders) add(k, v string) {
+	if v != "" {
+		o.kv[o.n] = [2]string{k, v}
+		o.n++
+	}
+}
+
+// newRequest returns a request with the static headers, those from
+// WithHTTPHeader in ctx, and own. Session, protocol version and
+// Last-Event-ID headers come from own only.
+func (c *hcCore) newRequest(ctx context.Context, method, url string, body []byte, own *hcHeaders) (*http.Request, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -501,13 +536,22 @@ func (c *hcCore) newRequest(ctx context.Context, method, url string, body []byte
 	if err != nil {
 		return nil, fmt.Errorf("transport: %w", err)
 	}
-	hcAddHeader(req.Header, c.header)
-	if h, ok := ctx.Value(hcHeaderKey{}).(http.Header); ok {
-		hcAddHeader(req.Header, h)
+	h := req.Header
+	hcAddHeader(h, c.header)
+	if uh, ok := ctx.Value(hcHeaderKey{}).(http.Header); ok {
+		hcAddHeader(h, uh)
 	}
-	// These are the transport's to set, or to leave out.
-	for _, k := range []string{hcHeaderSessionID, hcHeaderProtocolVersion, hcHeaderLastEventID} {
-		req.Header.Del(k)
+	if len(h) > 0 {
+		// These are the transport's to set, or to leave out.
+		for _, k := range [...]string{hcHeaderSessionID, hcHeaderProtocolVersion, hcHeaderLastEventID} {
+			h.Del(k)
+		}
+	}
+	// The transport's own headers share one array of values.
+	vals := make([]string, own.n)
+	for i, kv := range own.kv[:own.n] {
+		vals[i] = kv[1]
+		h[kv[0]] = vals[i : i+1 : i+1]
 	}
 	return req, nil
 }
@@ -534,8 +578,27 @@ type hcStreamState struct {
 	// answered or has failed.
 	opened chan struct{}
 	// pending holds the requests whose responses the stream should
-	// carry.
-	pending map[jsonrpc.ID]bool
+	// carry; one is the storage of a lone request's ID.
+	pending []jsonrpc.ID
+	one     [1]jsonrpc.ID
+}
+
+// expect records the requests in m as those whose responses the stream
+// should carry.
+func (s *hcStreamState) expect(m jsonrpc.Message) {
+	s.pending = s.one[:0]
+	add := func(m jsonrpc.Message) {
+		if r, ok := m.(*jsonrpc.Request); ok && !r.IsNotification() && !slices.Contains(s.pending, r.ID) {
+			s.pending = append(s.pending, r.ID)
+		}
+	}
+	if b, ok := m.(jsonrpc.Batch); ok {
+		for _, e := range b {
+			add(e)
+		}
+	} else {
+		add(m)
+	}
 }
 
 // answered removes from pending the requests that m responds to.
@@ -543,13 +606,18 @@ func (s *hcStreamState) answered(m jsonrpc.Message) {
 	if len(s.pending) == 0 {
 		return
 	}
+	remove := func(id jsonrpc.ID) {
+		if i := slices.Index(s.pending, id); i >= 0 {
+			s.pending = slices.Delete(s.pending, i, i+1)
+		}
+	}
 	switch m := m.(type) {
 	case *jsonrpc.Response:
-		delete(s.pending, m.ID)
+		remove(m.ID)
 	case jsonrpc.Batch:
 		for _, e := range m {
 			if r, ok := e.(*jsonrpc.Response); ok {
-				delete(s.pending, r.ID)
+				remove(r.ID)
 			}
 		}
 	}
@@ -630,7 +698,7 @@ func (c *hcCore) failPending(ctx context.Context, st *hcStreamState, why string)
 	if ctx.Err() != nil {
 		return
 	}
-	for id := range st.pending {
+	for _, id := range st.pending {
 		resp := &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{
 			Code:    jsonrpc.CodeConnectionClosed,
 			Message: "transport: " + why,
@@ -639,14 +707,22 @@ func (c *hcCore) failPending(ctx context.Context, st *hcStreamState, why string)
 			return
 		}
 	}
-	clear(st.pending)
+	st.pending = st.pending[:0]
 }
 
-// readJSON reads a JSON response body and delivers its message.
+// readJSON reads a JSON response body, obtained with ctx, and delivers
+// its message.
 func (c *hcCore) readJSON(ctx context.Context, body io.ReadCloser, size int64, st *hcStreamState) {
-	release := hcCloseOnDone(ctx, body)
-	data, err := readSized(io.LimitReader(body, int64(c.limit)+1), size)
-	release()
+	var data []byte
+	var err error
+	if c.stdRT {
+		data, err = readSized(&io.LimitedReader{R: body, N: int64(c.limit) + 1}, size)
+		body.Close()
+	} else {
+		release := hcCloseOnDone(ctx, body)
+		data, err = readSized(&io.LimitedReader{R: body, N: int64(c.limit) + 1}, size)
+		release()
+	}
 	switch {
 	case err != nil:
 		c.failPending(ctx, st, "reading the response: "+err.Error())
@@ -877,27 +953,6 @@ func hcIsInitialized(m jsonrpc.Message) bool {
 	return ok && r.Method == "notifications/initialized" && r.IsNotification()
 }
 
-// hcRequestIDs returns the ids of the requests in m, or nil if it has none.
-func hcRequestIDs(m jsonrpc.Message) map[jsonrpc.ID]bool {
-	var ids map[jsonrpc.ID]bool
-	add := func(m jsonrpc.Message) {
-		if r, ok := m.(*jsonrpc.Request); ok && !r.IsNotification() {
-			if ids == nil {
-				ids = make(map[jsonrpc.ID]bool)
-			}
-			ids[r.ID] = true
-		}
-	}
-	if b, ok := m.(jsonrpc.Batch); ok {
-		for _, e := range b {
-			add(e)
-		}
-	} else {
-		add(m)
-	}
-	return ids
-}
-
 // write POSTs one message and handles the answer. first marks the
 // connection's first POST, which may fall back to the legacy transport.
 func (c *streamableClientConn) write(ctx context.Context, m jsonrpc.Message, body []byte, first bool) error {
@@ -979,17 +1034,16 @@ func (c *streamableClientConn) write(ctx context.Context, m jsonrpc.Message, bod
 
 // post sends body to the endpoint with the protocol's headers.
 func (c *streamableClientConn) post(ctx context.Context, body []byte, sid string, withVersion bool) (*http.Response, error) {
-	req, err := c.newRequest(ctx, http.MethodPost, c.url, body)
+	var own hcHeaders
+	own.add("Content-Type", hcJSONType)
+	own.add("Accept", hcAcceptBoth)
+	own.add(hcHeaderSessionID, sid)
+	if withVersion {
+		own.add(hcHeaderProtocolVersion, c.version())
+	}
+	req, err := c.newRequest(ctx, http.MethodPost, c.url, body, &own)
 	if err != nil {
 		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if sid != "" {
-		req.Header.Set(hcHeaderSessionID, sid)
-	}
-	if v := c.version(); withVersion && v != "" {
-		req.Header.Set(hcHeaderProtocolVersion, v)
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
@@ -1009,7 +1063,8 @@ func (c *streamableClientConn) handle(ctx context.Context, release func(), m jso
 		c.sessionID = resp.Header.Get(hcHeaderSessionID)
 		c.mu.Unlock()
 	}
-	st := &hcStreamState{pending: hcRequestIDs(m)}
+	st := &hcStreamState{}
+	st.expect(m)
 	ct := resp.Header.Get("Content-Type")
 	var run func()
 	switch mt := hcMediaType(ct); {
@@ -1068,22 +1123,17 @@ var hcErrNoStream = errors.New("transport: the server offers no SSE stream (HTTP
 
 // get opens an event stream with a GET, resuming after lastID if set.
 func (c *streamableClientConn) get(ctx context.Context, lastID string) (io.ReadCloser, string, error) {
-	req, err := c.newRequest(ctx, http.MethodGet, c.url, nil)
-	if err != nil {
-		return nil, "", err
-	}
-	req.Header.Set("Accept", "text/event-stream")
 	c.mu.Lock()
 	sid, v := c.sessionID, c.protocolVersion
 	c.mu.Unlock()
-	if sid != "" {
-		req.Header.Set(hcHeaderSessionID, sid)
-	}
-	if v != "" {
-		req.Header.Set(hcHeaderProtocolVersion, v)
-	}
-	if lastID != "" {
-		req.Header.Set(hcHeaderLastEventID, lastID)
+	var own hcHeaders
+	own.add("Accept", hcAcceptSSE)
+	own.add(hcHeaderSessionID, sid)
+	own.add(hcHeaderProtocolVersion, v)
+	own.add(hcHeaderLastEventID, lastID)
+	req, err := c.newRequest(ctx, http.MethodGet, c.url, nil, &own)
+	if err != nil {
+		return nil, "", err
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
@@ -1391,11 +1441,10 @@ func (c *streamableClientConn) Close() error {
 	}
 	if sid := c.SessionID(); sid != "" && c.legacy.Load() == nil {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), c.closeTimeout)
-		if req, err := c.newRequest(ctx, http.MethodDelete, c.url, nil); err == nil {
-			req.Header.Set(hcHeaderSessionID, sid)
-			if v := c.version(); v != "" {
-				req.Header.Set(hcHeaderProtocolVersion, v)
-			}
+		var own hcHeaders
+		own.add(hcHeaderSessionID, sid)
+		own.add(hcHeaderProtocolVersion, c.version())
+		if req, err := c.newRequest(ctx, http.MethodDelete, c.url, nil, &own); err == nil {
 			if resp, err := c.client.Do(req); err == nil {
 				hcDrainClose(resp.Body)
 				c.mu.Lock()

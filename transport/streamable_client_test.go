@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -707,6 +708,93 @@ func TestStreamableClientCancelMidEvent(t *testing.T) {
 	defer rcancel()
 	if m, err := c.Read(rctx); err == nil {
 		t.Errorf("Read returned %s", encode(t, m))
+	}
+}
+
+// stallingRoundTripper answers requests for the method "x" itself, with
+// an application/json body that sends its first bytes and then blocks
+// until closed, whatever the request's context: it stands for
+// RoundTrippers that do not stop a body read when the context ends. Other
+// requests go to next.
+type stallingRoundTripper struct {
+	next    http.RoundTripper
+	partial chan struct{} // closed once the body's first bytes were read
+}
+
+func (rt *stallingRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return rt.next.RoundTrip(r)
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if !strings.Contains(string(body), `"method":"x"`) {
+		r2 := r.Clone(r.Context())
+		r2.Body = io.NopCloser(bytes.NewReader(body))
+		return rt.next.RoundTrip(r2)
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		io.WriteString(pw, `{"jsonrpc":"2.0",`)
+		close(rt.partial)
+	}()
+	return &http.Response{
+		StatusCode:    http.StatusOK,
+		Header:        http.Header{"Content-Type": {"application/json"}},
+		ContentLength: 100,
+		Body:          pr,
+		Request:       r,
+	}, nil
+}
+
+// TestStreamableClientCancelMidJSON cancels a call's context while its
+// application/json answer is half read: Write must return at once,
+// whether the client's RoundTripper is an *http.Transport (which ends the
+// body read itself) or one that ignores the context once it returned the
+// response (the transport then closes the body).
+func TestStreamableClientCancelMidJSON(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		stalling bool
+	}{
+		{"http.Transport", false},
+		{"ignores the context", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			checkLeaks(t)
+			partial := make(chan struct{})
+			var hc *http.Client
+			stalling := &stallingRoundTripper{partial: partial}
+			if tt.stalling {
+				hc = &http.Client{Transport: stalling}
+			}
+			f := hcNewFake(t)
+			f.noSession = true
+			f.post = func(w http.ResponseWriter, r *http.Request, m jsonrpc.Message) bool {
+				req, ok := m.(*jsonrpc.Request)
+				if !ok || req.Method != "x" {
+					return false
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Content-Length", "100")
+				io.WriteString(w, `{"jsonrpc":"2.0",`)
+				w.(http.Flusher).Flush()
+				close(partial)
+				<-r.Context().Done()
+				return true
+			}
+			srv := hcServe(t, f.ServeHTTP)
+			stalling.next = srv.Client().Transport
+			c := hcConnect(t, &StreamableClientTransport{URL: srv.URL, HTTPClient: hc, DisableStandaloneStream: true})
+			ctx, cancel := context.WithCancel(context.Background())
+			written := make(chan error, 1)
+			go func() { written <- c.Write(ctx, request(1, "x", "")) }()
+			hcWait(t, partial, "the partial body")
+			cancel()
+			hcWait(t, written, "Write to return")
+		})
 	}
 }
 

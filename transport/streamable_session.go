@@ -436,6 +436,7 @@ type httpStream struct {
 	done     bool                // finished is closed
 	released bool                // detached is closed
 	initOK   bool                // an initialize succeeded on this exchange
+	deadline bool                // a write deadline is set on w
 	buf      []byte
 	// run is the handler of the exchange's one request when it runs on the
 	// POST's goroutine (see RunHandler); only that goroutine uses it.
@@ -460,6 +461,7 @@ func (st *httpStream) attach(w http.ResponseWriter, replay func() ([]StoredEvent
 	}
 	st.w = w
 	st.wrote = false
+	st.deadline = false
 	st.startSSELocked()
 	if replay != nil {
 		events, err := replay()
@@ -496,11 +498,15 @@ func (st *httpStream) wait(ctx context.Context) {
 		// resumed see their contexts cancelled (see serveExchange).
 	}
 	st.mu.Lock()
+	deadline := false
 	if st.w == w {
 		st.w = nil
+		deadline, st.deadline = st.deadline, false
 	}
 	st.mu.Unlock()
-	clearWriteDeadline(w)
+	if deadline {
+		clearWriteDeadline(w)
+	}
 }
 
 // closeLive ends the live SSE connection of the stream; see
@@ -529,13 +535,8 @@ func (st *httpStream) startSSELocked() {
 		return
 	}
 	st.wrote = true
-	hd := st.w.Header()
-	hd.Set("Content-Type", "text/event-stream")
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("X-Accel-Buffering", "no")
-	if st.s.id != "" {
-		hd.Set(headerSessionID, st.s.id)
-	}
+	setHeaderValues(st.w.Header(), "Content-Type", "text/event-stream", "Cache-Control", "no-cache",
+		"X-Accel-Buffering", "no", headerSessionID, st.s.id)
 	st.w.WriteHeader(http.StatusOK)
 	if st.id != "" && st.s.protocolVersion() >= primingVersion {
 		id, err := st.s.h.opts.EventStore.Append(context.Background(), st.s.id, st.id, nil)
@@ -648,6 +649,7 @@ func (st *httpStream) writeEventLocked(id string, data []byte) {
 }
 
 func (st *httpStream) flushLocked() {
+	st.deadline = st.deadline || st.s.h.writeTO > 0
 	if !writeAndFlush(st.w, st.buf, st.s.h.writeTO) {
 		st.w = nil
 	}
@@ -683,12 +685,11 @@ func oversizeReplacement(m jsonrpc.Message) []byte {
 // timeout when positive, as a slow reader could otherwise hold the
 // handler.
 func writeJSONBody(w http.ResponseWriter, body []byte, withSession bool, sessionID string, timeout time.Duration) {
-	hd := w.Header()
-	hd.Set("Content-Type", "application/json")
-	hd.Set("Content-Length", strconv.Itoa(len(body)))
-	if withSession {
-		hd.Set(headerSessionID, sessionID)
+	if !withSession {
+		sessionID = ""
 	}
+	setHeaderValues(w.Header(), "Content-Type", "application/json", "Content-Length", strconv.Itoa(len(body)),
+		headerSessionID, sessionID)
 	w.WriteHeader(http.StatusOK)
 	if len(body) <= smallJSONBody || timeout <= 0 {
 		w.Write(body)
@@ -696,6 +697,25 @@ func writeJSONBody(w http.ResponseWriter, body []byte, withSession bool, session
 	}
 	writeAndFlush(w, body, timeout)
 	clearWriteDeadline(w)
+}
+
+// setHeaderValues sets in h the headers given as pairs of a name in canonical
+// form and a value, leaving out those with an empty value. It is
+// h.Set for each, with one allocation for all the values.
+func setHeaderValues(h http.Header, kv ...string) {
+	n := 0
+	for i := 1; i < len(kv); i += 2 {
+		if kv[i] != "" {
+			n++
+		}
+	}
+	vals := make([]string, 0, n)
+	for i := 0; i+1 < len(kv); i += 2 {
+		if v := kv[i+1]; v != "" {
+			vals = append(vals, v)
+			h[kv[i]] = vals[len(vals)-1 : len(vals) : len(vals)]
+		}
+	}
 }
 
 // smallJSONBody is the size up to which a JSON answer fits net/http's

@@ -12,9 +12,15 @@ import (
 // maxEventSize of zero: 16 MiB.
 const DefaultMaxEventSize = 16 << 20
 
-// readBufferSize is the size of a Reader's read buffer. Lines that fit in
-// it are parsed in place; longer ones are accumulated separately.
-const readBufferSize = 32 << 10
+// Sizes of a Reader's read buffer. Lines that fit in it are parsed in
+// place; longer ones are accumulated separately. The buffer starts small,
+// since most streams carry small messages and an idle stream holds its
+// buffer for as long as it stays open, and doubles, up to
+// readBufferSize, each time a read fills it.
+const (
+	initialBufferSize = 2 << 10
+	readBufferSize    = 32 << 10
+)
 
 // maxRetainedData bounds the data buffer a Reader keeps between events, so
 // one huge event does not pin its memory.
@@ -107,7 +113,7 @@ func NewReader(r io.Reader, maxEventSize int) *Reader {
 	if maxEventSize <= 0 {
 		maxEventSize = DefaultMaxEventSize
 	}
-	size := readBufferSize
+	size := initialBufferSize
 	if maxEventSize < size {
 		size = max(maxEventSize+2, 16)
 	}
@@ -384,6 +390,11 @@ func (r *Reader) fill() {
 			return
 		}
 		r.end += n
+		if r.end == len(r.buf) && len(r.buf) < readBufferSize && len(r.buf) < r.limit+2 {
+			// The source has more at hand than the buffer holds: read
+			// in larger pieces from now on.
+			r.buf = append(r.buf, make([]byte, len(r.buf))...)
+		}
 		if err != nil {
 			r.err = err
 			return

@@ -144,6 +144,45 @@ func TestReaderLongLines(t *testing.T) {
 	}
 }
 
+// TestReaderBufferGrowth checks that the read buffer stays small while
+// reads do not fill it, doubles up to readBufferSize while they do, and
+// that events are parsed alike either way.
+func TestReaderBufferGrowth(t *testing.T) {
+	small := strings.Repeat("data: small\n\n", 100)
+	r := NewReader(iotest.HalfReader(strings.NewReader(small)), 0)
+	for range 100 {
+		if ev, err := r.Next(); err != nil || string(ev.Data) != "small" {
+			t.Fatalf("small event: %q, %v", ev.Data, err)
+		}
+	}
+	if len(r.buf) != initialBufferSize {
+		t.Errorf("after small reads the buffer holds %d bytes, want %d", len(r.buf), initialBufferSize)
+	}
+
+	line := strings.Repeat("y", 5000)
+	big := strings.Repeat("data: "+line+"\n\n", 40)
+	r = NewReader(strings.NewReader(big), 0)
+	for i := range 40 {
+		if ev, err := r.Next(); err != nil || string(ev.Data) != line {
+			t.Fatalf("big event %d: %d bytes, %v", i, len(ev.Data), err)
+		}
+	}
+	if len(r.buf) != readBufferSize {
+		t.Errorf("after full reads the buffer holds %d bytes, want %d", len(r.buf), readBufferSize)
+	}
+
+	// A small limit caps the buffer too.
+	r = NewReader(strings.NewReader(strings.Repeat("data: 12345\n\n", 1000)), 100)
+	for range 1000 {
+		if ev, err := r.Next(); err != nil || string(ev.Data) != "12345" {
+			t.Fatalf("event under a small limit: %q, %v", ev.Data, err)
+		}
+	}
+	if len(r.buf) > 102 {
+		t.Errorf("with a limit of 100 the buffer holds %d bytes", len(r.buf))
+	}
+}
+
 // TestReaderDoesNotReadAhead checks that an event is returned as soon as
 // its blank line arrives, without waiting for more input, whatever the
 // line ending, including a lone "\r" whose "\n" might follow.
