@@ -91,9 +91,10 @@ type wireMessage struct {
 // may have.
 const MaxDepth = 10000
 
-// DecodeMessage decodes one message, or a batch when data is a JSON array,
-// in a single pass. Params and results stay raw JSON for the receiver to
-// decode into its own types.
+// DecodeMessage decodes one message, or a batch when data is a JSON array.
+// Params and results stay raw JSON for the receiver to decode into its own
+// types; they are copies, so the caller may reuse data. The envelope is
+// read without reflection (see decodeOne).
 //
 // Errors are [*DecodeError] values wrapping an [*Error] with
 // CodeParseError (not JSON) or CodeInvalidRequest (not JSON-RPC 2.0).
@@ -133,7 +134,9 @@ func parseError(err error) *DecodeError {
 	return &DecodeError{Err: &Error{Code: CodeParseError, Message: "parse error: " + err.Error()}}
 }
 
-func decodeOne(data []byte) (Message, error) {
+// decodeOneReflect decodes one message with the reflection-based decoder,
+// which also judges every malformed message; see decodeOne.
+func decodeOneReflect(data []byte) (Message, error) {
 	var w wireMessage
 	if err := json.Unmarshal(data, &w); err != nil {
 		var se *json.SemanticError

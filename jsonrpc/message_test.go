@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 )
 
@@ -157,4 +158,67 @@ func FuzzDecodeMessage(f *testing.F) {
 			t.Fatalf("not stable:\n%s\n%s", out, out2)
 		}
 	})
+}
+
+// FuzzDecodeFast holds the hand-written decoder to the reflection-based
+// one: for every input they must produce the same message, or the same
+// error.
+func FuzzDecodeFast(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"m":"h\"i"}}}`,
+		`{"jsonrpc":"2.0","id":"x","result":{"content":[{"a":"]}"}]}}`,
+		` {"result" : [1, 2] , "id" : -1.5e3 , "jsonrpc" : "2.0" } `,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}`,
+		`{"jsonrpc":"2.0","id":2,"error":{"code":1,"message":"m","data":[null]}}`,
+		`{"jsonrpc":"2.0","method":"n","params":null}`,
+		`{"jsonrpc":"2.0","method":null,"id":3,"result":true}`,
+		`{"jsonrpc":"2.0","id":1,"Method":"a"}`,
+		`{"jsonrpc":"2.0","id":1,"m\u0065thod":"a"}`,
+		`{"jsonrpc":"2\u002e0","id":1,"method":"a"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"a\nb"}`,
+		`{"jsonrpc":"2.0","method":"a","method":"b"}`,
+		`{}`, `{"jsonrpc":"2.0"}`, `"x"`, `1`, `{"jsonrpc":"2.0","id":[],"result":{}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, fastErr := decodeOne(data)
+		slow, slowErr := decodeOneReflect(data)
+		if (fastErr == nil) != (slowErr == nil) {
+			t.Fatalf("%q: fast %v, %v; reflect %v, %v", data, fast, fastErr, slow, slowErr)
+		}
+		if fastErr != nil {
+			if fastErr.Error() != slowErr.Error() || fastErr.(*DecodeError).ID != slowErr.(*DecodeError).ID {
+				t.Fatalf("%q: fast error %v (id %q), reflect %v (id %q)", data, fastErr, fastErr.(*DecodeError).ID.Raw(), slowErr, slowErr.(*DecodeError).ID.Raw())
+			}
+			return
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q:\nfast    %#v\nreflect %#v", data, fast, slow)
+		}
+	})
+}
+
+// BenchmarkDecodeMessage decodes a tools/call request and its response
+// with the hand-written decoder and with the reflection-based one.
+func BenchmarkDecodeMessage(b *testing.B) {
+	msgs := [][]byte{
+		[]byte(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}}`),
+		[]byte(`{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"hello"}]}}`),
+	}
+	for _, d := range []struct {
+		name   string
+		decode func([]byte) (Message, error)
+	}{{"fast", decodeOne}, {"reflect", decodeOneReflect}} {
+		b.Run(d.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, m := range msgs {
+					if _, err := d.decode(m); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
 }
