@@ -2,18 +2,20 @@ package jsonrpc
 
 import (
 	"bytes"
+	"io"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// decodeOne decodes one message. The common shape (a valid JSON object
-// whose envelope members have plain names and whose jsonrpc and method
-// values are strings without escapes) is read by hand, after one
-// validating pass, with no reflection and the params or result copied
-// once. Anything else goes to decodeOneReflect, which gives the same
-// result for every input and the error for a malformed one; the fuzz
-// test FuzzDecodeFast holds the two to that.
+// decodeOne decodes one message. The common shape (a JSON object whose
+// envelope members have plain names and whose jsonrpc and method values
+// are strings without escapes) is read token by token, in one validating
+// pass with no reflection, keeping copies of the raw params or result.
+// Anything else goes to decodeOneReflect, which gives the same result for
+// every input and the error for a malformed one; the fuzz test
+// FuzzDecodeFast holds the two to that.
 func decodeOne(data []byte) (Message, error) {
 	if m, ok := decodeOneFast(data); ok {
 		return m, nil
@@ -21,102 +23,145 @@ func decodeOne(data []byte) (Message, error) {
 	return decodeOneReflect(data)
 }
 
-// wireFields are the envelope members of a message as raw JSON; a nil
-// field was absent.
-type wireFields struct {
-	jsonrpc, id, method, params, result, error []byte
+// pooledDecoder is a jsontext.Decoder reading from a bytes.Buffer, which
+// it parses in place.
+type pooledDecoder struct {
+	buf bytes.Buffer
+	dec jsontext.Decoder
 }
 
-// decodeOneFast decodes data by hand. It reports false when data is not
-// of the common shape, leaving the decision to decodeOneReflect.
+var decoderPool = sync.Pool{New: func() any { return new(pooledDecoder) }}
+
+// wireFields are the envelope members of a message; the raw values are
+// the decoder's, valid until it reads on.
+type wireFields struct {
+	hasID, hasMethod, hasParams, hasResult, hasError bool
+
+	id     ID
+	idNull bool
+	method string
+	params jsontext.Value
+	result jsontext.Value
+	error  *Error
+}
+
+// decodeOneFast decodes data token by token. It reports false when data
+// is not of the common shape, leaving the decision to decodeOneReflect.
 func decodeOneFast(data []byte) (Message, bool) {
-	if !jsontext.Value(data).IsValid() {
-		return nil, false
-	}
-	// data is valid JSON from here on: the scanning below needs no checks.
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return nil, false
-	}
+	pd := decoderPool.Get().(*pooledDecoder)
+	pd.buf = *bytes.NewBuffer(data)
+	pd.dec.Reset(&pd.buf)
 	var f wireFields
-	i = skipSpace(data, i+1)
-	for data[i] != '}' {
-		end, escaped := scanString(data, i)
-		if escaped {
-			return nil, false
-		}
-		name := data[i+1 : end-1]
-		i = skipSpace(data, end)
-		i = skipSpace(data, i+1) // past ':'
-		vend := scanValue(data, i)
-		v := data[i:vend]
-		switch string(name) {
-		case "jsonrpc":
-			f.jsonrpc = v
-		case "id":
-			f.id = v
-		case "method":
-			f.method = v
-		case "params":
-			f.params = v
-		case "result":
-			f.result = v
-		case "error":
-			f.error = v
-		default:
-			if isEnvelopeName(name) {
-				return nil, false // a near miss, such as "Method": let the decoder judge
-			}
-		}
-		i = skipSpace(data, vend)
-		if data[i] == ',' {
-			i = skipSpace(data, i+1)
-		}
+	ok := f.read(&pd.dec)
+	pd.buf = bytes.Buffer{} // do not keep data alive from the pool
+	pd.dec.Reset(&pd.buf)
+	decoderPool.Put(pd)
+	if !ok {
+		return nil, false
 	}
 	return f.message()
 }
 
+// read reads one JSON object holding a message into f, and the end of
+// the input after it.
+func (f *wireFields) read(dec *jsontext.Decoder) bool {
+	if dec.PeekKind() != '{' {
+		return false
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return false
+	}
+	jsonrpcOK := false
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadValue()
+		if err != nil || bytes.IndexByte(name, '\\') >= 0 {
+			return false
+		}
+		switch string(name) {
+		case `"jsonrpc"`, `"id"`, `"method"`, `"params"`, `"result"`, `"error"`:
+		default:
+			if isEnvelopeName(name[1 : len(name)-1]) {
+				return false // a near miss, such as "Method": let the decoder judge
+			}
+			if err := dec.SkipValue(); err != nil {
+				return false
+			}
+			continue
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return false
+		}
+		switch string(name) {
+		case `"jsonrpc"`:
+			jsonrpcOK = string(v) == `"2.0"`
+		case `"id"`:
+			f.hasID = true
+			if f.id, f.idNull, err = parseID(v); err != nil {
+				return false
+			}
+		case `"method"`:
+			if v.Kind() == 'n' {
+				break // as if absent
+			}
+			method, ok := plainString(v)
+			if !ok || len(method) == 0 {
+				return false
+			}
+			f.hasMethod, f.method = true, internMethod(method)
+		case `"params"`:
+			f.hasParams, f.params = true, bytes.Clone(v)
+		case `"result"`:
+			f.hasResult, f.result = true, bytes.Clone(v)
+		case `"error"`:
+			f.hasError = true
+			if v.Kind() != '{' {
+				return false
+			}
+			f.error = new(Error)
+			if err := json.Unmarshal(v, f.error); err != nil {
+				return false
+			}
+		}
+	}
+	if !jsonrpcOK || dec.PeekKind() != '}' {
+		return false
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return false
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return false // more input after the object, or an error
+	}
+	return true
+}
+
 // message builds the message from its members, as decodeOneReflect would,
-// or reports false when a member is not of the plain kind this path
-// handles (including every malformed message).
+// or reports false for a combination this path leaves to it (every
+// malformed message among them).
 func (f *wireFields) message() (Message, bool) {
-	if string(f.jsonrpc) != `"2.0"` {
+	if f.idNull {
 		return nil, false
 	}
-	var id ID
-	if f.id != nil {
-		var err error
-		var null bool
-		if id, null, err = parseID(f.id); err != nil || null {
+	if f.hasMethod {
+		if f.hasResult || f.hasError {
 			return nil, false
 		}
-	}
-	if f.method != nil && !isNull(f.method) {
-		method, ok := plainString(f.method)
-		if !ok || len(method) == 0 || f.result != nil || f.error != nil {
-			return nil, false
-		}
-		var params jsontext.Value
-		if f.params != nil {
-			if k := f.params[0]; k != '{' && k != '[' {
+		if f.hasParams {
+			if k := f.params.Kind(); k != '{' && k != '[' {
 				return nil, false
 			}
-			params = bytes.Clone(f.params)
 		}
-		return &Request{ID: id, Method: internMethod(method), Params: params}, true
+		return &Request{ID: f.id, Method: f.method, Params: f.params}, true
 	}
-	if !id.IsValid() {
+	if !f.hasID {
 		return nil, false
 	}
 	switch {
-	case f.result != nil && f.error == nil:
-		return &Response{ID: id, Result: bytes.Clone(f.result)}, true
-	case f.error != nil && f.result == nil && f.error[0] == '{':
-		e := new(Error)
-		if err := json.Unmarshal(f.error, e); err != nil {
-			return nil, false
-		}
-		return &Response{ID: id, Error: e}, true
+	case f.hasResult && !f.hasError:
+		return &Response{ID: f.id, Result: f.result}, true
+	case f.hasError && !f.hasResult:
+		return &Response{ID: f.id, Error: f.error}, true
 	}
 	return nil, false
 }
@@ -141,8 +186,6 @@ func plainString(v []byte) ([]byte, bool) {
 	return v[1 : len(v)-1], true
 }
 
-func isNull(v []byte) bool { return len(v) == 4 && string(v) == "null" }
-
 // internMethod returns method as a string, sharing the string of a
 // method name MCP defines so that decoding a request does not allocate
 // one.
@@ -166,70 +209,4 @@ var mcpMethods = [...]string{
 	"resources/unsubscribe", "notifications/resources/updated",
 	"notifications/resources/list_changed", "notifications/tools/list_changed",
 	"notifications/prompts/list_changed", "notifications/roots/list_changed",
-}
-
-// skipSpace returns the index of the first byte at or after i that is not
-// JSON whitespace.
-func skipSpace(data []byte, i int) int {
-	for i < len(data) {
-		switch data[i] {
-		case ' ', '\t', '\r', '\n':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// scanString returns the index just past the valid JSON string starting
-// at data[i], and whether it contains escapes.
-func scanString(data []byte, i int) (end int, escaped bool) {
-	for j := i + 1; j < len(data); j++ {
-		switch data[j] {
-		case '\\':
-			escaped = true
-			j++
-		case '"':
-			return j + 1, escaped
-		}
-	}
-	return len(data), escaped
-}
-
-// scanValue returns the index just past the valid JSON value starting at
-// data[i].
-func scanValue(data []byte, i int) int {
-	switch data[i] {
-	case '"':
-		end, _ := scanString(data, i)
-		return end
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(data); j++ {
-			switch data[j] {
-			case '"':
-				end, _ := scanString(data, j)
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(data)
-	}
-	// A number, true, false or null.
-	j := i
-	for j < len(data) {
-		switch data[j] {
-		case ',', '}', ']', ' ', '\t', '\r', '\n':
-			return j
-		}
-		j++
-	}
-	return j
 }

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -199,26 +200,34 @@ func FuzzDecodeFast(f *testing.F) {
 	})
 }
 
-// BenchmarkDecodeMessage decodes a tools/call request and its response
-// with the hand-written decoder and with the reflection-based one.
+// BenchmarkDecodeMessage decodes a tools/call request and its response,
+// and a response of 1 MiB of text, with the token decoder (fast) and with
+// the reflection-based one.
 func BenchmarkDecodeMessage(b *testing.B) {
-	msgs := [][]byte{
+	small := [][]byte{
 		[]byte(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}}`),
 		[]byte(`{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"hello"}]}}`),
 	}
-	for _, d := range []struct {
-		name   string
-		decode func([]byte) (Message, error)
-	}{{"fast", decodeOne}, {"reflect", decodeOneReflect}} {
-		b.Run(d.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				for _, m := range msgs {
-					if _, err := d.decode(m); err != nil {
-						b.Fatal(err)
+	large := [][]byte{[]byte(`{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"` +
+		strings.Repeat("abcdefgh", 1<<17) + `"}]}}`)}
+	for _, msgs := range []struct {
+		name string
+		data [][]byte
+	}{{"small", small}, {"1MiB", large}} {
+		for _, d := range []struct {
+			name   string
+			decode func([]byte) (Message, error)
+		}{{"fast", decodeOne}, {"reflect", decodeOneReflect}} {
+			b.Run(msgs.name+"/"+d.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					for _, m := range msgs.data {
+						if _, err := d.decode(m); err != nil {
+							b.Fatal(err)
+						}
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
