@@ -15,9 +15,10 @@ import (
 // pass with no reflection, keeping copies of the raw params or result.
 // Anything else goes to decodeOneReflect, which gives the same result for
 // every input and the error for a malformed one; the fuzz test
-// FuzzDecodeFast holds the two to that.
-func decodeOne(data []byte) (Message, error) {
-	if m, ok := decodeOneFast(data); ok {
+// FuzzDecodeFast holds the two to that. When owned, the message may keep
+// slices of data instead of copies.
+func decodeOne(data []byte, owned bool) (Message, error) {
+	if m, ok := decodeOneFast(data, owned); ok {
 		return m, nil
 	}
 	return decodeOneReflect(data)
@@ -35,6 +36,8 @@ var decoderPool = sync.Pool{New: func() any { return new(pooledDecoder) }}
 // wireFields are the envelope members of a message; the raw values are
 // the decoder's, valid until it reads on.
 type wireFields struct {
+	owned bool // keep slices of the input rather than copies
+
 	hasID, hasMethod, hasParams, hasResult, hasError bool
 
 	id     ID
@@ -47,11 +50,11 @@ type wireFields struct {
 
 // decodeOneFast decodes data token by token. It reports false when data
 // is not of the common shape, leaving the decision to decodeOneReflect.
-func decodeOneFast(data []byte) (Message, bool) {
+func decodeOneFast(data []byte, owned bool) (Message, bool) {
 	pd := decoderPool.Get().(*pooledDecoder)
 	pd.buf = *bytes.NewBuffer(data)
 	pd.dec.Reset(&pd.buf)
-	var f wireFields
+	f := wireFields{owned: owned}
 	ok := f.read(&pd.dec)
 	pd.buf = bytes.Buffer{} // do not keep data alive from the pool
 	pd.dec.Reset(&pd.buf)
@@ -110,9 +113,9 @@ func (f *wireFields) read(dec *jsontext.Decoder) bool {
 			}
 			f.hasMethod, f.method = true, internMethod(method)
 		case `"params"`:
-			f.hasParams, f.params = true, bytes.Clone(v)
+			f.hasParams, f.params = true, f.keep(v)
 		case `"result"`:
-			f.hasResult, f.result = true, bytes.Clone(v)
+			f.hasResult, f.result = true, f.keep(v)
 		case `"error"`:
 			f.hasError = true
 			if v.Kind() != '{' {
@@ -134,6 +137,14 @@ func (f *wireFields) read(dec *jsontext.Decoder) bool {
 		return false // more input after the object, or an error
 	}
 	return true
+}
+
+// keep returns v, or a copy of it unless the input is owned.
+func (f *wireFields) keep(v jsontext.Value) jsontext.Value {
+	if f.owned {
+		return v[:len(v):len(v)]
+	}
+	return bytes.Clone(v)
 }
 
 // message builds the message from its members, as decodeOneReflect would,

@@ -99,11 +99,24 @@ const MaxDepth = 10000
 // Errors are [*DecodeError] values wrapping an [*Error] with
 // CodeParseError (not JSON) or CodeInvalidRequest (not JSON-RPC 2.0).
 func DecodeMessage(data []byte) (Message, error) {
+	return decodeMessage(data, false)
+}
+
+// DecodeOwnedMessage is [DecodeMessage] for a caller that hands data over,
+// such as a transport that read a whole HTTP body into a buffer of its
+// own: the raw params, result and error data of the message may share
+// data's memory, which saves copying them, so the caller must not modify
+// data afterwards.
+func DecodeOwnedMessage(data []byte) (Message, error) {
+	return decodeMessage(data, true)
+}
+
+func decodeMessage(data []byte, owned bool) (Message, error) {
 	data = bytes.TrimLeft(data, " \t\r\n")
 	if len(data) > 0 && data[0] == '[' {
 		return decodeBatch(data)
 	}
-	return decodeOne(data)
+	return decodeOne(data, owned)
 }
 
 func decodeBatch(data []byte) (Message, error) {
@@ -120,7 +133,7 @@ func decodeBatch(data []byte) (Message, error) {
 			b[i] = &DecodeError{Err: &Error{Code: CodeInvalidRequest, Message: "invalid request: nested batch"}}
 			continue
 		}
-		m, err := decodeOne(e)
+		m, err := decodeOne(e, true) // e is a copy of its own
 		if err != nil {
 			b[i] = err.(*DecodeError)
 			continue

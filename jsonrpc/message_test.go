@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"errors"
 	"reflect"
 	"strings"
@@ -183,21 +184,35 @@ func FuzzDecodeFast(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fast, fastErr := decodeOne(data)
-		slow, slowErr := decodeOneReflect(data)
-		if (fastErr == nil) != (slowErr == nil) {
-			t.Fatalf("%q: fast %v, %v; reflect %v, %v", data, fast, fastErr, slow, slowErr)
-		}
-		if fastErr != nil {
-			if fastErr.Error() != slowErr.Error() || fastErr.(*DecodeError).ID != slowErr.(*DecodeError).ID {
-				t.Fatalf("%q: fast error %v (id %q), reflect %v (id %q)", data, fastErr, fastErr.(*DecodeError).ID.Raw(), slowErr, slowErr.(*DecodeError).ID.Raw())
-			}
-			return
-		}
-		if !reflect.DeepEqual(fast, slow) {
-			t.Fatalf("%q:\nfast    %#v\nreflect %#v", data, fast, slow)
+		owned := data[:len(data):len(data)]
+		data = bytes.Clone(data)
+		for _, fast := range []func() (Message, error){
+			func() (Message, error) { return decodeOne(data, false) },
+			func() (Message, error) { return decodeOne(owned, true) },
+		} {
+			fast, fastErr := fast()
+			checkSameDecoding(t, data, fast, fastErr)
 		}
 	})
+}
+
+// checkSameDecoding fails t unless the reflection-based decoder decodes
+// data to fast and fastErr.
+func checkSameDecoding(t *testing.T, data []byte, fast Message, fastErr error) {
+	t.Helper()
+	slow, slowErr := decodeOneReflect(data)
+	if (fastErr == nil) != (slowErr == nil) {
+		t.Fatalf("%q: fast %v, %v; reflect %v, %v", data, fast, fastErr, slow, slowErr)
+	}
+	if fastErr != nil {
+		if fastErr.Error() != slowErr.Error() || fastErr.(*DecodeError).ID != slowErr.(*DecodeError).ID {
+			t.Fatalf("%q: fast error %v (id %q), reflect %v (id %q)", data, fastErr, fastErr.(*DecodeError).ID.Raw(), slowErr, slowErr.(*DecodeError).ID.Raw())
+		}
+		return
+	}
+	if !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("%q:\nfast    %#v\nreflect %#v", data, fast, slow)
+	}
 }
 
 // BenchmarkDecodeMessage decodes a tools/call request and its response,
@@ -217,7 +232,7 @@ func BenchmarkDecodeMessage(b *testing.B) {
 		for _, d := range []struct {
 			name   string
 			decode func([]byte) (Message, error)
-		}{{"fast", decodeOne}, {"reflect", decodeOneReflect}} {
+		}{{"fast", DecodeMessage}, {"owned", DecodeOwnedMessage}, {"reflect", decodeOneReflect}} {
 			b.Run(msgs.name+"/"+d.name, func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -92,11 +93,13 @@ func (cs Contents) MarshalJSONTo(enc *jsontext.Encoder) error {
 		return err
 	}
 	for _, c := range cs {
-		raw, err := marshalContent(c)
+		w, err := typed(c)
 		if err != nil {
 			return err
 		}
-		if err := enc.WriteValue(raw); err != nil {
+		// Each block goes straight into the encoder's output: a large
+		// text or image is escaped or encoded once, and not copied.
+		if err := json.MarshalEncode(enc, w); err != nil {
 			return err
 		}
 	}
@@ -105,54 +108,114 @@ func (cs Contents) MarshalJSONTo(enc *jsontext.Encoder) error {
 
 // UnmarshalJSONFrom implements json.UnmarshalerFrom.
 func (cs *Contents) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	var raws []jsontext.Value
-	if err := json.UnmarshalDecode(dec, &raws); err != nil {
+	if dec.PeekKind() == 'n' {
+		_, err := dec.ReadToken()
+		*cs = Contents{}
 		return err
 	}
-	out := make(Contents, len(raws))
-	for i, r := range raws {
-		c, err := unmarshalContent(r)
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	out := Contents{}
+	for dec.PeekKind() != ']' {
+		// The block is decoded from the decoder's own buffer, not from a
+		// copy of it.
+		raw, err := dec.ReadValue()
 		if err != nil {
-			return fmt.Errorf("content %d: %w", i, err)
+			return err
 		}
-		out[i] = c
+		c, err := unmarshalContent(raw)
+		if err != nil {
+			return fmt.Errorf("content %d: %w", len(out), err)
+		}
+		out = append(out, c)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
 	}
 	*cs = out
 	return nil
 }
 
-// marshalContent encodes one block with its type member first.
-func marshalContent(c Content) (jsontext.Value, error) {
-	if c == nil {
+// typed returns c wrapped so that it encodes as c does with its "type"
+// member first, as MCP's content blocks are.
+func typed(c Content) (any, error) {
+	var w any
+	switch c := c.(type) {
+	case *TextContent:
+		if c != nil {
+			w = &struct {
+				Type string `json:"type"`
+				*TextContent
+			}{"text", c}
+		}
+	case *ImageContent:
+		if c != nil {
+			w = &struct {
+				Type string `json:"type"`
+				*ImageContent
+			}{"image", c}
+		}
+	case *AudioContent:
+		if c != nil {
+			w = &struct {
+				Type string `json:"type"`
+				*AudioContent
+			}{"audio", c}
+		}
+	case *ResourceLink:
+		if c != nil {
+			w = &struct {
+				Type string `json:"type"`
+				*ResourceLink
+			}{"resource_link", c}
+		}
+	case *EmbeddedResource:
+		if c != nil {
+			w = &struct {
+				Type string `json:"type"`
+				*EmbeddedResource
+			}{"resource", c}
+		}
+	case *ToolUseContent:
+		if c != nil {
+			w = &struct {
+				Type string `json:"type"`
+				*ToolUseContent
+			}{"tool_use", c}
+		}
+	case *ToolResultContent:
+		if c != nil {
+			w = &struct {
+				Type string `json:"type"`
+				*ToolResultContent
+			}{"tool_result", c}
+		}
+	}
+	if w == nil {
 		return nil, errors.New("mcp: nil content block")
 	}
-	body, err := json.Marshal(c)
+	return w, nil
+}
+
+// marshalContent encodes one block with its type member first.
+func marshalContent(c Content) (jsontext.Value, error) {
+	w, err := typed(c)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, len(body)+24)
-	out = append(out, `{"type":"`...)
-	out = append(out, c.contentType()...)
-	out = append(out, '"')
-	if len(body) > 2 {
-		out = append(out, ',')
-		out = append(out, body[1:]...)
-	} else {
-		out = append(out, '}')
-	}
-	return out, nil
+	return json.Marshal(w)
 }
 
 // unmarshalContent decodes one block, dispatching on its type member.
+// raw may be a decoder's buffer: nothing decoded shares its memory.
 func unmarshalContent(raw jsontext.Value) (Content, error) {
-	var head struct {
-		Type string `json:"type"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil {
+	typ, err := contentType(raw)
+	if err != nil {
 		return nil, err
 	}
 	var c Content
-	switch head.Type {
+	switch typ {
 	case "text":
 		c = &TextContent{}
 	case "image":
@@ -170,12 +233,45 @@ func unmarshalContent(raw jsontext.Value) (Content, error) {
 	case "":
 		return nil, errors.New(`mcp: content block without "type"`)
 	default:
-		return nil, fmt.Errorf("mcp: unknown content type %q", head.Type)
+		return nil, fmt.Errorf("mcp: unknown content type %q", typ)
 	}
 	if err := json.Unmarshal(raw, c, json.RejectUnknownMembers(false)); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// contentType returns the value of the "type" member of the block raw,
+// or "" if it has none. It reads the block only up to that member, which
+// senders put first.
+func contentType(raw jsontext.Value) (string, error) {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(raw))
+	if tok, err := dec.ReadToken(); err != nil {
+		return "", err
+	} else if tok.Kind() != '{' {
+		return "", fmt.Errorf("mcp: content block is a JSON %s, not an object", tok.Kind())
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return "", err
+		}
+		if name.String() != "type" {
+			if err := dec.SkipValue(); err != nil {
+				return "", err
+			}
+			continue
+		}
+		v, err := dec.ReadToken()
+		if err != nil {
+			return "", err
+		}
+		if v.Kind() != '"' {
+			return "", errors.New(`mcp: content block "type" is not a string`)
+		}
+		return v.String(), nil
+	}
+	return "", nil
 }
 
 // marshalOneOrMany encodes a single block as an object (the only shape

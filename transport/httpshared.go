@@ -145,15 +145,18 @@ func (t *sessionSet[S]) closeAll() {
 	}
 }
 
-// readSized reads r to its end like [io.ReadAll], starting with room for
-// size bytes when the length is announced (size >= 0), so that a body of
-// known length is read into one allocation of its size. The announcement
-// is trusted only up to readBodyPrealloc bytes: a peer announcing a large
-// body and sending little must not make the reader reserve it.
-func readSized(r io.Reader, size int64) ([]byte, error) {
+// readSized reads r to its end like [io.ReadAll], making use of size, the
+// length the peer announced (negative when it announced none): the
+// buffer starts with room for min(size, trust) bytes and, while the body
+// keeps coming, grows fourfold toward size, so that a body of announced
+// length costs few allocations and copies and one of at most trust bytes
+// exactly one. trust bounds what is reserved on the peer's word alone: a
+// server reading requests passes a small value, so that peers announcing
+// large bodies and sending little cannot make it reserve much.
+func readSized(r io.Reader, size, trust int64) ([]byte, error) {
 	n := int64(512)
 	if size >= 0 {
-		n = min(size, readBodyPrealloc) + 1 // +1: room to see the end without growing
+		n = min(size, trust) + 1 // +1: room to see the end without growing
 	}
 	b := make([]byte, 0, n)
 	for {
@@ -166,10 +169,17 @@ func readSized(r io.Reader, size int64) ([]byte, error) {
 			return b, err
 		}
 		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // grow
+			if size > int64(len(b)) {
+				grown := make([]byte, len(b), min(int64(cap(b))*4, size+1))
+				copy(grown, b)
+				b = grown
+			} else {
+				b = append(b, 0)[:len(b)] // past the announced length
+			}
 		}
 	}
 }
 
-// readBodyPrealloc bounds what readSized reserves on a peer's word.
+// readBodyPrealloc is what a server's readSized reserves on a client's
+// word.
 const readBodyPrealloc = 64 << 10

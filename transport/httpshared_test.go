@@ -15,20 +15,24 @@ func TestReadSized(t *testing.T) {
 		name    string
 		body    string
 		size    int64
+		trust   int64
 		wantCap int // the capacity the body is read into; 0: unchecked
 	}{
-		{"unknown length", "hello", -1, 0},
-		{"empty", "", 0, 1},
-		{"exact length", `{"jsonrpc":"2.0"}`, 17, 18},
-		{"shorter than announced", "abc", 10, 11},
-		{"longer than announced", "abcdefgh", 2, 0},
-		{"large, unknown length", big, -1, 0},
-		{"large, announced", big, int64(len(big)), 0},
+		{"unknown length", "hello", -1, readBodyPrealloc, 0},
+		{"empty", "", 0, readBodyPrealloc, 1},
+		{"exact length", `{"jsonrpc":"2.0"}`, 17, readBodyPrealloc, 18},
+		{"shorter than announced", "abc", 10, readBodyPrealloc, 11},
+		{"longer than announced", "abcdefgh", 2, readBodyPrealloc, 0},
+		{"large, unknown length", big, -1, readBodyPrealloc, 0},
+		// Past what is trusted, the buffer grows fourfold and ends at
+		// the announced size.
+		{"large, announced", big, int64(len(big)), readBodyPrealloc, len(big) + 1},
+		{"large, announced and trusted", big, int64(len(big)), 1 << 30, len(big) + 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, r := range []io.Reader{strings.NewReader(tt.body), iotest.OneByteReader(strings.NewReader(tt.body))} {
-				got, err := readSized(r, tt.size)
+				got, err := readSized(r, tt.size, tt.trust)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -42,13 +46,13 @@ func TestReadSized(t *testing.T) {
 		})
 	}
 	// An announced size is trusted only so far.
-	got, err := readSized(bytes.NewReader(nil), 1<<40)
+	got, err := readSized(bytes.NewReader(nil), 1<<40, readBodyPrealloc)
 	if err != nil || len(got) != 0 || cap(got) > readBodyPrealloc+1 {
 		t.Fatalf("readSized(empty, 1 TiB) = %d bytes (cap %d), %v", len(got), cap(got), err)
 	}
 	// Errors other than EOF come back with what was read.
 	boom := errors.New("boom")
-	got, err = readSized(io.MultiReader(strings.NewReader("ab"), iotest.ErrReader(boom)), -1)
+	got, err = readSized(io.MultiReader(strings.NewReader("ab"), iotest.ErrReader(boom)), -1, readBodyPrealloc)
 	if !errors.Is(err, boom) || string(got) != "ab" {
 		t.Fatalf("readSized(failing) = %q, %v", got, err)
 	}

@@ -195,7 +195,7 @@ func (h *SSEHandler) servePOST(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Unsupported Media Type: Content-Type must be application/json", http.StatusUnsupportedMediaType)
 		return
 	}
-	body, err := readSized(http.MaxBytesReader(w, r.Body, h.maxBody), r.ContentLength)
+	body, err := readSized(http.MaxBytesReader(w, r.Body, h.maxBody), r.ContentLength, readBodyPrealloc)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -205,7 +205,7 @@ func (h *SSEHandler) servePOST(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Bad Request: cannot read body", http.StatusBadRequest)
 		return
 	}
-	msg, err := jsonrpc.DecodeMessage(body)
+	msg, err := jsonrpc.DecodeOwnedMessage(body) // body is ours alone
 	if err != nil {
 		// Answer on the event stream, as the session's peer expects, and
 		// tell the HTTP client too.

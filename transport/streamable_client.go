@@ -677,12 +677,13 @@ func (c *hcCore) readEvents(ctx context.Context, body io.ReadCloser, st *hcStrea
 	}
 }
 
-// deliverData decodes one message and queues it for Read.
+// deliverData decodes one message from data, which it takes over, and
+// queues it for Read.
 func (c *hcCore) deliverData(data []byte, st *hcStreamState) bool {
 	if len(data) > c.limit {
 		return c.deliver(nil, tooLargeError(c.limit))
 	}
-	m, err := jsonrpc.DecodeMessage(data)
+	m, err := jsonrpc.DecodeOwnedMessage(data) // data is ours alone
 	if err != nil {
 		return c.deliver(nil, err)
 	}
@@ -716,11 +717,11 @@ func (c *hcCore) readJSON(ctx context.Context, body io.ReadCloser, size int64, s
 	var data []byte
 	var err error
 	if c.stdRT {
-		data, err = readSized(&io.LimitedReader{R: body, N: int64(c.limit) + 1}, size)
+		data, err = readSized(&io.LimitedReader{R: body, N: int64(c.limit) + 1}, size, int64(c.limit))
 		body.Close()
 	} else {
 		release := hcCloseOnDone(ctx, body)
-		data, err = readSized(&io.LimitedReader{R: body, N: int64(c.limit) + 1}, size)
+		data, err = readSized(&io.LimitedReader{R: body, N: int64(c.limit) + 1}, size, int64(c.limit))
 		release()
 	}
 	switch {
@@ -1370,7 +1371,7 @@ func (c *streamableClientConn) awaitResponse(ctx context.Context, resp *http.Res
 	}
 	switch ct := resp.Header.Get("Content-Type"); hcMediaType(ct) {
 	case "application/json":
-		data, err := readSized(io.LimitReader(resp.Body, int64(c.limit)+1), resp.ContentLength)
+		data, err := readSized(io.LimitReader(resp.Body, int64(c.limit)+1), resp.ContentLength, int64(c.limit))
 		resp.Body.Close()
 		if err != nil {
 			return fmt.Errorf("transport: reading the initialize response: %w", err)
@@ -1378,7 +1379,7 @@ func (c *streamableClientConn) awaitResponse(ctx context.Context, resp *http.Res
 		if len(data) > c.limit {
 			return errors.New("transport: the initialize response is too large")
 		}
-		m, err := jsonrpc.DecodeMessage(data)
+		m, err := jsonrpc.DecodeOwnedMessage(data) // data is ours alone
 		if err != nil {
 			return fmt.Errorf("transport: the initialize response: %w", err)
 		}
@@ -1398,7 +1399,7 @@ func (c *streamableClientConn) awaitResponse(ctx context.Context, resp *http.Res
 			if (ev.Name != "" && ev.Name != "message") || len(ev.Data) == 0 {
 				continue
 			}
-			m, err := jsonrpc.DecodeMessage(ev.Data)
+			m, err := jsonrpc.DecodeOwnedMessage(ev.Data) // the reader returns a copy
 			if err == nil && !check(m) {
 				c.deliver(m, nil)
 			}

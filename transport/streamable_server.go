@@ -300,7 +300,7 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 			"Unsupported Media Type: Content-Type must be application/json")
 		return
 	}
-	body, err := readSized(http.MaxBytesReader(w, r.Body, h.maxBody), r.ContentLength)
+	body, err := readSized(http.MaxBytesReader(w, r.Body, h.maxBody), r.ContentLength, readBodyPrealloc)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -311,7 +311,7 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 		http.Error(w, "Bad Request: cannot read body", http.StatusBadRequest)
 		return
 	}
-	msg, err := jsonrpc.DecodeMessage(body)
+	msg, err := jsonrpc.DecodeOwnedMessage(body) // body is ours alone
 	if err != nil {
 		var de *jsonrpc.DecodeError
 		if errors.As(err, &de) {
