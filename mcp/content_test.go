@@ -61,6 +61,12 @@ func TestContentErrors(t *testing.T) {
 	if got := cs[0].(*TextContent).Text; got != "a" {
 		t.Errorf("text = %q", got)
 	}
+	// A nil block, typed or not, is an error rather than broken JSON.
+	for _, cs := range []Contents{{nil}, {(*TextContent)(nil)}, {&TextContent{Text: "a"}, (*ImageContent)(nil)}} {
+		if out, err := json.Marshal(cs); err == nil || !strings.Contains(err.Error(), "nil content block") {
+			t.Errorf("Marshal(%#v) = %s, %v; want a nil content block error", cs, out, err)
+		}
+	}
 	// Nil contents encode as [], never null.
 	out, _ := json.Marshal(&CallToolResult{})
 	if string(out) != `{"content":[]}` {
