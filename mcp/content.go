@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -210,30 +211,22 @@ func marshalContent(c Content) (jsontext.Value, error) {
 // unmarshalContent decodes one block, dispatching on its type member.
 // raw may be a decoder's buffer: nothing decoded shares its memory.
 func unmarshalContent(raw jsontext.Value) (Content, error) {
-	typ, err := contentType(raw)
-	if err != nil {
-		return nil, err
-	}
-	var c Content
-	switch typ {
-	case "text":
-		c = &TextContent{}
-	case "image":
-		c = &ImageContent{}
-	case "audio":
-		c = &AudioContent{}
-	case "resource_link":
-		c = &ResourceLink{}
-	case "resource":
-		c = &EmbeddedResource{}
-	case "tool_use":
-		c = &ToolUseContent{}
-	case "tool_result":
-		c = &ToolResultContent{}
-	case "":
-		return nil, errors.New(`mcp: content block without "type"`)
-	default:
-		return nil, fmt.Errorf("mcp: unknown content type %q", typ)
+	c := blankContent(raw)
+	if c == nil {
+		// Not found by the quick look (absent, escaped or unknown type, or
+		// raw is not an object): decode the head for the exact answer.
+		var head struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(raw, &head); err != nil {
+			return nil, err
+		}
+		if c = newContent([]byte(head.Type)); c == nil {
+			if head.Type == "" {
+				return nil, errors.New(`mcp: content block without "type"`)
+			}
+			return nil, fmt.Errorf("mcp: unknown content type %q", head.Type)
+		}
 	}
 	if err := json.Unmarshal(raw, c, json.RejectUnknownMembers(false)); err != nil {
 		return nil, err
@@ -241,37 +234,69 @@ func unmarshalContent(raw jsontext.Value) (Content, error) {
 	return c, nil
 }
 
-// contentType returns the value of the "type" member of the block raw,
-// or "" if it has none. It reads the block only up to that member, which
-// senders put first.
-func contentType(raw jsontext.Value) (string, error) {
-	dec := jsontext.NewDecoder(bytes.NewBuffer(raw))
-	if tok, err := dec.ReadToken(); err != nil {
-		return "", err
-	} else if tok.Kind() != '{' {
-		return "", fmt.Errorf("mcp: content block is a JSON %s, not an object", tok.Kind())
+// newContent returns an empty block of the type named typ, or nil for an
+// unknown type.
+func newContent(typ []byte) Content {
+	switch string(typ) {
+	case "text":
+		return &TextContent{}
+	case "image":
+		return &ImageContent{}
+	case "audio":
+		return &AudioContent{}
+	case "resource_link":
+		return &ResourceLink{}
+	case "resource":
+		return &EmbeddedResource{}
+	case "tool_use":
+		return &ToolUseContent{}
+	case "tool_result":
+		return &ToolResultContent{}
 	}
-	for dec.PeekKind() == '"' {
-		name, err := dec.ReadToken()
-		if err != nil {
-			return "", err
-		}
-		if name.String() != "type" {
-			if err := dec.SkipValue(); err != nil {
-				return "", err
+	return nil
+}
+
+// scanDecoder is a jsontext.Decoder reading a bytes.Buffer in place.
+type scanDecoder struct {
+	buf bytes.Buffer
+	dec jsontext.Decoder
+}
+
+var scanDecoders = sync.Pool{New: func() any { return new(scanDecoder) }}
+
+// blankContent returns an empty block of the type that the block raw
+// names in its "type" member, or nil when that is not a known type written
+// without escapes. It reads raw only up to that member, which senders put
+// first.
+func blankContent(raw jsontext.Value) Content {
+	sd := scanDecoders.Get().(*scanDecoder)
+	sd.buf = *bytes.NewBuffer(raw)
+	sd.dec.Reset(&sd.buf)
+	var c Content
+	if sd.dec.PeekKind() == '{' {
+		if _, err := sd.dec.ReadToken(); err == nil {
+			for sd.dec.PeekKind() == '"' {
+				name, err := sd.dec.ReadValue()
+				if err != nil {
+					break
+				}
+				if string(name) != `"type"` {
+					if sd.dec.SkipValue() != nil {
+						break
+					}
+					continue
+				}
+				if v, err := sd.dec.ReadValue(); err == nil && v.Kind() == '"' && bytes.IndexByte(v, '\\') < 0 {
+					c = newContent(v[1 : len(v)-1])
+				}
+				break
 			}
-			continue
 		}
-		v, err := dec.ReadToken()
-		if err != nil {
-			return "", err
-		}
-		if v.Kind() != '"' {
-			return "", errors.New(`mcp: content block "type" is not a string`)
-		}
-		return v.String(), nil
 	}
-	return "", nil
+	sd.buf = bytes.Buffer{}
+	sd.dec.Reset(&sd.buf)
+	scanDecoders.Put(sd)
+	return c
 }
 
 // marshalOneOrMany encodes a single block as an object (the only shape

@@ -61,6 +61,21 @@ func TestContentErrors(t *testing.T) {
 	if got := cs[0].(*TextContent).Text; got != "a" {
 		t.Errorf("text = %q", got)
 	}
+	// The type member may come anywhere, and be escaped.
+	for _, in := range []string{`[{"text":"a","type":"text"}]`, `[{"type":"t\u0065xt","text":"a"}]`, `[{"_meta":{"type":"x"},"text":"a","type":"text"}]`} {
+		var cs Contents
+		if err := json.Unmarshal([]byte(in), &cs); err != nil {
+			t.Errorf("Unmarshal(%s): %v", in, err)
+		} else if tc, ok := cs[0].(*TextContent); !ok || tc.Text != "a" {
+			t.Errorf("Unmarshal(%s) = %#v", in, cs[0])
+		}
+	}
+	for _, in := range []string{`[5]`, `[{"type":5}]`, `[{"type":"T\u0045XT"}]`} {
+		var cs Contents
+		if err := json.Unmarshal([]byte(in), &cs); err == nil {
+			t.Errorf("Unmarshal(%s) = %#v, want an error", in, cs)
+		}
+	}
 	// A nil block, typed or not, is an error rather than broken JSON.
 	for _, cs := range []Contents{{nil}, {(*TextContent)(nil)}, {&TextContent{Text: "a"}, (*ImageContent)(nil)}} {
 		if out, err := json.Marshal(cs); err == nil || !strings.Contains(err.Error(), "nil content block") {
@@ -92,4 +107,38 @@ func TestSamplingContentShapes(t *testing.T) {
 			t.Errorf("%s\n got %s\nwant %s", tt.in, out, tt.out)
 		}
 	}
+}
+
+// FuzzContents decodes arbitrary JSON as content blocks: it must never
+// panic, and whatever decodes must encode to JSON that decodes to the same
+// encoding again.
+func FuzzContents(f *testing.F) {
+	for _, s := range []string{
+		`[{"type":"text","text":"t","annotations":{"audience":["user"],"priority":1}}]`,
+		`[{"text":"a","type":"text"},{"type":"image","data":"AQI=","mimeType":"image/png"}]`,
+		`[{"type":"t\u0065xt","text":"a"}]`,
+		`[{"type":"resource","resource":{"uri":"x://t","text":"hello"}}]`,
+		`[{"type":"tool_result","toolUseId":"1","content":[{"type":"text","text":"r"}]}]`,
+		`[{"type":5}]`, `[5]`, `null`, `[]`, `{"type":"text","text":"x"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var cs Contents
+		if err := json.Unmarshal(data, &cs); err != nil {
+			return
+		}
+		out, err := json.Marshal(cs)
+		if err != nil {
+			return // a block that cannot be encoded, such as a resource with neither text nor blob
+		}
+		var again Contents
+		if err := json.Unmarshal(out, &again); err != nil {
+			t.Fatalf("%s encoded as %s, which does not decode: %v", data, out, err)
+		}
+		out2, err := json.Marshal(again)
+		if err != nil || string(out2) != string(out) {
+			t.Fatalf("not stable:\n%s\n%s (%v)", out, out2, err)
+		}
+	})
 }
