@@ -509,8 +509,8 @@ func (c *hcCore) read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 // hcHeaders are the headers a transport sets on one request, which take
-// precedence over the user's. Names must be in canonical form; an empty
-// value leaves the header out.
+// precedence over the user's: up to five, the most any request needs.
+// Names must be in canonical form; an empty value leaves the header out.
 type hcHeaders struct {
 	n  int
 	kv [5][2]string
