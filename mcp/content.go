@@ -139,7 +139,10 @@ func (cs *Contents) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 }
 
 // typed returns c wrapped so that it encodes as c does with its "type"
-// member first, as MCP's content blocks are.
+// member first, as MCP's content blocks are: the block's fields are inlined
+// after it. This relies on the block types having no JSON methods of
+// their own, which the wrapper would inherit (TestContentRoundTrip covers
+// every type).
 func typed(c Content) (any, error) {
 	var w any
 	switch c := c.(type) {
