@@ -3,10 +3,10 @@ package jsonrpc
 import (
 	"bytes"
 	"io"
-	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpkit/mcpkit/internal/jsonscan"
 )
 
 // decodeOne decodes one message. The common shape (a JSON object whose
@@ -23,15 +23,6 @@ func decodeOne(data []byte, owned bool) (Message, error) {
 	}
 	return decodeOneReflect(data)
 }
-
-// pooledDecoder is a jsontext.Decoder reading from a bytes.Buffer, which
-// it parses in place.
-type pooledDecoder struct {
-	buf bytes.Buffer
-	dec jsontext.Decoder
-}
-
-var decoderPool = sync.Pool{New: func() any { return new(pooledDecoder) }}
 
 // wireFields are the envelope members of a message; the raw values are
 // the decoder's, valid until it reads on.
@@ -51,14 +42,10 @@ type wireFields struct {
 // decodeOneFast decodes data token by token. It reports false when data
 // is not of the common shape, leaving the decision to decodeOneReflect.
 func decodeOneFast(data []byte, owned bool) (Message, bool) {
-	pd := decoderPool.Get().(*pooledDecoder)
-	pd.buf = *bytes.NewBuffer(data)
-	pd.dec.Reset(&pd.buf)
+	dec := jsonscan.Get(data)
 	f := wireFields{owned: owned}
-	ok := f.read(&pd.dec)
-	pd.buf = bytes.Buffer{} // do not keep data alive from the pool
-	pd.dec.Reset(&pd.buf)
-	decoderPool.Put(pd)
+	ok := f.read(&dec.Decoder)
+	dec.Release()
 	if !ok {
 		return nil, false
 	}
@@ -107,7 +94,7 @@ func (f *wireFields) read(dec *jsontext.Decoder) bool {
 			if v.Kind() == 'n' {
 				break // as if absent
 			}
-			method, ok := plainString(v)
+			method, ok := jsonscan.PlainString(v)
 			if !ok || len(method) == 0 {
 				return false
 			}
@@ -186,15 +173,6 @@ func isEnvelopeName(name []byte) bool {
 		}
 	}
 	return false
-}
-
-// plainString returns the contents of v, a JSON string without escapes;
-// it reports false for anything else.
-func plainString(v []byte) ([]byte, bool) {
-	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
-		return nil, false
-	}
-	return v[1 : len(v)-1], true
 }
 
 // internMethod returns method as a string, sharing the string of a

@@ -1,13 +1,12 @@
 package mcp
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpkit/mcpkit/internal/jsonscan"
 )
 
 // Content is a content block: *TextContent, *ImageContent,
@@ -138,63 +137,43 @@ func (cs *Contents) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return nil
 }
 
-// typed returns c wrapped so that it encodes as c does with its "type"
-// member first, as MCP's content blocks are: the block's fields are inlined
-// after it. This relies on the block types having no JSON methods of
-// their own, which the wrapper would inherit (TestContentRoundTrip covers
-// every type).
+// typedBlock is a content block with its "type" member first, as MCP's
+// blocks are encoded: the block's own fields are inlined after it.
+type typedBlock[T any] struct {
+	Type  string `json:"type"`
+	Block *T     `json:",inline"`
+}
+
+// typedOf wraps b, unless it is nil.
+func typedOf[T any, P interface {
+	*T
+	Content
+}](b P) any {
+	if b == nil {
+		return nil
+	}
+	return &typedBlock[T]{b.contentType(), b}
+}
+
+// typed returns c wrapped so that it encodes with its "type" member first,
+// or an error for a nil block.
 func typed(c Content) (any, error) {
 	var w any
 	switch c := c.(type) {
 	case *TextContent:
-		if c != nil {
-			w = &struct {
-				Type string `json:"type"`
-				*TextContent
-			}{"text", c}
-		}
+		w = typedOf(c)
 	case *ImageContent:
-		if c != nil {
-			w = &struct {
-				Type string `json:"type"`
-				*ImageContent
-			}{"image", c}
-		}
+		w = typedOf(c)
 	case *AudioContent:
-		if c != nil {
-			w = &struct {
-				Type string `json:"type"`
-				*AudioContent
-			}{"audio", c}
-		}
+		w = typedOf(c)
 	case *ResourceLink:
-		if c != nil {
-			w = &struct {
-				Type string `json:"type"`
-				*ResourceLink
-			}{"resource_link", c}
-		}
+		w = typedOf(c)
 	case *EmbeddedResource:
-		if c != nil {
-			w = &struct {
-				Type string `json:"type"`
-				*EmbeddedResource
-			}{"resource", c}
-		}
+		w = typedOf(c)
 	case *ToolUseContent:
-		if c != nil {
-			w = &struct {
-				Type string `json:"type"`
-				*ToolUseContent
-			}{"tool_use", c}
-		}
+		w = typedOf(c)
 	case *ToolResultContent:
-		if c != nil {
-			w = &struct {
-				Type string `json:"type"`
-				*ToolResultContent
-			}{"tool_result", c}
-		}
+		w = typedOf(c)
 	}
 	if w == nil {
 		return nil, errors.New("mcp: nil content block")
@@ -259,47 +238,41 @@ func newContent(typ []byte) Content {
 	return nil
 }
 
-// scanDecoder is a jsontext.Decoder reading a bytes.Buffer in place.
-type scanDecoder struct {
-	buf bytes.Buffer
-	dec jsontext.Decoder
-}
-
-var scanDecoders = sync.Pool{New: func() any { return new(scanDecoder) }}
-
 // blankContent returns an empty block of the type that the block raw
 // names in its "type" member, or nil when that is not a known type written
 // without escapes. It reads raw only up to that member, which senders put
 // first.
 func blankContent(raw jsontext.Value) Content {
-	sd := scanDecoders.Get().(*scanDecoder)
-	sd.buf = *bytes.NewBuffer(raw)
-	sd.dec.Reset(&sd.buf)
-	var c Content
-	if sd.dec.PeekKind() == '{' {
-		if _, err := sd.dec.ReadToken(); err == nil {
-			for sd.dec.PeekKind() == '"' {
-				name, err := sd.dec.ReadValue()
-				if err != nil {
-					break
-				}
-				if string(name) != `"type"` {
-					if sd.dec.SkipValue() != nil {
-						break
-					}
-					continue
-				}
-				if v, err := sd.dec.ReadValue(); err == nil && v.Kind() == '"' && bytes.IndexByte(v, '\\') < 0 {
-					c = newContent(v[1 : len(v)-1])
-				}
-				break
-			}
-		}
+	dec := jsonscan.Get(raw)
+	defer dec.Release()
+	if dec.PeekKind() != '{' {
+		return nil
 	}
-	sd.buf = bytes.Buffer{}
-	sd.dec.Reset(&sd.buf)
-	scanDecoders.Put(sd)
-	return c
+	if _, err := dec.ReadToken(); err != nil {
+		return nil
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadValue()
+		if err != nil {
+			return nil
+		}
+		if string(name) != `"type"` {
+			if dec.SkipValue() != nil {
+				return nil
+			}
+			continue
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil
+		}
+		typ, ok := jsonscan.PlainString(v)
+		if !ok {
+			return nil
+		}
+		return newContent(typ)
+	}
+	return nil
 }
 
 // marshalOneOrMany encodes a single block as an object (the only shape

@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"io"
+	"net/http"
 	"slices"
 	"sync"
 
@@ -183,3 +184,22 @@ func readSized(r io.Reader, size, trust int64) ([]byte, error) {
 // readBodyPrealloc is what a server's readSized reserves on a client's
 // word.
 const readBodyPrealloc = 64 << 10
+
+// setHeaderValues sets in h the headers given as pairs of a name in canonical
+// form and a value, leaving out those with an empty value. It is
+// h.Set for each, with one allocation for all the values.
+func setHeaderValues(h http.Header, kv ...string) {
+	n := 0
+	for i := 1; i < len(kv); i += 2 {
+		if kv[i] != "" {
+			n++
+		}
+	}
+	vals := make([]string, 0, n)
+	for i := 0; i+1 < len(kv); i += 2 {
+		if v := kv[i+1]; v != "" {
+			vals = append(vals, v)
+			h[kv[i]] = vals[len(vals)-1 : len(vals) : len(vals)]
+		}
+	}
+}

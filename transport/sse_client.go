@@ -143,9 +143,7 @@ func dialLegacy(setup context.Context, core *hcCore, rawURL string) (*hcLegacy, 
 		}
 		return nil, err
 	}
-	var own hcHeaders
-	own.add("Accept", hcAcceptSSE)
-	req, err := core.newRequest(ctx, http.MethodGet, rawURL, nil, &own)
+	req, err := core.newRequest(ctx, http.MethodGet, rawURL, nil, "Accept", hcAcceptSSE)
 	if err != nil {
 		return fail(err)
 	}
@@ -250,9 +248,7 @@ func hcOrigin(u *url.URL) string {
 func (l *hcLegacy) post(ctx context.Context, body []byte) error {
 	rctx, release := l.core.link(ctx)
 	defer release()
-	var own hcHeaders
-	own.add("Content-Type", hcJSONType)
-	req, err := l.core.newRequest(rctx, http.MethodPost, l.endpoint, body, &own)
+	req, err := l.core.newRequest(rctx, http.MethodPost, l.endpoint, body, "Content-Type", hcJSONType)
 	if err != nil {
 		return err
 	}

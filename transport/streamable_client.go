@@ -297,7 +297,7 @@ type hcCore struct {
 	ownClient bool
 	// stdRT is set when the client's RoundTripper is an *http.Transport,
 	// which stops reading a response body when the request's context
-	// ends: a body read with such a context needs no watcher of its own.
+	// ends (see closeOnDone).
 	stdRT  bool
 	header http.Header
 	limit  int // largest incoming message
@@ -508,26 +508,12 @@ func (c *hcCore) read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// hcHeaders are the headers a transport sets on one request, which take
-// precedence over the user's: up to five, the most any request needs.
-// Names must be in canonical form; an empty value leaves the header out.
-type hcHeaders struct {
-	n  int
-	kv [5][2]string
-}
-
-// add records the header k: v, unless v is empty.
-func (o *hcHeaders) add(k, v string) {
-	if v != "" {
-		o.kv[o.n] = [2]string{k, v}
-		o.n++
-	}
-}
-
 // newRequest returns a request with the static headers, those from
-// WithHTTPHeader in ctx, and own. Session, protocol version and
-// Last-Event-ID headers come from own only.
-func (c *hcCore) newRequest(ctx context.Context, method, url string, body []byte, own *hcHeaders) (*http.Request, error) {
+// WithHTTPHeader in ctx, and the transport's own, given as pairs of a
+// canonical name and a value (an empty value leaves the header out),
+// which take precedence. Session, protocol version and Last-Event-ID
+// headers come from own only.
+func (c *hcCore) newRequest(ctx context.Context, method, url string, body []byte, own ...string) (*http.Request, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -547,12 +533,7 @@ func (c *hcCore) newRequest(ctx context.Context, method, url string, body []byte
 			h.Del(k)
 		}
 	}
-	// The transport's own headers share one array of values.
-	vals := make([]string, own.n)
-	for i, kv := range own.kv[:own.n] {
-		vals[i] = kv[1]
-		h[kv[0]] = vals[i : i+1 : i+1]
-	}
+	setHeaderValues(h, own...)
 	return req, nil
 }
 
@@ -638,7 +619,7 @@ func hcEventLimit(limit int) int {
 // Events other than messages go to other, if set, which returns false to
 // stop reading. It closes body and reports whether any event arrived.
 func (c *hcCore) readEvents(ctx context.Context, body io.ReadCloser, st *hcStreamState, other func(sse.Event) bool) (progress bool, err error) {
-	defer hcCloseOnDone(ctx, body)()
+	defer c.closeOnDone(ctx, body)()
 	r := sse.NewReader(body, hcEventLimit(c.limit))
 	lastID := ""
 	for {
@@ -714,16 +695,9 @@ func (c *hcCore) failPending(ctx context.Context, st *hcStreamState, why string)
 // readJSON reads a JSON response body, obtained with ctx, and delivers
 // its message.
 func (c *hcCore) readJSON(ctx context.Context, body io.ReadCloser, size int64, st *hcStreamState) {
-	var data []byte
-	var err error
-	if c.stdRT {
-		data, err = readSized(&io.LimitedReader{R: body, N: int64(c.limit) + 1}, size, int64(c.limit))
-		body.Close()
-	} else {
-		release := hcCloseOnDone(ctx, body)
-		data, err = readSized(&io.LimitedReader{R: body, N: int64(c.limit) + 1}, size, int64(c.limit))
-		release()
-	}
+	release := c.closeOnDone(ctx, body)
+	data, err := readSized(&io.LimitedReader{R: body, N: int64(c.limit) + 1}, size, int64(c.limit))
+	release()
 	switch {
 	case err != nil:
 		c.failPending(ctx, st, "reading the response: "+err.Error())
@@ -740,11 +714,16 @@ func (c *hcCore) readJSON(ctx context.Context, body io.ReadCloser, size int64, s
 	c.failPending(ctx, st, "the server's response did not answer the request")
 }
 
-// hcCloseOnDone arranges for body to be closed when ctx ends, which
-// interrupts a read under way, even mid-event, whatever the RoundTripper.
-// The function it returns closes body and waits for a close that ctx
-// started, so no goroutine is left behind.
-func hcCloseOnDone(ctx context.Context, body io.Closer) func() {
+// closeOnDone makes sure that a read of body, the body of a response to
+// a request made with ctx, stops when ctx ends, even mid-event, and
+// returns the function that closes body once it is read. An
+// *http.Transport stops the read itself; for other RoundTrippers body is
+// closed when ctx ends, and the function returned also waits for that
+// close, so no goroutine is left behind.
+func (c *hcCore) closeOnDone(ctx context.Context, body io.Closer) func() {
+	if c.stdRT {
+		return func() { body.Close() }
+	}
 	closed := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		body.Close()
@@ -1035,14 +1014,12 @@ func (c *streamableClientConn) write(ctx context.Context, m jsonrpc.Message, bod
 
 // post sends body to the endpoint with the protocol's headers.
 func (c *streamableClientConn) post(ctx context.Context, body []byte, sid string, withVersion bool) (*http.Response, error) {
-	var own hcHeaders
-	own.add("Content-Type", hcJSONType)
-	own.add("Accept", hcAcceptBoth)
-	own.add(hcHeaderSessionID, sid)
+	v := ""
 	if withVersion {
-		own.add(hcHeaderProtocolVersion, c.version())
+		v = c.version()
 	}
-	req, err := c.newRequest(ctx, http.MethodPost, c.url, body, &own)
+	req, err := c.newRequest(ctx, http.MethodPost, c.url, body,
+		"Content-Type", hcJSONType, "Accept", hcAcceptBoth, hcHeaderSessionID, sid, hcHeaderProtocolVersion, v)
 	if err != nil {
 		return nil, err
 	}
@@ -1127,12 +1104,8 @@ func (c *streamableClientConn) get(ctx context.Context, lastID string) (io.ReadC
 	c.mu.Lock()
 	sid, v := c.sessionID, c.protocolVersion
 	c.mu.Unlock()
-	var own hcHeaders
-	own.add("Accept", hcAcceptSSE)
-	own.add(hcHeaderSessionID, sid)
-	own.add(hcHeaderProtocolVersion, v)
-	own.add(hcHeaderLastEventID, lastID)
-	req, err := c.newRequest(ctx, http.MethodGet, c.url, nil, &own)
+	req, err := c.newRequest(ctx, http.MethodGet, c.url, nil,
+		"Accept", hcAcceptSSE, hcHeaderSessionID, sid, hcHeaderProtocolVersion, v, hcHeaderLastEventID, lastID)
 	if err != nil {
 		return nil, "", err
 	}
@@ -1386,7 +1359,7 @@ func (c *streamableClientConn) awaitResponse(ctx context.Context, resp *http.Res
 		check(m)
 	case "text/event-stream":
 		body := resp.Body
-		defer hcCloseOnDone(ctx, body)()
+		defer c.closeOnDone(ctx, body)()
 		r := sse.NewReader(body, hcEventLimit(c.limit))
 		for found == nil {
 			ev, err := r.Next()
@@ -1442,10 +1415,8 @@ func (c *streamableClientConn) Close() error {
 	}
 	if sid := c.SessionID(); sid != "" && c.legacy.Load() == nil {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), c.closeTimeout)
-		var own hcHeaders
-		own.add(hcHeaderSessionID, sid)
-		own.add(hcHeaderProtocolVersion, c.version())
-		if req, err := c.newRequest(ctx, http.MethodDelete, c.url, nil, &own); err == nil {
+		if req, err := c.newRequest(ctx, http.MethodDelete, c.url, nil,
+			hcHeaderSessionID, sid, hcHeaderProtocolVersion, c.version()); err == nil {
 			if resp, err := c.client.Do(req); err == nil {
 				hcDrainClose(resp.Body)
 				c.mu.Lock()

@@ -699,25 +699,6 @@ func writeJSONBody(w http.ResponseWriter, body []byte, withSession bool, session
 	clearWriteDeadline(w)
 }
 
-// setHeaderValues sets in h the headers given as pairs of a name in canonical
-// form and a value, leaving out those with an empty value. It is
-// h.Set for each, with one allocation for all the values.
-func setHeaderValues(h http.Header, kv ...string) {
-	n := 0
-	for i := 1; i < len(kv); i += 2 {
-		if kv[i] != "" {
-			n++
-		}
-	}
-	vals := make([]string, 0, n)
-	for i := 0; i+1 < len(kv); i += 2 {
-		if v := kv[i+1]; v != "" {
-			vals = append(vals, v)
-			h[kv[i]] = vals[len(vals)-1 : len(vals) : len(vals)]
-		}
-	}
-}
-
 // smallJSONBody is the size up to which a JSON answer fits net/http's
 // response buffer and is written without a deadline.
 const smallJSONBody = 2048
