@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-json-experiment/json"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -20,7 +21,7 @@ import (
 // Handle is called in its own goroutine for each request (or, for a
 // [BufferedStream], possibly on the goroutine that read it: see there),
 // and one at a time, in arrival order, for notifications. For a request,
-// the result is marshalled into the response (a [jsontext.Value] is used as is) unless err
+// the result is marshalled into the response (a [json.RawMessage] or []byte is used as is) unless err
 // is non-nil, in which case err is converted with [ToWire]. For a
 // notification the result and error are ignored (errors are logged).
 //
@@ -286,7 +287,7 @@ func (c *Conn) shutdown(err error) error {
 // If ctx ends first, Call returns ctx.Err() (wrapped), forgets the request,
 // and reports it to [ConnOptions.OnCancel]. If the connection closes first,
 // Call returns an error that matches [ErrClosed].
-func (c *Conn) Call(ctx context.Context, method string, params jsontext.Value) (jsontext.Value, error) {
+func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	id := Int64ID(c.nextID.Add(1))
 	ch := make(chan *Response, 1)
 	c.mu.Lock()
@@ -349,7 +350,7 @@ func (c *Conn) forget(id ID) {
 
 // Notify sends a notification. ctx bounds the write, and tells request-
 // scoped transports which incoming request the notification belongs to.
-func (c *Conn) Notify(ctx context.Context, method string, params jsontext.Value) error {
+func (c *Conn) Notify(ctx context.Context, method string, params json.RawMessage) error {
 	select {
 	case <-c.done:
 		return closedError(c.Err())
@@ -658,16 +659,18 @@ func (c *Conn) response(req *Request, result any, err error) *Response {
 	return &Response{ID: req.ID, Result: raw}
 }
 
-func marshalResult(v any) (jsontext.Value, error) {
+func marshalResult(v any) (json.RawMessage, error) {
 	switch v := v.(type) {
 	case nil:
-		return jsontext.Value("{}"), nil
-	case jsontext.Value:
+		return json.RawMessage("{}"), nil
+	case json.RawMessage:
 		return v, nil
+	case jsontext.Value:
+		return json.RawMessage(v), nil
 	case []byte:
-		return jsontext.Value(v), nil
+		return json.RawMessage(v), nil
 	}
-	return json.Marshal(v)
+	return jsonv2.Marshal(v, jsonv2.Deterministic(true))
 }
 
 // dispatchBatch serves a batch: requests concurrently, notifications in

@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,8 +11,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 // pipeStream is one end of an in-process stream that encodes and decodes
@@ -145,9 +144,9 @@ func TestConnCall(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.method, func(t *testing.T) {
-			var params jsontext.Value
+			var params json.RawMessage
 			if tt.params != "" {
-				params = jsontext.Value(tt.params)
+				params = json.RawMessage(tt.params)
 			}
 			got, err := client.Call(ctx, tt.method, params)
 			if tt.code != 0 {
@@ -174,7 +173,7 @@ func TestConnConcurrentCalls(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			p := fmt.Sprintf(`{"i":%d}`, i)
-			got, err := client.Call(context.Background(), "echo", jsontext.Value(p))
+			got, err := client.Call(context.Background(), "echo", json.RawMessage(p))
 			if err != nil || string(got) != p {
 				errs <- fmt.Errorf("call %d = %s, %v", i, got, err)
 			}
@@ -194,7 +193,7 @@ func TestConnBothDirections(t *testing.T) {
 	client := NewConn(a, &ConnOptions{Handler: HandlerFunc(echo)})
 	server = NewConn(b, &ConnOptions{Handler: HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
 		// The server calls back into the client while handling a request.
-		return server.Call(ctx, "echo", jsontext.Value(`{"nested":true}`))
+		return server.Call(ctx, "echo", json.RawMessage(`{"nested":true}`))
 	})})
 	client.Start()
 	server.Start()
@@ -221,7 +220,7 @@ func TestConnNotificationOrder(t *testing.T) {
 	})
 	client, _ := connPair(t, h, nil)
 	for i := range 200 {
-		if err := client.Notify(context.Background(), "n", jsontext.Value(fmt.Sprintf("[%d]", i))); err != nil {
+		if err := client.Notify(context.Background(), "n", json.RawMessage(fmt.Sprintf("[%d]", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -404,7 +403,7 @@ func BenchmarkConnCall(b *testing.B) {
 	client.Start()
 	server.Start()
 	defer func() { client.Close(); server.Close() }()
-	params := jsontext.Value(`{"name":"echo","arguments":{"message":"hello"}}`)
+	params := json.RawMessage(`{"name":"echo","arguments":{"message":"hello"}}`)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := client.Call(context.Background(), "echo", params); err != nil {

@@ -2,9 +2,10 @@ package jsonrpc
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 
-	"github.com/go-json-experiment/json"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/internal/jsonscan"
 )
@@ -34,8 +35,8 @@ type wireFields struct {
 	id     ID
 	idNull bool
 	method string
-	params jsontext.Value
-	result jsontext.Value
+	params json.RawMessage
+	result json.RawMessage
 	error  *Error
 }
 
@@ -109,7 +110,7 @@ func (f *wireFields) read(dec *jsontext.Decoder) bool {
 				return false
 			}
 			f.error = new(Error)
-			if err := json.Unmarshal(v, f.error); err != nil {
+			if err := jsonv2.Unmarshal(v, f.error); err != nil {
 				return false
 			}
 		}
@@ -127,7 +128,7 @@ func (f *wireFields) read(dec *jsontext.Decoder) bool {
 }
 
 // keep returns v, or a copy of it unless the input is owned.
-func (f *wireFields) keep(v jsontext.Value) jsontext.Value {
+func (f *wireFields) keep(v []byte) []byte {
 	if f.owned {
 		return v[:len(v):len(v)]
 	}
@@ -146,7 +147,7 @@ func (f *wireFields) message() (Message, bool) {
 			return nil, false
 		}
 		if f.hasParams {
-			if k := f.params.Kind(); k != '{' && k != '[' {
+			if k := jsontext.Value(f.params).Kind(); k != '{' && k != '[' {
 				return nil, false
 			}
 		}

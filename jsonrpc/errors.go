@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/go-json-experiment/json/jsontext"
+	"encoding/json"
 )
 
 // Standard JSON-RPC 2.0 error codes.
@@ -47,9 +47,9 @@ const (
 // the wire: handlers return it (or wrap it) to choose the code, and calls
 // return it when the peer answered with an error.
 type Error struct {
-	Code    int64          `json:"code"`
-	Message string         `json:"message"`
-	Data    jsontext.Value `json:"data,omitzero"`
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitzero"`
 }
 
 // Error implements error.

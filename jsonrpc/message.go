@@ -2,11 +2,12 @@ package jsonrpc
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 
-	"github.com/go-json-experiment/json"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -28,7 +29,7 @@ type Request struct {
 	Method string
 	// Params holds the raw JSON of the params member (an object or array),
 	// or nil when absent.
-	Params jsontext.Value
+	Params json.RawMessage
 	// Extra carries transport-supplied information about the message, such
 	// as the HTTP request that carried it. It never goes on the wire.
 	Extra any
@@ -43,7 +44,7 @@ type Response struct {
 	// message whose id could not be read.
 	ID ID
 	// Result holds the raw JSON result of a successful call.
-	Result jsontext.Value
+	Result json.RawMessage
 	// Error describes a failed call.
 	Error *Error
 	// Extra carries transport-supplied information; never on the wire.
@@ -79,12 +80,12 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 
 // wireMessage is the union of every member a message may have.
 type wireMessage struct {
-	JSONRPC string         `json:"jsonrpc"`
-	ID      jsontext.Value `json:"id"`
-	Method  *string        `json:"method"`
-	Params  jsontext.Value `json:"params"`
-	Result  jsontext.Value `json:"result"`
-	Error   *Error         `json:"error"`
+	JSONRPC string          `json:"jsonrpc"`
+	ID      jsontext.Value  `json:"id"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   *Error          `json:"error"`
 }
 
 // MaxDepth is the deepest nesting of arrays and objects a decoded message
@@ -121,7 +122,7 @@ func decodeMessage(data []byte, owned bool) (Message, error) {
 
 func decodeBatch(data []byte) (Message, error) {
 	var elems []jsontext.Value
-	if err := json.Unmarshal(data, &elems); err != nil {
+	if err := jsonv2.Unmarshal(data, &elems); err != nil {
 		return nil, parseError(err)
 	}
 	if len(elems) == 0 {
@@ -151,8 +152,8 @@ func parseError(err error) *DecodeError {
 // which also judges every malformed message; see decodeOne.
 func decodeOneReflect(data []byte) (Message, error) {
 	var w wireMessage
-	if err := json.Unmarshal(data, &w); err != nil {
-		var se *json.SemanticError
+	if err := jsonv2.Unmarshal(data, &w); err != nil {
+		var se *jsonv2.SemanticError
 		if errors.As(err, &se) && jsontext.Value(data).IsValid() {
 			// Valid JSON of the wrong shape: not a JSON-RPC message.
 			return nil, invalid(ID{}, "invalid request: "+se.Error())
@@ -181,7 +182,7 @@ func decodeOneReflect(data []byte) (Message, error) {
 			return nil, invalid(id, "invalid request: empty method")
 		}
 		if w.Params != nil {
-			if k := w.Params.Kind(); k != '{' && k != '[' {
+			if k := jsontext.Value(w.Params).Kind(); k != '{' && k != '[' {
 				return nil, invalid(id, "invalid request: params must be an object or an array")
 			}
 		}

@@ -1,10 +1,11 @@
 package mcp
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
-	"github.com/go-json-experiment/json"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/internal/jsonscan"
 )
@@ -61,19 +62,19 @@ type EmbeddedResource struct {
 
 // ToolUseContent is a model's request to call a tool (sampling, 2025-11-25).
 type ToolUseContent struct {
-	Meta  Meta           `json:"_meta,omitzero"`
-	ID    string         `json:"id"`
-	Name  string         `json:"name"`
-	Input map[string]any `json:"input"`
+	Meta  Meta            `json:"_meta,omitzero"`
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
 }
 
 // ToolResultContent is the result of a tool use (sampling, 2025-11-25).
 type ToolResultContent struct {
-	Meta              Meta           `json:"_meta,omitzero"`
-	ToolUseID         string         `json:"toolUseId"`
-	Content           Contents       `json:"content"`
-	StructuredContent map[string]any `json:"structuredContent,omitzero"`
-	IsError           bool           `json:"isError,omitzero"`
+	Meta              Meta            `json:"_meta,omitzero"`
+	ToolUseID         string          `json:"toolUseId"`
+	Content           Contents        `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitzero"`
+	IsError           bool            `json:"isError,omitzero"`
 }
 
 func (*TextContent) contentType() string       { return "text" }
@@ -87,7 +88,7 @@ func (*ToolResultContent) contentType() string { return "tool_result" }
 // Contents is a list of content blocks, encoded with their "type".
 type Contents []Content
 
-// MarshalJSONTo implements json.MarshalerTo; nil encodes as [].
+// MarshalJSONTo implements jsonv2.MarshalerTo; nil encodes as [].
 func (cs Contents) MarshalJSONTo(enc *jsontext.Encoder) error {
 	if err := enc.WriteToken(jsontext.BeginArray); err != nil {
 		return err
@@ -99,14 +100,14 @@ func (cs Contents) MarshalJSONTo(enc *jsontext.Encoder) error {
 		}
 		// Each block goes straight into the encoder's output: a large
 		// text or image is escaped or encoded once, and not copied.
-		if err := json.MarshalEncode(enc, w); err != nil {
+		if err := jsonv2.MarshalEncode(enc, w); err != nil {
 			return err
 		}
 	}
 	return enc.WriteToken(jsontext.EndArray)
 }
 
-// UnmarshalJSONFrom implements json.UnmarshalerFrom.
+// UnmarshalJSONFrom implements jsonv2.UnmarshalerFrom.
 func (cs *Contents) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	if dec.PeekKind() == 'n' {
 		_, err := dec.ReadToken()
@@ -187,7 +188,7 @@ func marshalContent(c Content) (jsontext.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(w)
+	return jsonv2.Marshal(w)
 }
 
 // unmarshalContent decodes one block, dispatching on its type member.
@@ -200,7 +201,7 @@ func unmarshalContent(raw jsontext.Value) (Content, error) {
 		var head struct {
 			Type string `json:"type"`
 		}
-		if err := json.Unmarshal(raw, &head); err != nil {
+		if err := jsonv2.Unmarshal(raw, &head); err != nil {
 			return nil, err
 		}
 		if c = newContent([]byte(head.Type)); c == nil {
@@ -210,7 +211,7 @@ func unmarshalContent(raw jsontext.Value) (Content, error) {
 			return nil, fmt.Errorf("mcp: unknown content type %q", head.Type)
 		}
 	}
-	if err := json.Unmarshal(raw, c, json.RejectUnknownMembers(false)); err != nil {
+	if err := jsonv2.Unmarshal(raw, c, jsonv2.RejectUnknownMembers(false)); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -281,14 +282,14 @@ func marshalOneOrMany(cs Contents) (jsontext.Value, error) {
 	if len(cs) == 1 {
 		return marshalContent(cs[0])
 	}
-	return json.Marshal(cs)
+	return jsonv2.Marshal(cs)
 }
 
 // unmarshalOneOrMany decodes a single block or an array of blocks.
 func unmarshalOneOrMany(raw jsontext.Value) (Contents, error) {
 	if raw.Kind() == '[' {
 		var cs Contents
-		if err := json.Unmarshal(raw, &cs); err != nil {
+		if err := jsonv2.Unmarshal(raw, &cs); err != nil {
 			return nil, err
 		}
 		return cs, nil

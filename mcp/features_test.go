@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -10,8 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -26,13 +26,13 @@ func TestElicitationChecks(t *testing.T) {
 		if mode == ElicitModeURL {
 			p.URL, p.ElicitationID = "https://example.com/x", "id-1"
 		} else {
-			p.RequestedSchema = jsontext.Value(schemaJSON)
+			p.RequestedSchema = json.RawMessage(schemaJSON)
 		}
 		res, err := req.Elicit(ctx, p)
 		if err != nil {
 			return "", err
 		}
-		b, _ := json.Marshal(res, json.Deterministic(true))
+		b, _ := jsonv2.Marshal(res, jsonv2.Deterministic(true))
 		return string(b), nil
 	}))
 	answer := map[string]any{"name": "Ada"}
@@ -114,7 +114,7 @@ func TestLoggingHandler(t *testing.T) {
 	done := make(chan struct{})
 	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
 		LoggingMessageHandler: func(_ context.Context, _ *ClientSession, p *LoggingMessageParams) {
-			b, _ := json.Marshal(p, json.Deterministic(true))
+			b, _ := jsonv2.Marshal(p, jsonv2.Deterministic(true))
 			mu.Lock()
 			got = append(got, string(b))
 			if len(got) == 2 {
@@ -150,7 +150,7 @@ func TestSamplingWithTools(t *testing.T) {
 		res, err := req.CreateMessage(ctx, &CreateMessageParams{
 			MaxTokens:  10,
 			Messages:   []*SamplingMessage{{Role: RoleUser, Content: Contents{&TextContent{Text: "weather?"}}}},
-			Tools:      []*Tool{{Name: "get_weather", InputSchema: jsontext.Value(`{"type":"object"}`)}},
+			Tools:      []*Tool{{Name: "get_weather", InputSchema: json.RawMessage(`{"type":"object"}`)}},
 			ToolChoice: &ToolChoice{Mode: "auto"},
 		})
 		if err != nil {
@@ -168,7 +168,7 @@ func TestSamplingWithTools(t *testing.T) {
 			Capabilities: tt.caps,
 			CreateMessageHandler: func(ctx context.Context, req *CreateMessageRequest) (*CreateMessageResult, error) {
 				return &CreateMessageResult{Role: RoleAssistant, Model: "m", StopReason: "toolUse",
-					Content: Contents{&ToolUseContent{ID: "u1", Name: req.Params.Tools[0].Name, Input: map[string]any{}}}}, nil
+					Content: Contents{&ToolUseContent{ID: "u1", Name: req.Params.Tools[0].Name, Input: json.RawMessage(`{}`)}}}, nil
 			},
 		})
 		cs, _ := connect(t, s, c)
@@ -238,7 +238,7 @@ func TestClientRejectsUnknownVersion(t *testing.T) {
 	must(t, err)
 	// A fake server that answers initialize with a revision we do not speak.
 	fake := jsonrpc.NewConn(sconn, &jsonrpc.ConnOptions{Handler: jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-		return jsontext.Value(`{"protocolVersion":"1999-01-01","capabilities":{},"serverInfo":{"name":"x","version":"1"}}`), nil
+		return json.RawMessage(`{"protocolVersion":"1999-01-01","capabilities":{},"serverInfo":{"name":"x","version":"1"}}`), nil
 	})})
 	fake.Start()
 	defer func() { fake.Close(); fake.Wait() }()

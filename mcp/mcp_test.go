@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -10,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -74,7 +74,7 @@ func testServer(t *testing.T, opts *ServerOptions) *Server {
 	must(t, AddTool(s, &Tool{Name: "fail"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (string, error) {
 		return "", errors.New("it broke")
 	}))
-	must(t, s.AddTool(&Tool{Name: "raw", InputSchema: jsontext.Value(`{"type":"object"}`)}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+	must(t, s.AddTool(&Tool{Name: "raw", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
 		return &CallToolResult{Content: []Content{&TextContent{Text: "raw:" + string(req.Params.Arguments)}}}, nil
 	}))
 	must(t, s.AddResource(&Resource{URI: "test://a", Name: "a", MIMEType: "text/plain"}, func(ctx context.Context, req *ReadResourceRequest) (*ReadResourceResult, error) {
@@ -133,7 +133,7 @@ func TestServerFeatures(t *testing.T) {
 		{"raw", `{"q":1}`, `raw:{"q":1}`, false},
 	}
 	for _, tt := range tests {
-		res, err := cs.CallTool(ctx, &CallToolParams{Name: tt.name, Arguments: jsontext.Value(tt.args)})
+		res, err := cs.CallTool(ctx, &CallToolParams{Name: tt.name, Arguments: json.RawMessage(tt.args)})
 		if err != nil {
 			t.Fatalf("CallTool(%s, %s): %v", tt.name, tt.args, err)
 		}
@@ -238,7 +238,7 @@ func TestServerToClientRequests(t *testing.T) {
 		if err != nil {
 			return "", err
 		}
-		el, err := req.Elicit(ctx, &ElicitParams{Message: "name?", RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string"},"n":{"type":"integer","default":3}},"required":["name"]}`)})
+		el, err := req.Elicit(ctx, &ElicitParams{Message: "name?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"},"n":{"type":"integer","default":3}},"required":["name"]}`)})
 		if err != nil {
 			return "", err
 		}
@@ -397,7 +397,7 @@ func TestMiddleware(t *testing.T) {
 	s := testServer(t, &ServerOptions{Middleware: []Middleware{record("srv-recv")}})
 	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{SendingMiddleware: []Middleware{record("cli-send")}})
 	cs, _ := connect(t, s, c)
-	_, err := cs.CallTool(context.Background(), &CallToolParams{Name: "add", Arguments: jsontext.Value(`{"a":1}`)})
+	_, err := cs.CallTool(context.Background(), &CallToolParams{Name: "add", Arguments: json.RawMessage(`{"a":1}`)})
 	must(t, err)
 	mu.Lock()
 	got := strings.Join(seen, " ")

@@ -5,9 +5,10 @@ package mcp
 // empty.
 
 import (
+	"encoding/json"
 	"errors"
 
-	"github.com/go-json-experiment/json"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -167,7 +168,7 @@ type ClientCapabilities struct {
 	Elicitation  *ElicitationCapabilities `json:"elicitation,omitzero"`
 	// Tasks is the experimental tasks capability of 2025-11-25, kept as
 	// raw JSON until tasks are supported.
-	Tasks jsontext.Value `json:"tasks,omitzero"`
+	Tasks json.RawMessage `json:"tasks,omitzero"`
 }
 
 // ToolCapabilities is the server's tools capability.
@@ -202,7 +203,7 @@ type ServerCapabilities struct {
 	Tools        *ToolCapabilities       `json:"tools,omitzero"`
 	// Tasks is the experimental tasks capability of 2025-11-25, kept as
 	// raw JSON until tasks are supported.
-	Tasks jsontext.Value `json:"tasks,omitzero"`
+	Tasks json.RawMessage `json:"tasks,omitzero"`
 }
 
 // InitializeParams are the params of initialize.
@@ -284,8 +285,8 @@ type Tool struct {
 	Name         string           `json:"name"`
 	Title        string           `json:"title,omitzero"`
 	Description  string           `json:"description,omitzero"`
-	InputSchema  jsontext.Value   `json:"inputSchema"`
-	OutputSchema jsontext.Value   `json:"outputSchema,omitzero"`
+	InputSchema  json.RawMessage  `json:"inputSchema"`
+	OutputSchema json.RawMessage  `json:"outputSchema,omitzero"`
 	Annotations  *ToolAnnotations `json:"annotations,omitzero"`
 	Icons        []Icon           `json:"icons,omitzero"`
 	// Execution describes how the tool may be run (2025-11-25), such as
@@ -314,17 +315,17 @@ type ListToolsResult struct {
 
 // CallToolParams are the params of tools/call.
 type CallToolParams struct {
-	Meta      Meta           `json:"_meta,omitzero"`
-	Name      string         `json:"name"`
-	Arguments jsontext.Value `json:"arguments,omitzero"`
+	Meta      Meta            `json:"_meta,omitzero"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitzero"`
 }
 
 // CallToolResult is a tool's result.
 type CallToolResult struct {
-	Meta              Meta           `json:"_meta,omitzero"`
-	Content           Contents       `json:"content"`
-	StructuredContent jsontext.Value `json:"structuredContent,omitzero"`
-	IsError           bool           `json:"isError,omitzero"`
+	Meta              Meta            `json:"_meta,omitzero"`
+	Content           Contents        `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitzero"`
+	IsError           bool            `json:"isError,omitzero"`
 }
 
 // Resource describes a resource the server offers.
@@ -424,15 +425,15 @@ type anyResourceContents struct {
 // MarshalJSONTo writes blob when Blob is set and text otherwise.
 func (r *ResourceContents) MarshalJSONTo(enc *jsontext.Encoder) error {
 	if r.Blob != nil {
-		return json.MarshalEncode(enc, &blobResourceContents{r.Meta, r.URI, r.MIMEType, r.Blob})
+		return jsonv2.MarshalEncode(enc, &blobResourceContents{r.Meta, r.URI, r.MIMEType, r.Blob})
 	}
-	return json.MarshalEncode(enc, &textResourceContents{r.Meta, r.URI, r.MIMEType, r.Text})
+	return jsonv2.MarshalEncode(enc, &textResourceContents{r.Meta, r.URI, r.MIMEType, r.Text})
 }
 
 // UnmarshalJSONFrom reads text or blob contents.
 func (r *ResourceContents) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	var a anyResourceContents
-	if err := json.UnmarshalDecode(dec, &a); err != nil {
+	if err := jsonv2.UnmarshalDecode(dec, &a); err != nil {
 		return err
 	}
 	if a.Text == nil && a.Blob == nil {
@@ -535,23 +536,23 @@ type PromptMessage struct {
 }
 
 type promptMessageWire struct {
-	Role    Role           `json:"role"`
+	Role    Role            `json:"role"`
 	Content jsontext.Value `json:"content"`
 }
 
-// MarshalJSONTo implements json.MarshalerTo.
+// MarshalJSONTo implements jsonv2.MarshalerTo.
 func (m *PromptMessage) MarshalJSONTo(enc *jsontext.Encoder) error {
 	c, err := marshalContent(m.Content)
 	if err != nil {
 		return err
 	}
-	return json.MarshalEncode(enc, &promptMessageWire{Role: m.Role, Content: c})
+	return jsonv2.MarshalEncode(enc, &promptMessageWire{Role: m.Role, Content: c})
 }
 
-// UnmarshalJSONFrom implements json.UnmarshalerFrom.
+// UnmarshalJSONFrom implements jsonv2.UnmarshalerFrom.
 func (m *PromptMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	var w promptMessageWire
-	if err := json.UnmarshalDecode(dec, &w); err != nil {
+	if err := jsonv2.UnmarshalDecode(dec, &w); err != nil {
 		return err
 	}
 	c, err := unmarshalContent(w.Content)
@@ -670,25 +671,25 @@ type SamplingMessage struct {
 }
 
 type samplingMessageWire struct {
-	Meta    Meta           `json:"_meta,omitzero"`
-	Role    Role           `json:"role"`
+	Meta    Meta            `json:"_meta,omitzero"`
+	Role    Role            `json:"role"`
 	Content jsontext.Value `json:"content"`
 }
 
-// MarshalJSONTo implements json.MarshalerTo.
+// MarshalJSONTo implements jsonv2.MarshalerTo.
 func (m *SamplingMessage) MarshalJSONTo(enc *jsontext.Encoder) error {
 	c, err := marshalOneOrMany(m.Content)
 	if err != nil {
 		return err
 	}
-	return json.MarshalEncode(enc, &samplingMessageWire{Meta: m.Meta, Role: m.Role, Content: c})
+	return jsonv2.MarshalEncode(enc, &samplingMessageWire{Meta: m.Meta, Role: m.Role, Content: c})
 }
 
-// UnmarshalJSONFrom implements json.UnmarshalerFrom; it accepts a single
+// UnmarshalJSONFrom implements jsonv2.UnmarshalerFrom; it accepts a single
 // block or an array.
 func (m *SamplingMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	var w samplingMessageWire
-	if err := json.UnmarshalDecode(dec, &w); err != nil {
+	if err := jsonv2.UnmarshalDecode(dec, &w); err != nil {
 		return err
 	}
 	c, err := unmarshalOneOrMany(w.Content)
@@ -728,26 +729,26 @@ type CreateMessageResult struct {
 }
 
 type createMessageResultWire struct {
-	Meta       Meta           `json:"_meta,omitzero"`
-	Role       Role           `json:"role"`
+	Meta       Meta            `json:"_meta,omitzero"`
+	Role       Role            `json:"role"`
 	Content    jsontext.Value `json:"content"`
-	Model      string         `json:"model"`
-	StopReason string         `json:"stopReason,omitzero"`
+	Model      string          `json:"model"`
+	StopReason string          `json:"stopReason,omitzero"`
 }
 
-// MarshalJSONTo implements json.MarshalerTo.
+// MarshalJSONTo implements jsonv2.MarshalerTo.
 func (r *CreateMessageResult) MarshalJSONTo(enc *jsontext.Encoder) error {
 	c, err := marshalOneOrMany(r.Content)
 	if err != nil {
 		return err
 	}
-	return json.MarshalEncode(enc, &createMessageResultWire{r.Meta, r.Role, c, r.Model, r.StopReason})
+	return jsonv2.MarshalEncode(enc, &createMessageResultWire{r.Meta, r.Role, c, r.Model, r.StopReason})
 }
 
-// UnmarshalJSONFrom implements json.UnmarshalerFrom.
+// UnmarshalJSONFrom implements jsonv2.UnmarshalerFrom.
 func (r *CreateMessageResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	var w createMessageResultWire
-	if err := json.UnmarshalDecode(dec, &w); err != nil {
+	if err := jsonv2.UnmarshalDecode(dec, &w); err != nil {
 		return err
 	}
 	c, err := unmarshalOneOrMany(w.Content)
@@ -785,12 +786,12 @@ const (
 // ElicitParams are the params of elicitation/create: form mode
 // (RequestedSchema) or URL mode (URL and ElicitationID).
 type ElicitParams struct {
-	Meta            Meta           `json:"_meta,omitzero"`
-	Mode            string         `json:"mode,omitzero"`
-	Message         string         `json:"message"`
-	RequestedSchema jsontext.Value `json:"requestedSchema,omitzero"`
-	URL             string         `json:"url,omitzero"`
-	ElicitationID   string         `json:"elicitationId,omitzero"`
+	Meta            Meta            `json:"_meta,omitzero"`
+	Mode            string          `json:"mode,omitzero"`
+	Message         string          `json:"message"`
+	RequestedSchema json.RawMessage `json:"requestedSchema,omitzero"`
+	URL             string          `json:"url,omitzero"`
+	ElicitationID   string          `json:"elicitationId,omitzero"`
 }
 
 // ElicitAction is the user's response to an elicitation.

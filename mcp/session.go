@@ -2,13 +2,13 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -16,7 +16,7 @@ import (
 // request from raw params, and how to handle it.
 type inMethod[S any] struct {
 	notification bool
-	newRequest   func(s S, raw jsontext.Value, extra *RequestExtra) (Request, error)
+	newRequest   func(s S, raw json.RawMessage, extra *RequestExtra) (Request, error)
 	handle       func(ctx context.Context, s S, req Request) (Result, error)
 }
 
@@ -25,12 +25,12 @@ type inMethod[S any] struct {
 func decodeParams[P any, PP interface {
 	*P
 	Params
-}](raw jsontext.Value) (PP, error) {
+}](raw json.RawMessage) (PP, error) {
 	p := PP(new(P))
 	if len(raw) == 0 || string(raw) == "null" {
 		return p, nil
 	}
-	if err := json.Unmarshal(raw, p); err != nil {
+	if err := jsonv2.Unmarshal(raw, p); err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
 	}
 	return p, nil
@@ -42,7 +42,7 @@ func serverMethodFor[P any, PP interface {
 	Params
 }, R Result](method string, h func(*ServerSession, context.Context, *ServerRequest[PP]) (R, error)) inMethod[*ServerSession] {
 	return inMethod[*ServerSession]{
-		newRequest: func(ss *ServerSession, raw jsontext.Value, extra *RequestExtra) (Request, error) {
+		newRequest: func(ss *ServerSession, raw json.RawMessage, extra *RequestExtra) (Request, error) {
 			p, err := decodeParams[P, PP](raw)
 			if err != nil {
 				return nil, err
@@ -65,7 +65,7 @@ func clientMethodFor[P any, PP interface {
 	Params
 }, R Result](method string, h func(*ClientSession, context.Context, *ClientRequest[PP]) (R, error)) inMethod[*ClientSession] {
 	return inMethod[*ClientSession]{
-		newRequest: func(cs *ClientSession, raw jsontext.Value, _ *RequestExtra) (Request, error) {
+		newRequest: func(cs *ClientSession, raw json.RawMessage, _ *RequestExtra) (Request, error) {
 			p, err := decodeParams[P, PP](raw)
 			if err != nil {
 				return nil, err
@@ -113,7 +113,7 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 	if !ok {
 		return nil, fmt.Errorf("mcp: sending middleware replaced the request with %T", req)
 	}
-	raw, err := json.Marshal(o.params)
+	raw, err := jsonv2.Marshal(o.params)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: encoding %s params: %w", o.method, err)
 	}
@@ -124,7 +124,7 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return nil, fromWire(err)
 	}
-	if err := json.Unmarshal(res, o.result); err != nil {
+	if err := jsonv2.Unmarshal(res, o.result); err != nil {
 		return nil, fmt.Errorf("mcp: decoding %s result: %w", o.method, err)
 	}
 	return o.result, nil
@@ -149,7 +149,7 @@ func (e *endpoint) onCancel(id jsonrpc.ID, cause error) {
 	if cause != nil {
 		reason = cause.Error()
 	}
-	raw, err := json.Marshal(&CancelledParams{RequestID: id, Reason: reason})
+	raw, err := jsonv2.Marshal(&CancelledParams{RequestID: id, Reason: reason})
 	if err != nil {
 		return
 	}

@@ -2,12 +2,12 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -55,8 +55,8 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) error {
 	}
 	tool := *t
 	if len(tool.InputSchema) == 0 {
-		tool.InputSchema = jsontext.Value(`{"type":"object"}`)
-	} else if !tool.InputSchema.IsValid() {
+		tool.InputSchema = json.RawMessage(`{"type":"object"}`)
+	} else if !json.Valid(tool.InputSchema) {
 		return fmt.Errorf("mcp: tool %q: input schema is not valid JSON", t.Name)
 	}
 	s.mu.Lock()
@@ -177,7 +177,7 @@ func toolResult(o any, out *validator) (*CallToolResult, error) {
 	case string:
 		return &CallToolResult{Content: []Content{&TextContent{Text: o}}}, nil
 	}
-	data, err := json.Marshal(o)
+	data, err := jsonv2.Marshal(o)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: encoding tool output: %w", err)
 	}
@@ -186,7 +186,7 @@ func toolResult(o any, out *validator) (*CallToolResult, error) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tool output does not match its output schema: " + err.Error()}
 		}
 	}
-	res := &CallToolResult{StructuredContent: jsontext.Value(data)}
+	res := &CallToolResult{StructuredContent: json.RawMessage(data)}
 	if c, ok := o.(ToolContenter); ok {
 		res.Content = c.ToolContent()
 	} else {

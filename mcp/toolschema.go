@@ -1,11 +1,11 @@
 package mcp
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mcpkit/mcpkit/schema"
 )
@@ -13,14 +13,14 @@ import (
 // validator is a compiled JSON Schema: its wire form, and what validates
 // against it.
 type validator struct {
-	schemaJSON  jsontext.Value
+	schemaJSON  json.RawMessage
 	compiled    *schema.Compiled
 	hasDefaults bool
 }
 
 // newValidator infers the schema of t (or uses override, when given) and
 // compiles it once.
-func newValidator(r *schema.Reflector, t reflect.Type, override jsontext.Value) (*validator, error) {
+func newValidator(r *schema.Reflector, t reflect.Type, override json.RawMessage) (*validator, error) {
 	if len(override) > 0 {
 		return compileSchema(override)
 	}
@@ -41,7 +41,7 @@ func compileSchema(raw []byte) (*validator, error) {
 }
 
 func compileParsed(s *jsonschema.Schema) (*validator, error) {
-	data, err := json.Marshal(s)
+	data, err := jsonv2.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("encoding schema: %w", err)
 	}
@@ -71,7 +71,7 @@ func (v *validator) validate(x any) error { return v.compiled.Validate(x) }
 // validateJSON checks JSON text.
 func (v *validator) validateJSON(data []byte) error {
 	var x any
-	if err := json.Unmarshal(data, &x); err != nil {
+	if err := jsonv2.Unmarshal(data, &x); err != nil {
 		return err
 	}
 	return v.compiled.Validate(x)
@@ -89,7 +89,7 @@ type argBinder[In any] struct {
 	*validator
 }
 
-func newArgBinder[In any](r *schema.Reflector, override jsontext.Value) (*argBinder[In], error) {
+func newArgBinder[In any](r *schema.Reflector, override json.RawMessage) (*argBinder[In], error) {
 	t := reflect.TypeFor[In]()
 	if k := derefKind(t); k != reflect.Struct && k != reflect.Map && k != reflect.Interface {
 		return nil, fmt.Errorf("input type %v must be a struct or a map", t)
@@ -103,13 +103,13 @@ func newArgBinder[In any](r *schema.Reflector, override jsontext.Value) (*argBin
 
 // bind validates raw arguments, applies defaults and decodes them into In.
 // Its errors are meant for the model: they say what to fix.
-func (b *argBinder[In]) bind(raw jsontext.Value) (In, error) {
+func (b *argBinder[In]) bind(raw json.RawMessage) (In, error) {
 	var in In
 	if len(raw) == 0 || string(raw) == "null" {
-		raw = jsontext.Value("{}")
+		raw = json.RawMessage("{}")
 	}
 	var x any
-	if err := json.Unmarshal(raw, &x); err != nil {
+	if err := jsonv2.Unmarshal(raw, &x); err != nil {
 		return in, fmt.Errorf("invalid arguments: %w", err)
 	}
 	m, isObject := x.(map[string]any)
@@ -124,11 +124,11 @@ func (b *argBinder[In]) bind(raw jsontext.Value) (In, error) {
 	}
 	if b.hasDefaults {
 		var err error
-		if raw, err = json.Marshal(m); err != nil {
+		if raw, err = jsonv2.Marshal(m); err != nil {
 			return in, fmt.Errorf("invalid arguments: %w", err)
 		}
 	}
-	if err := json.Unmarshal(raw, &in); err != nil {
+	if err := jsonv2.Unmarshal(raw, &in); err != nil {
 		return in, fmt.Errorf("invalid arguments: %w", err)
 	}
 	return in, nil

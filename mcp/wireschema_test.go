@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	stdjson "encoding/json"
 	"fmt"
 	"os"
@@ -8,8 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -92,15 +92,15 @@ var wireCases = []struct {
 	{"ServerCapabilities", Version20241105, &ServerCapabilities{Logging: &LoggingCapabilities{}, Tools: &ToolCapabilities{ListChanged: true}, Resources: &ResourceCapabilities{Subscribe: true}, Prompts: &PromptCapabilities{}}},
 	{"ServerCapabilities", Version20250326, &ServerCapabilities{Completions: &CompletionCapabilities{}}},
 	{"InitializeResult", Version20241105, &InitializeResult{ProtocolVersion: Version20241105, Capabilities: &ServerCapabilities{}, ServerInfo: &Implementation{Name: "s", Version: "1"}, Instructions: "use it"}},
-	{"Tool", Version20241105, &Tool{Name: "t", Description: "d", InputSchema: jsontext.Value(`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`)}},
-	{"Tool", Version20250618, &Tool{Name: "t", Title: "T", InputSchema: jsontext.Value(`{"type":"object"}`), OutputSchema: jsontext.Value(`{"type":"object"}`), Annotations: &ToolAnnotations{ReadOnlyHint: true}}},
-	{"Tool", Version20251125, &Tool{Name: "t", InputSchema: jsontext.Value(`{"type":"object"}`), Execution: &ToolExecution{TaskSupport: "optional"}}},
-	{"ServerCapabilities", Version20251125, &ServerCapabilities{Tasks: jsontext.Value(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)}},
-	{"ListToolsResult", Version20241105, &ListToolsResult{Tools: []*Tool{{Name: "t", InputSchema: jsontext.Value(`{"type":"object"}`)}}, NextCursor: "c"}},
+	{"Tool", Version20241105, &Tool{Name: "t", Description: "d", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`)}},
+	{"Tool", Version20250618, &Tool{Name: "t", Title: "T", InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object"}`), Annotations: &ToolAnnotations{ReadOnlyHint: true}}},
+	{"Tool", Version20251125, &Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`), Execution: &ToolExecution{TaskSupport: "optional"}}},
+	{"ServerCapabilities", Version20251125, &ServerCapabilities{Tasks: json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)}},
+	{"ListToolsResult", Version20241105, &ListToolsResult{Tools: []*Tool{{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}}, NextCursor: "c"}},
 	{"ListToolsResult", Version20241105, &ListToolsResult{}},
 	{"CallToolResult", Version20241105, &CallToolResult{Content: []Content{&TextContent{Text: "hi"}, &ImageContent{Data: []byte{1}, MIMEType: "image/png"}}, IsError: true}},
 	{"CallToolResult", Version20241105, &CallToolResult{}},
-	{"CallToolResult", Version20250618, &CallToolResult{Content: []Content{&ResourceLink{URI: "file:///a", Name: "a"}, &EmbeddedResource{Resource: &ResourceContents{URI: "x://y", Blob: []byte("b")}}}, StructuredContent: jsontext.Value(`{"a":1}`)}},
+	{"CallToolResult", Version20250618, &CallToolResult{Content: []Content{&ResourceLink{URI: "file:///a", Name: "a"}, &EmbeddedResource{Resource: &ResourceContents{URI: "x://y", Blob: []byte("b")}}}, StructuredContent: json.RawMessage(`{"a":1}`)}},
 	{"CallToolResult", Version20250326, &CallToolResult{Content: []Content{&AudioContent{Data: []byte{1, 2}, MIMEType: "audio/wav"}}}},
 	{"Resource", Version20241105, &Resource{URI: "file:///a", Name: "a", MIMEType: "text/plain", Annotations: &Annotations{Audience: []Role{RoleUser}, Priority: 0.5}}},
 	{"ResourceTemplate", Version20241105, &ResourceTemplate{URITemplate: "file:///{p}", Name: "p"}},
@@ -113,7 +113,7 @@ var wireCases = []struct {
 	{"CompleteResult", Version20241105, &CompleteResult{Completion: Completion{Values: []string{}}}},
 	{"CompleteResult", Version20241105, &CompleteResult{Completion: Completion{Values: []string{"a"}, Total: 3, HasMore: true}}},
 	{"CreateMessageResult", Version20241105, &CreateMessageResult{Role: RoleAssistant, Content: Contents{&TextContent{Text: "x"}}, Model: "m", StopReason: "endTurn"}},
-	{"CreateMessageResult", Version20251125, &CreateMessageResult{Role: RoleAssistant, Content: Contents{&ToolUseContent{ID: "1", Name: "t", Input: map[string]any{}}}, Model: "m", StopReason: "toolUse"}},
+	{"CreateMessageResult", Version20251125, &CreateMessageResult{Role: RoleAssistant, Content: Contents{&ToolUseContent{ID: "1", Name: "t", Input: json.RawMessage(`{}`)}}, Model: "m", StopReason: "toolUse"}},
 	{"SamplingMessage", Version20251125, &SamplingMessage{Role: RoleUser, Content: Contents{&ToolResultContent{ToolUseID: "1", Content: []Content{&TextContent{Text: "r"}}}}}},
 	{"ListRootsResult", Version20241105, &ListRootsResult{Roots: []*Root{{URI: "file:///r", Name: "r"}}}},
 	{"ListRootsResult", Version20241105, &ListRootsResult{}},
@@ -131,7 +131,7 @@ var paramsCases = []struct {
 	value  Params
 }{
 	{"InitializeRequest", MethodInitialize, Version20241105, &InitializeParams{ProtocolVersion: Version20241105, Capabilities: &ClientCapabilities{}, ClientInfo: &Implementation{Name: "c", Version: "1"}}},
-	{"CallToolRequest", MethodToolsCall, Version20241105, &CallToolParams{Name: "t", Arguments: jsontext.Value(`{"a":1}`)}},
+	{"CallToolRequest", MethodToolsCall, Version20241105, &CallToolParams{Name: "t", Arguments: json.RawMessage(`{"a":1}`)}},
 	{"ListToolsRequest", MethodToolsList, Version20241105, &ListToolsParams{Cursor: "c"}},
 	{"ReadResourceRequest", MethodResourcesRead, Version20241105, &ReadResourceParams{URI: "a://b"}},
 	{"SubscribeRequest", MethodResourcesSubscribe, Version20241105, &SubscribeParams{URI: "a://b"}},
@@ -140,8 +140,8 @@ var paramsCases = []struct {
 	{"CompleteRequest", MethodCompletionComplete, Version20250618, &CompleteParams{Ref: &CompleteReference{Type: "ref/resource", URI: "a://{x}"}, Argument: CompleteArgument{Name: "x", Value: "b"}, Context: &CompleteContext{Arguments: map[string]string{"y": "z"}}}},
 	{"SetLevelRequest", MethodLoggingSetLevel, Version20241105, &SetLevelParams{Level: LoggingLevelWarning}},
 	{"CreateMessageRequest", MethodSamplingCreateMessage, Version20241105, &CreateMessageParams{MaxTokens: 5, Messages: []*SamplingMessage{{Role: RoleUser, Content: Contents{&TextContent{Text: "q"}}}}, ModelPreferences: &ModelPreferences{Hints: []ModelHint{{Name: "claude"}}, CostPriority: f64(0.2)}, IncludeContext: "thisServer", Temperature: f64(0.1)}},
-	{"CreateMessageRequest", MethodSamplingCreateMessage, Version20251125, &CreateMessageParams{MaxTokens: 5, Messages: []*SamplingMessage{{Role: RoleUser, Content: Contents{&TextContent{Text: "q"}}}}, Tools: []*Tool{{Name: "t", InputSchema: jsontext.Value(`{"type":"object"}`)}}, ToolChoice: &ToolChoice{Mode: "auto"}}},
-	{"ElicitRequest", MethodElicitationCreate, Version20250618, &ElicitParams{Message: "m", RequestedSchema: jsontext.Value(`{"type":"object","properties":{"a":{"type":"string"}}}`)}},
+	{"CreateMessageRequest", MethodSamplingCreateMessage, Version20251125, &CreateMessageParams{MaxTokens: 5, Messages: []*SamplingMessage{{Role: RoleUser, Content: Contents{&TextContent{Text: "q"}}}}, Tools: []*Tool{{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}}, ToolChoice: &ToolChoice{Mode: "auto"}}},
+	{"ElicitRequest", MethodElicitationCreate, Version20250618, &ElicitParams{Message: "m", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`)}},
 	{"ElicitRequest", MethodElicitationCreate, Version20251125, &ElicitParams{Mode: ElicitModeURL, Message: "m", URL: "https://x", ElicitationID: "e"}},
 	{"ProgressNotification", NotificationProgress, Version20241105, &ProgressParams{ProgressToken: jsonrpc.StringID("t"), Progress: 1, Total: 2}},
 	{"ProgressNotification", NotificationProgress, Version20250326, &ProgressParams{ProgressToken: jsonrpc.Int64ID(3), Progress: 1, Message: "m"}},
@@ -178,7 +178,7 @@ func TestTypesMatchOfficialSchemas(t *testing.T) {
 	for i, c := range wireCases {
 		for _, rev := range revisionsSince(c.since) {
 			t.Run(fmt.Sprintf("%s/%d/%s", c.def, i, rev), func(t *testing.T) {
-				data, err := json.Marshal(c.value)
+				data, err := jsonv2.Marshal(c.value)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -189,7 +189,7 @@ func TestTypesMatchOfficialSchemas(t *testing.T) {
 	for i, c := range paramsCases {
 		for _, rev := range revisionsSince(c.since) {
 			t.Run(fmt.Sprintf("%s/%d/%s", c.def, i, rev), func(t *testing.T) {
-				raw, err := json.Marshal(c.value)
+				raw, err := jsonv2.Marshal(c.value)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -3,13 +3,15 @@ package transport
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -157,7 +159,7 @@ func tooLargeError(limit int) *jsonrpc.DecodeError {
 	return &jsonrpc.DecodeError{Err: &jsonrpc.Error{
 		Code:    jsonrpc.CodeInvalidRequest,
 		Message: "invalid request: message exceeds the maximum size of " + n + " bytes",
-		Data:    jsontext.Value(`{"maxMessageSize":` + n + `}`),
+		Data:    json.RawMessage(`{"maxMessageSize":` + n + `}`),
 	}}
 }
 
@@ -178,7 +180,7 @@ func IsMessageTooLarge(err error) (limit int, ok bool) {
 	var data struct {
 		MaxMessageSize *int `json:"maxMessageSize"`
 	}
-	if json.Unmarshal(de.Err.Data, &data) != nil || data.MaxMessageSize == nil {
+	if jsonv2.Unmarshal(de.Err.Data, &data) != nil || data.MaxMessageSize == nil {
 		return 0, false
 	}
 	return *data.MaxMessageSize, true

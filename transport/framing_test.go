@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +12,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -193,8 +193,8 @@ func TestIsMessageTooLarge(t *testing.T) {
 		nil,
 		io.EOF,
 		&jsonrpc.DecodeError{Err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "x"}},
-		&jsonrpc.DecodeError{Err: &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "x", Data: jsontext.Value(`{"maxMessageSize":3}`)}},
-		&jsonrpc.DecodeError{Err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "x", Data: jsontext.Value(`{"other":3}`)}},
+		&jsonrpc.DecodeError{Err: &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "x", Data: json.RawMessage(`{"maxMessageSize":3}`)}},
+		&jsonrpc.DecodeError{Err: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "x", Data: json.RawMessage(`{"other":3}`)}},
 	} {
 		if _, ok := IsMessageTooLarge(err); ok {
 			t.Errorf("IsMessageTooLarge(%v) = true", err)
@@ -212,7 +212,7 @@ func TestWriteFraming(t *testing.T) {
 			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}` + "\n"},
 		{"multi-line params", request(2, "m", "{\n  \"a\": [1,\r\n 2]\n}"),
 			`{"jsonrpc":"2.0","id":2,"method":"m","params":{"a":[1,2]}}` + "\n"},
-		{"multi-line result", &jsonrpc.Response{ID: jsonrpc.StringID("s"), Result: jsontext.Value("{\n\"ok\" : true\n}")},
+		{"multi-line result", &jsonrpc.Response{ID: jsonrpc.StringID("s"), Result: json.RawMessage("{\n\"ok\" : true\n}")},
 			`{"jsonrpc":"2.0","id":"s","result":{"ok":true}}` + "\n"},
 		{"escaped newline kept", request(3, "m", `{"s":"a\nb"}`),
 			`{"jsonrpc":"2.0","id":3,"method":"m","params":{"s":"a\nb"}}` + "\n"},

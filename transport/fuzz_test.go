@@ -3,13 +3,13 @@ package transport
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"testing"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -85,7 +85,7 @@ func checkReencodes(t *testing.T, m jsonrpc.Message) {
 	if err != nil {
 		t.Fatalf("re-encoding %#v: %v", m, err)
 	}
-	if !jsontext.Value(enc).IsValid() {
+	if !json.Valid(enc) {
 		t.Fatalf("re-encoding is not valid JSON: %q", enc)
 	}
 	m2, err := jsonrpc.DecodeMessage(enc)

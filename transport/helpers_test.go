@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -80,7 +80,7 @@ func runHelper(mode string) int {
 		}
 		result := req.Params
 		if result == nil {
-			result = jsontext.Value("{}")
+			result = json.RawMessage("{}")
 		}
 		if err := conn.Write(ctx, &jsonrpc.Response{ID: req.ID, Result: result}); err != nil {
 			return 1
@@ -159,7 +159,7 @@ func packageGoroutines() []string {
 func request(id int64, method, params string) *jsonrpc.Request {
 	r := &jsonrpc.Request{ID: jsonrpc.Int64ID(id), Method: method}
 	if params != "" {
-		r.Params = jsontext.Value(params)
+		r.Params = json.RawMessage(params)
 	}
 	return r
 }

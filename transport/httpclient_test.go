@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/internal/sse"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -70,7 +70,7 @@ func hcWriteJSON(t testing.TB, w http.ResponseWriter, m jsonrpc.Message) {
 
 // hcResult returns a successful response to id with the given raw result.
 func hcResult(id jsonrpc.ID, result string) *jsonrpc.Response {
-	return &jsonrpc.Response{ID: id, Result: jsontext.Value(result)}
+	return &jsonrpc.Response{ID: id, Result: json.RawMessage(result)}
 }
 
 // hcRead reads one message, failing the test on an error or after ten

@@ -2,13 +2,13 @@ package transport
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -229,10 +229,10 @@ func TestInMemoryJSONRPC(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Go(func() {
-			if res, err := cc.Call(context.Background(), "echo", jsontext.Value(`[1]`)); err != nil || string(res) != `[1]` {
+			if res, err := cc.Call(context.Background(), "echo", json.RawMessage(`[1]`)); err != nil || string(res) != `[1]` {
 				t.Errorf("client call: %s, %v", res, err)
 			}
-			if res, err := sc.Call(context.Background(), "echo", jsontext.Value(`[2]`)); err != nil || string(res) != `[2]` {
+			if res, err := sc.Call(context.Background(), "echo", json.RawMessage(`[2]`)); err != nil || string(res) != `[2]` {
 				t.Errorf("server call: %s, %v", res, err)
 			}
 		})

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -9,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -147,7 +147,7 @@ func TestIOTransportJSONRPC(t *testing.T) {
 	cc := jsonrpc.NewConn(client, nil)
 	sc.Start()
 	cc.Start()
-	res, err := cc.Call(context.Background(), "echo", jsontext.Value(`{"x":1}`))
+	res, err := cc.Call(context.Background(), "echo", json.RawMessage(`{"x":1}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -61,7 +60,7 @@ func (b *testBackend) connect(ctx context.Context, c Conn) error {
 			case "echo":
 				return req.Params, nil
 			case "chatty":
-				if err := conn.Notify(ctx, "notifications/progress", jsontext.Value(`{"progress":1}`)); err != nil {
+				if err := conn.Notify(ctx, "notifications/progress", json.RawMessage(`{"progress":1}`)); err != nil {
 					return nil, err
 				}
 				return req.Params, nil
@@ -649,7 +648,7 @@ func TestStreamableHTTPSlowReader(t *testing.T) {
 	hh.backend.mu.Lock()
 	conn := hh.backend.conns[0]
 	hh.backend.mu.Unlock()
-	big := jsontext.Value(`{"data":"` + strings.Repeat("x", 256<<10) + `"}`)
+	big := json.RawMessage(`{"data":"` + strings.Repeat("x", 256<<10) + `"}`)
 	// Notifications pile up in the socket buffers until a write times out
 	// and the server drops the stream; then a new GET may attach. The
 	// session itself keeps serving throughout.

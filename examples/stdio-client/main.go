@@ -25,7 +25,6 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -120,7 +119,7 @@ func run(ctx context.Context, t transport.Transport, toolName, args string) erro
 	if !json.Valid([]byte(args)) {
 		return fmt.Errorf("-args is not valid JSON: %s", args)
 	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: toolName, Arguments: jsontext.Value(args)})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: toolName, Arguments: json.RawMessage(args)})
 	if err != nil {
 		return fmt.Errorf("calling %s: %w", toolName, err)
 	}

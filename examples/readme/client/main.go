@@ -4,11 +4,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log"
 	"os/exec"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -28,7 +28,7 @@ func main() {
 		}
 		fmt.Println("tool:", tool.Name)
 	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "greet", Arguments: jsontext.Value(`{"name":"Gopher"}`)})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "greet", Arguments: json.RawMessage(`{"name":"Gopher"}`)})
 	if err != nil {
 		log.Fatal(err)
 	}

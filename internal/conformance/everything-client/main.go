@@ -33,7 +33,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -42,7 +44,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -141,7 +142,7 @@ func find(ctx context.Context, cs *mcp.ClientSession, name string) (*mcp.Tool, e
 }
 
 // call calls a tool and turns a tool error into an error.
-func call(ctx context.Context, cs *mcp.ClientSession, name string, args jsontext.Value) error {
+func call(ctx context.Context, cs *mcp.ClientSession, name string, args json.RawMessage) error {
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		return fmt.Errorf("calling %s: %w", name, err)
@@ -159,7 +160,7 @@ func callTool(name string) func(context.Context, *mcp.ClientSession) error {
 		if _, err := find(ctx, cs, name); err != nil {
 			return err
 		}
-		return call(ctx, cs, name, jsontext.Value(`{}`))
+		return call(ctx, cs, name, json.RawMessage(`{}`))
 	}
 }
 
@@ -167,7 +168,7 @@ func callAddNumbers(ctx context.Context, cs *mcp.ClientSession) error {
 	if _, err := find(ctx, cs, "add_numbers"); err != nil {
 		return err
 	}
-	return call(ctx, cs, "add_numbers", jsontext.Value(`{"a":5,"b":3}`))
+	return call(ctx, cs, "add_numbers", json.RawMessage(`{"a":5,"b":3}`))
 }
 
 // echoSchema sends the input schema of json_schema_2020_12_tool back as
@@ -178,9 +179,9 @@ func echoSchema(ctx context.Context, cs *mcp.ClientSession) error {
 	if err != nil {
 		return err
 	}
-	if !focal.InputSchema.IsValid() || focal.InputSchema.Kind() != '{' {
+	if !json.Valid(focal.InputSchema) || !bytes.HasPrefix(bytes.TrimSpace(focal.InputSchema), []byte("{")) {
 		return fmt.Errorf("json_schema_2020_12_tool has no object input schema: %s", focal.InputSchema)
 	}
 	args := append(append([]byte(`{"schema":`), focal.InputSchema...), '}')
-	return call(ctx, cs, "json_schema_echo", jsontext.Value(args))
+	return call(ctx, cs, "json_schema_echo", json.RawMessage(args))
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/color"
@@ -13,8 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/mcpkit/mcpkit/mcp"
 )
 
@@ -149,7 +149,7 @@ func newServer(o options) (*mcp.Server, error) {
 }
 
 // noArgs is the input schema of the tools that take no arguments.
-var noArgs = jsontext.Value(`{"type":"object","properties":{}}`)
+var noArgs = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // text returns a result holding one text block.
 func text(s string) *mcp.CallToolResult {
@@ -173,7 +173,7 @@ func marshalContent(m map[string]any) string {
 	if m == nil {
 		m = map[string]any{}
 	}
-	b, err := json.Marshal(m, json.Deterministic(true))
+	b, err := jsonv2.Marshal(m, jsonv2.Deterministic(true))
 	if err != nil {
 		return fmt.Sprintf("%v", m)
 	}
@@ -183,7 +183,7 @@ func marshalContent(m map[string]any) string {
 func addTools(s *mcp.Server, o options) error {
 	raw := []struct {
 		name, desc string
-		schema     jsontext.Value
+		schema     json.RawMessage
 		h          mcp.ToolHandler
 	}{
 		{"test_simple_text", "Returns a simple text response.", noArgs,
@@ -265,7 +265,7 @@ func addTools(s *mcp.Server, o options) error {
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return elicitCompleted(ctx, req, "Please select options from the enum fields", sep1330Schema)
 			}},
-		{"json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features", jsontext.Value(json202012Schema),
+		{"json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features", json.RawMessage(json202012Schema),
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				args := string(req.Params.Arguments)
 				if args == "" {
@@ -301,7 +301,7 @@ func addTools(s *mcp.Server, o options) error {
 	}
 	return mcp.AddTool(s, &mcp.Tool{Name: "test_elicitation", Description: "Asks the user for a username and an email address (elicitation)."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in ElicitationInput) (*mcp.CallToolResult, error) {
-			res, err := req.Elicit(ctx, &mcp.ElicitParams{Message: in.Message, RequestedSchema: jsontext.Value(userInfoSchema)})
+			res, err := req.Elicit(ctx, &mcp.ElicitParams{Message: in.Message, RequestedSchema: json.RawMessage(userInfoSchema)})
 			if err != nil {
 				return nil, err
 			}
@@ -311,7 +311,7 @@ func addTools(s *mcp.Server, o options) error {
 
 // elicitCompleted asks the client to elicit a form and reports the answer.
 func elicitCompleted(ctx context.Context, req *mcp.CallToolRequest, msg, schema string) (*mcp.CallToolResult, error) {
-	res, err := req.Elicit(ctx, &mcp.ElicitParams{Message: msg, RequestedSchema: jsontext.Value(schema)})
+	res, err := req.Elicit(ctx, &mcp.ElicitParams{Message: msg, RequestedSchema: json.RawMessage(schema)})
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +352,7 @@ func addResources(s *mcp.Server, _ options) error {
 		if !ok || id == "" || strings.Contains(id, "/") {
 			return nil, &mcp.ResourceNotFoundError{URI: uri}
 		}
-		body, err := json.Marshal(struct {
+		body, err := jsonv2.Marshal(struct {
 			ID           string `json:"id"`
 			TemplateTest bool   `json:"templateTest"`
 			Data         string `json:"data"`

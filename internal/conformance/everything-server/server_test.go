@@ -2,14 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
@@ -88,7 +88,7 @@ func (f *fixture) call(t *testing.T, name, args string) *mcp.CallToolResult {
 	defer cancel()
 	p := &mcp.CallToolParams{Name: name}
 	if args != "" {
-		p.Arguments = jsontext.Value(args)
+		p.Arguments = json.RawMessage(args)
 	}
 	res, err := f.cs.CallTool(ctx, p)
 	if err != nil {
@@ -130,14 +130,14 @@ func TestToolsList(t *testing.T) {
 		}
 		if tool.Name == "json_schema_2020_12_tool" {
 			var got, exp any
-			if err := json.Unmarshal(tool.InputSchema, &got); err != nil {
+			if err := jsonv2.Unmarshal(tool.InputSchema, &got); err != nil {
 				t.Fatal(err)
 			}
-			if err := json.Unmarshal([]byte(json202012Schema), &exp); err != nil {
+			if err := jsonv2.Unmarshal([]byte(json202012Schema), &exp); err != nil {
 				t.Fatal(err)
 			}
-			g, _ := json.Marshal(got, json.Deterministic(true))
-			e, _ := json.Marshal(exp, json.Deterministic(true))
+			g, _ := jsonv2.Marshal(got, jsonv2.Deterministic(true))
+			e, _ := jsonv2.Marshal(exp, jsonv2.Deterministic(true))
 			if string(g) != string(e) {
 				t.Errorf("json_schema_2020_12_tool schema changed on the way:\n got %s\nwant %s", g, e)
 			}
@@ -200,7 +200,7 @@ func TestLoggingAndProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.call(t, "test_tool_with_logging", "{}")
-	p := &mcp.CallToolParams{Name: "test_tool_with_progress", Arguments: jsontext.Value(`{}`)}
+	p := &mcp.CallToolParams{Name: "test_tool_with_progress", Arguments: json.RawMessage(`{}`)}
 	mcp.SetProgressToken(p, jsonrpc.StringID("progress-test-1"))
 	if _, err := f.cs.CallTool(ctx, p); err != nil {
 		t.Fatal(err)
@@ -271,7 +271,7 @@ func TestSamplingAndElicitation(t *testing.T) {
 	var enums struct {
 		Properties map[string]map[string]any `json:"properties"`
 	}
-	if err := json.Unmarshal(f.elicits[2].RequestedSchema, &enums); err != nil {
+	if err := jsonv2.Unmarshal(f.elicits[2].RequestedSchema, &enums); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"untitledSingle", "titledSingle", "legacyEnum", "untitledMulti", "titledMulti"} {
@@ -402,7 +402,7 @@ func TestHTTPReconnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_reconnection", Arguments: jsontext.Value(`{}`)})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_reconnection", Arguments: json.RawMessage(`{}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
