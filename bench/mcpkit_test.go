@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/bench/internal/mcpkitecho"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
@@ -52,7 +51,7 @@ func mcpkitEcho(cs *mcp.ClientSession, structured bool) caller {
 }
 
 // mcpkitCallText calls the named tool and returns its one text block.
-func mcpkitCallText(ctx context.Context, cs *mcp.ClientSession, name string, args jsontext.Value) (string, error) {
+func mcpkitCallText(ctx context.Context, cs *mcp.ClientSession, name string, args json.RawMessage) (string, error) {
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		return "", err
