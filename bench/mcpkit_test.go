@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	stdjson "encoding/json"
 	"fmt"
 	"testing"
 
@@ -51,7 +52,7 @@ func mcpkitEcho(cs *mcp.ClientSession, structured bool) caller {
 }
 
 // mcpkitCallText calls the named tool and returns its one text block.
-func mcpkitCallText(ctx context.Context, cs *mcp.ClientSession, name string, args json.RawMessage) (string, error) {
+func mcpkitCallText(ctx context.Context, cs *mcp.ClientSession, name string, args stdjson.RawMessage) (string, error) {
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		return "", err
