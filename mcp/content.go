@@ -145,41 +145,32 @@ type typedBlock[T any] struct {
 	Block *T     `json:",inline"`
 }
 
-// typedOf wraps b, unless it is nil.
-func typedOf[T any, P interface {
-	*T
-	Content
-}](b P) any {
-	if b == nil {
-		return nil
-	}
-	return &typedBlock[T]{b.contentType(), b}
-}
-
-// typed returns c wrapped so that it encodes with its "type" member first,
-// or an error for a nil block.
-func typed(c Content) (any, error) {
-	var w any
+// typed returns c, which encodes with its "type" member first (see the
+// generated MarshalJSONTo methods), or an error for a nil block.
+func typed(c Content) (Content, error) {
+	var isNil bool
 	switch c := c.(type) {
+	case nil:
+		isNil = true
 	case *TextContent:
-		w = typedOf(c)
+		isNil = c == nil
 	case *ImageContent:
-		w = typedOf(c)
+		isNil = c == nil
 	case *AudioContent:
-		w = typedOf(c)
+		isNil = c == nil
 	case *ResourceLink:
-		w = typedOf(c)
+		isNil = c == nil
 	case *EmbeddedResource:
-		w = typedOf(c)
+		isNil = c == nil
 	case *ToolUseContent:
-		w = typedOf(c)
+		isNil = c == nil
 	case *ToolResultContent:
-		w = typedOf(c)
+		isNil = c == nil
 	}
-	if w == nil {
+	if isNil {
 		return nil, errors.New("mcp: nil content block")
 	}
-	return w, nil
+	return c, nil
 }
 
 // marshalContent encodes one block with its type member first.
@@ -188,7 +179,7 @@ func marshalContent(c Content) (jsontext.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return jsonv2.Marshal(w)
+	return marshalStd(w)
 }
 
 // unmarshalContent decodes one block, dispatching on its type member.
@@ -282,7 +273,7 @@ func marshalOneOrMany(cs Contents) (jsontext.Value, error) {
 	if len(cs) == 1 {
 		return marshalContent(cs[0])
 	}
-	return jsonv2.Marshal(cs)
+	return marshalStd(cs)
 }
 
 // unmarshalOneOrMany decodes a single block or an array of blocks.

@@ -536,7 +536,7 @@ type PromptMessage struct {
 }
 
 type promptMessageWire struct {
-	Role    Role            `json:"role"`
+	Role    Role           `json:"role"`
 	Content jsontext.Value `json:"content"`
 }
 
@@ -671,8 +671,8 @@ type SamplingMessage struct {
 }
 
 type samplingMessageWire struct {
-	Meta    Meta            `json:"_meta,omitzero"`
-	Role    Role            `json:"role"`
+	Meta    Meta           `json:"_meta,omitzero"`
+	Role    Role           `json:"role"`
 	Content jsontext.Value `json:"content"`
 }
 
@@ -729,11 +729,11 @@ type CreateMessageResult struct {
 }
 
 type createMessageResultWire struct {
-	Meta       Meta            `json:"_meta,omitzero"`
-	Role       Role            `json:"role"`
+	Meta       Meta           `json:"_meta,omitzero"`
+	Role       Role           `json:"role"`
 	Content    jsontext.Value `json:"content"`
-	Model      string          `json:"model"`
-	StopReason string          `json:"stopReason,omitzero"`
+	Model      string         `json:"model"`
+	StopReason string         `json:"stopReason,omitzero"`
 }
 
 // MarshalJSONTo implements jsonv2.MarshalerTo.

@@ -113,7 +113,7 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 	if !ok {
 		return nil, fmt.Errorf("mcp: sending middleware replaced the request with %T", req)
 	}
-	raw, err := jsonv2.Marshal(o.params)
+	raw, err := marshalStd(o.params)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: encoding %s params: %w", o.method, err)
 	}
@@ -149,7 +149,7 @@ func (e *endpoint) onCancel(id jsonrpc.ID, cause error) {
 	if cause != nil {
 		reason = cause.Error()
 	}
-	raw, err := jsonv2.Marshal(&CancelledParams{RequestID: id, Reason: reason})
+	raw, err := marshalStd(&CancelledParams{RequestID: id, Reason: reason})
 	if err != nil {
 		return
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"reflect"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -177,7 +176,7 @@ func toolResult(o any, out *validator) (*CallToolResult, error) {
 	case string:
 		return &CallToolResult{Content: []Content{&TextContent{Text: o}}}, nil
 	}
-	data, err := jsonv2.Marshal(o)
+	data, err := marshalStd(o)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: encoding tool output: %w", err)
 	}

@@ -1,0 +1,53 @@
+package mcp
+
+//go:generate go run ../internal/jsongen
+
+import (
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// The JSON boundary. The SDK encodes and decodes protocol messages with
+// an engine of its own (github.com/go-json-experiment/json), through the
+// MarshalJSONTo and UnmarshalJSONFrom methods of each type. Programs that
+// log, store or forward protocol values use encoding/json, through the
+// MarshalJSON and UnmarshalJSON methods in jsonmethods.go, which call the
+// same engine: every protocol type encodes to the same bytes either way
+// (encoding/json's json.Marshal adds only its HTML escaping of <, > and &,
+// which Encoder.SetEscapeHTML(false) turns off), and decodes with the same
+// rules (member names match exactly, invalid UTF-8 is an error).
+
+// marshalStd encodes v as the SDK does on the wire.
+func marshalStd(v any) ([]byte, error) {
+	return jsonv2.Marshal(v, jsonv2.Deterministic(true))
+}
+
+// unmarshalStd decodes data into v as the SDK does on the wire.
+func unmarshalStd(data []byte, v any) error {
+	return jsonv2.Unmarshal(data, v)
+}
+
+// wireMeta is Meta without methods.
+type wireMeta map[string]any
+
+// MarshalJSONTo implements the JSON engine's MarshalerTo.
+func (m Meta) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, wireMeta(m))
+}
+
+// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
+func (m *Meta) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireMeta)(m))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (m Meta) MarshalJSON() ([]byte, error) { return marshalStd(m) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (m *Meta) UnmarshalJSON(data []byte) error { return unmarshalStd(data, m) }
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (cs Contents) MarshalJSON() ([]byte, error) { return marshalStd(cs) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (cs *Contents) UnmarshalJSON(data []byte) error { return unmarshalStd(data, cs) }
