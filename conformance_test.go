@@ -515,7 +515,7 @@ func buildFixture(t *testing.T, name string) string {
 	t.Helper()
 	gobin, err := exec.LookPath("go")
 	if err != nil {
-		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		t.Fatalf("go command not found: %v", err)
 	}
 	bin := filepath.Join(t.TempDir(), name)
 	if runtime.GOOS == "windows" {

@@ -3,7 +3,7 @@ module github.com/mcpkit/mcpkit
 go 1.25
 
 require (
-	github.com/go-json-experiment/json v0.0.0-20251027170946-4849db3c2f7e // indirect
-	github.com/google/jsonschema-go v0.4.3 // indirect
-	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	github.com/go-json-experiment/json v0.0.0-20251027170946-4849db3c2f7e
+	github.com/google/jsonschema-go v0.4.3
+	github.com/yosida95/uritemplate/v3 v3.0.2
 )

@@ -236,8 +236,7 @@ func TestConnCallContextCancel(t *testing.T) {
 	checkGoroutines(t)
 	cancelled := make(chan ID, 1)
 	a, b := newPipe()
-	var server *Conn
-	server = NewConn(b, &ConnOptions{Handler: HandlerFunc(echo)})
+	server := NewConn(b, &ConnOptions{Handler: HandlerFunc(echo)})
 	client := NewConn(a, &ConnOptions{OnCancel: func(id ID, _ error) {
 		// What MCP does: tell the server to stop.
 		server.Cancel(id)

@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"encoding/json"
-	stdjson "encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -46,7 +45,7 @@ func loadOfficialSchema(t *testing.T, rev, def string) *jsonschema.Resolved {
 	// Draft-07 files keep definitions under "definitions"; 2020-12 under
 	// "$defs". Point the root at the definition and resolve.
 	var doc map[string]any
-	if err := stdjson.Unmarshal(data, &doc); err != nil {
+	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
 	}
 	key := "$defs"
@@ -54,9 +53,9 @@ func loadOfficialSchema(t *testing.T, rev, def string) *jsonschema.Resolved {
 		key = "definitions"
 		doc["$defs"] = doc["definitions"]
 		delete(doc, "definitions")
-		data, _ = stdjson.Marshal(doc)
+		data, _ = json.Marshal(doc)
 		data = []byte(strings.ReplaceAll(string(data), "#/definitions/", "#/$defs/"))
-		stdjson.Unmarshal(data, &doc)
+		json.Unmarshal(data, &doc)
 	}
 	_ = key
 	if _, ok := doc["$defs"].(map[string]any)[def]; !ok {
@@ -64,9 +63,9 @@ func loadOfficialSchema(t *testing.T, rev, def string) *jsonschema.Resolved {
 	}
 	delete(doc, "$schema")
 	doc["$ref"] = "#/$defs/" + def
-	data, _ = stdjson.Marshal(doc)
+	data, _ = json.Marshal(doc)
 	var s jsonschema.Schema
-	if err := stdjson.Unmarshal(data, &s); err != nil {
+	if err := json.Unmarshal(data, &s); err != nil {
 		t.Fatalf("%s: %v", rev, err)
 	}
 	r, err := s.Resolve(nil)
@@ -168,7 +167,7 @@ func TestTypesMatchOfficialSchemas(t *testing.T) {
 			t.Fatalf("%s has no definition %s", rev, def)
 		}
 		var v any
-		if err := stdjson.Unmarshal(data, &v); err != nil {
+		if err := json.Unmarshal(data, &v); err != nil {
 			t.Fatal(err)
 		}
 		if err := r.Validate(v); err != nil {
@@ -216,7 +215,7 @@ func TestSchemaCheckCanFail(t *testing.T) {
 	} {
 		r := officialSchema(t, Version20251125, bad.def)
 		var v any
-		stdjson.Unmarshal([]byte(bad.json), &v)
+		json.Unmarshal([]byte(bad.json), &v)
 		if r.Validate(v) == nil {
 			t.Errorf("%s accepted %s", bad.def, bad.json)
 		}
@@ -224,7 +223,7 @@ func TestSchemaCheckCanFail(t *testing.T) {
 	for _, rev := range handshakeRevisions {
 		r := officialSchema(t, rev, "Implementation")
 		var v any
-		stdjson.Unmarshal([]byte(`{"name":"x"}`), &v)
+		json.Unmarshal([]byte(`{"name":"x"}`), &v)
 		if r.Validate(v) == nil {
 			t.Errorf("%s: Implementation without version accepted", rev)
 		}

@@ -79,7 +79,7 @@ func normalize(v any, depth int) (any, error) {
 			m["items"] = ai
 		}
 		delete(m, "additionalItems")
-	} else if _, ok := m["additionalItems"]; ok {
+	} else {
 		delete(m, "additionalItems") // meaningless without array-form items
 	}
 	if deps, ok := m["dependencies"].(map[string]any); ok {

@@ -51,6 +51,7 @@ type tagged struct {
 	Custom  custom             `json:"custom,omitempty"`
 	Map     map[string]int     `json:"map,omitempty"`
 	Hidden  string             `json:"-"`
+	//lint:ignore U1000 an unexported field, which the reflector must skip
 	private int
 }
 
