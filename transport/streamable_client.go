@@ -1096,8 +1096,8 @@ func (c *streamableClientConn) retryDelay(st *hcStreamState, failures int) time.
 	return d
 }
 
-// hcErrNoStream is the 405 answer to a GET: the server offers no stream.
-var hcErrNoStream = errors.New("transport: the server offers no SSE stream (HTTP 405)")
+// errServerHasNoStream is the 405 answer to a GET: the server offers no stream.
+var errServerHasNoStream = errors.New("transport: the server offers no SSE stream (HTTP 405)")
 
 // get opens an event stream with a GET, resuming after lastID if set.
 func (c *streamableClientConn) get(ctx context.Context, lastID string) (io.ReadCloser, string, error) {
@@ -1116,7 +1116,7 @@ func (c *streamableClientConn) get(ctx context.Context, lastID string) (io.ReadC
 	switch {
 	case resp.StatusCode == http.StatusMethodNotAllowed:
 		hcDrainClose(resp.Body)
-		return nil, sid, hcErrNoStream
+		return nil, sid, errServerHasNoStream
 	case resp.StatusCode == http.StatusNotFound && sid != "":
 		hcDrainClose(resp.Body)
 		return nil, sid, &SessionExpiredError{SessionID: sid}
@@ -1174,7 +1174,7 @@ func (c *streamableClientConn) follow(ctx context.Context, body io.ReadCloser, s
 			body = rbody
 			failures = 0
 			continue
-		case errors.Is(err, hcErrNoStream):
+		case errors.Is(err, errServerHasNoStream):
 			// A definite answer, even if ctx ended meanwhile.
 			if standalone {
 				c.mu.Lock()
