@@ -36,21 +36,21 @@ type Base struct {
 
 type tagged struct {
 	Base
-	Query   string             `json:"query" jsonschema:"what to search for, in plain words"`
-	Limit   int                `json:"limit,omitempty" schema:"minimum=1,maximum=100,default=10"`
-	Sort    string             `json:"sort,omitzero" schema:"enum=asc|desc,default=asc"`
-	When    time.Time          `json:"when" schema:"title=When"`
-	Note    string             `json:"note,omitempty" schema:"pattern='^[a-z, ]+$',maxLength=200"`
-	Tags    []string           `json:"tags" schema:"minItems=1,optional"`
-	Ptr     *int               `json:"ptr,omitempty"`
-	Null    *string            `json:"null,omitempty" schema:"nullable"`
-	Raw     stdjson.RawMessage `json:"raw,omitempty"`
-	Value   jsontext.Value     `json:"value,omitempty"`
-	Bytes   []byte             `json:"bytes,omitempty"`
-	Level   level              `json:"level,omitempty"`
-	Custom  custom             `json:"custom,omitempty"`
-	Map     map[string]int     `json:"map,omitempty"`
-	Hidden  string             `json:"-"`
+	Query  string             `json:"query" jsonschema:"what to search for, in plain words"`
+	Limit  int                `json:"limit,omitempty" schema:"minimum=1,maximum=100,default=10"`
+	Sort   string             `json:"sort,omitzero" schema:"enum=asc|desc,default=asc"`
+	When   time.Time          `json:"when" schema:"title=When"`
+	Note   string             `json:"note,omitempty" schema:"pattern='^[a-z, ]+$',maxLength=200"`
+	Tags   []string           `json:"tags" schema:"minItems=1,optional"`
+	Ptr    *int               `json:"ptr,omitempty"`
+	Null   *string            `json:"null,omitempty" schema:"nullable"`
+	Raw    stdjson.RawMessage `json:"raw,omitempty"`
+	Value  jsontext.Value     `json:"value,omitempty"`
+	Bytes  []byte             `json:"bytes,omitempty"`
+	Level  level              `json:"level,omitempty"`
+	Custom custom             `json:"custom,omitempty"`
+	Map    map[string]int     `json:"map,omitempty"`
+	Hidden string             `json:"-"`
 	//lint:ignore U1000 an unexported field, which the reflector must skip
 	private int
 }
