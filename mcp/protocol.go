@@ -337,7 +337,9 @@ type EmptyResult struct {
 	Meta Meta `json:"_meta,omitzero"`
 }
 
-// CancelledParams are the params of notifications/cancelled.
+// CancelledParams are the params of notifications/cancelled, which either
+// side sends to abandon a request it sent earlier. The receiver should stop
+// the work and send no answer; one that has already answered ignores it.
 type CancelledParams struct {
 	// Meta is the notification's _meta member: extension data (see [Meta]).
 	// Optional.
@@ -352,7 +354,9 @@ type CancelledParams struct {
 	Reason string `json:"reason,omitzero"`
 }
 
-// ProgressParams are the params of notifications/progress.
+// ProgressParams are the params of notifications/progress, which report
+// how far the work on a request has got to the side that sent it with a
+// progress token.
 type ProgressParams struct {
 	// Meta is the notification's _meta member: extension data (see [Meta]).
 	// Optional.
@@ -387,7 +391,7 @@ const (
 // changed. Every field is optional.
 type Annotations struct {
 	// Audience says who the object is meant for: RoleUser, RoleAssistant or
-	// both. Optional; empty means both.
+	// both. Optional.
 	Audience []Role `json:"audience,omitzero"`
 	// Priority is how much the object matters to the server's purpose, from
 	// 0 (it can be left out) to 1 (it is effectively required). Optional.
@@ -489,7 +493,7 @@ type ListToolsResult struct {
 	NextCursor string `json:"nextCursor,omitzero"`
 }
 
-// CallToolParams are the params of tools/call.
+// CallToolParams are the params of tools/call, which runs a tool.
 type CallToolParams struct {
 	// Meta is the request's _meta member: extension data (see [Meta]), and
 	// the progress token when the sender wants progress notifications (see
@@ -717,7 +721,8 @@ func (r *ResourceContents) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return nil
 }
 
-// SubscribeParams are the params of resources/subscribe.
+// SubscribeParams are the params of resources/subscribe, which asks to be
+// told (notifications/resources/updated) when a resource changes.
 type SubscribeParams struct {
 	// Meta is the request's _meta member: extension data (see [Meta]), and
 	// the progress token when the sender wants progress notifications (see
@@ -929,7 +934,9 @@ type CompleteContext struct {
 	Arguments map[string]string `json:"arguments,omitzero"`
 }
 
-// CompleteParams are the params of completion/complete.
+// CompleteParams are the params of completion/complete, which asks the
+// server for suggestions for a prompt argument or a resource template
+// variable as the user types it.
 type CompleteParams struct {
 	// Meta is the request's _meta member: extension data (see [Meta]), and
 	// the progress token when the sender wants progress notifications (see
@@ -948,7 +955,7 @@ type CompleteParams struct {
 
 // Completion holds the suggestions for the value being completed.
 type Completion struct {
-	// Values are the suggestions, at most 100, best first. Required; may be
+	// Values are the suggestions, at most 100 of them. Required; may be
 	// empty.
 	Values []string `json:"values"`
 	// Total is how many suggestions there are in all, which may be more than
@@ -994,7 +1001,8 @@ func (l LoggingLevel) valid() bool { _, ok := levelRank[l]; return ok }
 // less reports whether l is less severe than m.
 func (l LoggingLevel) less(m LoggingLevel) bool { return levelRank[l] < levelRank[m] }
 
-// SetLevelParams are the params of logging/setLevel.
+// SetLevelParams are the params of logging/setLevel, by which a client
+// chooses the least severe log messages the server sends it.
 type SetLevelParams struct {
 	// Meta is the request's _meta member: extension data (see [Meta]), and
 	// the progress token when the sender wants progress notifications (see
@@ -1105,7 +1113,9 @@ func (m *SamplingMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 // "none", "thisServer" or "allServers".
 type IncludeContext string
 
-// CreateMessageParams are the params of sampling/createMessage.
+// CreateMessageParams are the params of sampling/createMessage, by which a
+// server asks the client to sample its language model; the client keeps
+// control of the model, the prompt and the user's consent.
 type CreateMessageParams struct {
 	// Meta is the request's _meta member: extension data (see [Meta]), and
 	// the progress token when the sender wants progress notifications (see
