@@ -17,64 +17,130 @@ type Content interface {
 	contentType() string
 }
 
-// TextContent is text.
+// TextContent is a content block of plain text (type "text").
 type TextContent struct {
-	Meta        Meta         `json:"_meta,omitzero"`
-	Text        string       `json:"text"`
+	// Meta is the _meta member: extension data (see [Meta]). Optional; from
+	// 2025-06-18.
+	Meta Meta `json:"_meta,omitzero"`
+	// Text is the text. Required.
+	Text string `json:"text"`
+	// Annotations say who the block is for and how much it matters.
+	// Optional.
 	Annotations *Annotations `json:"annotations,omitzero"`
 }
 
-// ImageContent is an image; Data is sent base64-encoded.
+// ImageContent is a content block holding an image (type "image"); Data
+// is sent base64-encoded.
 type ImageContent struct {
-	Meta        Meta         `json:"_meta,omitzero"`
-	Data        []byte       `json:"data,format:base64"`
-	MIMEType    string       `json:"mimeType"`
+	// Meta is the _meta member: extension data (see [Meta]). Optional; from
+	// 2025-06-18.
+	Meta Meta `json:"_meta,omitzero"`
+	// Data is the image's bytes; the wire carries them base64-encoded.
+	// Required.
+	Data []byte `json:"data,format:base64"`
+	// MIMEType is the image's media type, such as "image/png". Required.
+	MIMEType string `json:"mimeType"`
+	// Annotations say who the block is for and how much it matters.
+	// Optional.
 	Annotations *Annotations `json:"annotations,omitzero"`
 }
 
-// AudioContent is audio; Data is sent base64-encoded.
+// AudioContent is a content block holding audio (type "audio", from
+// 2025-03-26); Data is sent base64-encoded.
 type AudioContent struct {
-	Meta        Meta         `json:"_meta,omitzero"`
-	Data        []byte       `json:"data,format:base64"`
-	MIMEType    string       `json:"mimeType"`
+	// Meta is the _meta member: extension data (see [Meta]). Optional; from
+	// 2025-06-18.
+	Meta Meta `json:"_meta,omitzero"`
+	// Data is the audio's bytes; the wire carries them base64-encoded.
+	// Required.
+	Data []byte `json:"data,format:base64"`
+	// MIMEType is the audio's media type, such as "audio/wav". Required.
+	MIMEType string `json:"mimeType"`
+	// Annotations say who the block is for and how much it matters.
+	// Optional.
 	Annotations *Annotations `json:"annotations,omitzero"`
 }
 
-// ResourceLink points at a resource the client may read.
+// ResourceLink is a content block that points at a resource the client
+// may read with resources/read (type "resource_link", from 2025-06-18).
+// Unlike [EmbeddedResource] it does not carry the contents. The resource
+// need not be one that resources/list returns.
 type ResourceLink struct {
-	Meta        Meta         `json:"_meta,omitzero"`
-	URI         string       `json:"uri"`
-	Name        string       `json:"name"`
-	Title       string       `json:"title,omitzero"`
-	Description string       `json:"description,omitzero"`
-	MIMEType    string       `json:"mimeType,omitzero"`
-	Size        int64        `json:"size,omitzero"`
+	// Meta is the _meta member: extension data (see [Meta]). Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// URI identifies the resource; resources/read takes it. Required.
+	URI string `json:"uri"`
+	// Name identifies the resource to programs; clients show it when Title
+	// is empty. Required.
+	Name string `json:"name"`
+	// Title is a name for people to read. Optional.
+	Title string `json:"title,omitzero"`
+	// Description says what the resource holds. Optional.
+	Description string `json:"description,omitzero"`
+	// MIMEType is the media type of the resource's contents, if known.
+	// Optional.
+	MIMEType string `json:"mimeType,omitzero"`
+	// Size is the size of the resource's raw contents in bytes (before any
+	// base64 encoding), if known. Optional; zero means unknown.
+	Size int64 `json:"size,omitzero"`
+	// Annotations say who the resource is for and how much it matters.
+	// Optional.
 	Annotations *Annotations `json:"annotations,omitzero"`
-	Icons       []Icon       `json:"icons,omitzero"`
+	// Icons are images a client may show for the resource. Optional; from
+	// 2025-11-25.
+	Icons []Icon `json:"icons,omitzero"`
 }
 
-// EmbeddedResource carries a resource's contents inline.
+// EmbeddedResource is a content block that carries a resource's contents
+// inline (type "resource").
 type EmbeddedResource struct {
-	Meta        Meta              `json:"_meta,omitzero"`
-	Resource    *ResourceContents `json:"resource"`
-	Annotations *Annotations      `json:"annotations,omitzero"`
+	// Meta is the _meta member: extension data (see [Meta]). Optional; from
+	// 2025-06-18.
+	Meta Meta `json:"_meta,omitzero"`
+	// Resource holds the resource's contents, text or binary, with its URI.
+	// Required.
+	Resource *ResourceContents `json:"resource"`
+	// Annotations say who the block is for and how much it matters.
+	// Optional.
+	Annotations *Annotations `json:"annotations,omitzero"`
 }
 
-// ToolUseContent is a model's request to call a tool (sampling, 2025-11-25).
+// ToolUseContent is a model's request to call a tool, in sampling (type
+// "tool_use", from 2025-11-25). It appears in assistant messages.
 type ToolUseContent struct {
-	Meta  Meta            `json:"_meta,omitzero"`
-	ID    string          `json:"id"`
-	Name  string          `json:"name"`
+	// Meta is the _meta member: extension data (see [Meta]). Optional. A
+	// client should keep it when it sends the block back in a later sampling
+	// request, so that providers can cache.
+	Meta Meta `json:"_meta,omitzero"`
+	// ID identifies this tool use; the ToolResultContent that answers it
+	// names it in ToolUseID. Required.
+	ID string `json:"id"`
+	// Name is the tool the model wants to call. Required.
+	Name string `json:"name"`
+	// Input is a JSON object holding the call's arguments, matching the
+	// tool's input schema. Required.
 	Input json.RawMessage `json:"input"`
 }
 
-// ToolResultContent is the result of a tool use (sampling, 2025-11-25).
+// ToolResultContent is the result of a tool use, in sampling (type
+// "tool_result", from 2025-11-25). It appears in user messages.
 type ToolResultContent struct {
-	Meta              Meta            `json:"_meta,omitzero"`
-	ToolUseID         string          `json:"toolUseId"`
-	Content           Contents        `json:"content"`
+	// Meta is the _meta member: extension data (see [Meta]). Optional. A
+	// client should keep it when it sends the block back in a later sampling
+	// request, so that providers can cache.
+	Meta Meta `json:"_meta,omitzero"`
+	// ToolUseID is the ID of the ToolUseContent this block answers.
+	// Required.
+	ToolUseID string `json:"toolUseId"`
+	// Content is the tool's result for the model to read, as in
+	// CallToolResult.Content. Required; may be empty.
+	Content Contents `json:"content"`
+	// StructuredContent is the tool's result as a JSON object, matching its
+	// output schema if it has one. Optional.
 	StructuredContent json.RawMessage `json:"structuredContent,omitzero"`
-	IsError           bool            `json:"isError,omitzero"`
+	// IsError marks a tool use that failed; Content then describes the
+	// failure. Optional; absent means false.
+	IsError bool `json:"isError,omitzero"`
 }
 
 func (*TextContent) contentType() string       { return "text" }

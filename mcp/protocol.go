@@ -62,10 +62,18 @@ const (
 	NotificationElicitationComplete = "notifications/elicitation/complete"
 )
 
-// Meta is the _meta member of params, results and many objects.
+// Meta is the _meta member that params, results and most protocol objects
+// carry: data for the peer beside the protocol's own fields. A key is a name,
+// optionally preceded by a prefix of dot-separated labels (reverse DNS, such
+// as "example.com/") and a slash. Prefixes whose second label is
+// modelcontextprotocol or mcp are reserved for MCP itself; the one unprefixed
+// key MCP defines is progressToken (see [SetProgressToken]).
 type Meta map[string]any
 
-// ProgressToken identifies the request a progress notification is about.
+// ProgressToken identifies the request a progress notification is about:
+// a string or an integer that the sender of the request chooses, unique
+// among its requests in flight, and puts in the request's _meta (see
+// [SetProgressToken]).
 type ProgressToken = jsonrpc.ID
 
 // Params is implemented by every params type.
@@ -118,33 +126,65 @@ func setProgressToken(p Params, tok ProgressToken) {
 func SetProgressToken(p Params, tok ProgressToken) { setProgressToken(p, tok) }
 
 // Icon is an image a client may show for an implementation, tool,
-// resource or prompt.
+// resource, resource template or prompt (from 2025-11-25).
 type Icon struct {
-	Src      string   `json:"src"`
-	MIMEType string   `json:"mimeType,omitzero"`
-	Sizes    []string `json:"sizes,omitzero"`
-	Theme    string   `json:"theme,omitzero"`
+	// Src is where the image is: an http or https URL, or a data: URI
+	// holding the image base64-encoded. Required. A client should fetch
+	// icons only from origins it trusts, and treat SVG with care, since it
+	// can carry script.
+	Src string `json:"src"`
+	// MIMEType is the image's media type, such as "image/png" or
+	// "image/svg+xml", for when the source does not say or says something
+	// too generic. Optional.
+	MIMEType string `json:"mimeType,omitzero"`
+	// Sizes lists the sizes the image is made for, each "WxH" in pixels
+	// (such as "48x48"), or "any" for a scalable image. Optional; empty
+	// means the image may be used at any size.
+	Sizes []string `json:"sizes,omitzero"`
+	// Theme is "light" for an icon drawn for a light background or "dark"
+	// for a dark one. Optional; empty means it suits either.
+	Theme string `json:"theme,omitzero"`
 }
 
 // Implementation names and describes an MCP client or server.
 type Implementation struct {
-	Name        string `json:"name"`
-	Title       string `json:"title,omitzero"`
-	Version     string `json:"version"`
+	// Name identifies the implementation to programs and logs; clients show
+	// it when Title is empty. Required.
+	Name string `json:"name"`
+	// Title is the implementation's name for people to read. Optional; from
+	// 2025-06-18.
+	Title string `json:"title,omitzero"`
+	// Version is the implementation's own version, not the protocol
+	// revision. Required.
+	Version string `json:"version"`
+	// Description says in a sentence or two what the implementation does or
+	// is for. Optional; from 2025-11-25.
 	Description string `json:"description,omitzero"`
-	WebsiteURL  string `json:"websiteUrl,omitzero"`
-	Icons       []Icon `json:"icons,omitzero"`
+	// WebsiteURL is the address of the implementation's web site. Optional;
+	// from 2025-11-25.
+	WebsiteURL string `json:"websiteUrl,omitzero"`
+	// Icons are images a client may show for the implementation. Optional;
+	// from 2025-11-25.
+	Icons []Icon `json:"icons,omitzero"`
 }
 
 // RootsCapabilities is the client's roots capability.
 type RootsCapabilities struct {
+	// ListChanged reports that the client sends
+	// notifications/roots/list_changed whenever its roots change.
 	ListChanged bool `json:"listChanged,omitzero"`
 }
 
 // SamplingCapabilities is the client's sampling capability.
 type SamplingCapabilities struct {
+	// Context, when non-nil, declares that the client honours the
+	// "thisServer" and "allServers" values of
+	// CreateMessageParams.IncludeContext. From 2025-11-25.
 	Context *struct{} `json:"context,omitzero"`
-	Tools   *struct{} `json:"tools,omitzero"`
+	// Tools, when non-nil, declares that the client accepts
+	// CreateMessageParams.Tools and ToolChoice, letting the model call tools
+	// while it samples. From 2025-11-25.
+	Tools *struct{} `json:"tools,omitzero"`
 }
 
 // FormElicitationCapabilities declares form-mode elicitation.
@@ -156,16 +196,27 @@ type URLElicitationCapabilities struct{}
 // ElicitationCapabilities is the client's elicitation capability. An
 // empty object means form mode only.
 type ElicitationCapabilities struct {
+	// Form, when non-nil, declares form-mode elicitation. From 2025-11-25;
+	// an elicitation capability with neither Form nor URL set also means
+	// form mode, as it did in 2025-06-18.
 	Form *FormElicitationCapabilities `json:"form,omitzero"`
-	URL  *URLElicitationCapabilities  `json:"url,omitzero"`
+	// URL, when non-nil, declares URL-mode elicitation. From 2025-11-25.
+	URL *URLElicitationCapabilities `json:"url,omitzero"`
 }
 
 // ClientCapabilities is what a client declares in initialize.
 type ClientCapabilities struct {
-	Experimental map[string]any           `json:"experimental,omitzero"`
-	Roots        *RootsCapabilities       `json:"roots,omitzero"`
-	Sampling     *SamplingCapabilities    `json:"sampling,omitzero"`
-	Elicitation  *ElicitationCapabilities `json:"elicitation,omitzero"`
+	// Experimental holds capabilities outside the specification, keyed by
+	// name; whoever defines each one defines its value. Optional.
+	Experimental map[string]any `json:"experimental,omitzero"`
+	// Roots, when non-nil, declares that the client answers roots/list.
+	Roots *RootsCapabilities `json:"roots,omitzero"`
+	// Sampling, when non-nil, declares that the client answers
+	// sampling/createMessage.
+	Sampling *SamplingCapabilities `json:"sampling,omitzero"`
+	// Elicitation, when non-nil, declares that the client answers
+	// elicitation/create. From 2025-06-18.
+	Elicitation *ElicitationCapabilities `json:"elicitation,omitzero"`
 	// Tasks is the experimental tasks capability of 2025-11-25, kept as
 	// raw JSON until tasks are supported.
 	Tasks json.RawMessage `json:"tasks,omitzero"`
@@ -173,17 +224,27 @@ type ClientCapabilities struct {
 
 // ToolCapabilities is the server's tools capability.
 type ToolCapabilities struct {
+	// ListChanged reports that the server sends
+	// notifications/tools/list_changed whenever its tools change.
 	ListChanged bool `json:"listChanged,omitzero"`
 }
 
 // PromptCapabilities is the server's prompts capability.
 type PromptCapabilities struct {
+	// ListChanged reports that the server sends
+	// notifications/prompts/list_changed whenever its prompts change.
 	ListChanged bool `json:"listChanged,omitzero"`
 }
 
 // ResourceCapabilities is the server's resources capability.
 type ResourceCapabilities struct {
-	Subscribe   bool `json:"subscribe,omitzero"`
+	// Subscribe reports that clients may subscribe to resources with
+	// resources/subscribe, and be told of changes with
+	// notifications/resources/updated.
+	Subscribe bool `json:"subscribe,omitzero"`
+	// ListChanged reports that the server sends
+	// notifications/resources/list_changed whenever its list of resources
+	// changes.
 	ListChanged bool `json:"listChanged,omitzero"`
 }
 
@@ -195,12 +256,24 @@ type CompletionCapabilities struct{}
 
 // ServerCapabilities is what a server declares in its initialize result.
 type ServerCapabilities struct {
-	Experimental map[string]any          `json:"experimental,omitzero"`
-	Logging      *LoggingCapabilities    `json:"logging,omitzero"`
-	Completions  *CompletionCapabilities `json:"completions,omitzero"`
-	Prompts      *PromptCapabilities     `json:"prompts,omitzero"`
-	Resources    *ResourceCapabilities   `json:"resources,omitzero"`
-	Tools        *ToolCapabilities       `json:"tools,omitzero"`
+	// Experimental holds capabilities outside the specification, keyed by
+	// name; whoever defines each one defines its value. Optional.
+	Experimental map[string]any `json:"experimental,omitzero"`
+	// Logging, when non-nil, declares that the server sends log messages
+	// (notifications/message) and accepts logging/setLevel.
+	Logging *LoggingCapabilities `json:"logging,omitzero"`
+	// Completions, when non-nil, declares that the server answers
+	// completion/complete. From 2025-03-26.
+	Completions *CompletionCapabilities `json:"completions,omitzero"`
+	// Prompts, when non-nil, declares that the server offers prompts
+	// (prompts/list and prompts/get).
+	Prompts *PromptCapabilities `json:"prompts,omitzero"`
+	// Resources, when non-nil, declares that the server offers resources
+	// (resources/list, resources/templates/list and resources/read).
+	Resources *ResourceCapabilities `json:"resources,omitzero"`
+	// Tools, when non-nil, declares that the server offers tools (tools/list
+	// and tools/call).
+	Tools *ToolCapabilities `json:"tools,omitzero"`
 	// Tasks is the experimental tasks capability of 2025-11-25, kept as
 	// raw JSON until tasks are supported.
 	Tasks json.RawMessage `json:"tasks,omitzero"`
@@ -208,50 +281,100 @@ type ServerCapabilities struct {
 
 // InitializeParams are the params of initialize.
 type InitializeParams struct {
-	Meta            Meta                `json:"_meta,omitzero"`
-	ProtocolVersion string              `json:"protocolVersion"`
-	Capabilities    *ClientCapabilities `json:"capabilities"`
-	ClientInfo      *Implementation     `json:"clientInfo"`
+	// Meta is the request's _meta member: extension data (see [Meta]), and
+	// the progress token when the sender wants progress notifications (see
+	// [SetProgressToken]). Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// ProtocolVersion is the revision the client asks for, normally the
+	// newest it supports, such as "2025-11-25". The server answers with it
+	// if it can, or else with a revision of its own choosing. Required.
+	ProtocolVersion string `json:"protocolVersion"`
+	// Capabilities are the optional features the client supports. Required;
+	// an empty value declares none.
+	Capabilities *ClientCapabilities `json:"capabilities"`
+	// ClientInfo names the client and its version. Required.
+	ClientInfo *Implementation `json:"clientInfo"`
 }
 
 // InitializeResult is the server's answer to initialize.
 type InitializeResult struct {
-	Meta            Meta                `json:"_meta,omitzero"`
-	ProtocolVersion string              `json:"protocolVersion"`
-	Capabilities    *ServerCapabilities `json:"capabilities"`
-	ServerInfo      *Implementation     `json:"serverInfo"`
-	Instructions    string              `json:"instructions,omitzero"`
+	// Meta is the result's _meta member: extension data (see [Meta]).
+	// Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// ProtocolVersion is the revision the session uses. A client that does
+	// not support it should disconnect. Required.
+	ProtocolVersion string `json:"protocolVersion"`
+	// Capabilities are the optional features the server supports. Required;
+	// an empty value declares none.
+	Capabilities *ServerCapabilities `json:"capabilities"`
+	// ServerInfo names the server and its version. Required.
+	ServerInfo *Implementation `json:"serverInfo"`
+	// Instructions tell the client, and through it the model, how to make
+	// good use of the server, for example as text to add to a system prompt.
+	// Optional.
+	Instructions string `json:"instructions,omitzero"`
 }
 
 // InitializedParams are the params of notifications/initialized.
 type InitializedParams struct {
+	// Meta is the notification's _meta member: extension data (see [Meta]).
+	// Optional.
 	Meta Meta `json:"_meta,omitzero"`
 }
 
 // PingParams are the params of ping.
 type PingParams struct {
+	// Meta is the request's _meta member: extension data (see [Meta]), and
+	// the progress token when the sender wants progress notifications (see
+	// [SetProgressToken]). Optional.
 	Meta Meta `json:"_meta,omitzero"`
 }
 
 // EmptyResult is a result with nothing but _meta.
 type EmptyResult struct {
+	// Meta is the result's _meta member: extension data (see [Meta]).
+	// Optional.
 	Meta Meta `json:"_meta,omitzero"`
 }
 
-// CancelledParams are the params of notifications/cancelled.
+// CancelledParams are the params of notifications/cancelled, which either
+// side sends to abandon a request it sent earlier. The receiver should stop
+// the work and send no answer; one that has already answered ignores it.
 type CancelledParams struct {
-	Meta      Meta       `json:"_meta,omitzero"`
+	// Meta is the notification's _meta member: extension data (see [Meta]).
+	// Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// RequestID is the id of the request to abandon: one the sender of this
+	// notification sent earlier, in the same direction. It must be given for
+	// ordinary requests; 2025-11-25 made it optional on the wire because
+	// tasks are cancelled with tasks/cancel instead.
 	RequestID jsonrpc.ID `json:"requestId,omitzero"`
-	Reason    string     `json:"reason,omitzero"`
+	// Reason says why the request was cancelled, for logs or for the user.
+	// Optional.
+	Reason string `json:"reason,omitzero"`
 }
 
-// ProgressParams are the params of notifications/progress.
+// ProgressParams are the params of notifications/progress, which report
+// how far the work on a request has got to the side that sent it with a
+// progress token.
 type ProgressParams struct {
-	Meta          Meta          `json:"_meta,omitzero"`
+	// Meta is the notification's _meta member: extension data (see [Meta]).
+	// Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// ProgressToken is the token the request carried in its _meta; it tells
+	// which request this notification is about. Required.
 	ProgressToken ProgressToken `json:"progressToken"`
-	Progress      float64       `json:"progress"`
-	Total         float64       `json:"total,omitzero"`
-	Message       string        `json:"message,omitzero"`
+	// Progress is how far the work has got, in a unit of the sender's
+	// choosing (items, bytes, percent). It must grow with every
+	// notification, even when Total is unknown, and may be fractional.
+	// Required.
+	Progress float64 `json:"progress"`
+	// Total is the value Progress will have when the work is done, in the
+	// same unit, if known. Optional; zero means unknown.
+	Total float64 `json:"total,omitzero"`
+	// Message describes the current state of the work for people to read.
+	// Optional; from 2025-03-26.
+	Message string `json:"message,omitzero"`
 }
 
 // Role is the sender of a message: user or assistant.
@@ -263,32 +386,79 @@ const (
 	RoleAssistant Role = "assistant"
 )
 
-// Annotations tell a client how to use or display an object.
+// Annotations tell a client how to use or display an object (a resource or
+// a content block): who it is for, how much it matters, and when it last
+// changed. Every field is optional.
 type Annotations struct {
-	Audience     []Role  `json:"audience,omitzero"`
-	Priority     float64 `json:"priority,omitzero"`
-	LastModified string  `json:"lastModified,omitzero"`
+	// Audience says who the object is meant for: RoleUser, RoleAssistant or
+	// both. Optional.
+	Audience []Role `json:"audience,omitzero"`
+	// Priority is how much the object matters to the server's purpose, from
+	// 0 (it can be left out) to 1 (it is effectively required). Optional.
+	// Zero is not sent, so a priority of exactly 0 reads as absent.
+	Priority float64 `json:"priority,omitzero"`
+	// LastModified is when the object last changed, as an ISO 8601 time such
+	// as "2025-01-12T15:00:58Z". Optional; from 2025-06-18.
+	LastModified string `json:"lastModified,omitzero"`
 }
 
-// ToolAnnotations are hints about a tool's behaviour.
+// ToolAnnotations are hints about a tool's behaviour (from 2025-03-26), for
+// clients deciding, say, whether to ask the user before a call. They are
+// the server's claims: a client should not rely on them for safety unless
+// it trusts the server.
 type ToolAnnotations struct {
-	Title           string `json:"title,omitzero"`
-	ReadOnlyHint    bool   `json:"readOnlyHint,omitzero"`
-	DestructiveHint *bool  `json:"destructiveHint,omitzero"`
-	IdempotentHint  bool   `json:"idempotentHint,omitzero"`
-	OpenWorldHint   *bool  `json:"openWorldHint,omitzero"`
+	// Title is a name for people to read; Tool.Title, when set, takes
+	// precedence over it. Optional.
+	Title string `json:"title,omitzero"`
+	// ReadOnlyHint claims that the tool changes nothing in its environment.
+	// Optional; absent means false.
+	ReadOnlyHint bool `json:"readOnlyHint,omitzero"`
+	// DestructiveHint claims, for a tool that is not read-only, that it may
+	// delete or overwrite things (true) or only adds to them (false).
+	// Optional; nil means true.
+	DestructiveHint *bool `json:"destructiveHint,omitzero"`
+	// IdempotentHint claims, for a tool that is not read-only, that calling
+	// it again with the same arguments has no further effect. Optional;
+	// absent means false.
+	IdempotentHint bool `json:"idempotentHint,omitzero"`
+	// OpenWorldHint claims that the tool reaches an open set of outside
+	// entities, as a web search does (true), rather than a closed domain
+	// such as its own memory (false). Optional; nil means true.
+	OpenWorldHint *bool `json:"openWorldHint,omitzero"`
 }
 
-// Tool describes a tool the server offers.
+// Tool describes a tool the server offers: its name, what it does, the
+// JSON Schema of its arguments and, optionally, that of its structured
+// result. tools/list returns it.
 type Tool struct {
-	Meta         Meta             `json:"_meta,omitzero"`
-	Name         string           `json:"name"`
-	Title        string           `json:"title,omitzero"`
-	Description  string           `json:"description,omitzero"`
-	InputSchema  json.RawMessage  `json:"inputSchema"`
-	OutputSchema json.RawMessage  `json:"outputSchema,omitzero"`
-	Annotations  *ToolAnnotations `json:"annotations,omitzero"`
-	Icons        []Icon           `json:"icons,omitzero"`
+	// Meta is the _meta member: extension data (see [Meta]). Optional; from
+	// 2025-06-18.
+	Meta Meta `json:"_meta,omitzero"`
+	// Name identifies the tool in tools/call. Required. It should be 1 to
+	// 128 characters from A-Z, a-z, 0-9, '_', '-' and '.', unique within the
+	// server (see [ValidateToolName]); names are case-sensitive.
+	Name string `json:"name"`
+	// Title is a name for people to read; when it is empty, clients show
+	// Annotations.Title and then Name. Optional; from 2025-06-18.
+	Title string `json:"title,omitzero"`
+	// Description tells the model what the tool does and when to use it.
+	// Optional, but models choose tools by it.
+	Description string `json:"description,omitzero"`
+	// InputSchema is the JSON Schema of the arguments: an object schema
+	// ({"type":"object",...}). Required. From 2025-11-25 the dialect is JSON
+	// Schema 2020-12 unless the schema names another with $schema.
+	InputSchema json.RawMessage `json:"inputSchema"`
+	// OutputSchema, when set, is the JSON Schema (an object schema) that the
+	// StructuredContent of every successful call conforms to. Optional; from
+	// 2025-06-18.
+	OutputSchema json.RawMessage `json:"outputSchema,omitzero"`
+	// Annotations are hints about the tool's behaviour. They are claims of
+	// the server, to be trusted only as far as the server is. Optional; from
+	// 2025-03-26.
+	Annotations *ToolAnnotations `json:"annotations,omitzero"`
+	// Icons are images a client may show for the tool. Optional; from
+	// 2025-11-25.
+	Icons []Icon `json:"icons,omitzero"`
 	// Execution describes how the tool may be run (2025-11-25), such as
 	// whether it supports being called as a task.
 	Execution *ToolExecution `json:"execution,omitzero"`
@@ -302,102 +472,207 @@ type ToolExecution struct {
 
 // ListToolsParams are the params of tools/list.
 type ListToolsParams struct {
-	Meta   Meta   `json:"_meta,omitzero"`
+	// Meta is the request's _meta member: extension data (see [Meta]), and
+	// the progress token when the sender wants progress notifications (see
+	// [SetProgressToken]). Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Cursor is the NextCursor of the previous page, to get the page after
+	// it; cursors are opaque. Optional; empty asks for the first page.
 	Cursor string `json:"cursor,omitzero"`
 }
 
 // ListToolsResult is one page of tools.
 type ListToolsResult struct {
-	Meta       Meta    `json:"_meta,omitzero"`
-	Tools      []*Tool `json:"tools"`
-	NextCursor string  `json:"nextCursor,omitzero"`
+	// Meta is the result's _meta member: extension data (see [Meta]).
+	// Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Tools holds this page's tools. Required; may be empty.
+	Tools []*Tool `json:"tools"`
+	// NextCursor, when not empty, is the cursor that gets the next page;
+	// empty means this is the last page. Optional.
+	NextCursor string `json:"nextCursor,omitzero"`
 }
 
-// CallToolParams are the params of tools/call.
+// CallToolParams are the params of tools/call, which runs a tool.
 type CallToolParams struct {
-	Meta      Meta            `json:"_meta,omitzero"`
-	Name      string          `json:"name"`
+	// Meta is the request's _meta member: extension data (see [Meta]), and
+	// the progress token when the sender wants progress notifications (see
+	// [SetProgressToken]). Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Name is the tool to call. Required.
+	Name string `json:"name"`
+	// Arguments is a JSON object holding the tool's arguments, which should
+	// match its InputSchema. Optional; empty means no arguments.
 	Arguments json.RawMessage `json:"arguments,omitzero"`
 }
 
-// CallToolResult is a tool's result.
+// CallToolResult is the answer to tools/call. A failure of the tool itself
+// is reported as a result with IsError set, which the model can read, not
+// as a JSON-RPC error.
 type CallToolResult struct {
-	Meta              Meta            `json:"_meta,omitzero"`
-	Content           Contents        `json:"content"`
+	// Meta is the result's _meta member: extension data (see [Meta]).
+	// Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Content is the result for the model to read: text, images, audio,
+	// resource links or embedded resources. Required; may be empty. A tool
+	// that sets StructuredContent should also put its JSON here, in a text
+	// block, for clients that do not read StructuredContent.
+	Content Contents `json:"content"`
+	// StructuredContent is the result as a JSON object, which conforms to
+	// the tool's OutputSchema when it has one. Optional; from 2025-06-18.
 	StructuredContent json.RawMessage `json:"structuredContent,omitzero"`
-	IsError           bool            `json:"isError,omitzero"`
+	// IsError marks a failure of the tool itself (bad arguments, a failed
+	// operation), described in Content so that the model can read it and try
+	// again. Failures of the protocol, such as an unknown tool, are JSON-RPC
+	// errors instead. Optional; absent means false.
+	IsError bool `json:"isError,omitzero"`
 }
 
-// Resource describes a resource the server offers.
+// Resource describes a resource the server offers: data, identified by a
+// URI, that clients read with resources/read. resources/list returns it.
 type Resource struct {
-	Meta        Meta         `json:"_meta,omitzero"`
-	URI         string       `json:"uri"`
-	Name        string       `json:"name"`
-	Title       string       `json:"title,omitzero"`
-	Description string       `json:"description,omitzero"`
-	MIMEType    string       `json:"mimeType,omitzero"`
+	// Meta is the _meta member: extension data (see [Meta]). Optional; from
+	// 2025-06-18.
+	Meta Meta `json:"_meta,omitzero"`
+	// URI identifies the resource; resources/read takes it. Required.
+	URI string `json:"uri"`
+	// Name identifies the resource to programs; clients show it when Title
+	// is empty. Required.
+	Name string `json:"name"`
+	// Title is a name for people to read. Optional; from 2025-06-18.
+	Title string `json:"title,omitzero"`
+	// Description says what the resource holds, to help the model or the
+	// user decide whether to use it. Optional.
+	Description string `json:"description,omitzero"`
+	// MIMEType is the media type of the resource's contents, if known.
+	// Optional.
+	MIMEType string `json:"mimeType,omitzero"`
+	// Annotations say who the resource is for and how much it matters.
+	// Optional.
 	Annotations *Annotations `json:"annotations,omitzero"`
-	Size        int64        `json:"size,omitzero"`
-	Icons       []Icon       `json:"icons,omitzero"`
+	// Size is the size of the resource's raw contents in bytes (before any
+	// base64 encoding), if known, so that a host can judge how much context
+	// it would take. Optional; zero means unknown.
+	Size int64 `json:"size,omitzero"`
+	// Icons are images a client may show for the resource. Optional; from
+	// 2025-11-25.
+	Icons []Icon `json:"icons,omitzero"`
 }
 
 // ResourceTemplate describes a family of resources by an RFC 6570 URI template.
 type ResourceTemplate struct {
-	Meta        Meta         `json:"_meta,omitzero"`
-	URITemplate string       `json:"uriTemplate"`
-	Name        string       `json:"name"`
-	Title       string       `json:"title,omitzero"`
-	Description string       `json:"description,omitzero"`
-	MIMEType    string       `json:"mimeType,omitzero"`
+	// Meta is the _meta member: extension data (see [Meta]). Optional; from
+	// 2025-06-18.
+	Meta Meta `json:"_meta,omitzero"`
+	// URITemplate is an RFC 6570 URI template; each expansion of it is the
+	// URI of a resource the template stands for. Required.
+	URITemplate string `json:"uriTemplate"`
+	// Name identifies the template to programs; clients show it when Title
+	// is empty. Required.
+	Name string `json:"name"`
+	// Title is a name for people to read. Optional; from 2025-06-18.
+	Title string `json:"title,omitzero"`
+	// Description says what the template's resources hold, to help the model
+	// or the user choose. Optional.
+	Description string `json:"description,omitzero"`
+	// MIMEType is the media type shared by every resource the template
+	// yields; leave it empty unless they all have the same one. Optional.
+	MIMEType string `json:"mimeType,omitzero"`
+	// Annotations say who the resources are for and how much they matter.
+	// Optional.
 	Annotations *Annotations `json:"annotations,omitzero"`
-	Icons       []Icon       `json:"icons,omitzero"`
+	// Icons are images a client may show for the template. Optional; from
+	// 2025-11-25.
+	Icons []Icon `json:"icons,omitzero"`
 }
 
 // ListResourcesParams are the params of resources/list.
 type ListResourcesParams struct {
-	Meta   Meta   `json:"_meta,omitzero"`
+	// Meta is the request's _meta member: extension data (see [Meta]), and
+	// the progress token when the sender wants progress notifications (see
+	// [SetProgressToken]). Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Cursor is the NextCursor of the previous page, to get the page after
+	// it; cursors are opaque. Optional; empty asks for the first page.
 	Cursor string `json:"cursor,omitzero"`
 }
 
 // ListResourcesResult is one page of resources.
 type ListResourcesResult struct {
-	Meta       Meta        `json:"_meta,omitzero"`
-	Resources  []*Resource `json:"resources"`
-	NextCursor string      `json:"nextCursor,omitzero"`
+	// Meta is the result's _meta member: extension data (see [Meta]).
+	// Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Resources holds this page's resources. Required; may be empty.
+	Resources []*Resource `json:"resources"`
+	// NextCursor, when not empty, is the cursor that gets the next page;
+	// empty means this is the last page. Optional.
+	NextCursor string `json:"nextCursor,omitzero"`
 }
 
 // ListResourceTemplatesParams are the params of resources/templates/list.
 type ListResourceTemplatesParams struct {
-	Meta   Meta   `json:"_meta,omitzero"`
+	// Meta is the request's _meta member: extension data (see [Meta]), and
+	// the progress token when the sender wants progress notifications (see
+	// [SetProgressToken]). Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Cursor is the NextCursor of the previous page, to get the page after
+	// it; cursors are opaque. Optional; empty asks for the first page.
 	Cursor string `json:"cursor,omitzero"`
 }
 
 // ListResourceTemplatesResult is one page of resource templates.
 type ListResourceTemplatesResult struct {
-	Meta              Meta                `json:"_meta,omitzero"`
+	// Meta is the result's _meta member: extension data (see [Meta]).
+	// Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// ResourceTemplates holds this page's templates. Required; may be empty.
 	ResourceTemplates []*ResourceTemplate `json:"resourceTemplates"`
-	NextCursor        string              `json:"nextCursor,omitzero"`
+	// NextCursor, when not empty, is the cursor that gets the next page;
+	// empty means this is the last page. Optional.
+	NextCursor string `json:"nextCursor,omitzero"`
 }
 
 // ReadResourceParams are the params of resources/read.
 type ReadResourceParams struct {
-	Meta Meta   `json:"_meta,omitzero"`
-	URI  string `json:"uri"`
+	// Meta is the request's _meta member: extension data (see [Meta]), and
+	// the progress token when the sender wants progress notifications (see
+	// [SetProgressToken]). Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// URI is the resource to read: a listed resource's URI, or any URI the
+	// server accepts, such as an expansion of one of its templates.
+	// Required.
+	URI string `json:"uri"`
 }
 
 // ReadResourceResult holds a resource's contents.
 type ReadResourceResult struct {
-	Meta     Meta                `json:"_meta,omitzero"`
+	// Meta is the result's _meta member: extension data (see [Meta]).
+	// Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Contents holds the resource's contents; one resource may yield several
+	// parts, such as the files of a directory. Required.
 	Contents []*ResourceContents `json:"contents"`
 }
 
-// ResourceContents is the content of a resource: text, or binary Blob.
+// ResourceContents is one part of a resource's contents, as resources/read
+// returns it and an [EmbeddedResource] carries it: text (Text) or binary
+// data (Blob). It is encoded as the protocol's text contents when Blob is
+// nil and as its blob contents otherwise; decoding requires one of the two.
 type ResourceContents struct {
-	Meta     Meta
-	URI      string
+	// Meta is the _meta member: extension data (see [Meta]). Optional; from
+	// 2025-06-18.
+	Meta Meta
+	// URI identifies the contents: the resource's URI, or that of the part
+	// it holds. Required.
+	URI string
+	// MIMEType is the media type of the contents, if known. Optional.
 	MIMEType string
-	Text     string
-	Blob     []byte
+	// Text is the contents of a text resource. It is sent as the text member
+	// when Blob is nil.
+	Text string
+	// Blob is the contents of a binary resource. When it is non-nil it is
+	// sent, base64-encoded, as the blob member, and Text is not sent.
+	Blob []byte
 }
 
 type textResourceContents struct {
@@ -446,92 +721,153 @@ func (r *ResourceContents) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return nil
 }
 
-// SubscribeParams are the params of resources/subscribe.
+// SubscribeParams are the params of resources/subscribe, which asks to be
+// told (notifications/resources/updated) when a resource changes.
 type SubscribeParams struct {
-	Meta Meta   `json:"_meta,omitzero"`
-	URI  string `json:"uri"`
+	// Meta is the request's _meta member: extension data (see [Meta]), and
+	// the progress token when the sender wants progress notifications (see
+	// [SetProgressToken]). Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// URI is the resource to be told about: notifications/resources/updated
+	// names it when it changes. Required.
+	URI string `json:"uri"`
 }
 
 // UnsubscribeParams are the params of resources/unsubscribe.
 type UnsubscribeParams struct {
-	Meta Meta   `json:"_meta,omitzero"`
-	URI  string `json:"uri"`
+	// Meta is the request's _meta member: extension data (see [Meta]), and
+	// the progress token when the sender wants progress notifications (see
+	// [SetProgressToken]). Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// URI is the resource to stop being told about. Required.
+	URI string `json:"uri"`
 }
 
 // ResourceUpdatedParams are the params of notifications/resources/updated.
 type ResourceUpdatedParams struct {
-	Meta Meta   `json:"_meta,omitzero"`
-	URI  string `json:"uri"`
+	// Meta is the notification's _meta member: extension data (see [Meta]).
+	// Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// URI is the resource that changed, which may be a part of the one
+	// subscribed to. The client reads it again for the new contents.
+	// Required.
+	URI string `json:"uri"`
 }
 
 // ResourceListChangedParams are the params of notifications/resources/list_changed.
 type ResourceListChangedParams struct {
+	// Meta is the notification's _meta member: extension data (see [Meta]).
+	// Optional.
 	Meta Meta `json:"_meta,omitzero"`
 }
 
 // ToolListChangedParams are the params of notifications/tools/list_changed.
 type ToolListChangedParams struct {
+	// Meta is the notification's _meta member: extension data (see [Meta]).
+	// Optional.
 	Meta Meta `json:"_meta,omitzero"`
 }
 
 // PromptListChangedParams are the params of notifications/prompts/list_changed.
 type PromptListChangedParams struct {
+	// Meta is the notification's _meta member: extension data (see [Meta]).
+	// Optional.
 	Meta Meta `json:"_meta,omitzero"`
 }
 
 // RootsListChangedParams are the params of notifications/roots/list_changed.
 type RootsListChangedParams struct {
+	// Meta is the notification's _meta member: extension data (see [Meta]).
+	// Optional.
 	Meta Meta `json:"_meta,omitzero"`
 }
 
-// Prompt describes a prompt template the server offers.
+// Prompt describes a prompt template the server offers; prompts/get
+// renders it, with arguments, into messages. prompts/list returns it.
 type Prompt struct {
-	Meta        Meta              `json:"_meta,omitzero"`
-	Name        string            `json:"name"`
-	Title       string            `json:"title,omitzero"`
-	Description string            `json:"description,omitzero"`
-	Arguments   []*PromptArgument `json:"arguments,omitzero"`
-	Icons       []Icon            `json:"icons,omitzero"`
+	// Meta is the _meta member: extension data (see [Meta]). Optional; from
+	// 2025-06-18.
+	Meta Meta `json:"_meta,omitzero"`
+	// Name identifies the prompt in prompts/get; clients show it when Title
+	// is empty. Required.
+	Name string `json:"name"`
+	// Title is a name for people to read. Optional; from 2025-06-18.
+	Title string `json:"title,omitzero"`
+	// Description says what the prompt is for. Optional.
+	Description string `json:"description,omitzero"`
+	// Arguments lists the arguments the prompt takes. Optional.
+	Arguments []*PromptArgument `json:"arguments,omitzero"`
+	// Icons are images a client may show for the prompt. Optional; from
+	// 2025-11-25.
+	Icons []Icon `json:"icons,omitzero"`
 }
 
 // PromptArgument describes an argument a prompt accepts.
 type PromptArgument struct {
-	Name        string `json:"name"`
-	Title       string `json:"title,omitzero"`
+	// Name is the argument's key in GetPromptParams.Arguments. Required.
+	Name string `json:"name"`
+	// Title is a name for people to read. Optional; from 2025-06-18.
+	Title string `json:"title,omitzero"`
+	// Description says what the argument means. Optional.
 	Description string `json:"description,omitzero"`
-	Required    bool   `json:"required,omitzero"`
+	// Required reports that prompts/get must be given the argument.
+	// Optional; absent means false.
+	Required bool `json:"required,omitzero"`
 }
 
 // ListPromptsParams are the params of prompts/list.
 type ListPromptsParams struct {
-	Meta   Meta   `json:"_meta,omitzero"`
+	// Meta is the request's _meta member: extension data (see [Meta]), and
+	// the progress token when the sender wants progress notifications (see
+	// [SetProgressToken]). Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Cursor is the NextCursor of the previous page, to get the page after
+	// it; cursors are opaque. Optional; empty asks for the first page.
 	Cursor string `json:"cursor,omitzero"`
 }
 
 // ListPromptsResult is one page of prompts.
 type ListPromptsResult struct {
-	Meta       Meta      `json:"_meta,omitzero"`
-	Prompts    []*Prompt `json:"prompts"`
-	NextCursor string    `json:"nextCursor,omitzero"`
+	// Meta is the result's _meta member: extension data (see [Meta]).
+	// Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Prompts holds this page's prompts. Required; may be empty.
+	Prompts []*Prompt `json:"prompts"`
+	// NextCursor, when not empty, is the cursor that gets the next page;
+	// empty means this is the last page. Optional.
+	NextCursor string `json:"nextCursor,omitzero"`
 }
 
 // GetPromptParams are the params of prompts/get.
 type GetPromptParams struct {
-	Meta      Meta              `json:"_meta,omitzero"`
-	Name      string            `json:"name"`
+	// Meta is the request's _meta member: extension data (see [Meta]), and
+	// the progress token when the sender wants progress notifications (see
+	// [SetProgressToken]). Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Name is the prompt to render. Required.
+	Name string `json:"name"`
+	// Arguments maps argument names to their values, all strings. Optional.
 	Arguments map[string]string `json:"arguments,omitzero"`
 }
 
 // GetPromptResult is a rendered prompt.
 type GetPromptResult struct {
-	Meta        Meta             `json:"_meta,omitzero"`
-	Description string           `json:"description,omitzero"`
-	Messages    []*PromptMessage `json:"messages"`
+	// Meta is the result's _meta member: extension data (see [Meta]).
+	// Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Description describes the rendered prompt. Optional.
+	Description string `json:"description,omitzero"`
+	// Messages are the rendered prompt's messages, in order. Required.
+	Messages []*PromptMessage `json:"messages"`
 }
 
 // PromptMessage is one message of a rendered prompt.
 type PromptMessage struct {
-	Role    Role    `json:"role"`
+	// Role says whose message it is: RoleUser or RoleAssistant. Required.
+	Role Role `json:"role"`
+	// Content is the message's single content block: text, image, audio
+	// (from 2025-03-26), a resource link (from 2025-06-18) or an embedded
+	// resource. Required.
 	Content Content `json:"content"`
 }
 
@@ -566,45 +902,81 @@ func (m *PromptMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 // CompleteReference names what to complete: a prompt (Type "ref/prompt",
 // Name) or a resource template (Type "ref/resource", URI).
 type CompleteReference struct {
-	Type  string `json:"type"`
-	Name  string `json:"name,omitzero"`
+	// Type is "ref/prompt" for a prompt argument or "ref/resource" for a
+	// resource template variable. Required.
+	Type string `json:"type"`
+	// Name is the prompt's name; required for "ref/prompt".
+	Name string `json:"name,omitzero"`
+	// Title is the prompt's name for people to read, for "ref/prompt".
+	// Optional; from 2025-06-18.
 	Title string `json:"title,omitzero"`
-	URI   string `json:"uri,omitzero"`
+	// URI is the resource template's URI template (or a resource URI);
+	// required for "ref/resource".
+	URI string `json:"uri,omitzero"`
 }
 
 // CompleteArgument is the argument being completed.
 type CompleteArgument struct {
-	Name  string `json:"name"`
+	// Name is the prompt argument or template variable being completed.
+	// Required.
+	Name string `json:"name"`
+	// Value is what has been typed so far, to be completed. Required; may be
+	// empty.
 	Value string `json:"value"`
 }
 
-// CompleteContext carries already-resolved arguments.
+// CompleteContext carries the values already chosen for other arguments
+// (from 2025-06-18).
 type CompleteContext struct {
+	// Arguments maps the names of other arguments or variables to the values
+	// already chosen for them, so that suggestions can depend on them.
+	// Optional.
 	Arguments map[string]string `json:"arguments,omitzero"`
 }
 
-// CompleteParams are the params of completion/complete.
+// CompleteParams are the params of completion/complete, which asks the
+// server for suggestions for a prompt argument or a resource template
+// variable as the user types it.
 type CompleteParams struct {
-	Meta     Meta               `json:"_meta,omitzero"`
-	Ref      *CompleteReference `json:"ref"`
-	Argument CompleteArgument   `json:"argument"`
-	Context  *CompleteContext   `json:"context,omitzero"`
+	// Meta is the request's _meta member: extension data (see [Meta]), and
+	// the progress token when the sender wants progress notifications (see
+	// [SetProgressToken]). Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Ref says what is being completed: a prompt or a resource template.
+	// Required.
+	Ref *CompleteReference `json:"ref"`
+	// Argument is the argument being completed and its value so far.
+	// Required.
+	Argument CompleteArgument `json:"argument"`
+	// Context carries values already chosen for other arguments. Optional;
+	// from 2025-06-18.
+	Context *CompleteContext `json:"context,omitzero"`
 }
 
-// Completion is the set of completion values.
+// Completion holds the suggestions for the value being completed.
 type Completion struct {
-	Values  []string `json:"values"`
-	Total   int      `json:"total,omitzero"`
-	HasMore bool     `json:"hasMore,omitzero"`
+	// Values are the suggestions, at most 100 of them. Required; may be
+	// empty.
+	Values []string `json:"values"`
+	// Total is how many suggestions there are in all, which may be more than
+	// len(Values). Optional; zero means unknown.
+	Total int `json:"total,omitzero"`
+	// HasMore reports that there are more suggestions than Values holds,
+	// whether or not Total is known. Optional.
+	HasMore bool `json:"hasMore,omitzero"`
 }
 
 // CompleteResult is the answer to completion/complete.
 type CompleteResult struct {
-	Meta       Meta       `json:"_meta,omitzero"`
+	// Meta is the result's _meta member: extension data (see [Meta]).
+	// Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Completion holds the suggestions. Required.
 	Completion Completion `json:"completion"`
 }
 
-// LoggingLevel is a syslog severity.
+// LoggingLevel is the severity of a log message: one of the eight levels
+// of syslog (RFC 5424), from LoggingLevelDebug to LoggingLevelEmergency.
 type LoggingLevel string
 
 // Logging levels, least severe first.
@@ -629,35 +1001,66 @@ func (l LoggingLevel) valid() bool { _, ok := levelRank[l]; return ok }
 // less reports whether l is less severe than m.
 func (l LoggingLevel) less(m LoggingLevel) bool { return levelRank[l] < levelRank[m] }
 
-// SetLevelParams are the params of logging/setLevel.
+// SetLevelParams are the params of logging/setLevel, by which a client
+// chooses the least severe log messages the server sends it.
 type SetLevelParams struct {
-	Meta  Meta         `json:"_meta,omitzero"`
+	// Meta is the request's _meta member: extension data (see [Meta]), and
+	// the progress token when the sender wants progress notifications (see
+	// [SetProgressToken]). Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Level is the least severe level the client wants: the server sends log
+	// messages at this level and above. Required.
 	Level LoggingLevel `json:"level"`
 }
 
 // LoggingMessageParams are the params of notifications/message.
 type LoggingMessageParams struct {
-	Meta   Meta         `json:"_meta,omitzero"`
-	Level  LoggingLevel `json:"level"`
-	Logger string       `json:"logger,omitzero"`
-	Data   any          `json:"data"`
+	// Meta is the notification's _meta member: extension data (see [Meta]).
+	// Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Level is the message's severity. Required.
+	Level LoggingLevel `json:"level"`
+	// Logger names the part of the server that logged the message. Optional.
+	Logger string `json:"logger,omitzero"`
+	// Data is the message: any JSON value, such as a string or an object of
+	// details. Required.
+	Data any `json:"data"`
 }
 
-// ModelHint suggests a model by name.
+// ModelHint suggests a model by its name or part of it.
 type ModelHint struct {
+	// Name is a model name or part of one, such as "sonnet" or "gpt-4o"; the
+	// client may pick the closest match, or an equivalent model from another
+	// provider. Optional.
 	Name string `json:"name,omitzero"`
 }
 
-// ModelPreferences are the server's preferences for model selection.
+// ModelPreferences are the server's wishes for the model a client uses to
+// sample. Server and client may know different providers' models, so the
+// wishes are hints and priorities rather than a model name; the client
+// decides.
 type ModelPreferences struct {
-	Hints                []ModelHint `json:"hints,omitzero"`
-	CostPriority         *float64    `json:"costPriority,omitzero"`
-	SpeedPriority        *float64    `json:"speedPriority,omitzero"`
-	IntelligencePriority *float64    `json:"intelligencePriority,omitzero"`
+	// Hints name models to prefer, in order: the first that matches wins. A
+	// client should weigh them above the priorities, which it may still use
+	// among several matches. Optional.
+	Hints []ModelHint `json:"hints,omitzero"`
+	// CostPriority is how much a low cost matters, from 0 (not at all) to 1
+	// (above all). Optional; nil means no preference.
+	CostPriority *float64 `json:"costPriority,omitzero"`
+	// SpeedPriority is how much low latency matters, from 0 (not at all) to
+	// 1 (above all). Optional; nil means no preference.
+	SpeedPriority *float64 `json:"speedPriority,omitzero"`
+	// IntelligencePriority is how much the model's capability matters, from
+	// 0 (not at all) to 1 (above all). Optional; nil means no preference.
+	IntelligencePriority *float64 `json:"intelligencePriority,omitzero"`
 }
 
-// ToolChoice controls how the model uses tools while sampling.
+// ToolChoice controls how the model uses tools while sampling (from
+// 2025-11-25).
 type ToolChoice struct {
+	// Mode is "auto" (the model decides whether to call tools), "required"
+	// (it must call at least one before it finishes) or "none" (it must call
+	// none). Optional; empty means "auto".
 	Mode string `json:"mode,omitzero"`
 }
 
@@ -665,8 +1068,14 @@ type ToolChoice struct {
 // one block, or (from 2025-11-25) several; one block is sent as an object,
 // as every revision allows.
 type SamplingMessage struct {
-	Meta    Meta     `json:"_meta,omitzero"`
-	Role    Role     `json:"role"`
+	// Meta is the _meta member: extension data (see [Meta]). Optional; from
+	// 2025-11-25.
+	Meta Meta `json:"_meta,omitzero"`
+	// Role says whose message it is: RoleUser or RoleAssistant. Required.
+	Role Role `json:"role"`
+	// Content holds the message's blocks: text, image or audio, and from
+	// 2025-11-25 tool_use (assistant) and tool_result (user) blocks.
+	// Required.
 	Content Contents `json:"content"`
 }
 
@@ -700,32 +1109,71 @@ func (m *SamplingMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return nil
 }
 
-// IncludeContext asks the client to include context from MCP servers.
+// IncludeContext is the value of CreateMessageParams.IncludeContext:
+// "none", "thisServer" or "allServers".
 type IncludeContext string
 
-// CreateMessageParams are the params of sampling/createMessage.
+// CreateMessageParams are the params of sampling/createMessage, by which a
+// server asks the client to sample its language model; the client keeps
+// control of the model, the prompt and the user's consent.
 type CreateMessageParams struct {
-	Meta             Meta               `json:"_meta,omitzero"`
-	Messages         []*SamplingMessage `json:"messages"`
-	ModelPreferences *ModelPreferences  `json:"modelPreferences,omitzero"`
-	SystemPrompt     string             `json:"systemPrompt,omitzero"`
-	IncludeContext   IncludeContext     `json:"includeContext,omitzero"`
-	Temperature      *float64           `json:"temperature,omitzero"`
-	MaxTokens        int64              `json:"maxTokens"`
-	StopSequences    []string           `json:"stopSequences,omitzero"`
-	Metadata         map[string]any     `json:"metadata,omitzero"`
-	Tools            []*Tool            `json:"tools,omitzero"`
-	ToolChoice       *ToolChoice        `json:"toolChoice,omitzero"`
+	// Meta is the request's _meta member: extension data (see [Meta]), and
+	// the progress token when the sender wants progress notifications (see
+	// [SetProgressToken]). Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Messages is the conversation for the model to continue. Required.
+	Messages []*SamplingMessage `json:"messages"`
+	// ModelPreferences guide the client's choice of model; the client may
+	// ignore them. Optional.
+	ModelPreferences *ModelPreferences `json:"modelPreferences,omitzero"`
+	// SystemPrompt is the system prompt the server would like used; the
+	// client may change or drop it. Optional.
+	SystemPrompt string `json:"systemPrompt,omitzero"`
+	// IncludeContext asks the client to add context from MCP servers to the
+	// prompt: "none", "thisServer" (the requesting server) or "allServers".
+	// The client may ignore it. Optional; empty means "none". From
+	// 2025-11-25 the values other than "none" are discouraged, and meant
+	// only for clients that declare SamplingCapabilities.Context.
+	IncludeContext IncludeContext `json:"includeContext,omitzero"`
+	// Temperature is the sampling temperature. Optional; nil leaves it to
+	// the client.
+	Temperature *float64 `json:"temperature,omitzero"`
+	// MaxTokens is the most tokens the client should generate; it may
+	// generate fewer. Required.
+	MaxTokens int64 `json:"maxTokens"`
+	// StopSequences are strings that end generation when the model produces
+	// one. Optional.
+	StopSequences []string `json:"stopSequences,omitzero"`
+	// Metadata is handed to the model's provider as it is; its meaning is
+	// the provider's. Optional.
+	Metadata map[string]any `json:"metadata,omitzero"`
+	// Tools are tools the model may call while generating; calls come back
+	// as tool_use blocks. Optional; from 2025-11-25, and only for a client
+	// that declares SamplingCapabilities.Tools.
+	Tools []*Tool `json:"tools,omitzero"`
+	// ToolChoice says whether the model may, must or must not call Tools.
+	// Optional; nil means mode "auto". From 2025-11-25, and only for a
+	// client that declares SamplingCapabilities.Tools.
+	ToolChoice *ToolChoice `json:"toolChoice,omitzero"`
 }
 
 // CreateMessageResult is the client's sampled message. Like
 // SamplingMessage, Content holds one block or (2025-11-25) several.
 type CreateMessageResult struct {
-	Meta       Meta     `json:"_meta,omitzero"`
-	Role       Role     `json:"role"`
-	Content    Contents `json:"content"`
-	Model      string   `json:"model"`
-	StopReason string   `json:"stopReason,omitzero"`
+	// Meta is the result's _meta member: extension data (see [Meta]).
+	// Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Role is the role of the generated message, normally RoleAssistant.
+	// Required.
+	Role Role `json:"role"`
+	// Content holds the generated message's blocks. Required.
+	Content Contents `json:"content"`
+	// Model is the name of the model that generated the message. Required.
+	Model string `json:"model"`
+	// StopReason says why generation stopped, if known: "endTurn",
+	// "stopSequence", "maxTokens", "toolUse" (from 2025-11-25), or a value
+	// of the provider's own. Optional.
+	StopReason string `json:"stopReason,omitzero"`
 }
 
 type createMessageResultWire struct {
@@ -759,21 +1207,32 @@ func (r *CreateMessageResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return nil
 }
 
-// Root is a directory or file the client exposes to servers.
+// Root is a directory or file the client exposes to servers, telling
+// them where they may work. roots/list returns the client's roots.
 type Root struct {
-	Meta Meta   `json:"_meta,omitzero"`
-	URI  string `json:"uri"`
+	// Meta is the _meta member: extension data (see [Meta]). Optional; from
+	// 2025-06-18.
+	Meta Meta `json:"_meta,omitzero"`
+	// URI identifies the root; for now it must be a file:// URI. Required.
+	URI string `json:"uri"`
+	// Name is a name for people to read. Optional.
 	Name string `json:"name,omitzero"`
 }
 
 // ListRootsParams are the params of roots/list.
 type ListRootsParams struct {
+	// Meta is the request's _meta member: extension data (see [Meta]), and
+	// the progress token when the sender wants progress notifications (see
+	// [SetProgressToken]). Optional.
 	Meta Meta `json:"_meta,omitzero"`
 }
 
 // ListRootsResult lists the client's roots.
 type ListRootsResult struct {
-	Meta  Meta    `json:"_meta,omitzero"`
+	// Meta is the result's _meta member: extension data (see [Meta]).
+	// Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Roots holds the client's roots. Required; may be empty.
 	Roots []*Root `json:"roots"`
 }
 
@@ -783,15 +1242,32 @@ const (
 	ElicitModeURL  = "url"
 )
 
-// ElicitParams are the params of elicitation/create: form mode
-// (RequestedSchema) or URL mode (URL and ElicitationID).
+// ElicitParams are the params of elicitation/create (from 2025-06-18),
+// which asks the user for information through the client: form mode
+// (RequestedSchema) or URL mode (URL and ElicitationID, from 2025-11-25).
 type ElicitParams struct {
-	Meta            Meta            `json:"_meta,omitzero"`
-	Mode            string          `json:"mode,omitzero"`
-	Message         string          `json:"message"`
+	// Meta is the request's _meta member: extension data (see [Meta]), and
+	// the progress token when the sender wants progress notifications (see
+	// [SetProgressToken]). Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Mode is ElicitModeForm or ElicitModeURL. Optional; empty means form
+	// mode, the only mode before 2025-11-25.
+	Mode string `json:"mode,omitzero"`
+	// Message tells the user what is asked and why. Required.
+	Message string `json:"message"`
+	// RequestedSchema is the JSON Schema of the form to fill in: an object
+	// schema whose properties are all of primitive types (string, number,
+	// integer, boolean, or an enum; multi-select enums from 2025-11-25).
+	// Required in form mode; not sent in URL mode.
 	RequestedSchema json.RawMessage `json:"requestedSchema,omitzero"`
-	URL             string          `json:"url,omitzero"`
-	ElicitationID   string          `json:"elicitationId,omitzero"`
+	// URL is the page the user should open to do what Message asks, such as
+	// signing in. Required in URL mode (from 2025-11-25); not sent in form
+	// mode.
+	URL string `json:"url,omitzero"`
+	// ElicitationID identifies a URL-mode elicitation, so that
+	// notifications/elicitation/complete can name it. Required in URL mode
+	// (from 2025-11-25); not sent in form mode.
+	ElicitationID string `json:"elicitationId,omitzero"`
 }
 
 // ElicitAction is the user's response to an elicitation.
@@ -804,16 +1280,31 @@ const (
 	ElicitActionCancel  ElicitAction = "cancel"
 )
 
-// ElicitResult is the client's answer to elicitation/create.
+// ElicitResult is the client's answer to elicitation/create (from
+// 2025-06-18).
 type ElicitResult struct {
-	Meta    Meta           `json:"_meta,omitzero"`
-	Action  ElicitAction   `json:"action"`
+	// Meta is the result's _meta member: extension data (see [Meta]).
+	// Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// Action is what the user did: ElicitActionAccept (submitted or agreed),
+	// ElicitActionDecline (refused) or ElicitActionCancel (dismissed without
+	// choosing). Required.
+	Action ElicitAction `json:"action"`
+	// Content is the submitted form, present only when Action is accept in
+	// form mode. Its values are strings, numbers, booleans or (from
+	// 2025-11-25) lists of strings, matching RequestedSchema. Optional.
 	Content map[string]any `json:"content,omitzero"`
 }
 
-// ElicitationCompleteParams are the params of notifications/elicitation/complete.
+// ElicitationCompleteParams are the params of
+// notifications/elicitation/complete (from 2025-11-25), which tells the
+// client that a URL-mode elicitation has finished.
 type ElicitationCompleteParams struct {
-	Meta          Meta   `json:"_meta,omitzero"`
+	// Meta is the notification's _meta member: extension data (see [Meta]).
+	// Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// ElicitationID is the ElicitParams.ElicitationID of the URL-mode
+	// elicitation that has finished. Required.
 	ElicitationID string `json:"elicitationId"`
 }
 

@@ -54,10 +54,14 @@ type ServerOptions struct {
 	// CompletionHandler answers completion/complete. Nil means the server
 	// does not offer completions.
 	CompletionHandler func(context.Context, *CompleteRequest) (*CompleteResult, error)
-	// SubscribeHandler, if set, is told of each resources/subscribe after
-	// the session has recorded it; an error refuses the subscription.
+	// SubscribeHandler, if set, is told of each resources/subscribe
+	// before the session records the subscription: an error refuses it,
+	// and the session then stays unsubscribed from that URI. Nil accepts
+	// every subscription to a non-empty URI.
 	SubscribeHandler func(context.Context, *SubscribeRequest) error
-	// UnsubscribeHandler, if set, is told of each resources/unsubscribe.
+	// UnsubscribeHandler, if set, is told of each resources/unsubscribe
+	// before the session forgets the subscription; an error refuses the
+	// request and the subscription stays.
 	UnsubscribeHandler func(context.Context, *UnsubscribeRequest) error
 	// InitializedHandler is called when a client sends
 	// notifications/initialized.

@@ -41,10 +41,13 @@ type acceptedTransport struct{ c transport.Conn }
 
 func (t acceptedTransport) Connect(context.Context) (transport.Conn, error) { return t.c, nil }
 
-// NewSSEHandler returns an http.Handler serving s over the HTTP+SSE
-// transport of protocol revision 2024-11-05, for clients that predate
-// Streamable HTTP. Serve it on a path of its own beside the handler from
-// [NewStreamableHTTPHandler]. opts may be nil; see [transport.SSEHandler].
+// NewSSEHandler returns an http.Handler serving s over the legacy HTTP+SSE
+// transport (the one revision 2024-11-05 defines), for clients that predate
+// Streamable HTTP. The transport does not fix the protocol revision: a
+// session over it negotiates any revision s supports, up to
+// [LatestVersion], as over any other transport. Serve it on a path of its
+// own beside the handler from [NewStreamableHTTPHandler]. opts may be nil;
+// see [transport.SSEHandler].
 func NewSSEHandler(s *Server, opts *transport.SSEOptions) *transport.SSEHandler {
 	var o transport.SSEOptions
 	if opts != nil {

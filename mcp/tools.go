@@ -114,9 +114,22 @@ func ValidateToolName(name string) error {
 // the model can read and correct) and schema defaults are applied. After
 // it, the output is validated against the output schema.
 //
-// In must be a struct or map type. Out must be a struct or map type (its
-// value becomes structuredContent), string (a text result, no output
-// schema), or *CallToolResult (sent as is, no output schema).
+// In is the type the arguments (always a JSON object) decode into: a
+// struct, a map, a pointer to either, or an interface type such as any.
+// An interface type has no inferred schema (it is the schema true, which
+// accepts anything), so give t.InputSchema for it; any other kind of type
+// (int, a slice) makes AddTool return an error.
+//
+// Out chooses the shape of the result:
+//   - a struct, a map or a pointer to either: the value, encoded as JSON,
+//     becomes structuredContent and is validated against the output
+//     schema; an interface type is accepted too, with the unconstrained
+//     output schema true unless t.OutputSchema is given, and its dynamic
+//     value must encode as a JSON object;
+//   - string: a result with one text block, and no output schema;
+//   - *CallToolResult: sent as it is, with no output schema.
+//
+// Any other kind of type (a number, a slice) makes AddTool return an error.
 func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error {
 	if t == nil || h == nil {
 		return errors.New("mcp: AddTool needs a tool and a handler")

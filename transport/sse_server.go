@@ -52,7 +52,11 @@ type SSEOptions struct {
 // once. The session ends when the GET stream closes.
 //
 // Newer clients use Streamable HTTP ([StreamableHTTPHandler]); serve this
-// handler too, on its own path, for clients that only speak 2024-11-05.
+// handler too, on its own path, for clients that only speak this
+// transport. The transport does not limit the protocol revision: the
+// session negotiates it in initialize as over any other transport, so a
+// client may use 2025-11-25 over it (this package's client does when it
+// falls back from Streamable HTTP).
 // Goroutines: one per open session (its GET request) and one per request
 // being handled.
 type SSEHandler struct {

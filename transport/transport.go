@@ -4,7 +4,19 @@
 // [Conn], a bidirectional stream of [jsonrpc.Message] values. A Conn has the
 // method set of [jsonrpc.Stream], so it plugs straight into a
 // [jsonrpc.Conn], which gives the messages their request/response meaning.
-// This package never looks inside a message beyond what framing needs.
+//
+// The byte-stream and in-memory transports never look inside a message
+// beyond what framing needs. The HTTP transports must know more. Streamable
+// HTTP ties messages to HTTP exchanges, so its client and server tell
+// requests, notifications and responses apart and route responses by their
+// id; they recognise the initialize request (which opens a session and must
+// travel alone) and notifications/initialized (after which the client opens
+// its standalone GET stream); the server reads protocolVersion from the
+// initialize result to learn the session's revision; and the client keeps
+// the initialize exchange so it can repeat it for an expired session. Both
+// HTTP servers attach the details of the HTTP request to each request
+// message they receive (see [HTTPRequestInfoFromContext]). None of them
+// reads the params or result of any other method.
 //
 // # Transports
 //

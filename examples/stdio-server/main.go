@@ -13,7 +13,8 @@
 //
 // With -http ADDR it serves the same features over HTTP instead:
 // Streamable HTTP at http://ADDR/mcp and the legacy HTTP+SSE transport
-// (protocol 2024-11-05) at http://ADDR/sse:
+// (defined by revision 2024-11-05; any revision is negotiated over it) at
+// http://ADDR/sse:
 //
 //	go run ./examples/stdio-server -http 127.0.0.1:8080
 //	go run ./examples/stdio-client -url http://127.0.0.1:8080/mcp
