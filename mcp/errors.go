@@ -33,12 +33,6 @@ func (e *CapabilityError) Error() string {
 	return fmt.Sprintf("mcp: %s not declared the %q capability needed for %s", e.Peer+" has", e.Capability, e.Method)
 }
 
-// WireError lets a CapabilityError cross the wire as method-not-found when
-// a handler returns it.
-func (e *CapabilityError) WireError() *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: e.Error()}
-}
-
 // ResourceNotFoundError is returned by resource handlers for an unknown
 // URI. It is sent with the code of the session's revision: -32002 in the
 // handshake era.

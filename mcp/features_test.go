@@ -63,16 +63,12 @@ func TestElicitationChecks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			schemaJSON, mode, answer = tt.schema, tt.mode, tt.answer
 			// The client refuses bad requests and bad answers with
-			// protocol errors, which reach the caller of the tool.
+			// protocol errors, which the tool reports as its own failure.
 			res, err := cs.CallTool(context.Background(), &CallToolParams{Name: "ask"})
-			var text string
-			if err != nil {
-				text = err.Error()
-			} else {
-				text = res.Content[0].(*TextContent).Text
-			}
-			if (err != nil) != tt.isError || !strings.Contains(text, tt.want) {
-				t.Errorf("got %q (err %v), want %q (err %v)", text, err != nil, tt.want, tt.isError)
+			must(t, err)
+			text := res.Content[0].(*TextContent).Text
+			if res.IsError != tt.isError || !strings.Contains(text, tt.want) {
+				t.Errorf("got %q (isError %v), want %q (isError %v)", text, res.IsError, tt.want, tt.isError)
 			}
 		})
 	}
@@ -93,9 +89,9 @@ func TestElicitationModeCapability(t *testing.T) {
 		},
 	})
 	cs, _ := connect(t, s, c)
-	_, err := cs.CallTool(context.Background(), &CallToolParams{Name: "url"})
-	if err == nil || !strings.Contains(err.Error(), "elicitation.url") {
-		t.Errorf("err = %v", err)
+	res, err := cs.CallTool(context.Background(), &CallToolParams{Name: "url"})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*TextContent).Text, "elicitation.url") {
+		t.Errorf("res = %+v, err = %v", res, err)
 	}
 }
 

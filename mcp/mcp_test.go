@@ -270,10 +270,11 @@ func TestCapabilityChecks(t *testing.T) {
 	}))
 	cs, _ := connect(t, s, NewClient(&Implementation{Name: "c", Version: "1"}, nil))
 	ctx := context.Background()
-	// The client declared no sampling: the server must not send the request.
-	_, err := cs.CallTool(ctx, &CallToolParams{Name: "sample"})
-	if err == nil || !strings.Contains(err.Error(), "sampling") {
-		t.Errorf("sampling without capability: %v", err)
+	// The client declared no sampling: the server must not send the
+	// request, and the tool reports the failure as a tool error.
+	res, err := cs.CallTool(ctx, &CallToolParams{Name: "sample"})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*TextContent).Text, "sampling") {
+		t.Errorf("sampling without capability: %+v, %v", res, err)
 	}
 	// The server declared no prompts: the client must not send prompts/list.
 	_, err = cs.ListPrompts(ctx, nil)

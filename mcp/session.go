@@ -134,7 +134,7 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 // response into result.
 func (e *endpoint) call(ctx context.Context, method string, params Params, result Result) error {
 	_, err := e.send(ctx, &outgoing{OutgoingRequest: OutgoingRequest{method: method, params: params}, result: result})
-	return err
+	return peerError(method, err)
 }
 
 // notify sends a notification through the sending middleware.
@@ -179,7 +179,7 @@ func dispatch[S any](ctx context.Context, s S, table map[string]inMethod[S], rec
 	}
 	res, err := recv(ctx, r)
 	if err != nil {
-		return nil, err
+		return nil, handlerError(ctx, err)
 	}
 	if res == nil {
 		return nil, nil

@@ -14,8 +14,10 @@ import (
 // [Server.AddTool]. The arguments are in req.Params.Arguments, raw.
 //
 // Return an error for a failure the model should see (it becomes a result
-// with isError set and the error's text); return a [*jsonrpc.Error] (or an
-// error wrapping one) for a protocol error.
+// with isError set and the error's text), including the failure of a
+// request the handler made to the client; return a [*jsonrpc.Error] or a
+// [ProtocolError] itself, not wrapped, to answer with a JSON-RPC error.
+// [ProtocolError] documents the rule.
 type ToolHandler func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
 
 // TypedToolHandler handles tools/call for a tool registered with
@@ -224,9 +226,7 @@ func (ss *ServerSession) callTool(ctx context.Context, req *CallToolRequest) (*C
 	}
 	res, err := t.handler(ctx, req)
 	if err != nil {
-		var wire *jsonrpc.Error
-		var we interface{ WireError() *jsonrpc.Error }
-		if errors.As(err, &wire) || errors.As(err, &we) || errors.Is(err, context.Canceled) {
+		if isProtocolError(err) || isCancellation(ctx, err) {
 			return nil, err
 		}
 		return errorResult(err), nil
