@@ -27,7 +27,9 @@ type serverTemplate struct {
 
 // AddResource registers a resource with a fixed URI. Adding a resource
 // with the URI of an existing one replaces it. Clients are told the
-// resource list changed.
+// resource list changed. A server that adds its first resource after
+// clients connected must declare the resources capability in
+// [ServerOptions.Capabilities] (see [Server.AddTool]).
 func (s *Server) AddResource(r *Resource, h ResourceHandler) error {
 	if r == nil || h == nil {
 		return errors.New("mcp: AddResource needs a resource and a handler")

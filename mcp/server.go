@@ -44,11 +44,18 @@ type ServerOptions struct {
 	// goroutine of its own from the start.
 	InlineHandoff time.Duration
 
-	// Capabilities adds to the capabilities the server declares. The
-	// server always declares logging, and declares tools, resources and
-	// prompts once any are registered (with listChanged), and completions
-	// when CompletionHandler is set. Set a capability here to declare it
-	// before anything is registered.
+	// Capabilities adds to the capabilities the server declares. Nil
+	// means the defaults: the server always declares logging, declares
+	// tools, resources and prompts (with listChanged, and subscribe for
+	// resources) if any are registered when a client initializes, and
+	// completions when CompletionHandler is set.
+	//
+	// A client learns the capabilities once, at initialize, and refuses
+	// to use a feature the server did not declare then. A server that
+	// registers its first tool, resource or prompt after clients may have
+	// connected must declare the capability here, for example
+	//
+	//	Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
 	Capabilities *ServerCapabilities
 
 	// CompletionHandler answers completion/complete. Nil means the server

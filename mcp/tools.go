@@ -47,6 +47,10 @@ type serverTool struct {
 // (1-128 characters of A-Z a-z 0-9 _ - .). Adding a tool with the name of
 // an existing one replaces it. Connected clients are told the tool list
 // changed.
+//
+// Clients learn at initialize whether the server has tools: one that
+// connected while the server had none will not use tools added later
+// unless [ServerOptions.Capabilities] declares the tools capability.
 func (s *Server) AddTool(t *Tool, h ToolHandler) error {
 	if t == nil || h == nil {
 		return errors.New("mcp: AddTool needs a tool and a handler")
@@ -115,6 +119,9 @@ func ValidateToolName(name string) error {
 // validated against the input schema (a failure becomes an isError result
 // the model can read and correct) and schema defaults are applied. After
 // it, the output is validated against the output schema.
+//
+// As for [Server.AddTool], a server that adds its first tool after clients
+// connected must declare the tools capability in [ServerOptions.Capabilities].
 //
 // In must be a struct or map type. Out must be a struct or map type (its
 // value becomes structuredContent), string (a text result, no output
