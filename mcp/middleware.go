@@ -1,6 +1,9 @@
 package mcp
 
-import "context"
+import (
+	"context"
+	"net/http"
+)
 
 // Request is a request or notification as middleware sees it, in either
 // direction. Incoming requests are the typed [*ServerRequest] and
@@ -62,8 +65,13 @@ func (*OutgoingRequest) isRequest() {}
 // (for example the HTTP request that carried it). It is nil for transports
 // that add nothing, such as stdio.
 type RequestExtra struct {
-	// Value is the transport's data, as set on jsonrpc.Request.Extra.
+	// Value is the transport's data, as set on jsonrpc.Request.Extra: a
+	// [*github.com/mcpkit/mcpkit/transport.HTTPRequestInfo] for a message that arrived over HTTP.
 	Value any
+	// Header holds the headers of the HTTP request that carried the
+	// message, or is nil when it did not arrive over HTTP. Do not modify
+	// it.
+	Header http.Header
 }
 
 // ServerRequest is a request or notification received by a server:

@@ -10,6 +10,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // inMethod describes a method one side receives: how to build its typed
@@ -172,6 +173,9 @@ func dispatch[S any](ctx context.Context, s S, table map[string]inMethod[S], rec
 	var extra *RequestExtra
 	if req.Extra != nil {
 		extra = &RequestExtra{Value: req.Extra}
+		if info, ok := req.Extra.(*transport.HTTPRequestInfo); ok {
+			extra.Header = info.Header
+		}
 	}
 	r, err := m.newRequest(s, req.Params, extra)
 	if err != nil {
