@@ -345,11 +345,8 @@ func addResources(s *mcp.Server, _ options) error {
 		Description: "A resource template with one parameter, id", MIMEType: "application/json",
 	}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		uri := req.Params.URI
-		id, ok := strings.CutPrefix(uri, "test://template/")
-		if ok {
-			id, ok = strings.CutSuffix(id, "/data")
-		}
-		if !ok || id == "" || strings.Contains(id, "/") {
+		id := req.Extra.TemplateVars["id"]
+		if id == "" {
 			return nil, &mcp.ResourceNotFoundError{URI: uri}
 		}
 		body, err := jsonv2.Marshal(struct {
