@@ -19,7 +19,7 @@ import (
 func TestElicitationChecks(t *testing.T) {
 	checkGoroutines(t)
 	var schemaJSON string
-	var mode string
+	var mode ElicitMode
 	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
 	must(t, AddTool(s, &Tool{Name: "ask"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (string, error) {
 		p := &ElicitParams{Message: "?", Mode: mode}
@@ -47,10 +47,12 @@ func TestElicitationChecks(t *testing.T) {
 	})
 	cs, _ := connect(t, s, c)
 	tests := []struct {
-		name, mode, schema string
-		answer             map[string]any
-		want               string // substring of the tool's text
-		isError            bool
+		name    string
+		mode    ElicitMode
+		schema  string
+		answer  map[string]any
+		want    string // substring of the tool's text
+		isError bool
 	}{
 		{"form ok with default", "", `{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer","default":7}},"required":["name"]}`, map[string]any{"name": "Ada"}, `"content":{"age":7,"name":"Ada"}`, false},
 		{"nested object refused", "", `{"type":"object","properties":{"a":{"type":"object"}}}`, nil, "not allowed", true},

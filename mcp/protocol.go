@@ -120,10 +120,10 @@ func SetProgressToken(p Params, tok ProgressToken) { setProgressToken(p, tok) }
 // Icon is an image a client may show for an implementation, tool,
 // resource or prompt.
 type Icon struct {
-	Src      string   `json:"src"`
-	MIMEType string   `json:"mimeType,omitzero"`
-	Sizes    []string `json:"sizes,omitzero"`
-	Theme    string   `json:"theme,omitzero"`
+	Src      string    `json:"src"`
+	MIMEType string    `json:"mimeType,omitzero"`
+	Sizes    []string  `json:"sizes,omitzero"`
+	Theme    IconTheme `json:"theme,omitzero"`
 }
 
 // Implementation names and describes an MCP client or server.
@@ -566,10 +566,10 @@ func (m *PromptMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 // CompleteReference names what to complete: a prompt (Type "ref/prompt",
 // Name) or a resource template (Type "ref/resource", URI).
 type CompleteReference struct {
-	Type  string `json:"type"`
-	Name  string `json:"name,omitzero"`
-	Title string `json:"title,omitzero"`
-	URI   string `json:"uri,omitzero"`
+	Type  ReferenceType `json:"type"`
+	Name  string        `json:"name,omitzero"`
+	Title string        `json:"title,omitzero"`
+	URI   string        `json:"uri,omitzero"`
 }
 
 // CompleteArgument is the argument being completed.
@@ -779,15 +779,15 @@ type ListRootsResult struct {
 
 // Elicitation modes.
 const (
-	ElicitModeForm = "form"
-	ElicitModeURL  = "url"
+	ElicitModeForm ElicitMode = "form"
+	ElicitModeURL  ElicitMode = "url"
 )
 
 // ElicitParams are the params of elicitation/create: form mode
 // (RequestedSchema) or URL mode (URL and ElicitationID).
 type ElicitParams struct {
 	Meta            Meta            `json:"_meta,omitzero"`
-	Mode            string          `json:"mode,omitzero"`
+	Mode            ElicitMode      `json:"mode,omitzero"`
 	Message         string          `json:"message"`
 	RequestedSchema json.RawMessage `json:"requestedSchema,omitzero"`
 	URL             string          `json:"url,omitzero"`

@@ -58,6 +58,13 @@ type ServerOptions struct {
 	//	Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
 	Capabilities *ServerCapabilities
 
+	// SchemaReflector infers the schemas of typed tools' inputs and
+	// outputs ([AddTool]) and of elicited types ([ElicitAs]); set its
+	// fields (nullable pointers, per-type overrides, additionalProperties)
+	// to change what is inferred. Nil means a zero [schema.Reflector] of
+	// the server's own. A Reflector may be shared by servers.
+	SchemaReflector *schema.Reflector
+
 	// CompletionHandler answers completion/complete. Nil means the server
 	// does not offer completions.
 	CompletionHandler func(context.Context, *CompleteRequest) (*CompleteResult, error)
@@ -91,7 +98,7 @@ type Server struct {
 	impl      Implementation
 	opts      ServerOptions
 	logger    *slog.Logger
-	reflector schema.Reflector
+	reflector *schema.Reflector
 
 	mu        sync.RWMutex
 	tools     features[*serverTool]
@@ -115,6 +122,10 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 		s.opts.PageSize = 1000
 	}
 	s.logger = orDiscard(s.opts.Logger)
+	s.reflector = s.opts.SchemaReflector
+	if s.reflector == nil {
+		s.reflector = &schema.Reflector{}
+	}
 	return s
 }
 

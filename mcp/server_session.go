@@ -331,10 +331,16 @@ func (ss *ServerSession) CreateMessage(ctx context.Context, params *CreateMessag
 }
 
 // Elicit asks the client to collect information from the user, in form
-// mode (a restricted JSON Schema) or URL mode. It fails with a
-// [*CapabilityError] if the client did not declare elicitation, or not
-// the mode asked for.
+// mode (a restricted JSON Schema) or URL mode; params with a URL and no
+// mode are sent in URL mode. It fails with a [*CapabilityError] if the
+// client did not declare elicitation, or not the mode asked for.
+// [ElicitAs] elicits a Go type.
 func (ss *ServerSession) Elicit(ctx context.Context, params *ElicitParams) (*ElicitResult, error) {
+	if params.Mode == "" && params.URL != "" {
+		p := *params
+		p.Mode = ElicitModeURL
+		params = &p
+	}
 	if err := ss.checkClient(MethodElicitationCreate, "elicitation", func(c *ClientCapabilities) bool { return c.Elicitation != nil }); err != nil {
 		return nil, err
 	}

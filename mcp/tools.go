@@ -131,7 +131,7 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error
 		return errors.New("mcp: AddTool needs a tool and a handler")
 	}
 	tool := *t
-	in, err := newArgBinder[In](&s.reflector, tool.InputSchema)
+	in, err := newArgBinder[In](s.reflector, tool.InputSchema)
 	if err != nil {
 		return fmt.Errorf("mcp: tool %q input: %w", t.Name, err)
 	}
@@ -146,7 +146,7 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error
 		if k := derefKind(outType); k != reflect.Struct && k != reflect.Map && k != reflect.Interface {
 			return fmt.Errorf("mcp: tool %q: output type %v must be a struct, a map, string or *CallToolResult", t.Name, outType)
 		}
-		if out, err = newValidator(&s.reflector, outType, tool.OutputSchema); err != nil {
+		if out, err = newValidator(s.reflector, outType, tool.OutputSchema); err != nil {
 			return fmt.Errorf("mcp: tool %q output: %w", t.Name, err)
 		}
 		if len(tool.OutputSchema) == 0 {

@@ -207,9 +207,9 @@ func complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResul
 	p := req.Params
 	var pool []string
 	switch {
-	case p.Ref.Type == "ref/prompt" && p.Argument.Name == "language":
+	case p.Ref.Type == mcp.ReferencePrompt && p.Argument.Name == "language":
 		pool = languages
-	case p.Ref.Type == "ref/resource" && p.Argument.Name == "name":
+	case p.Ref.Type == mcp.ReferenceResource && p.Argument.Name == "name":
 		pool = []string{"Ada", "Alan", "Barbara", "Grace", "Ken", "Rob"}
 		if p.Context != nil && p.Context.Arguments["language"] == "go" {
 			pool = []string{"Ken", "Rob", "Robert"}

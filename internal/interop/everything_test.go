@@ -239,7 +239,7 @@ func (h *everything) elicit(_ context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 	return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: content}, nil
 }
 
-func (h *everything) countElicits(mode string) int {
+func (h *everything) countElicits(mode mcp.ElicitMode) int {
 	n := 0
 	for _, p := range h.elicits.all() {
 		m := p.Mode

@@ -415,9 +415,9 @@ func complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResul
 	var pool []string
 	switch {
 	case p.Ref == nil:
-	case p.Ref.Type == "ref/prompt" && p.Ref.Name == promptWithArgs:
+	case p.Ref.Type == mcp.ReferencePrompt && p.Ref.Name == promptWithArgs:
 		pool = []string{"test", "testing", "test-value", "hello", "world"}
-	case p.Ref.Type == "ref/resource" && p.Ref.URI == templateURI && p.Argument.Name == "id":
+	case p.Ref.Type == mcp.ReferenceResource && p.Ref.URI == templateURI && p.Argument.Name == "id":
 		pool = []string{"1", "2", "3", "123", "456"}
 	}
 	out := []string{}
