@@ -164,7 +164,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 	if err != nil {
 		return nil, fmt.Errorf("mcp: connecting: %w", err)
 	}
-	cs := &ClientSession{client: c, progress: make(map[string]func())}
+	cs := &ClientSession{client: c, tconn: tc, progress: make(map[string]func())}
 	conn := jsonrpc.NewConn(tc, &jsonrpc.ConnOptions{
 		Handler:     cs,
 		MaxInFlight: c.opts.MaxConcurrentRequests,
@@ -230,6 +230,7 @@ func (e *VersionError) Error() string {
 type ClientSession struct {
 	endpoint
 	client *Client
+	tconn  transport.Conn
 	recv   MethodHandler
 
 	mu       sync.Mutex
@@ -254,6 +255,17 @@ func (cs *ClientSession) ProtocolVersion() string {
 		return ""
 	}
 	return cs.init.ProtocolVersion
+}
+
+// ID returns the session's identifier as the transport knows it, such as
+// the Mcp-Session-Id the server assigned over Streamable HTTP; "" when the
+// transport has none (stdio, in-memory, a stateless server). It may change
+// when the transport re-initializes an expired session.
+func (cs *ClientSession) ID() string {
+	if sc, ok := cs.tconn.(transport.SessionConn); ok {
+		return sc.SessionID()
+	}
+	return ""
 }
 
 // Close ends the session and closes the transport.
