@@ -33,7 +33,7 @@ func TestCapabilityDeclaredUpFront(t *testing.T) {
 		Capabilities: &ServerCapabilities{Tools: &ToolCapabilities{ListChanged: true}},
 	})
 	cs, _ = connect(t, s, NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
-		ToolListChangedHandler: func(context.Context, *ClientSession) { changed <- struct{}{} },
+		ToolListChangedHandler: func(context.Context, *ClientRequest[*ToolListChangedParams]) { changed <- struct{}{} },
 	}))
 	if caps := cs.InitializeResult().Capabilities; caps.Tools == nil || !caps.Tools.ListChanged {
 		t.Fatalf("declared capabilities = %+v", caps)

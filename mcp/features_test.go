@@ -101,7 +101,7 @@ func TestLoggingHandler(t *testing.T) {
 	checkGoroutines(t)
 	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
 	must(t, AddTool(s, &Tool{Name: "log"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (string, error) {
-		l := slog.New(NewLoggingHandler(req.Session, &LoggingHandlerOptions{Logger: "tool"}))
+		l := slog.New(NewLoggingHandler(req.Session, &LoggingHandlerOptions{Name: "tool"}))
 		l.Debug("hidden")
 		l.With("k", 1).WithGroup("g").Info("shown", "x", "y")
 		l.Error("bad", slog.Group("err", "code", 7))
@@ -111,7 +111,8 @@ func TestLoggingHandler(t *testing.T) {
 	var got []string
 	done := make(chan struct{})
 	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
-		LoggingMessageHandler: func(_ context.Context, _ *ClientSession, p *LoggingMessageParams) {
+		LoggingMessageHandler: func(_ context.Context, req *ClientRequest[*LoggingMessageParams]) {
+			p := req.Params
 			b, _ := jsonv2.Marshal(p, jsonv2.Deterministic(true))
 			mu.Lock()
 			got = append(got, string(b))

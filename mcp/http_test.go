@@ -154,7 +154,7 @@ func TestHTTPSessionsVisibleToServer(t *testing.T) {
 	checkGoroutines(t)
 	s := httpTestServer(t)
 	var initialized atomic.Int32
-	s.opts.InitializedHandler = func(context.Context, *ServerSession) { initialized.Add(1) }
+	s.opts.InitializedHandler = func(context.Context, *ServerRequest[*InitializedParams]) { initialized.Add(1) }
 	h := NewStreamableHTTPHandler(s, nil)
 	srv := httptest.NewServer(h)
 	defer srv.Close()

@@ -321,20 +321,22 @@ func TestProgressAndLogging(t *testing.T) {
 				return "", err
 			}
 		}
-		req.Log(ctx, LoggingLevelDebug, "test", "dropped below warning")
-		req.Log(ctx, LoggingLevelError, "test", "kept")
+		req.Session.Log(ctx, &LoggingMessageParams{Level: LoggingLevelDebug, Logger: "test", Data: "dropped below warning"})
+		req.Session.Log(ctx, &LoggingMessageParams{Level: LoggingLevelError, Logger: "test", Data: "kept"})
 		return "done", nil
 	}))
 	var mu sync.Mutex
 	var progress []float64
 	var logs []string
 	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
-		ProgressHandler: func(ctx context.Context, cs *ClientSession, p *ProgressParams) {
+		ProgressHandler: func(ctx context.Context, req *ClientRequest[*ProgressParams]) {
+			p := req.Params
 			mu.Lock()
 			progress = append(progress, p.Progress)
 			mu.Unlock()
 		},
-		LoggingMessageHandler: func(ctx context.Context, cs *ClientSession, p *LoggingMessageParams) {
+		LoggingMessageHandler: func(ctx context.Context, req *ClientRequest[*LoggingMessageParams]) {
+			p := req.Params
 			mu.Lock()
 			logs = append(logs, fmt.Sprint(p.Data))
 			mu.Unlock()
@@ -416,8 +418,8 @@ func TestListChangedAndSubscriptions(t *testing.T) {
 	toolsChanged := make(chan struct{}, 10)
 	updated := make(chan string, 10)
 	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
-		ToolListChangedHandler: func(context.Context, *ClientSession) { toolsChanged <- struct{}{} },
-		ResourceUpdatedHandler: func(_ context.Context, _ *ClientSession, p *ResourceUpdatedParams) { updated <- p.URI },
+		ToolListChangedHandler: func(context.Context, *ClientRequest[*ToolListChangedParams]) { toolsChanged <- struct{}{} },
+		ResourceUpdatedHandler: func(_ context.Context, req *ClientRequest[*ResourceUpdatedParams]) { updated <- req.Params.URI },
 	})
 	cs, _ := connect(t, s, c)
 	ctx := context.Background()
@@ -513,7 +515,7 @@ func TestResetTimeoutOnProgress(t *testing.T) {
 	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
 		RequestTimeout:         2 * time.Second,
 		ResetTimeoutOnProgress: true,
-		ProgressHandler: func(context.Context, *ClientSession, *ProgressParams) {
+		ProgressHandler: func(context.Context, *ClientRequest[*ProgressParams]) {
 			progressed <- struct{}{}
 		},
 	})

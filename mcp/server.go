@@ -75,12 +75,12 @@ type ServerOptions struct {
 	UnsubscribeHandler func(context.Context, *UnsubscribeRequest) error
 	// InitializedHandler is called when a client sends
 	// notifications/initialized.
-	InitializedHandler func(context.Context, *ServerSession)
+	InitializedHandler func(context.Context, *ServerRequest[*InitializedParams])
 	// RootsListChangedHandler is called when a client reports that its
 	// roots changed.
-	RootsListChangedHandler func(context.Context, *ServerSession)
+	RootsListChangedHandler func(context.Context, *ServerRequest[*RootsListChangedParams])
 	// ProgressHandler receives progress notifications from the client.
-	ProgressHandler func(context.Context, *ServerSession, *ProgressParams)
+	ProgressHandler func(context.Context, *ServerRequest[*ProgressParams])
 
 	// Middleware wraps every method the server receives, outermost first.
 	Middleware []Middleware

@@ -116,7 +116,7 @@ func newServer() (*mcp.Server, error) {
 			if in.From < 1 || in.From > 10 {
 				return "", fmt.Errorf("from must be between 1 and 10, got %d", in.From)
 			}
-			log := slog.New(mcp.NewLoggingHandler(req.Session, &mcp.LoggingHandlerOptions{Logger: "countdown"}))
+			log := slog.New(mcp.NewLoggingHandler(req.Session, &mcp.LoggingHandlerOptions{Name: "countdown"}))
 			for i := in.From; i > 0; i-- {
 				log.InfoContext(ctx, "tick", "remaining", i) // ctx: the message travels with the request
 				if err := req.ReportProgress(ctx, float64(in.From-i+1), float64(in.From), fmt.Sprintf("%d left", i-1)); err != nil {

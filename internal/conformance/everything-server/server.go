@@ -223,7 +223,7 @@ func addTools(s *mcp.Server, o options) error {
 							return nil, err
 						}
 					}
-					if err := req.Log(ctx, mcp.LoggingLevelInfo, "conformance", m); err != nil {
+					if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevelInfo, Logger: "conformance", Data: m}); err != nil {
 						return nil, err
 					}
 				}
