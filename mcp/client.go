@@ -190,7 +190,10 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 		ClientInfo:      &info,
 	}, res); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("mcp: initialize: %w", err)
+		if _, named := err.(*callError); !named {
+			err = fmt.Errorf("mcp: initialize: %w", err)
+		}
+		return nil, err
 	}
 	if !slices.Contains(SupportedVersions(), res.ProtocolVersion) {
 		conn.Close()

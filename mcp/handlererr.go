@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -74,7 +73,17 @@ func handlerError(ctx context.Context, err error) error {
 // (see [ProtocolError]); errors.As still finds the error inside.
 func peerError(method string, err error) error {
 	if isProtocolError(err) {
-		return fmt.Errorf("mcp: %s: %w", method, err)
+		return &callError{method: method, err: err}
 	}
 	return err
 }
+
+// callError is a peer's error for a request this side sent, wrapped by
+// peerError.
+type callError struct {
+	method string
+	err    error
+}
+
+func (e *callError) Error() string { return "mcp: " + e.method + ": " + e.err.Error() }
+func (e *callError) Unwrap() error { return e.err }
