@@ -36,14 +36,15 @@ type ClientOptions struct {
 	// it, with defaults applied, before it is sent.
 	ElicitationHandler func(context.Context, *ElicitRequest) (*ElicitResult, error)
 
-	// Notification handlers; each is optional.
-	ElicitationCompleteHandler func(context.Context, *ClientSession, *ElicitationCompleteParams)
-	LoggingMessageHandler      func(context.Context, *ClientSession, *LoggingMessageParams)
-	ProgressHandler            func(context.Context, *ClientSession, *ProgressParams)
-	ToolListChangedHandler     func(context.Context, *ClientSession)
-	PromptListChangedHandler   func(context.Context, *ClientSession)
-	ResourceListChangedHandler func(context.Context, *ClientSession)
-	ResourceUpdatedHandler     func(context.Context, *ClientSession, *ResourceUpdatedParams)
+	// Notification handlers; each is optional. Like every handler, each
+	// receives the notification as a request: its session and its params.
+	ElicitationCompleteHandler func(context.Context, *ClientRequest[*ElicitationCompleteParams])
+	LoggingMessageHandler      func(context.Context, *ClientRequest[*LoggingMessageParams])
+	ProgressHandler            func(context.Context, *ClientRequest[*ProgressParams])
+	ToolListChangedHandler     func(context.Context, *ClientRequest[*ToolListChangedParams])
+	PromptListChangedHandler   func(context.Context, *ClientRequest[*PromptListChangedParams])
+	ResourceListChangedHandler func(context.Context, *ClientRequest[*ResourceListChangedParams])
+	ResourceUpdatedHandler     func(context.Context, *ClientRequest[*ResourceUpdatedParams])
 
 	// RequestTimeout, if positive, bounds every request the client sends.
 	RequestTimeout time.Duration
@@ -164,7 +165,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 	if err != nil {
 		return nil, fmt.Errorf("mcp: connecting: %w", err)
 	}
-	cs := &ClientSession{client: c, progress: make(map[string]func())}
+	cs := &ClientSession{client: c, tconn: tc, progress: make(map[string]func())}
 	conn := jsonrpc.NewConn(tc, &jsonrpc.ConnOptions{
 		Handler:     cs,
 		MaxInFlight: c.opts.MaxConcurrentRequests,
@@ -189,7 +190,10 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 		ClientInfo:      &info,
 	}, res); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("mcp: initialize: %w", err)
+		if _, named := err.(*callError); !named {
+			err = fmt.Errorf("mcp: initialize: %w", err)
+		}
+		return nil, err
 	}
 	if !slices.Contains(SupportedVersions(), res.ProtocolVersion) {
 		conn.Close()
@@ -230,6 +234,7 @@ func (e *VersionError) Error() string {
 type ClientSession struct {
 	endpoint
 	client *Client
+	tconn  transport.Conn
 	recv   MethodHandler
 
 	mu       sync.Mutex
@@ -254,6 +259,17 @@ func (cs *ClientSession) ProtocolVersion() string {
 		return ""
 	}
 	return cs.init.ProtocolVersion
+}
+
+// ID returns the session's identifier as the transport knows it, such as
+// the Mcp-Session-Id the server assigned over Streamable HTTP; "" when the
+// transport has none (stdio, in-memory, a stateless server). It may change
+// when the transport re-initializes an expired session.
+func (cs *ClientSession) ID() string {
+	if sc, ok := cs.tconn.(transport.SessionConn); ok {
+		return sc.SessionID()
+	}
+	return ""
 }
 
 // Close ends the session and closes the transport.
@@ -385,49 +401,49 @@ func (cs *ClientSession) progressNote(ctx context.Context, req *ClientRequest[*P
 		reset()
 	}
 	if h := cs.client.opts.ProgressHandler; h != nil {
-		h(ctx, cs, req.Params)
+		h(ctx, req)
 	}
 	return nil, nil
 }
 
 func (cs *ClientSession) logNote(ctx context.Context, req *ClientRequest[*LoggingMessageParams]) (*EmptyResult, error) {
 	if h := cs.client.opts.LoggingMessageHandler; h != nil {
-		h(ctx, cs, req.Params)
+		h(ctx, req)
 	}
 	return nil, nil
 }
 
-func (cs *ClientSession) toolsChangedNote(ctx context.Context, _ *ClientRequest[*ToolListChangedParams]) (*EmptyResult, error) {
+func (cs *ClientSession) toolsChangedNote(ctx context.Context, req *ClientRequest[*ToolListChangedParams]) (*EmptyResult, error) {
 	if h := cs.client.opts.ToolListChangedHandler; h != nil {
-		h(ctx, cs)
+		h(ctx, req)
 	}
 	return nil, nil
 }
 
-func (cs *ClientSession) promptsChangedNote(ctx context.Context, _ *ClientRequest[*PromptListChangedParams]) (*EmptyResult, error) {
+func (cs *ClientSession) promptsChangedNote(ctx context.Context, req *ClientRequest[*PromptListChangedParams]) (*EmptyResult, error) {
 	if h := cs.client.opts.PromptListChangedHandler; h != nil {
-		h(ctx, cs)
+		h(ctx, req)
 	}
 	return nil, nil
 }
 
-func (cs *ClientSession) resourcesChangedNote(ctx context.Context, _ *ClientRequest[*ResourceListChangedParams]) (*EmptyResult, error) {
+func (cs *ClientSession) resourcesChangedNote(ctx context.Context, req *ClientRequest[*ResourceListChangedParams]) (*EmptyResult, error) {
 	if h := cs.client.opts.ResourceListChangedHandler; h != nil {
-		h(ctx, cs)
+		h(ctx, req)
 	}
 	return nil, nil
 }
 
 func (cs *ClientSession) resourceUpdatedNote(ctx context.Context, req *ClientRequest[*ResourceUpdatedParams]) (*EmptyResult, error) {
 	if h := cs.client.opts.ResourceUpdatedHandler; h != nil {
-		h(ctx, cs, req.Params)
+		h(ctx, req)
 	}
 	return nil, nil
 }
 
 func (cs *ClientSession) elicitationCompleteNote(ctx context.Context, req *ClientRequest[*ElicitationCompleteParams]) (*EmptyResult, error) {
 	if h := cs.client.opts.ElicitationCompleteHandler; h != nil {
-		h(ctx, cs, req.Params)
+		h(ctx, req)
 	}
 	return nil, nil
 }

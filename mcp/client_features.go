@@ -123,12 +123,6 @@ func (cs *ClientSession) SetLoggingLevel(ctx context.Context, level LoggingLevel
 	return cs.request(ctx, MethodLoggingSetLevel, &SetLevelParams{Level: level}, &EmptyResult{})
 }
 
-// NotifyProgress sends a progress notification for a request the server
-// sent with a progress token.
-func (cs *ClientSession) NotifyProgress(ctx context.Context, params *ProgressParams) error {
-	return cs.notify(ctx, NotificationProgress, params)
-}
-
 // pages walks every page of a list method, yielding each item.
 func pages[T any](ctx context.Context, list func(ctx context.Context, cursor string) ([]T, string, error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {

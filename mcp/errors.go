@@ -3,6 +3,7 @@ package mcp
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -28,15 +29,16 @@ type CapabilityError struct {
 	Peer string
 }
 
-// Error implements error.
+// Error implements error. For a server's capability it says how a
+// server fixes it: capabilities are fixed at initialize, so one that
+// registers features after clients connect must declare them up front.
 func (e *CapabilityError) Error() string {
-	return fmt.Sprintf("mcp: %s not declared the %q capability needed for %s", e.Peer+" has", e.Capability, e.Method)
-}
-
-// WireError lets a CapabilityError cross the wire as method-not-found when
-// a handler returns it.
-func (e *CapabilityError) WireError() *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: e.Error()}
+	msg := fmt.Sprintf("mcp: %s did not declare the %q capability needed for %s", e.Peer, e.Capability, e.Method)
+	if e.Peer == "server" {
+		feature, _, _ := strings.Cut(e.Capability, ".")
+		msg += fmt.Sprintf(" at initialize; a server that adds %s after clients connect must declare the capability up front (mcpkit: ServerOptions.Capabilities)", feature)
+	}
+	return msg
 }
 
 // ResourceNotFoundError is returned by resource handlers for an unknown

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"strings"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
@@ -371,7 +370,8 @@ func ExampleServer_AddResourceTemplate() {
 		URITemplate: "greeting://{name}",
 		MIMEType:    "text/plain",
 	}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		name := strings.TrimPrefix(req.Params.URI, "greeting://")
+		// The SDK matched the URI and decoded the variables.
+		name := req.Extra.TemplateVars["name"]
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
 			URI:      req.Params.URI,
 			MIMEType: "text/plain",
@@ -400,14 +400,14 @@ func ExampleServer_AddResourceTemplate() {
 		}
 		fmt.Println("template:", tmpl.URITemplate)
 	}
-	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "greeting://Ada"})
+	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "greeting://Ada%20Lovelace"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(res.Contents[0].Text)
 	// Output:
 	// template: greeting://{name}
-	// Hello, Ada!
+	// Hello, Ada Lovelace!
 }
 
 // Progress: the client asks for progress by putting a progress token in
@@ -434,8 +434,8 @@ func ExampleServerRequest_ReportProgress() {
 	// the handler hands them over through a channel.
 	progress := make(chan *mcp.ProgressParams, 10)
 	c := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1.0.0"}, &mcp.ClientOptions{
-		ProgressHandler: func(ctx context.Context, cs *mcp.ClientSession, p *mcp.ProgressParams) {
-			progress <- p
+		ProgressHandler: func(ctx context.Context, req *mcp.ClientRequest[*mcp.ProgressParams]) {
+			progress <- req.Params
 		},
 	})
 

@@ -19,7 +19,7 @@ import (
 func TestElicitationChecks(t *testing.T) {
 	checkGoroutines(t)
 	var schemaJSON string
-	var mode string
+	var mode ElicitMode
 	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
 	must(t, AddTool(s, &Tool{Name: "ask"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (string, error) {
 		p := &ElicitParams{Message: "?", Mode: mode}
@@ -47,10 +47,12 @@ func TestElicitationChecks(t *testing.T) {
 	})
 	cs, _ := connect(t, s, c)
 	tests := []struct {
-		name, mode, schema string
-		answer             map[string]any
-		want               string // substring of the tool's text
-		isError            bool
+		name    string
+		mode    ElicitMode
+		schema  string
+		answer  map[string]any
+		want    string // substring of the tool's text
+		isError bool
 	}{
 		{"form ok with default", "", `{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer","default":7}},"required":["name"]}`, map[string]any{"name": "Ada"}, `"content":{"age":7,"name":"Ada"}`, false},
 		{"nested object refused", "", `{"type":"object","properties":{"a":{"type":"object"}}}`, nil, "not allowed", true},
@@ -63,16 +65,12 @@ func TestElicitationChecks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			schemaJSON, mode, answer = tt.schema, tt.mode, tt.answer
 			// The client refuses bad requests and bad answers with
-			// protocol errors, which reach the caller of the tool.
+			// protocol errors, which the tool reports as its own failure.
 			res, err := cs.CallTool(context.Background(), &CallToolParams{Name: "ask"})
-			var text string
-			if err != nil {
-				text = err.Error()
-			} else {
-				text = res.Content[0].(*TextContent).Text
-			}
-			if (err != nil) != tt.isError || !strings.Contains(text, tt.want) {
-				t.Errorf("got %q (err %v), want %q (err %v)", text, err != nil, tt.want, tt.isError)
+			must(t, err)
+			text := res.Content[0].(*TextContent).Text
+			if res.IsError != tt.isError || !strings.Contains(text, tt.want) {
+				t.Errorf("got %q (isError %v), want %q (isError %v)", text, res.IsError, tt.want, tt.isError)
 			}
 		})
 	}
@@ -93,9 +91,9 @@ func TestElicitationModeCapability(t *testing.T) {
 		},
 	})
 	cs, _ := connect(t, s, c)
-	_, err := cs.CallTool(context.Background(), &CallToolParams{Name: "url"})
-	if err == nil || !strings.Contains(err.Error(), "elicitation.url") {
-		t.Errorf("err = %v", err)
+	res, err := cs.CallTool(context.Background(), &CallToolParams{Name: "url"})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*TextContent).Text, "elicitation.url") {
+		t.Errorf("res = %+v, err = %v", res, err)
 	}
 }
 
@@ -103,7 +101,7 @@ func TestLoggingHandler(t *testing.T) {
 	checkGoroutines(t)
 	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
 	must(t, AddTool(s, &Tool{Name: "log"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (string, error) {
-		l := slog.New(NewLoggingHandler(req.Session, &LoggingHandlerOptions{Logger: "tool"}))
+		l := slog.New(NewLoggingHandler(req.Session, &LoggingHandlerOptions{Name: "tool"}))
 		l.Debug("hidden")
 		l.With("k", 1).WithGroup("g").Info("shown", "x", "y")
 		l.Error("bad", slog.Group("err", "code", 7))
@@ -113,7 +111,8 @@ func TestLoggingHandler(t *testing.T) {
 	var got []string
 	done := make(chan struct{})
 	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
-		LoggingMessageHandler: func(_ context.Context, _ *ClientSession, p *LoggingMessageParams) {
+		LoggingMessageHandler: func(_ context.Context, req *ClientRequest[*LoggingMessageParams]) {
+			p := req.Params
 			b, _ := jsonv2.Marshal(p, jsonv2.Deterministic(true))
 			mu.Lock()
 			got = append(got, string(b))

@@ -83,8 +83,8 @@ func TestHTTPTransports(t *testing.T) {
 			res, err = cs.CallTool(ctx, &CallToolParams{Name: "ask"})
 			if tt.stateless {
 				// No client capabilities in a stateless exchange.
-				if err == nil || !strings.Contains(err.Error(), "capability") {
-					t.Errorf("stateless ask: %v", err)
+				if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*TextContent).Text, "capability") {
+					t.Errorf("stateless ask: %+v, %v", res, err)
 				}
 				return
 			}
@@ -154,7 +154,7 @@ func TestHTTPSessionsVisibleToServer(t *testing.T) {
 	checkGoroutines(t)
 	s := httpTestServer(t)
 	var initialized atomic.Int32
-	s.opts.InitializedHandler = func(context.Context, *ServerSession) { initialized.Add(1) }
+	s.opts.InitializedHandler = func(context.Context, *ServerRequest[*InitializedParams]) { initialized.Add(1) }
 	h := NewStreamableHTTPHandler(s, nil)
 	srv := httptest.NewServer(h)
 	defer srv.Close()

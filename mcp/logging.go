@@ -9,8 +9,9 @@ import (
 // LoggingHandlerOptions configures the slog handler from
 // [NewLoggingHandler]. The zero value is usable.
 type LoggingHandlerOptions struct {
-	// Logger names the logger in each message (the "logger" member).
-	Logger string
+	// Name names the logger in each message (the "logger" member of
+	// notifications/message). Empty omits it.
+	Name string
 	// Level is the lowest slog level sent; the client's logging/setLevel
 	// filters further. Zero means slog.LevelDebug.
 	Level slog.Leveler
@@ -23,7 +24,7 @@ type LoggingHandlerOptions struct {
 func NewLoggingHandler(ss *ServerSession, opts *LoggingHandlerOptions) slog.Handler {
 	h := &loggingHandler{ss: ss, level: slog.LevelDebug}
 	if opts != nil {
-		h.logger = opts.Logger
+		h.logger = opts.Name
 		if opts.Level != nil {
 			h.level = opts.Level
 		}

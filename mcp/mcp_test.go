@@ -270,10 +270,11 @@ func TestCapabilityChecks(t *testing.T) {
 	}))
 	cs, _ := connect(t, s, NewClient(&Implementation{Name: "c", Version: "1"}, nil))
 	ctx := context.Background()
-	// The client declared no sampling: the server must not send the request.
-	_, err := cs.CallTool(ctx, &CallToolParams{Name: "sample"})
-	if err == nil || !strings.Contains(err.Error(), "sampling") {
-		t.Errorf("sampling without capability: %v", err)
+	// The client declared no sampling: the server must not send the
+	// request, and the tool reports the failure as a tool error.
+	res, err := cs.CallTool(ctx, &CallToolParams{Name: "sample"})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*TextContent).Text, "sampling") {
+		t.Errorf("sampling without capability: %+v, %v", res, err)
 	}
 	// The server declared no prompts: the client must not send prompts/list.
 	_, err = cs.ListPrompts(ctx, nil)
@@ -320,20 +321,22 @@ func TestProgressAndLogging(t *testing.T) {
 				return "", err
 			}
 		}
-		req.Log(ctx, LoggingLevelDebug, "test", "dropped below warning")
-		req.Log(ctx, LoggingLevelError, "test", "kept")
+		req.Session.Log(ctx, &LoggingMessageParams{Level: LoggingLevelDebug, Logger: "test", Data: "dropped below warning"})
+		req.Session.Log(ctx, &LoggingMessageParams{Level: LoggingLevelError, Logger: "test", Data: "kept"})
 		return "done", nil
 	}))
 	var mu sync.Mutex
 	var progress []float64
 	var logs []string
 	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
-		ProgressHandler: func(ctx context.Context, cs *ClientSession, p *ProgressParams) {
+		ProgressHandler: func(ctx context.Context, req *ClientRequest[*ProgressParams]) {
+			p := req.Params
 			mu.Lock()
 			progress = append(progress, p.Progress)
 			mu.Unlock()
 		},
-		LoggingMessageHandler: func(ctx context.Context, cs *ClientSession, p *LoggingMessageParams) {
+		LoggingMessageHandler: func(ctx context.Context, req *ClientRequest[*LoggingMessageParams]) {
+			p := req.Params
 			mu.Lock()
 			logs = append(logs, fmt.Sprint(p.Data))
 			mu.Unlock()
@@ -415,8 +418,8 @@ func TestListChangedAndSubscriptions(t *testing.T) {
 	toolsChanged := make(chan struct{}, 10)
 	updated := make(chan string, 10)
 	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
-		ToolListChangedHandler: func(context.Context, *ClientSession) { toolsChanged <- struct{}{} },
-		ResourceUpdatedHandler: func(_ context.Context, _ *ClientSession, p *ResourceUpdatedParams) { updated <- p.URI },
+		ToolListChangedHandler: func(context.Context, *ClientRequest[*ToolListChangedParams]) { toolsChanged <- struct{}{} },
+		ResourceUpdatedHandler: func(_ context.Context, req *ClientRequest[*ResourceUpdatedParams]) { updated <- req.Params.URI },
 	})
 	cs, _ := connect(t, s, c)
 	ctx := context.Background()
@@ -512,7 +515,7 @@ func TestResetTimeoutOnProgress(t *testing.T) {
 	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
 		RequestTimeout:         2 * time.Second,
 		ResetTimeoutOnProgress: true,
-		ProgressHandler: func(context.Context, *ClientSession, *ProgressParams) {
+		ProgressHandler: func(context.Context, *ClientRequest[*ProgressParams]) {
 			progressed <- struct{}{}
 		},
 	})

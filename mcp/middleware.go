@@ -1,6 +1,9 @@
 package mcp
 
-import "context"
+import (
+	"context"
+	"net/http"
+)
 
 // Request is a request or notification as middleware sees it, in either
 // direction. Incoming requests are the typed [*ServerRequest] and
@@ -59,11 +62,25 @@ func (r *OutgoingRequest) Parameters() Params { return r.params }
 func (*OutgoingRequest) isRequest() {}
 
 // RequestExtra carries what the transport knows about an incoming message
-// (for example the HTTP request that carried it). It is nil for transports
-// that add nothing, such as stdio.
+// (for example the HTTP request that carried it) and what the server
+// matched before the handler runs. It is nil for transports that add
+// nothing, such as stdio, except for resources/read of a resource
+// template, whose handler always gets the template's variables.
 type RequestExtra struct {
-	// Value is the transport's data, as set on jsonrpc.Request.Extra.
+	// Value is the transport's data, as set on jsonrpc.Request.Extra: a
+	// [*github.com/mcpkit/mcpkit/transport.HTTPRequestInfo] for a message that arrived over HTTP.
 	Value any
+	// Header holds the headers of the HTTP request that carried the
+	// message, or is nil when it did not arrive over HTTP. Do not modify
+	// it.
+	Header http.Header
+	// TemplateVars holds, for resources/read of a URI that matched a
+	// resource template, the values of the template's variables,
+	// percent-decoded as RFC 6570 expansion implies (the URI
+	// greeting://Ada%20Lovelace gives the template greeting://{name} the
+	// name "Ada Lovelace"); a list or key-value variable's values are
+	// joined with commas. Nil otherwise.
+	TemplateVars map[string]string
 }
 
 // ServerRequest is a request or notification received by a server:

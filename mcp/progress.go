@@ -8,17 +8,28 @@ import (
 // caller asked for progress by sending a progress token; otherwise it
 // does nothing. progress should increase with each call; total is 0 when
 // unknown.
+//
+// It is the one way to report progress, on both sides: the progress of a
+// request belongs to that request, and [ClientRequest.ReportProgress] is
+// its counterpart in a client's handlers.
 func (r *ServerRequest[P]) ReportProgress(ctx context.Context, progress, total float64, message string) error {
 	tok, ok := progressTokenOf(r.Params)
 	if !ok {
 		return nil
 	}
-	return r.Session.NotifyProgress(ctx, &ProgressParams{ProgressToken: tok, Progress: progress, Total: total, Message: message})
+	return r.Session.notify(ctx, NotificationProgress, &ProgressParams{ProgressToken: tok, Progress: progress, Total: total, Message: message})
 }
 
-// Log sends a log message to the client of this request's session.
-func (r *ServerRequest[P]) Log(ctx context.Context, level LoggingLevel, logger string, data any) error {
-	return r.Session.Log(ctx, &LoggingMessageParams{Level: level, Logger: logger, Data: data})
+// ReportProgress sends a notifications/progress for this request (such as
+// a sampling/createMessage), if the server asked for progress by sending
+// a progress token; otherwise it does nothing. progress should increase
+// with each call; total is 0 when unknown.
+func (r *ClientRequest[P]) ReportProgress(ctx context.Context, progress, total float64, message string) error {
+	tok, ok := progressTokenOf(r.Params)
+	if !ok {
+		return nil
+	}
+	return r.Session.notify(ctx, NotificationProgress, &ProgressParams{ProgressToken: tok, Progress: progress, Total: total, Message: message})
 }
 
 // CreateMessage asks the client to sample from its model on behalf of this

@@ -17,7 +17,10 @@ type serverPrompt struct {
 }
 
 // AddPrompt registers a prompt. Adding a prompt with the name of an
-// existing one replaces it. Clients are told the prompt list changed.
+// existing one replaces it. Clients are told the prompt list changed. A
+// server that adds its first prompt after clients connected must declare
+// the prompts capability in [ServerOptions.Capabilities] (see
+// [Server.AddTool]).
 func (s *Server) AddPrompt(p *Prompt, h PromptHandler) error {
 	if p == nil || h == nil {
 		return errors.New("mcp: AddPrompt needs a prompt and a handler")

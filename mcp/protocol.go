@@ -143,7 +143,7 @@ type Icon struct {
 	Sizes []string `json:"sizes,omitzero"`
 	// Theme is "light" for an icon drawn for a light background or "dark"
 	// for a dark one. Optional; empty means it suits either.
-	Theme string `json:"theme,omitzero"`
+	Theme IconTheme `json:"theme,omitzero"`
 }
 
 // Implementation names and describes an MCP client or server.
@@ -904,7 +904,7 @@ func (m *PromptMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 type CompleteReference struct {
 	// Type is "ref/prompt" for a prompt argument or "ref/resource" for a
 	// resource template variable. Required.
-	Type string `json:"type"`
+	Type ReferenceType `json:"type"`
 	// Name is the prompt's name; required for "ref/prompt".
 	Name string `json:"name,omitzero"`
 	// Title is the prompt's name for people to read, for "ref/prompt".
@@ -1238,8 +1238,8 @@ type ListRootsResult struct {
 
 // Elicitation modes.
 const (
-	ElicitModeForm = "form"
-	ElicitModeURL  = "url"
+	ElicitModeForm ElicitMode = "form"
+	ElicitModeURL  ElicitMode = "url"
 )
 
 // ElicitParams are the params of elicitation/create (from 2025-06-18),
@@ -1252,7 +1252,7 @@ type ElicitParams struct {
 	Meta Meta `json:"_meta,omitzero"`
 	// Mode is ElicitModeForm or ElicitModeURL. Optional; empty means form
 	// mode, the only mode before 2025-11-25.
-	Mode string `json:"mode,omitzero"`
+	Mode ElicitMode `json:"mode,omitzero"`
 	// Message tells the user what is asked and why. Required.
 	Message string `json:"message"`
 	// RequestedSchema is the JSON Schema of the form to fill in: an object

@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/yosida95/uritemplate/v3"
 )
 
 // ResourceHandler reads a resource for resources/read. For a template, it
-// is called with the URI the client asked for; return a
+// is called with the URI the client asked for, and req.Extra.TemplateVars
+// holds the template's variables, decoded (see [RequestExtra]); return a
 // [*ResourceNotFoundError] when nothing exists there.
 type ResourceHandler func(ctx context.Context, req *ReadResourceRequest) (*ReadResourceResult, error)
 
@@ -27,7 +29,9 @@ type serverTemplate struct {
 
 // AddResource registers a resource with a fixed URI. Adding a resource
 // with the URI of an existing one replaces it. Clients are told the
-// resource list changed.
+// resource list changed. A server that adds its first resource after
+// clients connected must declare the resources capability in
+// [ServerOptions.Capabilities] (see [Server.AddTool]).
 func (s *Server) AddResource(r *Resource, h ResourceHandler) error {
 	if r == nil || h == nil {
 		return errors.New("mcp: AddResource needs a resource and a handler")
@@ -95,8 +99,8 @@ func (s *Server) ResourceUpdated(ctx context.Context, params *ResourceUpdatedPar
 	return ctx.Err()
 }
 
-// MatchResourceTemplate reports whether uri matches the template and
-// returns the values of its variables.
+// matchTemplate reports whether uri matches the template and returns the
+// values of its variables, percent-decoded.
 func matchTemplate(t *uritemplate.Template, uri string) (map[string]string, bool) {
 	vals := t.Match(uri)
 	if vals == nil {
@@ -104,7 +108,14 @@ func matchTemplate(t *uritemplate.Template, uri string) (map[string]string, bool
 	}
 	out := make(map[string]string, len(vals))
 	for k, v := range vals {
-		out[k] = v.String()
+		switch v.T {
+		case uritemplate.ValueTypeList:
+			out[k] = strings.Join(v.List(), ",")
+		case uritemplate.ValueTypeKV:
+			out[k] = strings.Join(v.KV(), ",")
+		default:
+			out[k] = v.String()
+		}
 	}
 	return out, true
 }
@@ -147,12 +158,13 @@ func (ss *ServerSession) readResource(ctx context.Context, req *ReadResourceRequ
 	s := ss.server
 	s.mu.RLock()
 	var h ResourceHandler
+	var vars map[string]string
 	if r, ok := s.resources.get(uri); ok {
 		h = r.handler
 	} else {
 		for _, t := range s.templates.all() {
-			if _, ok := matchTemplate(t.compiled, uri); ok {
-				h = t.handler
+			if v, ok := matchTemplate(t.compiled, uri); ok {
+				h, vars = t.handler, v
 				break
 			}
 		}
@@ -160,6 +172,16 @@ func (ss *ServerSession) readResource(ctx context.Context, req *ReadResourceRequ
 	s.mu.RUnlock()
 	if h == nil {
 		return nil, &ResourceNotFoundError{URI: uri}
+	}
+	if vars != nil {
+		extra := RequestExtra{}
+		if req.Extra != nil {
+			extra = *req.Extra
+		}
+		extra.TemplateVars = vars
+		r := *req
+		r.Extra = &extra
+		req = &r
 	}
 	res, err := h(ctx, req)
 	if err != nil {

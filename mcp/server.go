@@ -44,12 +44,26 @@ type ServerOptions struct {
 	// goroutine of its own from the start.
 	InlineHandoff time.Duration
 
-	// Capabilities adds to the capabilities the server declares. The
-	// server always declares logging, and declares tools, resources and
-	// prompts once any are registered (with listChanged), and completions
-	// when CompletionHandler is set. Set a capability here to declare it
-	// before anything is registered.
+	// Capabilities adds to the capabilities the server declares. Nil
+	// means the defaults: the server always declares logging, declares
+	// tools, resources and prompts (with listChanged, and subscribe for
+	// resources) if any are registered when a client initializes, and
+	// completions when CompletionHandler is set.
+	//
+	// A client learns the capabilities once, at initialize, and refuses
+	// to use a feature the server did not declare then. A server that
+	// registers its first tool, resource or prompt after clients may have
+	// connected must declare the capability here, for example
+	//
+	//	Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
 	Capabilities *ServerCapabilities
+
+	// SchemaReflector infers the schemas of typed tools' inputs and
+	// outputs ([AddTool]) and of elicited types ([ElicitAs]); set its
+	// fields (nullable pointers, per-type overrides, additionalProperties)
+	// to change what is inferred. Nil means a zero [schema.Reflector] of
+	// the server's own. A Reflector may be shared by servers.
+	SchemaReflector *schema.Reflector
 
 	// CompletionHandler answers completion/complete. Nil means the server
 	// does not offer completions.
@@ -65,12 +79,12 @@ type ServerOptions struct {
 	UnsubscribeHandler func(context.Context, *UnsubscribeRequest) error
 	// InitializedHandler is called when a client sends
 	// notifications/initialized.
-	InitializedHandler func(context.Context, *ServerSession)
+	InitializedHandler func(context.Context, *ServerRequest[*InitializedParams])
 	// RootsListChangedHandler is called when a client reports that its
 	// roots changed.
-	RootsListChangedHandler func(context.Context, *ServerSession)
+	RootsListChangedHandler func(context.Context, *ServerRequest[*RootsListChangedParams])
 	// ProgressHandler receives progress notifications from the client.
-	ProgressHandler func(context.Context, *ServerSession, *ProgressParams)
+	ProgressHandler func(context.Context, *ServerRequest[*ProgressParams])
 
 	// Middleware wraps every method the server receives, outermost first.
 	Middleware []Middleware
@@ -88,7 +102,7 @@ type Server struct {
 	impl      Implementation
 	opts      ServerOptions
 	logger    *slog.Logger
-	reflector schema.Reflector
+	reflector *schema.Reflector
 
 	mu        sync.RWMutex
 	tools     features[*serverTool]
@@ -112,6 +126,10 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 		s.opts.PageSize = 1000
 	}
 	s.logger = orDiscard(s.opts.Logger)
+	s.reflector = s.opts.SchemaReflector
+	if s.reflector == nil {
+		s.reflector = &schema.Reflector{}
+	}
 	return s
 }
 

@@ -212,7 +212,7 @@ func (ss *ServerSession) ping(context.Context, *ServerRequest[*PingParams]) (*Em
 	return &EmptyResult{}, nil
 }
 
-func (ss *ServerSession) initializedNote(ctx context.Context, _ *ServerRequest[*InitializedParams]) (*EmptyResult, error) {
+func (ss *ServerSession) initializedNote(ctx context.Context, req *ServerRequest[*InitializedParams]) (*EmptyResult, error) {
 	ss.mu.Lock()
 	first := ss.state == stateInitialized
 	if first {
@@ -220,7 +220,7 @@ func (ss *ServerSession) initializedNote(ctx context.Context, _ *ServerRequest[*
 	}
 	ss.mu.Unlock()
 	if first && ss.server.opts.InitializedHandler != nil {
-		ss.server.opts.InitializedHandler(ctx, ss)
+		ss.server.opts.InitializedHandler(ctx, req)
 	}
 	return nil, nil
 }
@@ -234,14 +234,14 @@ func (ss *ServerSession) cancelledNote(_ context.Context, req *ServerRequest[*Ca
 
 func (ss *ServerSession) progressNote(ctx context.Context, req *ServerRequest[*ProgressParams]) (*EmptyResult, error) {
 	if h := ss.server.opts.ProgressHandler; h != nil {
-		h(ctx, ss, req.Params)
+		h(ctx, req)
 	}
 	return nil, nil
 }
 
-func (ss *ServerSession) rootsChangedNote(ctx context.Context, _ *ServerRequest[*RootsListChangedParams]) (*EmptyResult, error) {
+func (ss *ServerSession) rootsChangedNote(ctx context.Context, req *ServerRequest[*RootsListChangedParams]) (*EmptyResult, error) {
 	if h := ss.server.opts.RootsListChangedHandler; h != nil {
-		h(ctx, ss)
+		h(ctx, req)
 	}
 	return nil, nil
 }
@@ -331,10 +331,16 @@ func (ss *ServerSession) CreateMessage(ctx context.Context, params *CreateMessag
 }
 
 // Elicit asks the client to collect information from the user, in form
-// mode (a restricted JSON Schema) or URL mode. It fails with a
-// [*CapabilityError] if the client did not declare elicitation, or not
-// the mode asked for.
+// mode (a restricted JSON Schema) or URL mode; params with a URL and no
+// mode are sent in URL mode. It fails with a [*CapabilityError] if the
+// client did not declare elicitation, or not the mode asked for.
+// [ElicitAs] elicits a Go type.
 func (ss *ServerSession) Elicit(ctx context.Context, params *ElicitParams) (*ElicitResult, error) {
+	if params.Mode == "" && params.URL != "" {
+		p := *params
+		p.Mode = ElicitModeURL
+		params = &p
+	}
 	if err := ss.checkClient(MethodElicitationCreate, "elicitation", func(c *ClientCapabilities) bool { return c.Elicitation != nil }); err != nil {
 		return nil, err
 	}
@@ -357,15 +363,11 @@ func (ss *ServerSession) NotifyElicitationComplete(ctx context.Context, id strin
 	return ss.notify(ctx, NotificationElicitationComplete, &ElicitationCompleteParams{ElicitationID: id})
 }
 
-// NotifyProgress sends a progress notification. Prefer
-// [ServerRequest.ReportProgress] inside a handler.
-func (ss *ServerSession) NotifyProgress(ctx context.Context, params *ProgressParams) error {
-	return ss.notify(ctx, NotificationProgress, params)
-}
-
 // Log sends a log message to the client, if its level is at or above the
 // level the client set with logging/setLevel (every message, before the
-// client sets one).
+// client sets one). It is the one way a server logs to its client;
+// [NewLoggingHandler] adapts it to log/slog. Inside a handler, pass the
+// handler's ctx so the message travels with the request it concerns.
 func (ss *ServerSession) Log(ctx context.Context, params *LoggingMessageParams) error {
 	ss.mu.Lock()
 	min := ss.logLevel

@@ -10,6 +10,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // inMethod describes a method one side receives: how to build its typed
@@ -134,7 +135,7 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 // response into result.
 func (e *endpoint) call(ctx context.Context, method string, params Params, result Result) error {
 	_, err := e.send(ctx, &outgoing{OutgoingRequest: OutgoingRequest{method: method, params: params}, result: result})
-	return err
+	return peerError(method, err)
 }
 
 // notify sends a notification through the sending middleware.
@@ -172,6 +173,9 @@ func dispatch[S any](ctx context.Context, s S, table map[string]inMethod[S], rec
 	var extra *RequestExtra
 	if req.Extra != nil {
 		extra = &RequestExtra{Value: req.Extra}
+		if info, ok := req.Extra.(*transport.HTTPRequestInfo); ok {
+			extra.Header = info.Header
+		}
 	}
 	r, err := m.newRequest(s, req.Params, extra)
 	if err != nil {
@@ -179,7 +183,7 @@ func dispatch[S any](ctx context.Context, s S, table map[string]inMethod[S], rec
 	}
 	res, err := recv(ctx, r)
 	if err != nil {
-		return nil, err
+		return nil, handlerError(ctx, err)
 	}
 	if res == nil {
 		return nil, nil

@@ -14,8 +14,10 @@ import (
 // [Server.AddTool]. The arguments are in req.Params.Arguments, raw.
 //
 // Return an error for a failure the model should see (it becomes a result
-// with isError set and the error's text); return a [*jsonrpc.Error] (or an
-// error wrapping one) for a protocol error.
+// with isError set and the error's text), including the failure of a
+// request the handler made to the client; return a [*jsonrpc.Error] or a
+// [ProtocolError] itself, not wrapped, to answer with a JSON-RPC error.
+// [ProtocolError] documents the rule.
 type ToolHandler func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error)
 
 // TypedToolHandler handles tools/call for a tool registered with
@@ -45,6 +47,10 @@ type serverTool struct {
 // (1-128 characters of A-Z a-z 0-9 _ - .). Adding a tool with the name of
 // an existing one replaces it. Connected clients are told the tool list
 // changed.
+//
+// Clients learn at initialize whether the server has tools: one that
+// connected while the server had none will not use tools added later
+// unless [ServerOptions.Capabilities] declares the tools capability.
 func (s *Server) AddTool(t *Tool, h ToolHandler) error {
 	if t == nil || h == nil {
 		return errors.New("mcp: AddTool needs a tool and a handler")
@@ -114,6 +120,9 @@ func ValidateToolName(name string) error {
 // the model can read and correct) and schema defaults are applied. After
 // it, the output is validated against the output schema.
 //
+// As for [Server.AddTool], a server that adds its first tool after clients
+// connected must declare the tools capability in [ServerOptions.Capabilities].
+//
 // In is the type the arguments (always a JSON object) decode into: a
 // struct, a map, a pointer to either, or an interface type such as any.
 // An interface type has no inferred schema (it is the schema true, which
@@ -135,7 +144,7 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error
 		return errors.New("mcp: AddTool needs a tool and a handler")
 	}
 	tool := *t
-	in, err := newArgBinder[In](&s.reflector, tool.InputSchema)
+	in, err := newArgBinder[In](s.reflector, tool.InputSchema)
 	if err != nil {
 		return fmt.Errorf("mcp: tool %q input: %w", t.Name, err)
 	}
@@ -150,7 +159,7 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error
 		if k := derefKind(outType); k != reflect.Struct && k != reflect.Map && k != reflect.Interface {
 			return fmt.Errorf("mcp: tool %q: output type %v must be a struct, a map, string or *CallToolResult", t.Name, outType)
 		}
-		if out, err = newValidator(&s.reflector, outType, tool.OutputSchema); err != nil {
+		if out, err = newValidator(s.reflector, outType, tool.OutputSchema); err != nil {
 			return fmt.Errorf("mcp: tool %q output: %w", t.Name, err)
 		}
 		if len(tool.OutputSchema) == 0 {
@@ -237,9 +246,7 @@ func (ss *ServerSession) callTool(ctx context.Context, req *CallToolRequest) (*C
 	}
 	res, err := t.handler(ctx, req)
 	if err != nil {
-		var wire *jsonrpc.Error
-		var we interface{ WireError() *jsonrpc.Error }
-		if errors.As(err, &wire) || errors.As(err, &we) || errors.Is(err, context.Canceled) {
+		if isProtocolError(err) || isCancellation(ctx, err) {
 			return nil, err
 		}
 		return errorResult(err), nil

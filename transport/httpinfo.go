@@ -11,6 +11,13 @@ import (
 // message's [jsonrpc.Request.Extra] and puts it in the handler's context,
 // where [HTTPRequestInfoFromContext] finds it.
 //
+// The handler's context also carries the values of the HTTP request's
+// context (what HTTP middleware added with [context.WithValue], such as
+// [WithPrincipal]), but not its cancellation or deadline: the handler of a
+// request may outlive the exchange that carried it, and its context is
+// cancelled as the transport documents (when the client cancels the
+// request or abandons an exchange that cannot be resumed).
+//
 // The fields are copies taken when the request arrived; they stay valid
 // after the HTTP exchange is over.
 type HTTPRequestInfo struct {
@@ -26,6 +33,7 @@ type HTTPRequestInfo struct {
 	// [WithPrincipal]), or "".
 	Principal string
 
+	values      context.Context // the request's context, without its cancellation
 	closeStream func()          // ends the SSE stream of the exchange; nil when none
 	cancelOn    context.Context // done when the handler must stop; nil for never
 	cancelWhy   error           // the cause the handler's context is cancelled with
@@ -61,6 +69,9 @@ func (i *HTTPRequestInfo) CloseSSEStream() {
 // handler's context, and cancels that context when the client abandons the
 // exchange and the server cannot resume it.
 func (i *HTTPRequestInfo) BindContext(ctx context.Context, cancel context.CancelCauseFunc) (context.Context, func()) {
+	if i.values != nil {
+		ctx = valuesFrom{ctx, i.values}
+	}
 	ctx = context.WithValue(ctx, httpInfoKey{}, i)
 	if i.cancelOn == nil || cancel == nil {
 		return ctx, func() {}
@@ -88,10 +99,27 @@ func PrincipalFromContext(ctx context.Context) string {
 	return p
 }
 
+// valuesFrom is a handler's context that also holds the values of the
+// HTTP request's context: a key is looked up in the handler's context
+// first, then in values. Deadline, Done and Err are the handler's.
+type valuesFrom struct {
+	context.Context
+	values context.Context
+}
+
+// Value implements context.Context.
+func (c valuesFrom) Value(key any) any {
+	if v := c.Context.Value(key); v != nil {
+		return v
+	}
+	return c.values.Value(key)
+}
+
 // newHTTPRequestInfo copies what handlers may need from r.
 func newHTTPRequestInfo(r *http.Request) *HTTPRequestInfo {
 	u := *r.URL
 	return &HTTPRequestInfo{
+		values:     context.WithoutCancel(r.Context()),
 		Method:     r.Method,
 		URL:        &u,
 		Header:     r.Header,

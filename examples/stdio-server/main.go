@@ -117,7 +117,7 @@ func newServer() (*mcp.Server, error) {
 			if in.From < 1 || in.From > 10 {
 				return "", fmt.Errorf("from must be between 1 and 10, got %d", in.From)
 			}
-			log := slog.New(mcp.NewLoggingHandler(req.Session, &mcp.LoggingHandlerOptions{Logger: "countdown"}))
+			log := slog.New(mcp.NewLoggingHandler(req.Session, &mcp.LoggingHandlerOptions{Name: "countdown"}))
 			for i := in.From; i > 0; i-- {
 				log.InfoContext(ctx, "tick", "remaining", i) // ctx: the message travels with the request
 				if err := req.ReportProgress(ctx, float64(in.From-i+1), float64(in.From), fmt.Sprintf("%d left", i-1)); err != nil {
@@ -168,7 +168,7 @@ func newServer() (*mcp.Server, error) {
 	}
 	if err := s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "greeting://{name}", Name: "greeting", Description: "A greeting for anyone.", MIMEType: "text/plain"},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			name := strings.TrimPrefix(req.Params.URI, "greeting://")
+			name := req.Extra.TemplateVars["name"] // percent-decoded
 			if name == "" {
 				return nil, &mcp.ResourceNotFoundError{URI: req.Params.URI}
 			}
@@ -208,9 +208,9 @@ func complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResul
 	p := req.Params
 	var pool []string
 	switch {
-	case p.Ref.Type == "ref/prompt" && p.Argument.Name == "language":
+	case p.Ref.Type == mcp.ReferencePrompt && p.Argument.Name == "language":
 		pool = languages
-	case p.Ref.Type == "ref/resource" && p.Argument.Name == "name":
+	case p.Ref.Type == mcp.ReferenceResource && p.Argument.Name == "name":
 		pool = []string{"Ada", "Alan", "Barbara", "Grace", "Ken", "Rob"}
 		if p.Context != nil && p.Context.Arguments["language"] == "go" {
 			pool = []string{"Ken", "Rob", "Robert"}

@@ -62,20 +62,24 @@ func runServerEverything(t *testing.T, requestStreams bool, newTransport func(t 
 		URLElicitation:       true,
 		CreateMessageHandler: h.createMessage,
 		ElicitationHandler:   h.elicit,
-		LoggingMessageHandler: func(_ context.Context, _ *mcp.ClientSession, p *mcp.LoggingMessageParams) {
-			h.logs.add(p)
+		LoggingMessageHandler: func(_ context.Context, req *mcp.ClientRequest[*mcp.LoggingMessageParams]) {
+			h.logs.add(req.Params)
 		},
-		ProgressHandler: func(_ context.Context, _ *mcp.ClientSession, p *mcp.ProgressParams) {
-			h.progress.add(p)
+		ProgressHandler: func(_ context.Context, req *mcp.ClientRequest[*mcp.ProgressParams]) {
+			h.progress.add(req.Params)
 		},
-		ResourceUpdatedHandler: func(_ context.Context, _ *mcp.ClientSession, p *mcp.ResourceUpdatedParams) {
-			h.updated.add(p.URI)
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ClientRequest[*mcp.ResourceUpdatedParams]) {
+			h.updated.add(req.Params.URI)
 		},
-		ToolListChangedHandler:     func(context.Context, *mcp.ClientSession) { h.toolsChanged.add(struct{}{}) },
-		ResourceListChangedHandler: func(context.Context, *mcp.ClientSession) { h.resourcesChanged.add(struct{}{}) },
-		PromptListChangedHandler:   func(context.Context, *mcp.ClientSession) { h.promptsChanged.add(struct{}{}) },
-		Middleware:                 []mcp.Middleware{h.recordIncoming},
-		RequestTimeout:             20 * time.Second,
+		ToolListChangedHandler: func(context.Context, *mcp.ClientRequest[*mcp.ToolListChangedParams]) { h.toolsChanged.add(struct{}{}) },
+		ResourceListChangedHandler: func(context.Context, *mcp.ClientRequest[*mcp.ResourceListChangedParams]) {
+			h.resourcesChanged.add(struct{}{})
+		},
+		PromptListChangedHandler: func(context.Context, *mcp.ClientRequest[*mcp.PromptListChangedParams]) {
+			h.promptsChanged.add(struct{}{})
+		},
+		Middleware:     []mcp.Middleware{h.recordIncoming},
+		RequestTimeout: 20 * time.Second,
 	})
 	h.client.AddRoots(&mcp.Root{URI: rootURI1, Name: "first"})
 
@@ -239,7 +243,7 @@ func (h *everything) elicit(_ context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 	return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: content}, nil
 }
 
-func (h *everything) countElicits(mode string) int {
+func (h *everything) countElicits(mode mcp.ElicitMode) int {
 	n := 0
 	for _, p := range h.elicits.all() {
 		m := p.Mode
@@ -1254,7 +1258,8 @@ func TestOurClientProtocolVersions(t *testing.T) {
 			client := mcp.NewClient(&mcp.Implementation{Name: "mcpkit-interop", Version: "1.0.0"}, &mcp.ClientOptions{
 				ProtocolVersion: version,
 				RequestTimeout:  10 * time.Second,
-				LoggingMessageHandler: func(_ context.Context, _ *mcp.ClientSession, p *mcp.LoggingMessageParams) {
+				LoggingMessageHandler: func(_ context.Context, req *mcp.ClientRequest[*mcp.LoggingMessageParams]) {
+					p := req.Params
 					s, _ := p.Data.(string)
 					logs.add(s)
 				},

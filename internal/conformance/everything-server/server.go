@@ -223,7 +223,7 @@ func addTools(s *mcp.Server, o options) error {
 							return nil, err
 						}
 					}
-					if err := req.Log(ctx, mcp.LoggingLevelInfo, "conformance", m); err != nil {
+					if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevelInfo, Logger: "conformance", Data: m}); err != nil {
 						return nil, err
 					}
 				}
@@ -345,11 +345,8 @@ func addResources(s *mcp.Server, _ options) error {
 		Description: "A resource template with one parameter, id", MIMEType: "application/json",
 	}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		uri := req.Params.URI
-		id, ok := strings.CutPrefix(uri, "test://template/")
-		if ok {
-			id, ok = strings.CutSuffix(id, "/data")
-		}
-		if !ok || id == "" || strings.Contains(id, "/") {
+		id := req.Extra.TemplateVars["id"]
+		if id == "" {
 			return nil, &mcp.ResourceNotFoundError{URI: uri}
 		}
 		body, err := jsonv2.Marshal(struct {
@@ -418,9 +415,9 @@ func complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResul
 	var pool []string
 	switch {
 	case p.Ref == nil:
-	case p.Ref.Type == "ref/prompt" && p.Ref.Name == promptWithArgs:
+	case p.Ref.Type == mcp.ReferencePrompt && p.Ref.Name == promptWithArgs:
 		pool = []string{"test", "testing", "test-value", "hello", "world"}
-	case p.Ref.Type == "ref/resource" && p.Ref.URI == templateURI && p.Argument.Name == "id":
+	case p.Ref.Type == mcp.ReferenceResource && p.Ref.URI == templateURI && p.Argument.Name == "id":
 		pool = []string{"1", "2", "3", "123", "456"}
 	}
 	out := []string{}

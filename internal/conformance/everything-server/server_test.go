@@ -42,12 +42,14 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f := &fixture{}
 	c := mcp.NewClient(&mcp.Implementation{Name: "fixture-test", Version: "0"}, &mcp.ClientOptions{
-		LoggingMessageHandler: func(_ context.Context, _ *mcp.ClientSession, p *mcp.LoggingMessageParams) {
+		LoggingMessageHandler: func(_ context.Context, req *mcp.ClientRequest[*mcp.LoggingMessageParams]) {
+			p := req.Params
 			f.mu.Lock()
 			f.logs = append(f.logs, p)
 			f.mu.Unlock()
 		},
-		ProgressHandler: func(_ context.Context, _ *mcp.ClientSession, p *mcp.ProgressParams) {
+		ProgressHandler: func(_ context.Context, req *mcp.ClientRequest[*mcp.ProgressParams]) {
+			p := req.Params
 			f.mu.Lock()
 			f.progress = append(f.progress, p)
 			f.mu.Unlock()

@@ -1,0 +1,113 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// ElicitAs asks the client, on behalf of req, to have the user fill in a
+// form for a T, and decodes the answer into a T. The form's schema is
+// inferred from T with the server's schema reflector (see
+// [ServerOptions.SchemaReflector]), as for a tool's input; T must be a
+// struct whose fields are strings, numbers, integers, booleans or slices
+// of enumerated strings, the flat kind MCP elicitation allows. Field
+// defaults in the schema are applied by the client.
+//
+// When the user accepts, ElicitAs returns the decoded answer and
+// [ElicitActionAccept]; when they decline or cancel, the zero T and that
+// action, with a nil error. An error means no answer: the client lacks
+// the capability, refused the request, or sent content that does not
+// decode into T.
+func ElicitAs[T any, P Params](ctx context.Context, req *ServerRequest[P], message string) (T, ElicitAction, error) {
+	var zero T
+	v, err := newValidator(req.Session.server.reflector, reflect.TypeFor[T](), nil)
+	if err != nil {
+		return zero, "", fmt.Errorf("mcp: elicitation schema of %v: %w", reflect.TypeFor[T](), err)
+	}
+	if _, err := restrictedSchema(v.schemaJSON); err != nil {
+		return zero, "", fmt.Errorf("mcp: %v cannot be elicited: %w", reflect.TypeFor[T](), err)
+	}
+	res, err := req.Elicit(ctx, &ElicitParams{Mode: ElicitModeForm, Message: message, RequestedSchema: v.schemaJSON})
+	if err != nil {
+		return zero, "", err
+	}
+	if res.Action != ElicitActionAccept {
+		return zero, res.Action, nil
+	}
+	data, err := marshalStd(res.Content)
+	if err != nil {
+		return zero, res.Action, fmt.Errorf("mcp: elicitation answer: %w", err)
+	}
+	var out T
+	if err := unmarshalStd(data, &out); err != nil {
+		return zero, res.Action, fmt.Errorf("mcp: decoding elicitation answer into %v: %w", reflect.TypeFor[T](), err)
+	}
+	return out, res.Action, nil
+}
+
+// ToolError is returned by [CallToolAs] when the tool reported a failure
+// (a result with isError set). Result is the tool's result; the error's
+// text is that of its text content.
+type ToolError struct {
+	// Name is the tool's name.
+	Name string
+	// Result is the tool's result, with IsError set.
+	Result *CallToolResult
+}
+
+// Error implements error.
+func (e *ToolError) Error() string {
+	var b strings.Builder
+	for _, c := range e.Result.Content {
+		if t, ok := c.(*TextContent); ok {
+			if b.Len() > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(t.Text)
+		}
+	}
+	return fmt.Sprintf("mcp: tool %q failed: %s", e.Name, b.String())
+}
+
+// CallToolAs calls the tool name with args and decodes the result's
+// structuredContent into an Out, the Go type of the tool's output. args
+// is encoded as JSON (a [json.RawMessage] is sent as is; nil sends no
+// arguments).
+//
+// It returns the result alongside the decoded output. A tool that
+// reports a failure gives a [*ToolError]; a result without structured
+// content, or whose structured content does not decode into Out, gives
+// an error and the result.
+func CallToolAs[Out any](ctx context.Context, cs *ClientSession, name string, args any) (Out, *CallToolResult, error) {
+	var zero Out
+	params := &CallToolParams{Name: name}
+	switch a := args.(type) {
+	case nil:
+	case json.RawMessage:
+		params.Arguments = a
+	default:
+		data, err := marshalStd(a)
+		if err != nil {
+			return zero, nil, fmt.Errorf("mcp: encoding arguments of tool %q: %w", name, err)
+		}
+		params.Arguments = data
+	}
+	res, err := cs.CallTool(ctx, params)
+	if err != nil {
+		return zero, nil, err
+	}
+	if res.IsError {
+		return zero, res, &ToolError{Name: name, Result: res}
+	}
+	if len(res.StructuredContent) == 0 {
+		return zero, res, fmt.Errorf("mcp: tool %q returned no structured content", name)
+	}
+	var out Out
+	if err := unmarshalStd(res.StructuredContent, &out); err != nil {
+		return zero, res, fmt.Errorf("mcp: decoding structured content of tool %q into %v: %w", name, reflect.TypeFor[Out](), err)
+	}
+	return out, res, nil
+}
