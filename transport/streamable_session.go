@@ -658,6 +658,9 @@ func (st *httpStream) attach(w http.ResponseWriter, replay func() ([]StoredEvent
 		for _, e := range events {
 			st.writeEventLocked(e.ID, e.Data)
 		}
+		if len(events) == 0 && st.w != nil {
+			http.NewResponseController(st.w).Flush() // the headers
+		}
 	}
 	if st.done {
 		// Everything was sent: the replay is the whole story.
