@@ -266,15 +266,7 @@ func TestStreamableHTTPResumeInOrder(t *testing.T) {
 	for k := 4; k <= 10; k++ {
 		hh.backend.tokens <- k
 	}
-	// It resumes while more events come.
-	more := make(chan struct{})
-	go func() {
-		defer close(more)
-		for k := 11; k <= 30; k++ {
-			hh.backend.tokens <- k
-		}
-		close(hh.backend.tokens)
-	}()
+	// It resumes; more events come once the resumed stream is live.
 	get, err := hh.client.Do(hh.request(context.Background(), http.MethodGet, "", "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25", "Last-Event-ID", last))
 	if err != nil {
 		t.Fatal(err)
@@ -283,6 +275,14 @@ func TestStreamableHTTPResumeInOrder(t *testing.T) {
 	if get.StatusCode != 200 {
 		t.Fatalf("resume: %d", get.StatusCode)
 	}
+	more := make(chan struct{})
+	go func() {
+		defer close(more)
+		for k := 11; k <= 30; k++ {
+			hh.backend.tokens <- k
+		}
+		close(hh.backend.tokens)
+	}()
 	resumed := newSSEReader(get.Body)
 	prev := eventSeq(t, last)
 	want := 4
