@@ -125,8 +125,11 @@ func (s *MemoryEventStore) Append(_ context.Context, sessionID, streamID string,
 	s.evict(now)
 	sess := s.sessions[sessionID]
 	if sess == nil {
-		sess = &memSession{streams: make(map[string]*memStream), evicted: -1}
+		sess = &memSession{evicted: -1}
 		s.sessions[sessionID] = sess
+	}
+	if sess.streams == nil {
+		sess.streams = make(map[string]*memStream)
 	}
 	st := sess.streams[streamID]
 	if st == nil {
@@ -166,11 +169,19 @@ func (s *MemoryEventStore) evict(now time.Duration) {
 		st.sess.evicted = e.seq // events leave each session in sequence order
 		if len(st.events) == 0 {
 			delete(st.sess.streams, st.id)
+			if len(st.sess.streams) == 0 {
+				st.sess.streams = nil // a map does not shrink: let it go
+			}
 		}
 	}
 	// Compact the order queue once most of it is dead.
 	if s.head > 1024 && s.head*2 > len(s.order) {
-		s.order = append(s.order[:0:0], s.order[s.head:]...)
+		rest := s.order[s.head:]
+		s.order = nil // not rest[:0:0], which would keep the old array
+		if len(rest) > 0 {
+			s.order = make([]memEventRef, len(rest), 2*len(rest))
+			copy(s.order, rest)
+		}
 		s.head = 0
 	}
 }
