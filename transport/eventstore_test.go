@@ -29,7 +29,7 @@ func TestMemoryEventStoreStreamRecordsExpire(t *testing.T) {
 	before := liveHeap()
 	for i := range requests {
 		stream := strconv.Itoa(i + 1)
-		s.Append(ctx, "s", stream, nil)                                              // priming event
+		s.Append(ctx, "s", stream, nil)                                            // priming event
 		s.Append(ctx, "s", stream, []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)) // response
 	}
 	now = now.Add(time.Second)
