@@ -75,10 +75,11 @@ type StreamableHTTPOptions struct {
 	// RetryInterval is the reconnection delay the server suggests to
 	// clients (the SSE retry field) on resumable streams. Zero means 1s.
 	RetryInterval time.Duration
-	// SessionIdleTimeout closes a session that has had no HTTP request,
-	// open stream or request in flight for this long, so that sessions
-	// clients never DELETE do not pile up. Zero means 10 minutes; negative
-	// means never.
+	// SessionIdleTimeout closes a session that has had no HTTP request or
+	// open stream for this long, so that sessions clients never DELETE do
+	// not pile up. A request still being handled then (its client went
+	// away without resuming its stream) is cancelled with the session.
+	// Zero means 10 minutes; negative means never.
 	SessionIdleTimeout time.Duration
 	// MaxSessions bounds the open sessions; past it, initialize is refused
 	// with 503. Zero means 10000; negative means no bound.

@@ -193,10 +193,15 @@ func (s *httpSession) release() {
 	s.mu.Unlock()
 }
 
-// armIdleLocked starts the idle timer when the session has nothing going
-// on. The timer holds no goroutine while it waits.
+// armIdleLocked starts (or restarts) the idle timer when the session has
+// no HTTP request open. Requests in flight do not count: one that cannot
+// be resumed has its POST open until it is answered, and the client of
+// one that can has to come back for its answer (resuming, or polling
+// again after the retry interval), so a session whose client stays away
+// for the whole timeout has lost it, whatever its handlers still do. The
+// timer holds no goroutine while it waits.
 func (s *httpSession) armIdleLocked() {
-	if s.closed || s.id == "" || s.h.idle < 0 || s.active > 0 || len(s.routes) > 0 {
+	if s.closed || s.id == "" || s.h.idle < 0 || s.active > 0 {
 		return
 	}
 	if s.idleTimer == nil {
@@ -208,7 +213,7 @@ func (s *httpSession) armIdleLocked() {
 
 func (s *httpSession) idleExpired() {
 	s.mu.Lock()
-	busy := s.closed || s.active > 0 || len(s.routes) > 0
+	busy := s.closed || s.active > 0
 	s.mu.Unlock()
 	if !busy {
 		s.h.logger.Debug("mcp http: session idle; closing", "session", s.id)
