@@ -98,12 +98,12 @@ const methodCancelled = "notifications/cancelled"
 func (s *httpSession) noteCancellations(m jsonrpc.Message) {
 	switch m := m.(type) {
 	case *jsonrpc.Request:
-		if m.Method == methodCancelled {
+		if m.Method == methodCancelled && m.IsNotification() {
 			s.cancelRoute(m)
 		}
 	case jsonrpc.Batch:
 		for _, e := range m {
-			if r, ok := e.(*jsonrpc.Request); ok && r.Method == methodCancelled {
+			if r, ok := e.(*jsonrpc.Request); ok && r.Method == methodCancelled && r.IsNotification() {
 				s.cancelRoute(r)
 			}
 		}
