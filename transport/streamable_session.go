@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -228,7 +230,6 @@ func (s *httpSession) idleExpired() {
 // when initialize succeeds, and reports whether it did.
 func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message, msgs []jsonrpc.Message, requests []jsonrpc.ID, info *HTTPRequestInfo, initialize bool) bool {
 	st := s.newStream(w, len(requests), initialize)
-	st.requests = requests
 	info.closeStream = st.closeLive
 	if s.h.opts.EventStore == nil || s.stateless {
 		// The exchange cannot be resumed: its handlers stop when the POST
@@ -330,14 +331,15 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 func (st *httpStream) endClosedLocked(w http.ResponseWriter) {
 	s := st.s
 	s.mu.Lock()
-	ids := make([]jsonrpc.ID, 0, len(st.requests))
-	for _, id := range st.requests {
-		if s.routes[id] == st {
+	var ids []jsonrpc.ID
+	for id, to := range s.routes {
+		if to == st {
 			delete(s.routes, id)
 			ids = append(ids, id)
 		}
 	}
 	s.mu.Unlock()
+	slices.SortFunc(ids, func(a, b jsonrpc.ID) int { return strings.Compare(a.String(), b.String()) })
 	if len(ids) > 0 {
 		body := closedAnswer(ids)
 		if !st.wrote {
@@ -353,10 +355,11 @@ func (st *httpStream) endClosedLocked(w http.ResponseWriter) {
 	st.finishLocked()
 }
 
-// dropRoutesLocked forgets the routes that lead to st.
+// dropRoutesLocked forgets the routes that lead to st. It goes through
+// every route, which only the exchanges that end abnormally need.
 func (s *httpSession) dropRoutesLocked(st *httpStream) {
-	for _, id := range st.requests {
-		if s.routes[id] == st {
+	for id, to := range s.routes {
+		if to == st {
 			delete(s.routes, id)
 		}
 	}
@@ -617,8 +620,6 @@ type httpStream struct {
 	// run is the handler of the exchange's one request when it runs on the
 	// POST's goroutine (see RunHandler); only that goroutine uses it.
 	run func()
-	// requests are the IDs of the requests the exchange carries.
-	requests []jsonrpc.ID
 	// jsonBody is the application/json answer to the exchange, written by
 	// the HTTP handler once the stream is finished: from the handler's own
 	// goroutine, with a Content-Length and no extra flush.
