@@ -548,3 +548,35 @@ func TestStreamableHTTPCancelledRequestEndsExchange(t *testing.T) {
 		})
 	}
 }
+
+// When the session ends while a resumed stream waits for its request's
+// answer, the resumed connection gets an error naming the request.
+func TestStreamableHTTPClosedSessionAnswersResumedStream(t *testing.T) {
+	checkLeaks(t)
+	hh := newHardHarness(t, &StreamableHTTPOptions{EventStore: NewMemoryEventStore(nil)}, nil)
+	sid := hh.initialize("2025-11-25")
+	ctx, cancel := context.WithCancel(context.Background())
+	post := hh.openPost(ctx, `{"jsonrpc":"2.0","id":4,"method":"block"}`, "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25")
+	prime := newSSEReader(post.Body).next()
+	if prime == nil || prime["id"] == "" {
+		t.Fatalf("priming event %q", prime)
+	}
+	<-hh.backend.started
+	cancel() // the client loses the stream, then resumes it
+	get, err := hh.client.Do(hh.request(context.Background(), http.MethodGet, "", "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25", "Last-Event-ID", prime["id"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer get.Body.Close()
+	if get.StatusCode != 200 {
+		t.Fatalf("resume: %d", get.StatusCode)
+	}
+	hh.handler.CloseSession(sid)
+	ev := newSSEReader(get.Body).next()
+	if ev == nil {
+		t.Fatal("the resumed stream ended without an answer")
+	}
+	if got := idsOf(jsonrpcAnswers(t, ev["data"])); got != "4" {
+		t.Fatalf("answer %q names %s, want 4", ev["data"], got)
+	}
+}

@@ -508,7 +508,15 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 		_, events, err := store.After(r.Context(), s.id, last)
 		return events, err
 	})
-	st.wait(r.Context(), conn)
+	if st.wait(r.Context(), conn) && s.isClosed() {
+		// The session ended with requests of the stream unanswered: this
+		// connection, the stream's, tells the client.
+		st.mu.Lock()
+		if !st.done && !st.standalone {
+			st.endClosedLocked(w)
+		}
+		st.mu.Unlock()
+	}
 }
 
 // Write implements [Conn]: it routes m to the stream of the request it
