@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +27,8 @@ import (
 //	initialize  answers {"protocolVersion": <params.protocolVersion>}
 //	echo        answers its params
 //	block       reports it started, waits until its context ends, answers
+//	stuck       reports it started, ignores its context, answers when the
+//	            test ends
 //	stream      sends notifications/progress {"n":k} for each k received
 //	            on tokens, until tokens is closed, then answers "done"
 type hardBackend struct {
@@ -33,13 +36,14 @@ type hardBackend struct {
 
 	tokens  chan int
 	started chan jsonrpc.ID
+	unstick chan struct{}
 
 	mu    sync.Mutex
 	conns []*jsonrpc.Conn
 }
 
 func newHardBackend() *hardBackend {
-	return &hardBackend{tokens: make(chan int), started: make(chan jsonrpc.ID, 16)}
+	return &hardBackend{tokens: make(chan int), started: make(chan jsonrpc.ID, 16), unstick: make(chan struct{})}
 }
 
 func (b *hardBackend) connect(_ context.Context, c Conn) error {
@@ -63,6 +67,10 @@ func (b *hardBackend) connect(_ context.Context, c Conn) error {
 				b.started <- req.ID
 				<-ctx.Done()
 				return nil, ctx.Err()
+			case "stuck":
+				b.started <- req.ID
+				<-b.unstick
+				return nil, nil
 			case "stream":
 				for {
 					select {
@@ -100,6 +108,7 @@ func (b *hardBackend) connect(_ context.Context, c Conn) error {
 }
 
 func (b *hardBackend) closeAll() {
+	close(b.unstick)
 	b.mu.Lock()
 	conns := b.conns
 	b.mu.Unlock()
@@ -369,13 +378,20 @@ func jsonrpcAnswers(t *testing.T, body string) []map[string]any {
 	return []map[string]any{one}
 }
 
-// idsOf lists the IDs of answers, as JSON text.
+// idsOf lists the IDs of answers, as JSON text, in order.
 func idsOf(answers []map[string]any) string {
 	var ids []string
 	for _, a := range answers {
 		b, _ := json.Marshal(a["id"])
 		ids = append(ids, string(b))
 	}
+	return strings.Join(ids, ",")
+}
+
+// sortedIDsOf lists the IDs of answers, as JSON text, sorted.
+func sortedIDsOf(answers []map[string]any) string {
+	ids := strings.Split(idsOf(answers), ",")
+	slices.Sort(ids)
 	return strings.Join(ids, ",")
 }
 
@@ -484,7 +500,8 @@ func TestStreamableHTTPClosedSessionAnswersWithID(t *testing.T) {
 					}
 				}
 			}
-			if got := idsOf(jsonrpcAnswers(t, data)); got != tc.wantIDs {
+			// The handlers, cancelled with the session, may answer first.
+			if got := sortedIDsOf(jsonrpcAnswers(t, data)); got != tc.wantIDs {
 				t.Fatalf("answer %q names %s, want %s", r.body, got, tc.wantIDs)
 			}
 		})
@@ -556,7 +573,7 @@ func TestStreamableHTTPClosedSessionAnswersResumedStream(t *testing.T) {
 	hh := newHardHarness(t, &StreamableHTTPOptions{EventStore: NewMemoryEventStore(nil)}, nil)
 	sid := hh.initialize("2025-11-25")
 	ctx, cancel := context.WithCancel(context.Background())
-	post := hh.openPost(ctx, `{"jsonrpc":"2.0","id":4,"method":"block"}`, "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25")
+	post := hh.openPost(ctx, `{"jsonrpc":"2.0","id":4,"method":"stuck"}`, "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25")
 	prime := newSSEReader(post.Body).next()
 	if prime == nil || prime["id"] == "" {
 		t.Fatalf("priming event %q", prime)
