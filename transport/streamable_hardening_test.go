@@ -597,3 +597,27 @@ func TestStreamableHTTPClosedSessionAnswersResumedStream(t *testing.T) {
 		t.Fatalf("answer %q names %s, want 4", ev["data"], got)
 	}
 }
+
+// A batch that reuses the ID of a request in flight is refused whole, with
+// an answer for each of its requests.
+func TestStreamableHTTPBatchIDInFlight(t *testing.T) {
+	checkLeaks(t)
+	hh := newHardHarness(t, nil, nil)
+	sid := hh.initialize("2025-03-26")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		resp, err := hh.client.Do(hh.request(ctx, http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"block"}`, "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-03-26"))
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-hh.backend.started
+	resp, body := hh.post(`[{"jsonrpc":"2.0","id":1,"method":"echo"},{"jsonrpc":"2.0","id":2,"method":"echo"}]`, "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-03-26")
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("status %d %q", resp.StatusCode, body)
+	}
+	if got := sortedIDsOf(jsonrpcAnswers(t, body)); got != "1,2" {
+		t.Fatalf("answer %q names %s, want 1,2", body, got)
+	}
+}

@@ -250,7 +250,8 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 	for _, id := range requests {
 		if _, dup := s.routes[id]; dup {
 			s.mu.Unlock()
-			writeJSONRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Bad Request: request id already in flight")
+			// Nothing is delivered; every request gets its refusal.
+			writeJSONBody(w, http.StatusBadRequest, errorAnswer(requests, jsonrpc.CodeInvalidRequest, "Bad Request: request id already in flight"), false, "", 0)
 			return false
 		}
 	}
@@ -369,7 +370,14 @@ func (s *httpSession) dropRoutesLocked(st *httpStream) {
 // answering: an error naming each (a batch of them when there are
 // several), so that the client knows which requests failed.
 func closedAnswer(ids []jsonrpc.ID) []byte {
-	e := &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Not Found: session closed"}
+	return errorAnswer(ids, jsonrpc.CodeInvalidRequest, "Not Found: session closed")
+}
+
+// errorAnswer is an error response with code and msg for each of ids (a
+// batch of them when there are several; one without an ID when ids is
+// empty).
+func errorAnswer(ids []jsonrpc.ID, code int64, msg string) []byte {
+	e := &jsonrpc.Error{Code: code, Message: msg}
 	var m jsonrpc.Message
 	switch len(ids) {
 	case 0:
