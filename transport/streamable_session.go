@@ -319,9 +319,7 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 	if !st.wrote && st.done {
 		// Every request was cancelled: no response comes, and the
 		// exchange ends with an empty stream.
-		st.w = w
-		st.startSSELocked()
-		st.w = nil
+		st.onceOnLocked(w, st.startSSELocked)
 	}
 	return st.initOK
 }
@@ -347,13 +345,23 @@ func (st *httpStream) endClosedLocked(w http.ResponseWriter) {
 			st.wrote = true
 			writeJSONBody(w, http.StatusNotFound, body, false, "", 0)
 		} else if st.sse {
-			st.w = w
-			st.writeEventLocked("", body)
-			st.w = nil
+			st.onceOnLocked(w, func() { st.writeEventLocked("", body) })
 		}
 	}
 	st.pending = 0
 	st.finishLocked()
+}
+
+// onceOnLocked runs write with w as the stream's connection, for a last
+// write after the stream let w go, and lifts the write deadline it set.
+func (st *httpStream) onceOnLocked(w http.ResponseWriter, write func()) {
+	st.w, st.deadline = w, false
+	write()
+	deadline := st.deadline
+	st.w, st.deadline = nil, false
+	if deadline {
+		clearWriteDeadline(w)
+	}
 }
 
 // dropRoutesLocked forgets the routes that lead to st. It goes through
