@@ -621,3 +621,60 @@ func TestStreamableHTTPBatchIDInFlight(t *testing.T) {
 		t.Fatalf("answer %q names %s, want 1,2", body, got)
 	}
 }
+
+// A client that drops a resumed stream in the middle of its replay can
+// resume again from the same event and gets everything once, in order;
+// a DELETE ends a resumed stream.
+func TestStreamableHTTPResumeInterrupted(t *testing.T) {
+	checkLeaks(t)
+	hh := newHardHarness(t, &StreamableHTTPOptions{EventStore: NewMemoryEventStore(nil)}, nil)
+	sid := hh.initialize("2025-11-25")
+	ctx, cancel := context.WithCancel(context.Background())
+	post := hh.openPost(ctx, `{"jsonrpc":"2.0","id":1,"method":"stream"}`, "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25")
+	prime := newSSEReader(post.Body).next()
+	if prime == nil || prime["id"] == "" {
+		t.Fatalf("priming event %q", prime)
+	}
+	cancel()
+	for k := 1; k <= 50; k++ {
+		hh.backend.tokens <- k
+	}
+	resume := func(ctx context.Context) (*http.Response, *sseReader) {
+		t.Helper()
+		get, err := hh.client.Do(hh.request(ctx, http.MethodGet, "", "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25", "Last-Event-ID", prime["id"]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if get.StatusCode != 200 {
+			t.Fatalf("resume: %d", get.StatusCode)
+		}
+		return get, newSSEReader(get.Body)
+	}
+	// The first resumption is dropped after one event.
+	ctx1, cancel1 := context.WithCancel(context.Background())
+	get1, events1 := resume(ctx1)
+	if ev := events1.next(); ev == nil || !strings.Contains(ev["data"], `"n":1}`) {
+		t.Fatalf("first replayed event %q", ev)
+	}
+	cancel1()
+	get1.Body.Close()
+	// The second gets the whole replay, in order.
+	get2, events2 := resume(context.Background())
+	defer get2.Body.Close()
+	for k := 1; k <= 50; k++ {
+		if ev := events2.next(); ev == nil || !strings.Contains(ev["data"], `"n":`+strconv.Itoa(k)+`}`) {
+			t.Fatalf("replayed event %d: %q", k, ev)
+		}
+	}
+	// DELETE ends it.
+	resp, err := hh.client.Do(hh.request(context.Background(), http.MethodDelete, "", "Mcp-Session-Id", sid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for ev := events2.next(); ev != nil; ev = events2.next() {
+		if !strings.Contains(ev["data"], `"id":1`) {
+			t.Fatalf("after DELETE: %q", ev)
+		}
+	}
+}
