@@ -112,6 +112,8 @@ func (s *httpSession) noteCancellations(m jsonrpc.Message) {
 	}
 }
 
+// cancelRoute ends the route of the request a notifications/cancelled
+// names, counting it as answered on its stream.
 func (s *httpSession) cancelRoute(note *jsonrpc.Request) {
 	var p struct {
 		RequestID jsonrpc.ID `json:"requestId"`
