@@ -54,35 +54,55 @@ type MemoryEventStoreOptions struct {
 }
 
 // MemoryEventStore is the in-memory [EventStore] returned by
-// [NewMemoryEventStore]. It keeps events in one process only.
+// [NewMemoryEventStore]. It keeps events in one process only. A stream's
+// record goes with its last event, and ending a session costs what that
+// session stored.
 type MemoryEventStore struct {
 	maxBytes int
 	maxAge   time.Duration
 	now      func() time.Time
+	epoch    time.Time // event times are durations since it (monotonic)
 
 	mu       sync.Mutex
-	bytes    int
-	sessions map[string]map[string]*memStream // session -> stream -> events
-	order    []memEventRef                    // every stored event, oldest first
-	head     int                              // index of the oldest live entry of order
+	bytes    int                    // size of the stored event data
+	sessions map[string]*memSession // by session ID
+	order    []memEventRef          // every queued event, oldest first
+	head     int                    // index of the oldest live entry of order
+	visits   int                    // events DeleteSession went through (for tests)
+}
+
+// memSession is one session's events. Sequence numbers are per session, so
+// that a stream whose record went with its events and that gets new ones
+// continues its IDs instead of repeating them.
+type memSession struct {
+	streams map[string]*memStream
+	next    int64 // sequence number the next event gets
+	evicted int64 // highest sequence number evicted; -1 for none
 }
 
 type memStream struct {
-	first  int64 // sequence number of events[0]
-	next   int64 // sequence number the next event gets
-	events [][]byte
+	id      string
+	sess    *memSession
+	events  []memEvent
+	evicted int64 // highest sequence number of this stream evicted; -1 for none
+	deleted bool  // the session was deleted: the events are gone
+}
+
+type memEvent struct {
+	seq  int64
+	data []byte
 }
 
 type memEventRef struct {
-	session, stream string
-	size            int
-	at              time.Time
+	stream *memStream
+	size   int
+	at     time.Duration // since the store's epoch
 }
 
 // NewMemoryEventStore returns an in-memory event store bounded by size and
 // age. opts may be nil.
 func NewMemoryEventStore(opts *MemoryEventStoreOptions) *MemoryEventStore {
-	s := &MemoryEventStore{maxBytes: 16 << 20, maxAge: 5 * time.Minute, now: time.Now, sessions: make(map[string]map[string]*memStream)}
+	s := &MemoryEventStore{maxBytes: 16 << 20, maxAge: 5 * time.Minute, now: time.Now, epoch: time.Now(), sessions: make(map[string]*memSession)}
 	if opts != nil {
 		if opts.MaxBytes > 0 {
 			s.maxBytes = opts.MaxBytes
@@ -94,57 +114,74 @@ func NewMemoryEventStore(opts *MemoryEventStoreOptions) *MemoryEventStore {
 	return s
 }
 
-// Append implements [EventStore]. The event ID is "<stream>_<sequence>".
+// Append implements [EventStore]. The event ID is "<stream>_<sequence>",
+// with sequence numbers increasing across the session's streams.
 func (s *MemoryEventStore) Append(_ context.Context, sessionID, streamID string, data []byte) (string, error) {
 	d := make([]byte, len(data))
 	copy(d, data)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	streams := s.sessions[sessionID]
-	if streams == nil {
-		streams = make(map[string]*memStream)
-		s.sessions[sessionID] = streams
+	now := s.now().Sub(s.epoch)
+	s.evict(now)
+	sess := s.sessions[sessionID]
+	if sess == nil {
+		sess = &memSession{evicted: -1}
+		s.sessions[sessionID] = sess
 	}
-	st := streams[streamID]
+	if sess.streams == nil {
+		sess.streams = make(map[string]*memStream)
+	}
+	st := sess.streams[streamID]
 	if st == nil {
-		st = &memStream{}
-		streams[streamID] = st
+		// Events of an earlier record of this stream may have gone with
+		// any the session lost: resuming from before those is refused.
+		st = &memStream{id: streamID, sess: sess, evicted: sess.evicted}
+		sess.streams[streamID] = st
 	}
-	seq := st.next
-	st.next++
-	st.events = append(st.events, d)
-	now := s.now()
-	s.order = append(s.order, memEventRef{session: sessionID, stream: streamID, size: len(d), at: now})
+	seq := sess.next
+	sess.next++
+	st.events = append(st.events, memEvent{seq: seq, data: d})
+	s.order = append(s.order, memEventRef{stream: st, size: len(d), at: now})
 	s.bytes += len(d)
 	s.evict(now)
 	return streamID + "_" + strconv.FormatInt(seq, 10), nil
 }
 
-// evict drops the oldest events while the store is over its bounds.
-func (s *MemoryEventStore) evict(now time.Time) {
+// evict drops the oldest events while the store is over its bounds, and
+// the record of a stream with its last event.
+func (s *MemoryEventStore) evict(now time.Duration) {
 	for s.head < len(s.order) {
 		ref := s.order[s.head]
-		if s.bytes <= s.maxBytes && now.Sub(ref.at) <= s.maxAge {
+		if s.bytes <= s.maxBytes && now-ref.at <= s.maxAge {
 			break
 		}
 		s.order[s.head] = memEventRef{}
 		s.head++
+		st := ref.stream
+		if st.deleted {
+			continue // its data went with its session
+		}
 		s.bytes -= ref.size
-		streams := s.sessions[ref.session]
-		if streams == nil {
-			continue // the session was deleted
-		}
-		st := streams[ref.stream]
-		if st == nil || len(st.events) == 0 {
-			continue
-		}
-		st.events[0] = nil
+		e := st.events[0]
+		st.events[0] = memEvent{}
 		st.events = st.events[1:]
-		st.first++
+		st.evicted = e.seq
+		st.sess.evicted = e.seq // events leave each session in sequence order
+		if len(st.events) == 0 {
+			delete(st.sess.streams, st.id)
+			if len(st.sess.streams) == 0 {
+				st.sess.streams = nil // a map does not shrink: let it go
+			}
+		}
 	}
 	// Compact the order queue once most of it is dead.
 	if s.head > 1024 && s.head*2 > len(s.order) {
-		s.order = append(s.order[:0:0], s.order[s.head:]...)
+		rest := s.order[s.head:]
+		s.order = nil // not rest[:0:0], which would keep the old array
+		if len(rest) > 0 {
+			s.order = make([]memEventRef, len(rest), 2*len(rest))
+			copy(s.order, rest)
+		}
 		s.head = 0
 	}
 }
@@ -162,33 +199,50 @@ func (s *MemoryEventStore) After(_ context.Context, sessionID, lastEventID strin
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.evict(s.now())
-	st := s.sessions[sessionID][streamID]
-	if st == nil || seq >= st.next || seq+1 < st.first {
+	s.evict(s.now().Sub(s.epoch))
+	sess := s.sessions[sessionID]
+	if sess == nil || seq >= sess.next {
 		return "", nil, ErrEventNotFound
 	}
+	st := sess.streams[streamID]
+	if st == nil {
+		// Every event the stream had is gone. None came after lastEventID
+		// if the session lost nothing after it.
+		if sess.evicted > seq {
+			return "", nil, ErrEventNotFound
+		}
+		return streamID, nil, nil
+	}
+	if st.evicted > seq {
+		return "", nil, ErrEventNotFound // events after it were discarded
+	}
 	var out []StoredEvent
-	for i, e := range st.events[seq+1-st.first:] {
-		out = append(out, StoredEvent{ID: streamID + "_" + strconv.FormatInt(seq+1+int64(i), 10), Data: e})
+	for _, e := range st.events {
+		if e.seq > seq {
+			out = append(out, StoredEvent{ID: streamID + "_" + strconv.FormatInt(e.seq, 10), Data: e.data})
+		}
 	}
 	return streamID, out, nil
 }
 
-// DeleteSession implements [EventStore].
+// DeleteSession implements [EventStore]. It goes through the session's own
+// events only; their entries in the age queue are dropped as they reach
+// its head.
 func (s *MemoryEventStore) DeleteSession(_ context.Context, sessionID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, st := range s.sessions[sessionID] {
+	sess := s.sessions[sessionID]
+	if sess == nil {
+		return nil
+	}
+	for _, st := range sess.streams {
 		for _, e := range st.events {
-			s.bytes -= len(e)
+			s.bytes -= len(e.data)
+			s.visits++
 		}
+		st.events = nil
+		st.deleted = true
 	}
 	delete(s.sessions, sessionID)
-	// Their entries in order stay until evicted; mark them free of size.
-	for i := s.head; i < len(s.order); i++ {
-		if s.order[i].session == sessionID {
-			s.order[i].size = 0
-		}
-	}
 	return nil
 }

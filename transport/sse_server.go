@@ -268,14 +268,21 @@ func (s *sseSession) isClosed() bool {
 // Write implements [Conn]: every message goes on the event stream.
 func (s *sseSession) Write(_ context.Context, m jsonrpc.Message) error {
 	data, err := jsonrpc.EncodeMessage(m)
-	if err != nil {
-		return err
+	isRequest := false
+	if _, ok := m.(*jsonrpc.Request); ok {
+		isRequest = true
 	}
-	if len(data) > s.h.maxEvent {
-		if _, ok := m.(*jsonrpc.Response); !ok {
+	switch {
+	case err != nil && isRequest:
+		return err
+	case err != nil:
+		// Responses still get an answer, so that the client's calls end.
+		data = errorReplacement(m, "internal error: cannot encode response")
+	case len(data) > s.h.maxEvent:
+		if isRequest {
 			return fmt.Errorf("transport: message of %d bytes exceeds MaxEventBytes (%d)", len(data), s.h.maxEvent)
 		}
-		data = oversizeReplacement(m)
+		data = errorReplacement(m, "internal error: response too large")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -75,10 +75,11 @@ type StreamableHTTPOptions struct {
 	// RetryInterval is the reconnection delay the server suggests to
 	// clients (the SSE retry field) on resumable streams. Zero means 1s.
 	RetryInterval time.Duration
-	// SessionIdleTimeout closes a session that has had no HTTP request,
-	// open stream or request in flight for this long, so that sessions
-	// clients never DELETE do not pile up. Zero means 10 minutes; negative
-	// means never.
+	// SessionIdleTimeout closes a session that has had no HTTP request or
+	// open stream for this long, so that sessions clients never DELETE do
+	// not pile up. A request still being handled then (its client went
+	// away without resuming its stream) is cancelled with the session.
+	// Zero means 10 minutes; negative means never.
 	SessionIdleTimeout time.Duration
 	// MaxSessions bounds the open sessions; past it, initialize is refused
 	// with 503. Zero means 10000; negative means no bound.
@@ -369,7 +370,7 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 		if len(requests) == 0 {
 			// Notifications and responses have no one to go to without a
 			// session; accept and drop them.
-			w.WriteHeader(http.StatusAccepted)
+			acceptNoRequests(w, msgs)
 			return
 		}
 		s := h.newSession("", info.Principal, true, version)
@@ -404,17 +405,14 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 	if s == nil {
 		return
 	}
-	version := s.protocolVersion()
 	if init == nil {
-		v, ok := h.checkVersion(w, r)
-		if !ok {
+		if _, ok := h.checkVersion(w, r); !ok {
 			return
 		}
-		if r.Header.Get(headerProtocolVersion) != "" {
-			version = v
-		}
 	}
-	if isBatch && version != batchVersion {
+	// Batches are the negotiated revision's to allow, whatever the header
+	// says: the connection refuses them by the same rule.
+	if version := s.protocolVersion(); isBatch && version != batchVersion {
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: batches are not allowed in protocol version "+version)
 		return
 	}
@@ -426,11 +424,11 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 				req.Extra = info
 			}
 		}
-		if !s.deliver(msg) {
+		if !s.deliver(msg, nil) {
 			writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: session closed")
 			return
 		}
-		w.WriteHeader(http.StatusAccepted)
+		acceptNoRequests(w, msgs)
 		return
 	}
 	s.serveExchange(w, r, msg, msgs, requests, info, false)
@@ -456,11 +454,12 @@ func (h *StreamableHTTPHandler) serveGET(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	st := s.standaloneStream()
-	if !st.attach(w, nil) {
+	conn, ok := st.attach(w, nil)
+	if !ok {
 		http.Error(w, "Conflict: the session already has a GET stream", http.StatusConflict)
 		return
 	}
-	st.wait(r.Context())
+	st.wait(r.Context(), conn)
 }
 
 func (h *StreamableHTTPHandler) serveDELETE(w http.ResponseWriter, r *http.Request) {

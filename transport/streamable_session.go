@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -38,6 +41,12 @@ type httpSession struct {
 	nextStream int64
 	active     int // HTTP requests being served
 	idleTimer  *time.Timer
+
+	// delivering is the exchange whose messages are being delivered (set
+	// only while recvMu is held): a response the connection writes during
+	// that delivery without an ID (a refusal of the whole message, such as
+	// a batch it does not accept) answers that exchange.
+	delivering atomic.Pointer[httpStream]
 }
 
 func (h *StreamableHTTPHandler) newSession(id, principal string, stateless bool, version string) *httpSession {
@@ -62,8 +71,69 @@ func (c statelessConn) ProtocolVersion() string { return c.protocolVersion() }
 func (s *httpSession) SessionID() string { return s.id }
 
 // deliver passes a message (perhaps a batch) to the connection, reporting
-// false when the session is closed.
-func (s *httpSession) deliver(m jsonrpc.Message) bool { return s.push(m, s.isClosed) }
+// false when the session is closed. st is the exchange answering m, or
+// nil when m carries no requests.
+func (s *httpSession) deliver(m jsonrpc.Message, st *httpStream) bool {
+	s.noteCancellations(m)
+	s.recvMu.Lock()
+	defer s.recvMu.Unlock()
+	if s.receive == nil || s.isClosed() {
+		return false
+	}
+	if st != nil {
+		s.delivering.Store(st)
+		defer s.delivering.Store(nil)
+	}
+	s.receive(m)
+	return true
+}
+
+// methodCancelled is the notification by which a client cancels one of its
+// requests.
+const methodCancelled = "notifications/cancelled"
+
+// noteCancellations ends the routes of the requests that m cancels: the
+// server sends no response to a cancelled request, so the exchange that
+// waits for one must not wait for it (else neither it nor the session
+// would ever end). A response that comes anyway finds no route and is
+// dropped, as the client no longer expects it.
+func (s *httpSession) noteCancellations(m jsonrpc.Message) {
+	switch m := m.(type) {
+	case *jsonrpc.Request:
+		if m.Method == methodCancelled && m.IsNotification() {
+			s.cancelRoute(m)
+		}
+	case jsonrpc.Batch:
+		for _, e := range m {
+			if r, ok := e.(*jsonrpc.Request); ok && r.Method == methodCancelled && r.IsNotification() {
+				s.cancelRoute(r)
+			}
+		}
+	}
+}
+
+// cancelRoute ends the route of the request a notifications/cancelled
+// names, counting it as answered on its stream.
+func (s *httpSession) cancelRoute(note *jsonrpc.Request) {
+	var p struct {
+		RequestID jsonrpc.ID `json:"requestId"`
+	}
+	if json.Unmarshal(note.Params, &p) != nil || !p.RequestID.IsValid() {
+		return
+	}
+	s.mu.Lock()
+	st := s.routes[p.RequestID]
+	if st == nil || st.initialize {
+		s.mu.Unlock()
+		return // answered already, unknown, or initialize (not cancellable)
+	}
+	delete(s.routes, p.RequestID)
+	s.armIdleLocked()
+	s.mu.Unlock()
+	st.mu.Lock()
+	st.answeredLocked(1)
+	st.mu.Unlock()
+}
 
 func (s *httpSession) isClosed() bool {
 	s.mu.Lock()
@@ -90,7 +160,8 @@ func (s *httpSession) Close() error {
 	if s.idleTimer != nil {
 		s.idleTimer.Stop()
 	}
-	s.routes = nil
+	// The routes stay: the exchanges still open answer their requests
+	// with an error (see endClosedLocked).
 	s.mu.Unlock()
 	s.h.forget(s)
 	if st := s.h.opts.EventStore; st != nil && s.id != "" {
@@ -126,10 +197,15 @@ func (s *httpSession) release() {
 	s.mu.Unlock()
 }
 
-// armIdleLocked starts the idle timer when the session has nothing going
-// on. The timer holds no goroutine while it waits.
+// armIdleLocked starts (or restarts) the idle timer when the session has
+// no HTTP request open. Requests in flight do not count: one that cannot
+// be resumed has its POST open until it is answered, and the client of
+// one that can has to come back for its answer (resuming, or polling
+// again after the retry interval), so a session whose client stays away
+// for the whole timeout has lost it, whatever its handlers still do. The
+// timer holds no goroutine while it waits.
 func (s *httpSession) armIdleLocked() {
-	if s.closed || s.id == "" || s.h.idle < 0 || s.active > 0 || len(s.routes) > 0 {
+	if s.closed || s.id == "" || s.h.idle < 0 || s.active > 0 {
 		return
 	}
 	if s.idleTimer == nil {
@@ -141,7 +217,7 @@ func (s *httpSession) armIdleLocked() {
 
 func (s *httpSession) idleExpired() {
 	s.mu.Lock()
-	busy := s.closed || s.active > 0 || len(s.routes) > 0
+	busy := s.closed || s.active > 0
 	s.mu.Unlock()
 	if !busy {
 		s.h.logger.Debug("mcp http: session idle; closing", "session", s.id)
@@ -170,19 +246,27 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: session closed")
+		writeJSONBody(w, http.StatusNotFound, closedAnswer(requests), false, "", 0)
 		return false
 	}
 	for _, id := range requests {
 		if _, dup := s.routes[id]; dup {
 			s.mu.Unlock()
-			writeJSONRPCError(w, http.StatusBadRequest, id, jsonrpc.CodeInvalidRequest, "Bad Request: request id already in flight")
+			// Nothing is delivered; every request gets its refusal.
+			writeJSONBody(w, http.StatusBadRequest, errorAnswer(requests, jsonrpc.CodeInvalidRequest, "Bad Request: request id already in flight"), false, "", 0)
 			return false
 		}
 	}
+	// A batch may carry one id twice: the connection answers both in the
+	// batch it sends back, which the route of that id takes once.
+	distinct := 0
 	for _, id := range requests {
-		s.routes[id] = st
+		if s.routes[id] != st {
+			s.routes[id] = st
+			distinct++
+		}
 	}
+	st.pending = distinct
 	s.active++
 	if s.idleTimer != nil {
 		s.idleTimer.Stop()
@@ -203,11 +287,14 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 		st.startSSELocked()
 		st.mu.Unlock()
 	}
-	if !s.deliver(msg) {
+	if !s.deliver(msg, st) {
 		st.mu.Lock()
+		s.mu.Lock()
+		s.dropRoutesLocked(st)
+		s.mu.Unlock()
 		if !st.wrote {
 			st.wrote = true
-			writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: session closed")
+			writeJSONBody(w, http.StatusNotFound, closedAnswer(requests), false, "", 0)
 		}
 		st.w = nil
 		st.mu.Unlock()
@@ -218,20 +305,122 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 		st.run = nil
 		run()
 	}
-	st.wait(r.Context())
+	if !st.wait(r.Context(), 0) {
+		return false // a resuming client took the stream over
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if body := st.jsonBody; body != nil {
 		st.jsonBody = nil
-		writeJSONBody(w, body, st.initOK, s.id, s.h.writeTO)
+		writeJSONBody(w, http.StatusOK, body, st.initOK, s.id, s.h.writeTO)
 		return st.initOK
 	}
-	if !st.wrote {
-		// The session ended before any answer: tell the client.
-		st.wrote = true
-		writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: session closed")
+	if !st.done && s.isClosed() {
+		st.endClosedLocked(w)
+	}
+	if !st.wrote && st.done {
+		// Every request was cancelled: no response comes, and the
+		// exchange ends with an empty stream.
+		st.onceOnLocked(w, st.startSSELocked)
 	}
 	return st.initOK
+}
+
+// endClosedLocked answers, on the exchange's connection w, the requests of
+// the stream that the session ended before they were answered, with an
+// error naming each, and finishes the stream.
+func (st *httpStream) endClosedLocked(w http.ResponseWriter) {
+	s := st.s
+	s.mu.Lock()
+	var ids []jsonrpc.ID
+	for id, to := range s.routes {
+		if to == st {
+			delete(s.routes, id)
+			ids = append(ids, id)
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(ids, func(a, b jsonrpc.ID) int { return strings.Compare(a.String(), b.String()) })
+	if len(ids) > 0 {
+		body := closedAnswer(ids)
+		if !st.wrote {
+			st.wrote = true
+			writeJSONBody(w, http.StatusNotFound, body, false, "", 0)
+		} else if st.sse {
+			st.onceOnLocked(w, func() { st.writeEventLocked("", body) })
+		}
+	}
+	st.pending = 0
+	st.finishLocked()
+}
+
+// onceOnLocked runs write with w as the stream's connection, for a last
+// write after the stream let w go, and lifts the write deadline it set.
+func (st *httpStream) onceOnLocked(w http.ResponseWriter, write func()) {
+	st.w, st.deadline = w, false
+	write()
+	deadline := st.deadline
+	st.w, st.deadline = nil, false
+	if deadline {
+		clearWriteDeadline(w)
+	}
+}
+
+// dropRoutesLocked forgets the routes that lead to st. It goes through
+// every route, which only the exchanges that end abnormally need.
+func (s *httpSession) dropRoutesLocked(st *httpStream) {
+	for id, to := range s.routes {
+		if to == st {
+			delete(s.routes, id)
+		}
+	}
+}
+
+// closedAnswer is the answer to requests that the session ended before
+// answering: an error naming each (a batch of them when there are
+// several), so that the client knows which requests failed.
+func closedAnswer(ids []jsonrpc.ID) []byte {
+	return errorAnswer(ids, jsonrpc.CodeInvalidRequest, "Not Found: session closed")
+}
+
+// errorAnswer is an error response with code and msg for each of ids (a
+// batch of them when there are several; one without an ID when ids is
+// empty).
+func errorAnswer(ids []jsonrpc.ID, code int64, msg string) []byte {
+	e := &jsonrpc.Error{Code: code, Message: msg}
+	var m jsonrpc.Message
+	switch len(ids) {
+	case 0:
+		m = &jsonrpc.Response{Error: e}
+	case 1:
+		m = &jsonrpc.Response{ID: ids[0], Error: e}
+	default:
+		b := make(jsonrpc.Batch, len(ids))
+		for i, id := range ids {
+			b[i] = &jsonrpc.Response{ID: id, Error: e}
+		}
+		m = b
+	}
+	data, _ := jsonrpc.EncodeMessage(m)
+	return data
+}
+
+// acceptNoRequests answers a POST that carried no requests: 202, unless
+// some elements of its batch were invalid and without an ID, which
+// JSON-RPC answers each with an error (400, with the batch of errors).
+func acceptNoRequests(w http.ResponseWriter, msgs []jsonrpc.Message) {
+	var errs jsonrpc.Batch
+	for _, m := range msgs {
+		if de, ok := m.(*jsonrpc.DecodeError); ok {
+			errs = append(errs, &jsonrpc.Response{ID: de.ID, Error: de.Err})
+		}
+	}
+	if errs == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	data, _ := jsonrpc.EncodeMessage(errs)
+	writeJSONBody(w, http.StatusBadRequest, data, false, "", 0)
 }
 
 // RunHandler implements [jsonrpc.HandlerRunner]: the handler of a request
@@ -333,14 +522,19 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 		clearWriteDeadline(w)
 		return
 	}
-	if !st.attach(w, func() ([]StoredEvent, error) {
+	conn, _ := st.attach(w, func() ([]StoredEvent, error) {
 		_, events, err := store.After(r.Context(), s.id, last)
 		return events, err
-	}) {
-		http.Error(w, "Conflict: the stream is already connected", http.StatusConflict)
-		return
+	})
+	if st.wait(r.Context(), conn) && s.isClosed() {
+		// The session ended with requests of the stream unanswered: this
+		// connection, the stream's, tells the client.
+		st.mu.Lock()
+		if !st.done && !st.standalone {
+			st.endClosedLocked(w)
+		}
+		st.mu.Unlock()
 	}
-	st.wait(r.Context())
 }
 
 // Write implements [Conn]: it routes m to the stream of the request it
@@ -348,6 +542,16 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 func (s *httpSession) Write(ctx context.Context, m jsonrpc.Message) error {
 	switch m := m.(type) {
 	case *jsonrpc.Response:
+		if !m.ID.IsValid() {
+			// A refusal of a whole message, written while it is delivered.
+			if st := s.delivering.Load(); st != nil {
+				s.mu.Lock()
+				s.dropRoutesLocked(st)
+				s.armIdleLocked()
+				s.mu.Unlock()
+				return st.send(ctx, m, -1)
+			}
+		}
 		st := s.takeRoutes(m.ID)
 		if st == nil {
 			s.h.logger.Debug("mcp http: response with no exchange to go to", "id", m.ID.String())
@@ -437,6 +641,7 @@ type httpStream struct {
 	released bool                // detached is closed
 	initOK   bool                // an initialize succeeded on this exchange
 	deadline bool                // a write deadline is set on w
+	conns    int                 // connections attached after the first
 	buf      []byte
 	// run is the handler of the exchange's one request when it runs on the
 	// POST's goroutine (see RunHandler); only that goroutine uses it.
@@ -447,23 +652,37 @@ type httpStream struct {
 	jsonBody []byte
 }
 
-// attach makes w the stream's live connection, after replaying what
-// replay returns. It reports false when another connection is live.
-func (st *httpStream) attach(w http.ResponseWriter, replay func() ([]StoredEvent, error)) bool {
+// attach makes w the stream's live connection and returns its number
+// for wait. Without replay (a new GET stream) it reports false when
+// another connection is live. With replay (a client resuming the stream)
+// w takes over from the live connection, if any, which its client has
+// evidently lost, and gets what replay returns before anything else: the
+// stream's lock is held from the replay until w is live, so every event
+// after the client's Last-Event-ID arrives once, in order, whether it was
+// stored before or sent during the replay.
+func (st *httpStream) attach(w http.ResponseWriter, replay func() ([]StoredEvent, error)) (conn int, ok bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.w != nil {
-		return false
+		if replay == nil {
+			return 0, false
+		}
+		st.releaseLocked() // the connection it replaces ends
 	}
 	if st.released {
 		st.detached = make(chan struct{})
 		st.released = false
 	}
+	st.conns++
 	st.w = w
 	st.wrote = false
 	st.deadline = false
-	st.startSSELocked()
-	if replay != nil {
+	if replay == nil {
+		st.startSSELocked()
+	} else {
+		// No priming event: the client resumes from the ID it has, and a
+		// new event stored now would come before the ones replayed.
+		st.startSSEHeadersLocked()
 		events, err := replay()
 		if err != nil {
 			st.s.h.logger.Warn("mcp http: replay failed", "err", err)
@@ -471,23 +690,37 @@ func (st *httpStream) attach(w http.ResponseWriter, replay func() ([]StoredEvent
 		for _, e := range events {
 			st.writeEventLocked(e.ID, e.Data)
 		}
+		if len(events) == 0 && st.w != nil {
+			http.NewResponseController(st.w).Flush() // the headers
+		}
 	}
 	if st.done {
 		// Everything was sent: the replay is the whole story.
 		st.w = nil
 	}
-	return true
+	return st.conns, true
 }
 
-// wait blocks the HTTP handler until the stream no longer needs this
-// connection, then detaches it.
-func (st *httpStream) wait(ctx context.Context) {
+// releaseLocked ends the wait of the live connection.
+func (st *httpStream) releaseLocked() {
+	if !st.released {
+		st.released = true
+		close(st.detached)
+	}
+}
+
+// wait blocks the HTTP handler of connection number conn (0 for the
+// exchange's own POST, else as attach returned it) until the stream no
+// longer needs it, then detaches it. It reports whether the stream is
+// still this connection's: false when another took over from it.
+func (st *httpStream) wait(ctx context.Context, conn int) bool {
 	st.mu.Lock()
 	w := st.w
 	detached := st.detached
+	mine := st.conns == conn
 	st.mu.Unlock()
-	if w == nil {
-		return
+	if w == nil || !mine {
+		return mine
 	}
 	select {
 	case <-st.finished:
@@ -499,14 +732,18 @@ func (st *httpStream) wait(ctx context.Context) {
 	}
 	st.mu.Lock()
 	deadline := false
+	mine = st.conns == conn
 	if st.w == w {
 		st.w = nil
 		deadline, st.deadline = st.deadline, false
+	} else if !mine {
+		deadline = true // set, perhaps, before the new connection took over
 	}
 	st.mu.Unlock()
 	if deadline {
 		clearWriteDeadline(w)
 	}
+	return mine
 }
 
 // closeLive ends the live SSE connection of the stream; see
@@ -520,24 +757,15 @@ func (st *httpStream) closeLive() {
 	if st.w != nil && !st.wrote {
 		st.startSSELocked() // the client learns the event ID to resume from
 	}
-	if !st.released {
-		st.released = true
-		close(st.detached)
-	}
+	st.releaseLocked()
 }
 
 // startSSELocked sends the SSE headers and, on a resumable stream of a
 // recent enough session, the priming event.
 func (st *httpStream) startSSELocked() {
-	st.mode = ResponseSSE
-	st.sse = true
-	if st.w == nil || st.wrote {
+	if !st.startSSEHeadersLocked() {
 		return
 	}
-	st.wrote = true
-	setHeaderValues(st.w.Header(), "Content-Type", "text/event-stream", "Cache-Control", "no-cache",
-		"X-Accel-Buffering", "no", headerSessionID, st.s.id)
-	st.w.WriteHeader(http.StatusOK)
 	if st.id != "" && st.s.protocolVersion() >= primingVersion {
 		id, err := st.s.h.opts.EventStore.Append(context.Background(), st.s.id, st.id, nil)
 		if err == nil {
@@ -550,24 +778,46 @@ func (st *httpStream) startSSELocked() {
 	http.NewResponseController(st.w).Flush()
 }
 
+// startSSEHeadersLocked makes the stream an SSE stream and sends the
+// headers on the live connection, reporting whether it did.
+func (st *httpStream) startSSEHeadersLocked() bool {
+	st.mode = ResponseSSE
+	st.sse = true
+	if st.w == nil || st.wrote {
+		return false
+	}
+	st.wrote = true
+	setHeaderValues(st.w.Header(), "Content-Type", "text/event-stream", "Cache-Control", "no-cache",
+		"X-Accel-Buffering", "no", headerSessionID, st.s.id)
+	st.w.WriteHeader(http.StatusOK)
+	return true
+}
+
 // send writes m to the stream; responses is the number of responses m
-// carries.
+// carries, or -1 when m answers every request of the stream.
 func (st *httpStream) send(ctx context.Context, m jsonrpc.Message, responses int) error {
 	data, err := jsonrpc.EncodeMessage(m)
-	if err != nil {
+	switch {
+	case err != nil && responses == 0:
 		return err
-	}
-	if len(data) > st.s.h.maxEvent {
+	case err != nil:
+		// The requests still get an answer, so that the exchange ends.
+		st.s.h.logger.Error("mcp http: cannot encode response; replaced by an error", "err", err)
+		data = errorReplacement(m, "internal error: cannot encode response")
+	case len(data) > st.s.h.maxEvent:
 		if responses == 0 {
 			return fmt.Errorf("transport: message of %d bytes exceeds MaxEventBytes (%d)", len(data), st.s.h.maxEvent)
 		}
 		st.s.h.logger.Error("mcp http: response too large; replaced by an error", "size", len(data))
-		data = oversizeReplacement(m)
+		data = errorReplacement(m, "internal error: response too large")
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.done {
 		return nil
+	}
+	if responses < 0 {
+		responses = max(st.pending, 1)
 	}
 	if st.initialize && responses > 0 {
 		st.adoptInitializeLocked(m)
@@ -604,19 +854,35 @@ func (st *httpStream) send(ctx context.Context, m jsonrpc.Message, responses int
 			return errNoStream
 		}
 	}
-	if responses > 0 {
-		st.pending -= responses
-		if st.pending <= 0 && !st.standalone {
-			st.done = true
-			close(st.finished)
-			st.s.mu.Lock()
-			if st.id != "" && st.s.streams != nil {
-				delete(st.s.streams, st.id)
-			}
-			st.s.mu.Unlock()
-		}
-	}
+	st.answeredLocked(responses)
 	return nil
+}
+
+// answeredLocked records that n more requests of the stream are answered
+// (or need no answer), and finishes the stream after the last.
+func (st *httpStream) answeredLocked(n int) {
+	if n <= 0 || st.done {
+		return
+	}
+	st.pending -= n
+	if st.pending <= 0 && !st.standalone {
+		st.finishLocked()
+	}
+}
+
+// finishLocked marks the stream as finished: its exchange ends, and a
+// client resuming it gets what the event store kept.
+func (st *httpStream) finishLocked() {
+	if st.done {
+		return
+	}
+	st.done = true
+	close(st.finished)
+	st.s.mu.Lock()
+	if st.id != "" && st.s.streams != nil {
+		delete(st.s.streams, st.id)
+	}
+	st.s.mu.Unlock()
 }
 
 // adoptInitializeLocked records the outcome of initialize: on success the
@@ -668,29 +934,39 @@ func appendSSE(b []byte, id string, data []byte, retry time.Duration) []byte {
 	return sse.AppendEvent(b, &e)
 }
 
-// oversizeReplacement is the error response sent instead of a response too
-// large to send.
-func oversizeReplacement(m jsonrpc.Message) []byte {
-	var id jsonrpc.ID
-	if r, ok := m.(*jsonrpc.Response); ok {
-		id = r.ID
+// errorReplacement is the error response (a batch of them for a batch)
+// sent instead of responses that cannot be sent, with the same IDs.
+func errorReplacement(m jsonrpc.Message, msg string) []byte {
+	e := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
+	var out jsonrpc.Message = &jsonrpc.Response{Error: e}
+	switch m := m.(type) {
+	case *jsonrpc.Response:
+		out = &jsonrpc.Response{ID: m.ID, Error: e}
+	case jsonrpc.Batch:
+		b := make(jsonrpc.Batch, 0, len(m))
+		for _, r := range m {
+			if r, ok := r.(*jsonrpc.Response); ok {
+				b = append(b, &jsonrpc.Response{ID: r.ID, Error: e})
+			}
+		}
+		out = b
 	}
-	data, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: response too large"}})
+	data, _ := jsonrpc.EncodeMessage(out)
 	return data
 }
 
-// writeJSONBody writes an application/json answer on w (with the session
+// writeJSONBody writes an application/json answer with the given status on w (with the session
 // ID header when withSession). Small bodies go out with the handler's
 // return, in one write with the headers; a larger one is bounded by
 // timeout when positive, as a slow reader could otherwise hold the
 // handler.
-func writeJSONBody(w http.ResponseWriter, body []byte, withSession bool, sessionID string, timeout time.Duration) {
+func writeJSONBody(w http.ResponseWriter, status int, body []byte, withSession bool, sessionID string, timeout time.Duration) {
 	if !withSession {
 		sessionID = ""
 	}
 	setHeaderValues(w.Header(), "Content-Type", "application/json", "Content-Length", strconv.Itoa(len(body)),
 		headerSessionID, sessionID)
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(status)
 	if len(body) <= smallJSONBody || timeout <= 0 {
 		w.Write(body)
 		return
