@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -80,7 +79,7 @@ func (b *hardBackend) connect(_ context.Context, c Conn) error {
 						if !ok {
 							return "done", nil
 						}
-						if err := conn.Notify(ctx, "notifications/progress", jsontext.Value(`{"n":`+strconv.Itoa(k)+`}`)); err != nil {
+						if err := conn.Notify(ctx, "notifications/progress", json.RawMessage(`{"n":`+strconv.Itoa(k)+`}`)); err != nil {
 							return nil, err
 						}
 					}
