@@ -110,12 +110,6 @@ func newDefaultHTTPClient() *http.Client {
 	}}
 }
 
-// clientInbound is one result for Read.
-type clientInbound struct {
-	m   jsonrpc.Message
-	err error
-}
-
 // httpClientCore is what the HTTP client connections share: the queue Read takes
 // messages from, the lifetime Close ends, and the goroutines reading
 // response bodies.
@@ -131,37 +125,20 @@ type httpClientCore struct {
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
-	in     chan clientInbound
 	done   chan struct{} // closed at Close
 
 	mu     sync.Mutex // guards closed against wg.Add racing with Close
 	closed bool
 	wg     sync.WaitGroup
 
-	readErr error // the error that ended the stream; Read's goroutine only
-
-	// Once Push is called, messages are pushed to receive instead of
-	// queued for Read (see [jsonrpc.PushStream]): a response read on the
-	// goroutine that POSTed the request then reaches its caller with no
-	// other goroutine involved.
-	pushMu  sync.Mutex // serialises receive calls
-	receive func(jsonrpc.Message)
-	end     func(error)
-	ended   bool // end was called
+	inbox clientInbox // the messages on their way to Read or receive
 }
-
-// clientInboxSize is how many incoming messages wait for Read before the
-// streams delivering them block. A connection used by a [jsonrpc.Conn]
-// pushes its messages instead (see Push) and queues only those that
-// arrive before Push is called.
-const clientInboxSize = 16
 
 func newHTTPClientCore(ctx context.Context, client *http.Client, header http.Header, limit int) *httpClientCore {
 	c := &httpClientCore{
 		client: client,
 		header: header.Clone(),
 		limit:  limit,
-		in:     make(chan clientInbound, clientInboxSize),
 		done:   make(chan struct{}),
 	}
 	if c.client == nil {
@@ -173,6 +150,7 @@ func newHTTPClientCore(ctx context.Context, client *http.Client, header http.Hea
 	}
 	// The connection outlives Connect's context but keeps its values.
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	c.inbox.ready = make(chan struct{}, 1)
 	return c
 }
 
@@ -246,95 +224,6 @@ func (c *httpClientCore) link(ctx context.Context) (context.Context, func()) {
 	}
 }
 
-// Push implements [jsonrpc.PushStream]. Messages that arrived before it
-// was called are pushed first.
-func (c *httpClientCore) Push(receive func(jsonrpc.Message), end func(error)) {
-	c.pushMu.Lock()
-	defer c.pushMu.Unlock()
-	c.receive, c.end = receive, end
-	for {
-		select {
-		case in := <-c.in:
-			c.pushLocked(in.m, in.err)
-		default:
-			return
-		}
-	}
-}
-
-// pushLocked passes one result to receive, or to end when it is an error
-// that ends the stream. c.pushMu is held.
-func (c *httpClientCore) pushLocked(m jsonrpc.Message, err error) {
-	if c.ended {
-		return
-	}
-	if err != nil {
-		var de *jsonrpc.DecodeError
-		if !errors.As(err, &de) {
-			c.ended = true
-			// end closes the connection, which waits for the goroutine
-			// that is delivering: end must run on another.
-			go c.end(err)
-			return
-		}
-		m = de
-	}
-	if _, ok := m.(*jsonrpc.DecodeError); ok {
-		// The connection answers it with a Write, which must not run
-		// under pushMu: its own answer could be delivered inline.
-		receive := c.receive
-		c.goStream(func() { receive(m) })
-		return
-	}
-	c.receive(m)
-}
-
-// deliver passes a result to the connection: pushed, or queued for Read.
-// It reports false if the connection closed first.
-func (c *httpClientCore) deliver(m jsonrpc.Message, err error) bool {
-	c.pushMu.Lock()
-	if c.receive != nil {
-		defer c.pushMu.Unlock()
-		if c.isClosed() {
-			return false
-		}
-		c.pushLocked(m, err)
-		return true
-	}
-	c.pushMu.Unlock()
-	select {
-	case c.in <- clientInbound{m, err}:
-		return true
-	case <-c.done:
-		return false
-	}
-}
-
-// read implements Conn.Read.
-func (c *httpClientCore) read(ctx context.Context) (jsonrpc.Message, error) {
-	if c.isClosed() {
-		return nil, ErrClosed
-	}
-	if c.readErr != nil {
-		return nil, c.readErr
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	select {
-	case in := <-c.in:
-		var de *jsonrpc.DecodeError
-		if in.err != nil && !errors.As(in.err, &de) {
-			c.readErr = in.err
-		}
-		return in.m, in.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-c.done:
-		return nil, ErrClosed
-	}
-}
-
 // newRequest returns a request with the static headers, those from
 // WithHTTPHeader in ctx, and the transport's own, given as pairs of a
 // canonical name and a value (an empty value leaves the header out),
@@ -382,6 +271,9 @@ type clientStream struct {
 	hasRetry bool
 	// standalone marks the GET stream; the others answer a POST.
 	standalone bool
+	// inline marks a body read on the goroutine that POSTed the request,
+	// whose deliveries never wait for room (see deliver).
+	inline bool
 	// opened, if not nil, is closed once the stream's first GET has been
 	// answered or has failed.
 	opened chan struct{}
@@ -454,7 +346,7 @@ func (c *httpClientCore) readEvents(ctx context.Context, body io.ReadCloser, st 
 		switch {
 		case err == nil:
 		case errors.Is(err, sse.ErrEventTooLarge):
-			if !c.deliver(nil, tooLargeError(c.limit)) {
+			if !c.deliver(nil, tooLargeError(c.limit), !st.inline) {
 				return progress, ErrClosed
 			}
 		default:
@@ -489,16 +381,14 @@ func (c *httpClientCore) readEvents(ctx context.Context, body io.ReadCloser, st 
 // queues it for Read.
 func (c *httpClientCore) deliverData(data []byte, st *clientStream) bool {
 	if len(data) > c.limit {
-		return c.deliver(nil, tooLargeError(c.limit))
+		return c.deliver(nil, tooLargeError(c.limit), !st.inline)
 	}
 	m, err := jsonrpc.DecodeOwnedMessage(data) // data is ours alone
 	if err != nil {
-		return c.deliver(nil, err)
+		return c.deliver(nil, err, !st.inline)
 	}
-	if st != nil {
-		st.answered(m)
-	}
-	return c.deliver(m, nil)
+	st.answered(m)
+	return c.deliver(m, nil, !st.inline)
 }
 
 // failPending ends the requests still waiting in st with error responses,
@@ -512,7 +402,7 @@ func (c *httpClientCore) failPending(ctx context.Context, st *clientStream, why 
 			Code:    jsonrpc.CodeConnectionClosed,
 			Message: "transport: " + why,
 		}}
-		if !c.deliver(resp, nil) {
+		if !c.deliver(resp, nil, !st.inline) {
 			return
 		}
 	}
@@ -530,7 +420,7 @@ func (c *httpClientCore) readJSON(ctx context.Context, body io.ReadCloser, size 
 		c.failPending(ctx, st, "reading the response: "+err.Error())
 		return
 	case len(data) > c.limit:
-		if !c.deliver(nil, tooLargeError(c.limit)) {
+		if !c.deliver(nil, tooLargeError(c.limit), !st.inline) {
 			return
 		}
 	case len(trimJSONSpace(data)) > 0:

@@ -211,7 +211,7 @@ func (c *httpClientCore) readLegacy(ctx context.Context, body io.ReadCloser, bas
 	if err != io.EOF {
 		err = fmt.Errorf("transport: SSE stream: %w", err)
 	}
-	c.deliver(nil, err)
+	c.deliver(nil, err, true)
 }
 
 // resolveLegacyEndpoint resolves the data of an endpoint event against the

@@ -265,6 +265,7 @@ func (c *streamableClientConn) handle(ctx context.Context, release func(), m jso
 	case mt == "application/json":
 		// A JSON body is read here, on the writer's goroutine: the answer
 		// is complete once its headers are in, as it is not a stream.
+		st.inline = true
 		c.readJSON(ctx, resp.Body, resp.ContentLength, st)
 		return false, nil
 	default:
@@ -582,7 +583,7 @@ func (c *streamableClientConn) awaitResponse(ctx context.Context, resp *http.Res
 			}
 			m, err := jsonrpc.DecodeOwnedMessage(ev.Data) // the reader returns a copy
 			if err == nil && !check(m) {
-				c.deliver(m, nil)
+				c.deliver(m, nil, false) // a writer's goroutine
 			}
 		}
 	default:
