@@ -336,7 +336,8 @@ func eventSizeLimit(limit int) int {
 // readEvents reads events from body until it ends, fails, or ctx ends,
 // delivering messages to Read and recording in st the resumption point.
 // Events other than messages go to other, if set, which returns false to
-// stop reading. It closes body and reports whether any event arrived.
+// stop reading. It closes body and reports whether it delivered any
+// message.
 func (c *httpClientCore) readEvents(ctx context.Context, body io.ReadCloser, st *clientStream, other func(sse.Event) bool) (progress bool, err error) {
 	defer c.closeOnDone(ctx, body)()
 	r := sse.NewReader(body, eventSizeLimit(c.limit))
@@ -352,7 +353,6 @@ func (c *httpClientCore) readEvents(ctx context.Context, body io.ReadCloser, st 
 		default:
 			return progress, err
 		}
-		progress = true
 		if id := r.LastEventID(); id != lastID {
 			lastID, st.lastID = id, id
 		}
@@ -371,6 +371,7 @@ func (c *httpClientCore) readEvents(ctx context.Context, body io.ReadCloser, st 
 		if len(ev.Data) == 0 {
 			continue // a priming event: only its id matters
 		}
+		progress = true
 		if !c.deliverData(ev.Data, st) {
 			return progress, ErrClosed
 		}

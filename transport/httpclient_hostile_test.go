@@ -2,8 +2,12 @@ package transport
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -77,4 +81,110 @@ func TestStreamableClientRefusalAnsweredWithJSON(t *testing.T) {
 		t.Errorf("Call = %s, %v; want \"done\"", res, err)
 	}
 	closeWithin(t, conn, 10*time.Second)
+}
+
+// roundTripFunc is an http.RoundTripper made of a function: a server
+// without a network, usable in a synctest bubble.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// fakeResponse returns a response with the given status, content type
+// and body; a body for an event stream has no announced length.
+func fakeResponse(r *http.Request, status int, ctype, body string, header ...string) *http.Response {
+	resp := &http.Response{
+		StatusCode:    status,
+		Status:        http.StatusText(status),
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        http.Header{},
+		Body:          io.NopCloser(strings.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Request:       r,
+	}
+	if ctype != "" {
+		resp.Header.Set("Content-Type", ctype)
+	}
+	if ctype == "text/event-stream" {
+		resp.ContentLength = -1
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		resp.Header.Set(header[i], header[i+1])
+	}
+	return resp
+}
+
+// fakeInitialize answers the POSTs of the initialization exchange as a
+// server of session "s1" would, or returns nil for other requests.
+func fakeInitialize(t testing.TB, r *http.Request) *http.Response {
+	if r.Method != http.MethodPost {
+		return nil
+	}
+	m := readRequestMessage(t, r)
+	switch {
+	case isInitializeRequest(m):
+		return fakeResponse(r, http.StatusOK, "application/json",
+			encode(t, resultResponse(m.(*jsonrpc.Request).ID, `{"method":"initialize"}`)), headerSessionID, "s1")
+	case isInitializedNote(m):
+		return fakeResponse(r, http.StatusAccepted, "", "")
+	}
+	return nil
+}
+
+// A standalone stream that ends at once with "retry: 0" must not make
+// the client reconnect in a loop: the reconnection delay has a floor and
+// backs off while streams bring no message. Fake time: the test counts
+// GETs over a minute.
+func TestStreamableClientReconnectStorm(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		set      func(*StreamableClientTransport)
+		min, max int64 // GETs in a minute
+	}{
+		// 100 ms floor, doubling to 30 s: about ten GETs.
+		{"defaults", func(*StreamableClientTransport) {}, 3, 16},
+		// 1 s floor, 2 s cap: between 30 and 61 GETs.
+		{"floor 1s cap 2s", func(tr *StreamableClientTransport) {
+			tr.RetryFloor, tr.MaxRetryDelay = time.Second, 2*time.Second
+		}, 30, 61},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var gets atomic.Int64
+				storm := make(chan struct{})
+				rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					if resp := fakeInitialize(t, r); resp != nil {
+						return resp, nil
+					}
+					if r.Method == http.MethodGet {
+						if gets.Add(1) == 1000 {
+							close(storm)
+						}
+						return fakeResponse(r, http.StatusOK, "text/event-stream", "retry: 0\nid: 1\n\n"), nil
+					}
+					return fakeResponse(r, http.StatusOK, "", ""), nil
+				})
+				tr := &StreamableClientTransport{URL: "http://mcp.test/mcp", HTTPClient: &http.Client{Transport: rt}}
+				tc.set(tr)
+				c, err := tr.Connect(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+				initializeConn(t, c)
+				if err := c.Write(context.Background(), &jsonrpc.Request{Method: "notifications/initialized"}); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case <-storm:
+					t.Fatalf("1000 GETs at once")
+				case <-time.After(time.Minute):
+				}
+				if n := gets.Load(); n < tc.min || n > tc.max {
+					t.Errorf("%d GETs in a minute, want %d to %d", n, tc.min, tc.max)
+				}
+			})
+		})
+	}
 }

@@ -14,6 +14,7 @@ const (
 	defaultMaxRetries    = 5
 	defaultMinRetryDelay = time.Second
 	defaultMaxRetryDelay = 30 * time.Second
+	defaultRetryFloor    = 100 * time.Millisecond
 	defaultCloseTimeout  = 5 * time.Second
 )
 
@@ -74,13 +75,21 @@ type StreamableClientTransport struct {
 	// stream. Zero means 5; negative means streams are not reconnected.
 	MaxRetries int
 	// MinRetryDelay is the first delay of the reconnection backoff; zero
-	// means one second. The delay doubles with each failed attempt, up to
-	// MaxRetryDelay (zero means 30 seconds), and is randomised to between
-	// half and all of that. A delay set by the server's retry field is
-	// honoured as it is for the first attempt and as a minimum after.
+	// means one second. The delay doubles with each attempt in a row that
+	// brought no message (a failed GET, or a stream that ended without
+	// delivering one), up to MaxRetryDelay (zero means 30 seconds), and
+	// is randomised to between half and all of that. A delay set by the
+	// server's retry field replaces MinRetryDelay: it is honoured as it is
+	// for the first attempt and as a minimum after, within RetryFloor and
+	// MaxRetryDelay.
 	MinRetryDelay time.Duration
 	// MaxRetryDelay caps the reconnection backoff; see MinRetryDelay.
 	MaxRetryDelay time.Duration
+	// RetryFloor is the least delay before any reconnection, whatever the
+	// server's retry field asks, so that a server whose streams end at
+	// once cannot make the client send GETs in a tight loop. Zero means
+	// 100 milliseconds; negative means no floor.
+	RetryFloor time.Duration
 	// CloseTimeout bounds the DELETE that Close sends to end the session;
 	// zero means five seconds.
 	CloseTimeout time.Duration
@@ -156,6 +165,8 @@ func (t *StreamableClientTransport) Connect(ctx context.Context) (Conn, error) {
 		maxRetries:       t.MaxRetries,
 		minDelay:         t.MinRetryDelay,
 		maxDelay:         t.MaxRetryDelay,
+		floor:            t.RetryFloor,
+		sleep:            sleepCtx,
 		closeTimeout:     t.CloseTimeout,
 		noStandalone:     t.DisableStandaloneStream,
 		reinit:           t.ReinitializeOnSessionExpired,
@@ -178,7 +189,13 @@ func (t *StreamableClientTransport) Connect(ctx context.Context) (Conn, error) {
 	if c.maxDelay <= 0 {
 		c.maxDelay = defaultMaxRetryDelay
 	}
-	c.maxDelay = max(c.maxDelay, c.minDelay)
+	switch {
+	case c.floor == 0:
+		c.floor = defaultRetryFloor
+	case c.floor < 0:
+		c.floor = 0
+	}
+	c.maxDelay = max(c.maxDelay, c.minDelay, c.floor)
 	if c.closeTimeout <= 0 {
 		c.closeTimeout = defaultCloseTimeout
 	}

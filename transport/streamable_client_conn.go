@@ -25,10 +25,14 @@ const (
 // streamableClientConn is the connection of a StreamableClientTransport.
 type streamableClientConn struct {
 	*httpClientCore
-	url          string
-	maxRetries   int
-	minDelay     time.Duration
-	maxDelay     time.Duration
+	url        string
+	maxRetries int
+	minDelay   time.Duration
+	maxDelay   time.Duration
+	floor      time.Duration // least reconnection delay
+	// sleep waits between reconnection attempts: sleepCtx, or a fake
+	// in tests.
+	sleep        func(ctx context.Context, d time.Duration) bool
 	closeTimeout time.Duration
 	noStandalone bool
 	reinit       bool
@@ -286,23 +290,29 @@ func (c *streamableClientConn) handle(ctx context.Context, release func(), m jso
 }
 
 // retryDelay returns how long to wait before reconnecting a stream after
-// failures failed attempts in a row.
-func (c *streamableClientConn) retryDelay(st *clientStream, failures int) time.Duration {
-	if st.hasRetry && failures == 0 {
-		return st.retry
+// n attempts in a row that brought nothing: failed GETs, and streams that
+// ended without delivering a message. The delay starts at the server's
+// retry field if it sent one, else at minDelay, doubles with each such
+// attempt (randomised to between half and all of that, but never below
+// the server's delay), and stays between floor and maxDelay.
+func (c *streamableClientConn) retryDelay(st *clientStream, n int) time.Duration {
+	base := c.minDelay
+	if st.hasRetry {
+		base = st.retry
+	}
+	base = min(max(base, c.floor), c.maxDelay)
+	if st.hasRetry && n == 0 {
+		return base // the server's delay, as it asked
 	}
 	d := c.maxDelay
-	if failures < 30 {
-		d = min(c.minDelay<<failures, c.maxDelay)
-		if d <= 0 { // overflow
-			d = c.maxDelay
-		}
+	if n < 62 && base > 0 && base <= c.maxDelay>>n {
+		d = base << n
 	}
 	d = d/2 + rand.N(d/2+1)
 	if st.hasRetry {
-		d = max(d, st.retry)
+		d = max(d, base)
 	}
-	return d
+	return min(max(d, c.floor), c.maxDelay)
 }
 
 // errNoGETStream is the 405 answer to a GET: the server offers no stream.
@@ -350,14 +360,18 @@ func (c *streamableClientConn) follow(ctx context.Context, body io.ReadCloser, s
 	standalone := st.standalone
 	failures := 0          // failed GETs in a row
 	budget := c.maxRetries // failures allowed
+	idle := 0              // attempts in a row that brought no message
 	if body == nil {
 		budget++ // the first GET is a connection, not a reconnection
 	}
 	for {
 		if body != nil {
 			budget = c.maxRetries
-			_, err := c.readEvents(ctx, body, st, nil)
+			delivered, err := c.readEvents(ctx, body, st, nil)
 			body = nil
+			if delivered {
+				idle = 0
+			}
 			if ctx.Err() != nil || errors.Is(err, ErrClosed) || c.isClosed() {
 				return
 			}
@@ -372,9 +386,12 @@ func (c *streamableClientConn) follow(ctx context.Context, body io.ReadCloser, s
 				c.failPending(ctx, st, "the response stream ended and reconnecting is disabled")
 				return
 			}
-			if !sleepCtx(ctx, c.retryDelay(st, failures)) {
+			// A stream that ends at once, however often, is reconnected
+			// at a falling rate: it counts toward the backoff.
+			if !c.sleep(ctx, c.retryDelay(st, idle)) {
 				return
 			}
+			idle++
 		}
 		rbody, sid, err := c.get(ctx, st.lastID)
 		st.markOpened()
@@ -412,9 +429,10 @@ func (c *streamableClientConn) follow(ctx context.Context, body io.ReadCloser, s
 			}
 			return
 		}
-		if !sleepCtx(ctx, c.retryDelay(st, failures)) {
+		if !c.sleep(ctx, c.retryDelay(st, idle)) {
 			return
 		}
+		idle++
 	}
 }
 

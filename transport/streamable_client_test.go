@@ -878,6 +878,16 @@ func TestRetryDelay(t *testing.T) {
 	if d := c.retryDelay(st, 1); d < 70*time.Millisecond {
 		t.Errorf("server retry after a failure: %v, want at least 70ms", d)
 	}
+	if d := c.retryDelay(&clientStream{retry: time.Hour, hasRetry: true}, 0); d != 100*time.Millisecond {
+		t.Errorf("server retry above the cap: %v, want 100ms", d)
+	}
+	// The floor holds whatever the server asks.
+	c.floor = 30 * time.Millisecond
+	for n := range 3 {
+		if d := c.retryDelay(&clientStream{hasRetry: true}, n); d < 30*time.Millisecond {
+			t.Errorf("retry 0 after %d attempts: %v, want at least the 30ms floor", n, d)
+		}
+	}
 }
 
 // slowCloseTransport wraps event stream bodies so that closing them
