@@ -166,7 +166,6 @@ func (t *StreamableClientTransport) Connect(ctx context.Context) (Conn, error) {
 		minDelay:         t.MinRetryDelay,
 		maxDelay:         t.MaxRetryDelay,
 		floor:            t.RetryFloor,
-		sleep:            sleepCtx,
 		closeTimeout:     t.CloseTimeout,
 		noStandalone:     t.DisableStandaloneStream,
 		reinit:           t.ReinitializeOnSessionExpired,

@@ -388,7 +388,7 @@ func (c *streamableClientConn) follow(ctx context.Context, body io.ReadCloser, s
 			}
 			// A stream that ends at once, however often, is reconnected
 			// at a falling rate: it counts toward the backoff.
-			if !c.sleep(ctx, c.retryDelay(st, idle)) {
+			if !sleepCtx(ctx, c.retryDelay(st, idle)) {
 				return
 			}
 			idle++
@@ -429,7 +429,7 @@ func (c *streamableClientConn) follow(ctx context.Context, body io.ReadCloser, s
 			}
 			return
 		}
-		if !c.sleep(ctx, c.retryDelay(st, idle)) {
+		if !sleepCtx(ctx, c.retryDelay(st, idle)) {
 			return
 		}
 		idle++
