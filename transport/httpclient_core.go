@@ -129,6 +129,7 @@ type httpClientCore struct {
 
 	mu     sync.Mutex // guards closed against wg.Add racing with Close
 	closed bool
+	cause  error // why the connection ended, when the peer ended it
 	wg     sync.WaitGroup
 
 	inbox clientInbox // the messages on their way to Read or receive
@@ -164,13 +165,36 @@ func (c *httpClientCore) isClosed() bool {
 	}
 }
 
-// closedOr returns ErrClosed in place of err once the connection is
-// closed, since Close is then what made the operation fail.
+// closedOr returns the error of a closed connection (see closedErr) in
+// place of err once the connection is closed, since Close is then what
+// made the operation fail.
 func (c *httpClientCore) closedOr(err error) error {
 	if err != nil && c.isClosed() {
-		return ErrClosed
+		return c.closedErr()
 	}
 	return err
+}
+
+// closedErr returns what operations on the closed connection fail with:
+// ErrClosed, wrapping the reason the connection ended, if one was set
+// with setCause.
+func (c *httpClientCore) closedErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cause != nil {
+		return fmt.Errorf("%w: %w", ErrClosed, c.cause)
+	}
+	return ErrClosed
+}
+
+// setCause records why the connection is ending, unless a reason was
+// recorded already.
+func (c *httpClientCore) setCause(err error) {
+	c.mu.Lock()
+	if c.cause == nil {
+		c.cause = err
+	}
+	c.mu.Unlock()
 }
 
 // goStream runs f in a goroutine that Close waits for. It reports false,

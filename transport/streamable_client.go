@@ -50,8 +50,11 @@ const (
 // GET means the server offers none.
 //
 // A 404 answer to a request carrying a session id means the server ended
-// the session: Write returns a [*SessionExpiredError], unless
-// ReinitializeOnSessionExpired is set. When the first POST, an initialize
+// the session. Unless ReinitializeOnSessionExpired is set, the connection
+// then ends with a [*SessionExpiredError]: the Write that met it returns
+// it, and so does Read (a [jsonrpc.Conn] using the connection ends with
+// it), whether a POST or the standalone stream's GET found the session
+// gone. When the first POST, an initialize
 // request, is answered 400, 404 or 405, the connection falls back to the
 // HTTP+SSE transport of revision 2024-11-05 at the same URL (see
 // [SSEClientTransport]), unless DisableSSEFallback is set.
@@ -100,8 +103,12 @@ type StreamableClientTransport struct {
 	// session start a new one transparently: the connection repeats the
 	// initialize request and notifications/initialized it sent before,
 	// adopts the new session id and retries the message once. The repeated
-	// initialize's response is not delivered to Read. Any state the server
-	// kept for the old session, such as subscriptions, is lost.
+	// initialize's response is not delivered to Read. The session state
+	// the client set is restored before the retry: the connection repeats
+	// the last logging/setLevel request and the resources/subscribe
+	// requests not undone by resources/unsubscribe, with ids of its own,
+	// and does not deliver their responses. Other state the server kept
+	// for the old session is lost.
 	ReinitializeOnSessionExpired bool
 	// DisableSSEFallback stops the connection from falling back to the
 	// 2024-11-05 HTTP+SSE transport when the first POST fails.

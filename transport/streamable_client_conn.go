@@ -2,11 +2,15 @@ package transport
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,12 +50,18 @@ type streamableClientConn struct {
 
 	reinitSem chan struct{} // one reinitialization at a time
 
-	mu               sync.Mutex
-	sessionID        string
-	protocolVersion  string
-	initReq          *jsonrpc.Request // the last initialize request written
-	initNote         *jsonrpc.Request // the last notifications/initialized written
-	initialized      bool             // notifications/initialized was written
+	mu              sync.Mutex
+	sessionID       string
+	protocolVersion string
+	initReq         *jsonrpc.Request // the last initialize request written
+	initNote        *jsonrpc.Request // the last notifications/initialized written
+	initialized     bool             // notifications/initialized was written
+	// The session state a reinitialization restores: the last
+	// logging/setLevel request written, and the resources/subscribe
+	// requests written by URI, less those unsubscribed since.
+	logLevel         *jsonrpc.Request
+	subs             map[string]*jsonrpc.Request
+	ended            bool // the expiry of the session was reported to Read
 	standaloneStatus int
 	standaloneGen    int           // tells the running standalone goroutine from an older one
 	standaloneDone   chan struct{} // closed when the running standalone goroutine ends
@@ -100,7 +110,7 @@ func (c *streamableClientConn) Read(ctx context.Context) (jsonrpc.Message, error
 // Write POSTs m; see StreamableClientTransport.
 func (c *streamableClientConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	if c.isClosed() {
-		return ErrClosed
+		return c.closedErr()
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -155,6 +165,8 @@ func (c *streamableClientConn) write(ctx context.Context, m jsonrpc.Message, bod
 		c.initReq = m.(*jsonrpc.Request)
 	case isInitializedNote(m):
 		c.initNote = m.(*jsonrpc.Request)
+	case c.reinit:
+		c.recordStateLocked(m)
 	}
 	sid := ""
 	if !isInit {
@@ -206,6 +218,7 @@ func (c *streamableClientConn) write(ctx context.Context, m jsonrpc.Message, bod
 		drainClose(resp.Body)
 		expired := &SessionExpiredError{SessionID: sid}
 		if !c.reinit {
+			c.sessionExpired(sid)
 			return expired
 		}
 		if err := c.reinitialize(rctx, sid); err != nil {
@@ -415,11 +428,13 @@ func (c *streamableClientConn) follow(ctx context.Context, body io.ReadCloser, s
 		case errors.Is(err, ErrSessionExpired):
 			if standalone {
 				if c.endStandalone(sid) {
+					c.sessionExpired(sid)
 					return
 				}
 				continue // the session was renewed: use the new one
 			}
 			c.failPending(ctx, st, err.Error())
+			c.sessionExpired(sid)
 			return
 		}
 		failures++
@@ -553,8 +568,89 @@ func (c *streamableClientConn) reinitialize(ctx context.Context, expired string)
 		}
 		drainClose(resp.Body)
 	}
+	c.restoreState(ctx, newSID)
 	c.startStandalone()
 	return nil
+}
+
+// sessionExpired reports, once, that the server forgot session sid, when
+// the connection does not reinitialize: Read returns (or the pushed
+// connection ends with) a *SessionExpiredError, so that the session
+// using the connection ends instead of failing every call.
+func (c *streamableClientConn) sessionExpired(sid string) {
+	if c.reinit {
+		return
+	}
+	c.mu.Lock()
+	report := !c.ended && sid != "" && sid == c.sessionID
+	c.ended = c.ended || report
+	c.mu.Unlock()
+	if report {
+		err := &SessionExpiredError{SessionID: sid}
+		c.setCause(err)
+		c.deliver(nil, err, false)
+	}
+}
+
+// recordStateLocked records the session state that m, a message being
+// written, sets. c.mu is held.
+func (c *streamableClientConn) recordStateLocked(m jsonrpc.Message) {
+	r, ok := m.(*jsonrpc.Request)
+	if !ok || r.IsNotification() {
+		return
+	}
+	switch r.Method {
+	case "logging/setLevel":
+		c.logLevel = r
+	case "resources/subscribe", "resources/unsubscribe":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(r.Params, &p) != nil {
+			return
+		}
+		if r.Method == "resources/unsubscribe" {
+			delete(c.subs, p.URI)
+			return
+		}
+		if c.subs == nil {
+			c.subs = make(map[string]*jsonrpc.Request)
+		}
+		c.subs[p.URI] = r
+	}
+}
+
+// restoreState repeats, on the new session sid, the requests that set
+// the old session's state: the logging level and the resource
+// subscriptions. Their responses are not delivered to Read; a failure
+// leaves that part of the state unrestored, as the server decided.
+func (c *streamableClientConn) restoreState(ctx context.Context, sid string) {
+	c.mu.Lock()
+	var reqs []*jsonrpc.Request
+	if c.logLevel != nil {
+		reqs = append(reqs, c.logLevel)
+	}
+	for _, uri := range slices.Sorted(maps.Keys(c.subs)) {
+		reqs = append(reqs, c.subs[uri])
+	}
+	c.mu.Unlock()
+	for i, r := range reqs {
+		// An id of its own, which no call of the client's uses.
+		replay := &jsonrpc.Request{ID: jsonrpc.StringID("mcpkit-restore-" + strconv.Itoa(i)), Method: r.Method, Params: r.Params}
+		body, err := jsonrpc.EncodeMessage(replay)
+		if err != nil {
+			continue
+		}
+		resp, err := c.post(ctx, body, sid, true)
+		if err != nil {
+			return
+		}
+		if !isSuccess(resp.StatusCode) {
+			drainClose(resp.Body)
+			continue
+		}
+		c.awaitResponse(ctx, resp, replay.ID)
+	}
 }
 
 // awaitResponse reads the body of the repeated initialize request's POST

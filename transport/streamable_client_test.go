@@ -235,29 +235,62 @@ func TestStreamableClientHTTPErrors(t *testing.T) {
 	}
 }
 
+// TestStreamableClientSessionExpired has the server forget the session,
+// found by a POST or by the standalone stream's GET. Without
+// ReinitializeOnSessionExpired the connection ends: the Write that met
+// the 404 and Read both return the *SessionExpiredError, so the session
+// using the connection ends too instead of failing every call.
 func TestStreamableClientSessionExpired(t *testing.T) {
-	checkLeaks(t)
-	f := newFakeMCPServer(t)
-	srv := serveHTTPTest(t, f.ServeHTTP)
-	c := connectConn(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true})
-	initializeConn(t, c)
-	f.expire()
-	err := c.Write(context.Background(), request(2, "tools/list", ""))
-	var se *SessionExpiredError
-	if !errors.As(err, &se) || se.SessionID != "session-1" {
-		t.Fatalf("err %v, want a SessionExpiredError for session-1", err)
-	}
-	if !errors.Is(err, ErrSessionExpired) {
-		t.Errorf("errors.Is(err, ErrSessionExpired) = false for %v", err)
-	}
-	// A new initialize starts a new session without naming the old one.
-	initializeConn(t, c)
-	if got := c.(SessionConn).SessionID(); got != "session-2" {
-		t.Errorf("SessionID = %q after reinitializing, want session-2", got)
-	}
-	seen := f.requests()
-	if sid := seen[len(seen)-2].header.Get(headerSessionID); sid != "" {
-		t.Errorf("second initialize carried session id %q", sid)
+	for _, tt := range []struct {
+		name       string
+		standalone bool
+	}{
+		{"POST", false},
+		{"standalone GET", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			checkLeaks(t)
+			f := newFakeMCPServer(t)
+			release := make(chan struct{})
+			f.get = func(w http.ResponseWriter, r *http.Request) {
+				// The stream ends when the test says; its reconnection
+				// meets the expired session.
+				startSSE(w, nil)
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+			}
+			srv := serveHTTPTest(t, f.ServeHTTP)
+			c := connectConn(t, &StreamableClientTransport{
+				URL: srv.URL, DisableStandaloneStream: !tt.standalone, MinRetryDelay: time.Millisecond, RetryFloor: -1,
+			})
+			initializeConn(t, c)
+			if tt.standalone {
+				if err := c.Write(context.Background(), &jsonrpc.Request{Method: "notifications/initialized"}); err != nil {
+					t.Fatal(err)
+				}
+				f.expire()
+				close(release)
+			} else {
+				f.expire()
+				err := c.Write(context.Background(), request(2, "tools/list", ""))
+				var se *SessionExpiredError
+				if !errors.As(err, &se) || se.SessionID != "session-1" {
+					t.Fatalf("err %v, want a SessionExpiredError for session-1", err)
+				}
+				if !errors.Is(err, ErrSessionExpired) {
+					t.Errorf("errors.Is(err, ErrSessionExpired) = false for %v", err)
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_, err := c.Read(ctx)
+			var se *SessionExpiredError
+			if !errors.As(err, &se) || se.SessionID != "session-1" {
+				t.Fatalf("Read: %v, want a SessionExpiredError for session-1", err)
+			}
+		})
 	}
 }
 
@@ -1032,5 +1065,59 @@ func TestStreamableClientCloseReusesConnections(t *testing.T) {
 	}
 	if n := dials.Load(); n > sessions/2 {
 		t.Errorf("%d sessions dialed %d connections; Close should leave them to the pool", sessions, n)
+	}
+}
+
+// TestStreamableClientReinitializeRestoresState checks that a connection
+// reinitializing an expired session repeats, on the new session, the
+// logging level and the resource subscriptions the client had set, and
+// that their responses are not delivered.
+func TestStreamableClientReinitializeRestoresState(t *testing.T) {
+	checkLeaks(t)
+	f := newFakeMCPServer(t)
+	srv := serveHTTPTest(t, f.ServeHTTP)
+	c := connectConn(t, &StreamableClientTransport{
+		URL: srv.URL, DisableStandaloneStream: true, ReinitializeOnSessionExpired: true,
+	})
+	initializeConn(t, c)
+	ctx := context.Background()
+	for i, r := range []*jsonrpc.Request{
+		request(2, "logging/setLevel", `{"level":"info"}`),
+		request(3, "logging/setLevel", `{"level":"debug"}`),
+		request(4, "resources/subscribe", `{"uri":"file:///a"}`),
+		request(5, "resources/subscribe", `{"uri":"file:///b"}`),
+		request(6, "resources/unsubscribe", `{"uri":"file:///a"}`),
+	} {
+		if err := c.Write(ctx, r); err != nil {
+			t.Fatalf("Write %d: %v", i, err)
+		}
+		readMessage(t, c)
+	}
+	before := len(f.requests())
+	f.expire()
+	if err := c.Write(ctx, request(7, "tools/list", "")); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if got, want := readMessageString(t, c), `{"jsonrpc":"2.0","id":7,"result":{"method":"tools/list"}}`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	var got []string
+	for _, s := range f.requests()[before:] {
+		line := s.method + " " + s.header.Get(headerSessionID)
+		if r, ok := s.msg.(*jsonrpc.Request); ok {
+			line += " " + r.Method + " " + string(r.Params)
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		"POST session-1 tools/list ",
+		"POST  initialize {\"protocolVersion\":\"2025-11-25\"}",
+		"POST session-2 notifications/initialized ",
+		"POST session-2 logging/setLevel {\"level\":\"debug\"}",
+		"POST session-2 resources/subscribe {\"uri\":\"file:///b\"}",
+		"POST session-2 tools/list ",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("server saw\n%q\nwant\n%q", got, want)
 	}
 }
