@@ -305,12 +305,18 @@ type clientStream struct {
 	// carry; one is the storage of a lone request's ID.
 	pending []jsonrpc.ID
 	one     [1]jsonrpc.ID
+	// batched marks the stream of a POSTed batch, whose requests a batch
+	// of responses answers. A request sent alone is answered only by a
+	// response sent alone: a client that refuses batches never sees a
+	// response inside one, and its caller must not wait for it.
+	batched bool
 }
 
 // expect records the requests in m as those whose responses the stream
 // should carry.
 func (s *clientStream) expect(m jsonrpc.Message) {
 	s.pending = s.one[:0]
+	_, s.batched = m.(jsonrpc.Batch)
 	add := func(m jsonrpc.Message) {
 		if r, ok := m.(*jsonrpc.Request); ok && !r.IsNotification() && !slices.Contains(s.pending, r.ID) {
 			s.pending = append(s.pending, r.ID)
@@ -339,6 +345,9 @@ func (s *clientStream) answered(m jsonrpc.Message) {
 	case *jsonrpc.Response:
 		remove(m.ID)
 	case jsonrpc.Batch:
+		if !s.batched {
+			return
+		}
 		for _, e := range m {
 			if r, ok := e.(*jsonrpc.Response); ok {
 				remove(r.ID)
