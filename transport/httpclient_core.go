@@ -305,6 +305,9 @@ type clientStream struct {
 	// carry; one is the storage of a lone request's ID.
 	pending []jsonrpc.ID
 	one     [1]jsonrpc.ID
+	// post marks the stream answering a POST, read only while requests
+	// it carries await their responses.
+	post bool
 	// batched marks the stream of a POSTed batch, whose requests a batch
 	// of responses answers. A request sent alone is answered only by a
 	// response sent alone: a client that refuses batches never sees a
@@ -408,6 +411,11 @@ func (c *httpClientCore) readEvents(ctx context.Context, body io.ReadCloser, st 
 		if !c.deliverData(ev.Data, st) {
 			return progress, ErrClosed
 		}
+		if st.post && len(st.pending) == 0 {
+			// Nothing more is awaited: a server keeping the stream open
+			// must not hold this goroutine and its connection.
+			return progress, nil
+		}
 	}
 }
 
@@ -508,11 +516,16 @@ func newHTTPStatusError(resp *http.Response) *HTTPStatusError {
 	return &HTTPStatusError{StatusCode: resp.StatusCode, Status: resp.Status, Body: string(body)}
 }
 
-// drainClose reads a little of body, so its connection can be reused
-// when the body was short, and closes it.
-func drainClose(body io.ReadCloser) {
-	io.Copy(io.Discard, io.LimitReader(body, drainLimit))
-	body.Close()
+// drainClose reads the body of resp, which nobody needs, so that its
+// connection can be reused, and closes it. Only a body of announced
+// length, at most drainLimit bytes, is read: a body of unknown length
+// could be one that never ends, and closing it costs only the
+// connection.
+func drainClose(resp *http.Response) {
+	if resp.ContentLength > 0 && resp.ContentLength <= drainLimit {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, drainLimit))
+	}
+	resp.Body.Close()
 }
 
 // mediaType returns the media type of a Content-Type header, lower case.

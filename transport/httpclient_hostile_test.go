@@ -188,3 +188,54 @@ func TestStreamableClientReconnectStorm(t *testing.T) {
 		})
 	}
 }
+
+// A server that keeps a POST's event stream open after answering the
+// request it carried, or answers a notification with a stream that never
+// ends, must not hold the client's goroutine and connection: the client
+// stops reading the stream once nothing on it is awaited, which the
+// server sees as its request ending. The same for a 202 whose body never
+// ends.
+func TestStreamableClientEndsStreamsNotAwaited(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		msg    jsonrpc.Message
+		answer func(w http.ResponseWriter, m jsonrpc.Message)
+	}{
+		{"answered request", request(2, "call", ""), func(w http.ResponseWriter, m jsonrpc.Message) {
+			send := startSSE(w, nil)
+			send(messageEvent(t, "", resultResponse(m.(*jsonrpc.Request).ID, `"done"`)))
+		}},
+		{"notification", &jsonrpc.Request{Method: "notifications/x"}, func(w http.ResponseWriter, m jsonrpc.Message) {
+			startSSE(w, nil)
+		}},
+		{"202 with an endless body", &jsonrpc.Request{Method: "notifications/x"}, func(w http.ResponseWriter, m jsonrpc.Message) {
+			w.WriteHeader(http.StatusAccepted)
+			w.Write([]byte(" "))
+			w.(http.Flusher).Flush()
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			checkLeaks(t)
+			hungUp := make(chan struct{})
+			f := newFakeMCPServer(t)
+			f.noSession = true
+			f.post = func(w http.ResponseWriter, r *http.Request, m jsonrpc.Message) bool {
+				tt.answer(w, m)
+				<-r.Context().Done() // never ends on its own
+				close(hungUp)
+				return true
+			}
+			srv := serveHTTPTest(t, f.ServeHTTP)
+			c := connectConn(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true})
+			if err := c.Write(context.Background(), tt.msg); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := tt.msg.(*jsonrpc.Request); ok && !tt.msg.(*jsonrpc.Request).IsNotification() {
+				if got := readMessageString(t, c); got != `{"jsonrpc":"2.0","id":2,"result":"done"}` {
+					t.Errorf("got %s", got)
+				}
+			}
+			waitFor(t, hungUp, "the client to stop reading the stream")
+		})
+	}
+}

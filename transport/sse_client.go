@@ -155,7 +155,7 @@ func dialLegacy(setup context.Context, core *httpClientCore, rawURL string) (*le
 		return fail(newHTTPStatusError(resp))
 	}
 	if ct := resp.Header.Get("Content-Type"); mediaType(ct) != "text/event-stream" {
-		drainClose(resp.Body)
+		drainClose(resp)
 		return fail(fmt.Errorf("transport: GET: unexpected content type %q, want text/event-stream", ct))
 	}
 	endpoint := make(chan legacyEndpoint, 1)
@@ -259,6 +259,6 @@ func (l *legacySession) post(ctx context.Context, body []byte) error {
 	if !isSuccess(resp.StatusCode) {
 		return newHTTPStatusError(resp)
 	}
-	drainClose(resp.Body)
+	drainClose(resp)
 	return nil
 }

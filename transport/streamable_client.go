@@ -32,7 +32,11 @@ const (
 // (the Write of notifications/initialized returns once both are
 // answered). Write returns when the POST's
 // response headers arrive, so an HTTP error is reported by Write, and the
-// messages of the body come later through Read.
+// messages of the body come later through Read. A stream answering a
+// POST is read only while requests it carried await their responses: it
+// is closed once they are answered, and the body answering a POST that
+// carried no request (a notification or a response, which the server
+// should answer with 202) is not read.
 //
 // The server's Mcp-Session-Id, from the response to the initialize
 // request, is sent on every later request, and so is the

@@ -215,7 +215,7 @@ func (c *streamableClientConn) write(ctx context.Context, m jsonrpc.Message, bod
 		}
 	}
 	if resp.StatusCode == http.StatusNotFound && sid != "" {
-		drainClose(resp.Body)
+		drainClose(resp)
 		expired := &SessionExpiredError{SessionID: sid}
 		if !c.reinit {
 			c.sessionExpired(sid)
@@ -229,7 +229,7 @@ func (c *streamableClientConn) write(ctx context.Context, m jsonrpc.Message, bod
 			return err
 		}
 		if resp.StatusCode == http.StatusNotFound && sid != "" {
-			drainClose(resp.Body)
+			drainClose(resp)
 			return &SessionExpiredError{SessionID: sid}
 		}
 	}
@@ -272,12 +272,19 @@ func (c *streamableClientConn) handle(ctx context.Context, release func(), m jso
 	var run func()
 	switch mt := mediaType(ct); {
 	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent || resp.ContentLength == 0:
-		drainClose(resp.Body)
+		drainClose(resp)
 		if len(st.pending) > 0 {
 			return false, fmt.Errorf("transport: the server answered a request with %q and no body", resp.Status)
 		}
 		return false, nil
 	case mt == "text/event-stream":
+		if len(st.pending) == 0 {
+			// The stream answers nothing that is awaited (the POST
+			// carried no request): it is not read, lest it never end.
+			resp.Body.Close()
+			return false, nil
+		}
+		st.post = true
 		run = func() { c.follow(ctx, resp.Body, st) }
 	case mt == "application/json":
 		// A JSON body is read here, on the writer's goroutine: the answer
@@ -286,7 +293,7 @@ func (c *streamableClientConn) handle(ctx context.Context, release func(), m jso
 		c.readJSON(ctx, resp.Body, resp.ContentLength, st)
 		return false, nil
 	default:
-		drainClose(resp.Body)
+		drainClose(resp)
 		if len(st.pending) > 0 {
 			return false, fmt.Errorf("transport: unexpected response content type %q", ct)
 		}
@@ -347,15 +354,15 @@ func (c *streamableClientConn) get(ctx context.Context, lastID string) (io.ReadC
 	}
 	switch {
 	case resp.StatusCode == http.StatusMethodNotAllowed:
-		drainClose(resp.Body)
+		drainClose(resp)
 		return nil, sid, errNoGETStream
 	case resp.StatusCode == http.StatusNotFound && sid != "":
-		drainClose(resp.Body)
+		drainClose(resp)
 		return nil, sid, &SessionExpiredError{SessionID: sid}
 	case !isSuccess(resp.StatusCode):
 		return nil, sid, newHTTPStatusError(resp)
 	case mediaType(resp.Header.Get("Content-Type")) != "text/event-stream":
-		drainClose(resp.Body)
+		drainClose(resp)
 		return nil, sid, fmt.Errorf("transport: GET: unexpected content type %q", resp.Header.Get("Content-Type"))
 	}
 	return resp.Body, sid, nil
@@ -566,7 +573,7 @@ func (c *streamableClientConn) reinitialize(ctx context.Context, expired string)
 		if !isSuccess(resp.StatusCode) {
 			return newHTTPStatusError(resp)
 		}
-		drainClose(resp.Body)
+		drainClose(resp)
 	}
 	c.restoreState(ctx, newSID)
 	c.startStandalone()
@@ -646,7 +653,7 @@ func (c *streamableClientConn) restoreState(ctx context.Context, sid string) {
 			return
 		}
 		if !isSuccess(resp.StatusCode) {
-			drainClose(resp.Body)
+			drainClose(resp)
 			continue
 		}
 		c.awaitResponse(ctx, resp, replay.ID)
@@ -701,7 +708,7 @@ func (c *streamableClientConn) awaitResponse(ctx context.Context, resp *http.Res
 			}
 		}
 	default:
-		drainClose(resp.Body)
+		drainClose(resp)
 		return fmt.Errorf("transport: unexpected content type %q for the initialize response", ct)
 	}
 	switch {
@@ -741,7 +748,7 @@ func (c *streamableClientConn) Close() error {
 		if req, err := c.newRequest(ctx, http.MethodDelete, c.url, nil,
 			headerSessionID, sid, headerProtocolVersion, c.version()); err == nil {
 			if resp, err := c.client.Do(req); err == nil {
-				drainClose(resp.Body)
+				drainClose(resp)
 				c.mu.Lock()
 				done := c.standaloneDone
 				c.mu.Unlock()

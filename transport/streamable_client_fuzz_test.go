@@ -89,4 +89,3 @@ func FuzzStreamableClientResponse(f *testing.F) {
 		closeWithin(t, conn, 10*time.Second)
 	})
 }
-
