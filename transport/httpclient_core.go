@@ -52,7 +52,8 @@ type HTTPStatusError struct {
 	// Status is the response's status line, such as "500 Internal Server
 	// Error".
 	Status string
-	// Body holds the start of the response body, at most 512 bytes.
+	// Body holds the start of the response body, at most 512 bytes; it is
+	// empty when the server announced no body length.
 	Body string
 }
 
@@ -508,10 +509,15 @@ func trimJSONSpace(b []byte) []byte {
 	return b
 }
 
-// newHTTPStatusError reads the start of resp's body into an HTTPStatusError and
-// closes the body.
+// newHTTPStatusError reads the start of resp's body into an
+// HTTPStatusError and closes the body. Only a body of announced length is
+// read: the status is the answer, and a body of unknown length could be
+// one that never ends.
 func newHTTPStatusError(resp *http.Response) *HTTPStatusError {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, statusErrorBodyLimit))
+	var body []byte
+	if resp.ContentLength > 0 {
+		body, _ = io.ReadAll(io.LimitReader(resp.Body, min(resp.ContentLength, statusErrorBodyLimit)))
+	}
 	resp.Body.Close()
 	return &HTTPStatusError{StatusCode: resp.StatusCode, Status: resp.Status, Body: string(body)}
 }

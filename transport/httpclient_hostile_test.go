@@ -1,9 +1,12 @@
 package transport
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -237,5 +240,73 @@ func TestStreamableClientEndsStreamsNotAwaited(t *testing.T) {
 			}
 			waitFor(t, hungUp, "the client to stop reading the stream")
 		})
+	}
+}
+
+// An event far over the message size limit is skipped as it streams in,
+// never held whole: the client's allocations stay far below its size, and
+// the call still gets the response that follows it.
+func TestStreamableClientHugeEvent(t *testing.T) {
+	checkLeaks(t)
+	const huge = 64 << 20
+	f := newFakeMCPServer(t)
+	f.noSession = true
+	chunk := bytes.Repeat([]byte("x"), 64<<10)
+	f.post = func(w http.ResponseWriter, r *http.Request, m jsonrpc.Message) bool {
+		send := startSSE(w, nil)
+		io.WriteString(w, "data: ")
+		for range huge / len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return true
+			}
+		}
+		io.WriteString(w, "\n\n")
+		send(messageEvent(t, "", resultResponse(m.(*jsonrpc.Request).ID, `"done"`)))
+		return true
+	}
+	srv := serveHTTPTest(t, f.ServeHTTP)
+	c := connectConn(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true, MaxMessageSize: 1 << 20})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if err := c.Write(context.Background(), request(2, "call", "")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.Read(ctx); err == nil {
+		t.Fatal("Read returned the huge event")
+	} else if _, ok := IsMessageTooLarge(err); !ok {
+		t.Fatalf("Read: %v, want a too-large error", err)
+	}
+	if got := readMessageString(t, c); got != `{"jsonrpc":"2.0","id":2,"result":"done"}` {
+		t.Errorf("got %s", got)
+	}
+	runtime.ReadMemStats(&after)
+	if grown := after.TotalAlloc - before.TotalAlloc; grown > huge/4 {
+		t.Errorf("allocated %d MiB reading a %d MiB event", grown>>20, huge>>20)
+	}
+}
+
+// A server answering a POST with an error status and a body that never
+// ends must not hold the Write: the status is the answer.
+func TestStreamableClientErrorStatusEndlessBody(t *testing.T) {
+	checkLeaks(t)
+	f := newFakeMCPServer(t)
+	f.noSession = true
+	f.post = func(w http.ResponseWriter, r *http.Request, m jsonrpc.Message) bool {
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, "trouble")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		return true
+	}
+	srv := serveHTTPTest(t, f.ServeHTTP)
+	c := connectConn(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true})
+	errc := make(chan error, 1)
+	go func() { errc <- c.Write(context.Background(), request(2, "call", "")) }()
+	err := waitFor(t, errc, "Write to return")
+	var se *HTTPStatusError
+	if !errors.As(err, &se) || se.StatusCode != http.StatusInternalServerError {
+		t.Errorf("Write: %v, want an HTTPStatusError for 500", err)
 	}
 }
