@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -146,6 +147,7 @@ func newHTTPClientCore(ctx context.Context, client *http.Client, header http.Hea
 	if c.client == nil {
 		c.client, c.ownClient = newDefaultHTTPClient(), true
 	}
+	c.client = sameOriginRedirects(c.client)
 	switch c.client.Transport.(type) {
 	case nil, *http.Transport:
 		c.stdRT = true
@@ -154,6 +156,36 @@ func newHTTPClientCore(ctx context.Context, client *http.Client, header http.Hea
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	c.inbox.ready = make(chan struct{}, 1)
 	return c
+}
+
+// maxRedirects is how many redirects in a row a request follows, as
+// http.Client does by default.
+const maxRedirects = 10
+
+// sameOriginRedirects returns a copy of client that refuses to follow a
+// redirect to another origin than the request's (scheme, host and port;
+// an upgrade to https on the same host is allowed), so that the session
+// id and the headers meant for the MCP server never reach another one.
+// The client's own CheckRedirect, if any, then decides.
+func sameOriginRedirects(client *http.Client) *http.Client {
+	cc := *client
+	next := client.CheckRedirect
+	cc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		from := via[0].URL
+		to := req.URL
+		sameHost := strings.EqualFold(from.Hostname(), to.Hostname())
+		if originOf(from) != originOf(to) && !(sameHost && strings.EqualFold(to.Scheme, "https")) {
+			return fmt.Errorf("transport: refusing the redirect from %s to %s, another origin", from.Redacted(), to.Redacted())
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("transport: stopped after %d redirects", maxRedirects)
+		}
+		return nil
+	}
+	return &cc
 }
 
 // isClosed reports whether Close has been called.

@@ -310,3 +310,45 @@ func TestStreamableClientErrorStatusEndlessBody(t *testing.T) {
 		t.Errorf("Write: %v, want an HTTPStatusError for 500", err)
 	}
 }
+
+// A server that redirects the client to another origin would receive the
+// session id and the headers meant for the MCP server: the client refuses
+// such redirects, and follows those on the same origin.
+func TestStreamableClientRedirects(t *testing.T) {
+	checkLeaks(t)
+	var foreign atomic.Int64
+	other := serveHTTPTest(t, func(w http.ResponseWriter, r *http.Request) { foreign.Add(1) })
+	f := newFakeMCPServer(t)
+	var srvURL string
+	srv := serveHTTPTest(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+		case "/moved":
+			http.Redirect(w, r, srvURL+"/mcp", http.StatusPermanentRedirect)
+		default:
+			f.ServeHTTP(w, r)
+		}
+	})
+	srvURL = srv.URL
+	for _, tt := range []struct {
+		path string
+		ok   bool
+	}{
+		{"/away", false},
+		{"/moved", true},
+	} {
+		c := connectConn(t, &StreamableClientTransport{
+			URL: srv.URL + tt.path, DisableStandaloneStream: true, DisableSSEFallback: true,
+			Header: http.Header{"X-Api-Key": {"secret"}},
+		})
+		err := c.Write(context.Background(), request(1, "initialize", `{}`))
+		if tt.ok != (err == nil) {
+			t.Errorf("%s: Write = %v", tt.path, err)
+		}
+		c.Close()
+	}
+	if n := foreign.Load(); n != 0 {
+		t.Errorf("the other origin received %d requests", n)
+	}
+}

@@ -32,7 +32,8 @@ type SSEClientTransport struct {
 	// URL is the SSE endpoint. Required.
 	URL string
 	// HTTPClient sends the requests. Nil means a client made for this
-	// transport, as for StreamableClientTransport.
+	// transport; redirects to another origin are refused either way, as
+	// for StreamableClientTransport.
 	HTTPClient *http.Client
 	// Header holds headers added to every request. The transport's own
 	// headers take precedence.

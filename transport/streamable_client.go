@@ -71,7 +71,10 @@ type StreamableClientTransport struct {
 	URL string
 	// HTTPClient sends the requests. Nil means a client made for this
 	// transport, whose connection pool keeps up to 64 idle connections
-	// to the server so that concurrent calls reuse them.
+	// to the server so that concurrent calls reuse them. Either way, a
+	// redirect to another origin (scheme, host and port; an upgrade to
+	// https on the same host is allowed) is refused, so the session id
+	// and headers never reach another server.
 	HTTPClient *http.Client
 	// Header holds headers added to every request, such as an
 	// Authorization header. The transport's own headers take precedence,
