@@ -162,13 +162,9 @@ func (c *httpClientCore) pushOne(in clientInbound) {
 		}
 		m = de
 	}
-	if _, ok := m.(*jsonrpc.DecodeError); ok {
-		// The connection answers it with a Write, a round trip that
-		// should not hold up the messages behind it.
-		receive := b.receive
-		c.goStream(func() { receive(m) })
-		return
-	}
+	// A *jsonrpc.DecodeError too is passed to receive here, in order: the
+	// connection answers it with a Write, which cannot block delivery
+	// (see clientInbox).
 	b.receive(m)
 }
 

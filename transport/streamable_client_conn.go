@@ -61,7 +61,7 @@ type streamableClientConn struct {
 	// requests written by URI, less those unsubscribed since.
 	logLevel         *jsonrpc.Request
 	subs             map[string]*jsonrpc.Request
-	ended            bool // the expiry of the session was reported to Read
+	expiryReported   bool // the expiry of the session was reported to Read
 	standaloneStatus int
 	standaloneGen    int           // tells the running standalone goroutine from an older one
 	standaloneDone   chan struct{} // closed when the running standalone goroutine ends
@@ -589,8 +589,8 @@ func (c *streamableClientConn) sessionExpired(sid string) {
 		return
 	}
 	c.mu.Lock()
-	report := !c.ended && sid != "" && sid == c.sessionID
-	c.ended = c.ended || report
+	report := !c.expiryReported && sid != "" && sid == c.sessionID
+	c.expiryReported = c.expiryReported || report
 	c.mu.Unlock()
 	if report {
 		err := &SessionExpiredError{SessionID: sid}
