@@ -124,6 +124,9 @@ type httpClientCore struct {
 	stdRT  bool
 	header http.Header
 	limit  int // largest incoming message
+	// grace is how long a POST's event stream may stay open once nothing
+	// on it is awaited (see readEvents).
+	grace time.Duration
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -142,6 +145,7 @@ func newHTTPClientCore(ctx context.Context, client *http.Client, header http.Hea
 		client: client,
 		header: header.Clone(),
 		limit:  limit,
+		grace:  defaultAnsweredStreamGrace,
 		done:   make(chan struct{}),
 	}
 	if c.client == nil {
@@ -411,6 +415,12 @@ func (c *httpClientCore) readEvents(ctx context.Context, body io.ReadCloser, st 
 	defer c.closeOnDone(ctx, body)()
 	r := sse.NewReader(body, eventSizeLimit(c.limit))
 	lastID := ""
+	var grace *time.Timer // closes body at the end of the grace period
+	defer func() {
+		if grace != nil {
+			grace.Stop()
+		}
+	}()
 	for {
 		ev, err := r.Next()
 		switch {
@@ -444,10 +454,12 @@ func (c *httpClientCore) readEvents(ctx context.Context, body io.ReadCloser, st 
 		if !c.deliverData(ev.Data, st) {
 			return progress, ErrClosed
 		}
-		if st.post && len(st.pending) == 0 {
-			// Nothing more is awaited: a server keeping the stream open
-			// must not hold this goroutine and its connection.
-			return progress, nil
+		if st.post && len(st.pending) == 0 && grace == nil {
+			// Nothing more is awaited. The server should end the stream
+			// now; reading on to its end lets the connection be reused.
+			// One keeping it open must not hold this goroutine and the
+			// connection: it is closed after the grace period.
+			grace = time.AfterFunc(c.grace, func() { body.Close() })
 		}
 	}
 }

@@ -15,7 +15,9 @@ const (
 	defaultMinRetryDelay = time.Second
 	defaultMaxRetryDelay = 30 * time.Second
 	defaultRetryFloor    = 100 * time.Millisecond
-	defaultCloseTimeout  = 5 * time.Second
+	// defaultAnsweredStreamGrace is the default of AnsweredStreamGrace.
+	defaultAnsweredStreamGrace = 250 * time.Millisecond
+	defaultCloseTimeout        = 5 * time.Second
 )
 
 // StreamableClientTransport is the client side of the Streamable HTTP
@@ -33,10 +35,10 @@ const (
 // answered). Write returns when the POST's
 // response headers arrive, so an HTTP error is reported by Write, and the
 // messages of the body come later through Read. A stream answering a
-// POST is read only while requests it carried await their responses: it
-// is closed once they are answered, and the body answering a POST that
-// carried no request (a notification or a response, which the server
-// should answer with 202) is not read.
+// POST is read while requests it carried await their responses, then
+// until it ends or for AnsweredStreamGrace at most; the body answering a
+// POST that carried no request (a notification or a response, which the
+// server should answer with 202) is not read.
 //
 // The server's Mcp-Session-Id, from the response to the initialize
 // request, is sent on every later request, and so is the
@@ -103,6 +105,12 @@ type StreamableClientTransport struct {
 	// CloseTimeout bounds the DELETE that Close sends to end the session;
 	// zero means five seconds.
 	CloseTimeout time.Duration
+	// AnsweredStreamGrace bounds how long the event stream answering a
+	// POST is read once every request it carried has its response: the
+	// server should end it then, and one that keeps it open must not hold
+	// a goroutine and a connection of the client. Messages arriving
+	// meanwhile are delivered. Zero means 250 milliseconds.
+	AnsweredStreamGrace time.Duration
 	// DisableStandaloneStream stops the connection from opening the GET
 	// stream on which the server sends messages unprompted.
 	DisableStandaloneStream bool
@@ -211,6 +219,9 @@ func (t *StreamableClientTransport) Connect(ctx context.Context) (Conn, error) {
 	c.maxDelay = max(c.maxDelay, c.minDelay, c.floor)
 	if c.closeTimeout <= 0 {
 		c.closeTimeout = defaultCloseTimeout
+	}
+	if t.AnsweredStreamGrace > 0 {
+		c.grace = t.AnsweredStreamGrace
 	}
 	return c, nil
 }
