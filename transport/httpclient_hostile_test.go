@@ -352,3 +352,87 @@ func TestStreamableClientRedirects(t *testing.T) {
 		t.Errorf("the other origin received %d requests", n)
 	}
 }
+
+// A server that answers the standalone stream's every GET with 500 gets
+// MaxRetries+1 of them, spaced by the backoff, and then no more: the
+// stream gives up, and Close still returns at once. Fake time: an hour.
+func TestStreamableClientGETAlways500(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var gets atomic.Int64
+		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if resp := fakeInitialize(t, r); resp != nil {
+				return resp, nil
+			}
+			if r.Method == http.MethodGet {
+				gets.Add(1)
+			}
+			return fakeResponse(r, http.StatusInternalServerError, "text/plain", "no"), nil
+		})
+		c, err := (&StreamableClientTransport{URL: "http://mcp.test/mcp", HTTPClient: &http.Client{Transport: rt}}).Connect(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		initializeConn(t, c)
+		if err := c.Write(context.Background(), &jsonrpc.Request{Method: "notifications/initialized"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Hour)
+		if n := gets.Load(); n != defaultMaxRetries+1 {
+			t.Errorf("%d GETs, want %d", n, defaultMaxRetries+1)
+		}
+		closeWithin(t, c, time.Minute)
+	})
+}
+
+// A Read loop that answers a server request from its own goroutine while
+// the queue of incoming messages is full must not block itself when the
+// server answers the POSTed response with a JSON body: what a writer
+// reads never waits for room.
+func TestStreamableClientReadLoopWriteWhileFull(t *testing.T) {
+	checkLeaks(t)
+	f := newFakeMCPServer(t)
+	f.noSession = true
+	f.post = func(w http.ResponseWriter, r *http.Request, m jsonrpc.Message) bool {
+		switch m.(type) {
+		case *jsonrpc.Request:
+			send := startSSE(w, nil)
+			send(messageEvent(t, "", request(50, "ping", "")))
+			for range clientInboxSize + 4 {
+				send(messageEvent(t, "", &jsonrpc.Request{Method: "notifications/message"}))
+			}
+			<-r.Context().Done()
+			return true
+		case *jsonrpc.Response:
+			writeJSONMessage(t, w, &jsonrpc.Request{Method: "notifications/after"})
+			return true
+		}
+		return false
+	}
+	srv := serveHTTPTest(t, f.ServeHTTP)
+	c := connectConn(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true})
+	if err := c.Write(context.Background(), request(1, "call", "")); err != nil {
+		t.Fatal(err)
+	}
+	if got := readMessageString(t, c); got != `{"jsonrpc":"2.0","id":50,"method":"ping"}` {
+		t.Fatalf("got %s", got)
+	}
+	core := c.(*streamableClientConn).httpClientCore
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		core.inbox.mu.Lock()
+		full := len(core.inbox.q) >= clientInboxSize
+		core.inbox.mu.Unlock()
+		if full {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the queue did not fill")
+		}
+		time.Sleep(time.Millisecond) // polling for the bound to be reached
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- c.Write(context.Background(), resultResponse(jsonrpc.Int64ID(50), `{}`)) }()
+	if err := waitFor(t, errc, "the answer's Write to return"); err != nil {
+		t.Fatal(err)
+	}
+}
