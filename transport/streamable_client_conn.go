@@ -29,14 +29,11 @@ const (
 // streamableClientConn is the connection of a StreamableClientTransport.
 type streamableClientConn struct {
 	*httpClientCore
-	url        string
-	maxRetries int
-	minDelay   time.Duration
-	maxDelay   time.Duration
-	floor      time.Duration // least reconnection delay
-	// sleep waits between reconnection attempts: sleepCtx, or a fake
-	// in tests.
-	sleep        func(ctx context.Context, d time.Duration) bool
+	url          string
+	maxRetries   int
+	minDelay     time.Duration
+	maxDelay     time.Duration
+	floor        time.Duration // least reconnection delay
 	closeTimeout time.Duration
 	noStandalone bool
 	reinit       bool
@@ -660,9 +657,10 @@ func (c *streamableClientConn) restoreState(ctx context.Context, sid string) {
 	}
 }
 
-// awaitResponse reads the body of the repeated initialize request's POST
-// until the response to id, which it swallows: the client saw the first
-// one. Other messages go to Read.
+// awaitResponse reads the body answering a POST the connection made for
+// itself (the repeated initialize request, or a request restoring the
+// session's state) until the response to id, which it swallows: the
+// client saw the first one. Other messages go to Read.
 func (c *streamableClientConn) awaitResponse(ctx context.Context, resp *http.Response, id jsonrpc.ID) error {
 	var found *jsonrpc.Response
 	check := func(m jsonrpc.Message) bool {
