@@ -275,11 +275,17 @@ func (cs *ClientSession) ID() string {
 // Close ends the session and closes the transport.
 func (cs *ClientSession) Close() error { return cs.conn.Close() }
 
-// Wait blocks until the session has ended.
+// Wait blocks until the session has ended and returns why, as Err does.
 func (cs *ClientSession) Wait() error { return cs.conn.Wait() }
 
 // Done returns a channel closed when the session ends.
 func (cs *ClientSession) Done() <-chan struct{} { return cs.conn.Done() }
+
+// Err returns why the session ended, or nil while it is open: for
+// example io.EOF when the server closed the connection, or a
+// [*transport.SessionExpiredError] when an HTTP server forgot the session
+// (see [transport.StreamableClientTransport]).
+func (cs *ClientSession) Err() error { return cs.conn.Err() }
 
 // Handle implements jsonrpc.Handler.
 func (cs *ClientSession) Handle(ctx context.Context, req *jsonrpc.Request) (any, error) {

@@ -16,20 +16,20 @@ import (
 
 // Helpers shared by the tests of the HTTP client transports.
 
-// hcServe starts a test server on 127.0.0.1 and closes it when the test
+// serveHTTPTest starts a test server on 127.0.0.1 and closes it when the test
 // ends. Register it after checkLeaks and before the connection, so that
 // the connection closes first and the server's handlers see their
 // requests end.
-func hcServe(t *testing.T, h http.HandlerFunc) *httptest.Server {
+func serveHTTPTest(t *testing.T, h http.HandlerFunc) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv
 }
 
-// hcStartSSE begins an event stream response and returns a function that
+// startSSE begins an event stream response and returns a function that
 // sends one event and flushes it.
-func hcStartSSE(w http.ResponseWriter, header http.Header) func(sse.Event) {
+func startSSE(w http.ResponseWriter, header http.Header) func(sse.Event) {
 	for k, v := range header {
 		w.Header()[k] = v
 	}
@@ -42,13 +42,13 @@ func hcStartSSE(w http.ResponseWriter, header http.Header) func(sse.Event) {
 	}
 }
 
-// hcMessageEvent returns a message event carrying m.
-func hcMessageEvent(t testing.TB, id string, m jsonrpc.Message) sse.Event {
+// messageEvent returns a message event carrying m.
+func messageEvent(t testing.TB, id string, m jsonrpc.Message) sse.Event {
 	return sse.Event{ID: id, Data: []byte(encode(t, m))}
 }
 
-// hcReadBody decodes a request body as one message.
-func hcReadBody(t testing.TB, r *http.Request) jsonrpc.Message {
+// readRequestMessage decodes a request body as one message.
+func readRequestMessage(t testing.TB, r *http.Request) jsonrpc.Message {
 	data, err := io.ReadAll(r.Body)
 	if err != nil {
 		t.Errorf("reading request body: %v", err)
@@ -62,20 +62,20 @@ func hcReadBody(t testing.TB, r *http.Request) jsonrpc.Message {
 	return m
 }
 
-// hcWriteJSON answers with m as a JSON body.
-func hcWriteJSON(t testing.TB, w http.ResponseWriter, m jsonrpc.Message) {
+// writeJSONMessage answers with m as a JSON body.
+func writeJSONMessage(t testing.TB, w http.ResponseWriter, m jsonrpc.Message) {
 	w.Header().Set("Content-Type", "application/json")
 	io.WriteString(w, encode(t, m))
 }
 
-// hcResult returns a successful response to id with the given raw result.
-func hcResult(id jsonrpc.ID, result string) *jsonrpc.Response {
+// resultResponse returns a successful response to id with the given raw result.
+func resultResponse(id jsonrpc.ID, result string) *jsonrpc.Response {
 	return &jsonrpc.Response{ID: id, Result: json.RawMessage(result)}
 }
 
-// hcRead reads one message, failing the test on an error or after ten
+// readMessage reads one message, failing the test on an error or after ten
 // seconds.
-func hcRead(t testing.TB, c Conn) jsonrpc.Message {
+func readMessage(t testing.TB, c Conn) jsonrpc.Message {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -86,14 +86,14 @@ func hcRead(t testing.TB, c Conn) jsonrpc.Message {
 	return m
 }
 
-// hcReadString reads one message and returns its encoding.
-func hcReadString(t testing.TB, c Conn) string {
+// readMessageString reads one message and returns its encoding.
+func readMessageString(t testing.TB, c Conn) string {
 	t.Helper()
-	return encode(t, hcRead(t, c))
+	return encode(t, readMessage(t, c))
 }
 
-// hcWait waits for a value on ch, failing the test after ten seconds.
-func hcWait[T any](t testing.TB, ch <-chan T, what string) T {
+// waitFor waits for a value on ch, failing the test after ten seconds.
+func waitFor[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
 	select {
 	case v := <-ch:
@@ -105,25 +105,25 @@ func hcWait[T any](t testing.TB, ch <-chan T, what string) T {
 	}
 }
 
-// hcSeen is one request a fake server received.
-type hcSeen struct {
+// seenRequest is one request a fake server received.
+type seenRequest struct {
 	method string // HTTP method
 	header http.Header
 	msg    jsonrpc.Message // POST body, decoded
 }
 
-// hcFake is a small Streamable HTTP server for the client tests. By
+// fakeMCPServer is a small Streamable HTTP server for the client tests. By
 // default it answers initialize with a JSON response and a session id,
 // other requests with a JSON response echoing the method, notifications
 // and responses with 202, GET with 405 and DELETE with 200. Hooks replace
 // parts of that.
-type hcFake struct {
+type fakeMCPServer struct {
 	t *testing.T
 
 	mu      sync.Mutex
 	session string // the current session; "" before initialize
 	nextSID int
-	seen    []hcSeen
+	seen    []seenRequest
 
 	// noSession makes the server assign no session id.
 	noSession bool
@@ -136,25 +136,25 @@ type hcFake struct {
 	del func(w http.ResponseWriter, r *http.Request)
 }
 
-func hcNewFake(t *testing.T) *hcFake { return &hcFake{t: t} }
+func newFakeMCPServer(t *testing.T) *fakeMCPServer { return &fakeMCPServer{t: t} }
 
 // expire ends the current session, so requests naming it get 404.
-func (f *hcFake) expire() {
+func (f *fakeMCPServer) expire() {
 	f.mu.Lock()
 	f.session = "expired-" + f.session
 	f.mu.Unlock()
 }
 
 // requests returns what the server received so far.
-func (f *hcFake) requests() []hcSeen {
+func (f *fakeMCPServer) requests() []seenRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]hcSeen(nil), f.seen...)
+	return append([]seenRequest(nil), f.seen...)
 }
 
 // methods returns the HTTP method, and for POSTs the JSON-RPC method (or
 // "response"), of each request received.
-func (f *hcFake) methods() []string {
+func (f *fakeMCPServer) methods() []string {
 	var out []string
 	for _, s := range f.requests() {
 		name := s.method
@@ -171,17 +171,17 @@ func (f *hcFake) methods() []string {
 	return out
 }
 
-func (f *hcFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (f *fakeMCPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var m jsonrpc.Message
 	if r.Method == http.MethodPost {
-		m = hcReadBody(f.t, r)
+		m = readRequestMessage(f.t, r)
 	}
 	f.mu.Lock()
-	f.seen = append(f.seen, hcSeen{method: r.Method, header: r.Header.Clone(), msg: m})
+	f.seen = append(f.seen, seenRequest{method: r.Method, header: r.Header.Clone(), msg: m})
 	session := f.session
 	f.mu.Unlock()
-	isInit := hcIsInitialize(m)
-	if !isInit && session != "" && r.Header.Get(hcHeaderSessionID) != session {
+	isInit := isInitializeRequest(m)
+	if !isInit && session != "" && r.Header.Get(headerSessionID) != session {
 		http.Error(w, "no such session", http.StatusNotFound)
 		return
 	}
@@ -212,31 +212,31 @@ func (f *hcFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			f.mu.Lock()
 			f.nextSID++
 			f.session = "session-" + string(rune('0'+f.nextSID))
-			w.Header().Set(hcHeaderSessionID, f.session)
+			w.Header().Set(headerSessionID, f.session)
 			f.mu.Unlock()
 		}
-		hcWriteJSON(f.t, w, hcResult(m.ID, `{"method":"`+m.Method+`"}`))
+		writeJSONMessage(f.t, w, resultResponse(m.ID, `{"method":"`+m.Method+`"}`))
 	case jsonrpc.Batch:
 		var out jsonrpc.Batch
 		for _, e := range m {
 			if r, ok := e.(*jsonrpc.Request); ok && !r.IsNotification() {
-				out = append(out, hcResult(r.ID, `{"method":"`+r.Method+`"}`))
+				out = append(out, resultResponse(r.ID, `{"method":"`+r.Method+`"}`))
 			}
 		}
-		hcWriteJSON(f.t, w, out)
+		writeJSONMessage(f.t, w, out)
 	default:
 		w.WriteHeader(http.StatusAccepted)
 	}
 }
 
-// hcInitialize runs the initialization exchange on c.
-func hcInitialize(t *testing.T, c Conn) {
+// initializeConn runs the initialization exchange on c.
+func initializeConn(t *testing.T, c Conn) {
 	t.Helper()
 	ctx := context.Background()
 	if err := c.Write(ctx, request(1, "initialize", `{"protocolVersion":"2025-11-25"}`)); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
-	if got, want := hcReadString(t, c), `{"jsonrpc":"2.0","id":1,"result":{"method":"initialize"}}`; got != want {
+	if got, want := readMessageString(t, c), `{"jsonrpc":"2.0","id":1,"result":{"method":"initialize"}}`; got != want {
 		t.Fatalf("initialize response %s, want %s", got, want)
 	}
 	if err := c.Write(ctx, &jsonrpc.Request{Method: "notifications/initialized"}); err != nil {
@@ -244,8 +244,8 @@ func hcInitialize(t *testing.T, c Conn) {
 	}
 }
 
-// hcConnect connects tr and closes the connection when the test ends.
-func hcConnect(t *testing.T, tr Transport) Conn {
+// connectConn connects tr and closes the connection when the test ends.
+func connectConn(t *testing.T, tr Transport) Conn {
 	t.Helper()
 	c, err := tr.Connect(context.Background())
 	if err != nil {

@@ -32,7 +32,8 @@ type SSEClientTransport struct {
 	// URL is the SSE endpoint. Required.
 	URL string
 	// HTTPClient sends the requests. Nil means a client made for this
-	// transport, as for StreamableClientTransport.
+	// transport; redirects to another origin are refused either way, as
+	// for StreamableClientTransport.
 	HTTPClient *http.Client
 	// Header holds headers added to every request. The transport's own
 	// headers take precedence.
@@ -62,20 +63,20 @@ func (t *SSEClientTransport) Connect(ctx context.Context) (Conn, error) {
 	if !t.connected.CompareAndSwap(false, true) {
 		return nil, errConnected
 	}
-	core := newHCCore(ctx, t.HTTPClient, t.Header, limit)
+	core := newHTTPClientCore(ctx, t.HTTPClient, t.Header, limit)
 	l, err := dialLegacy(ctx, core, t.URL)
 	if err != nil {
 		core.shutdown()
 		core.wait()
 		return nil, err
 	}
-	return &sseClientConn{hcCore: core, legacy: l}, nil
+	return &sseClientConn{httpClientCore: core, legacy: l}, nil
 }
 
 // sseClientConn is the connection of an SSEClientTransport.
 type sseClientConn struct {
-	*hcCore
-	legacy *hcLegacy
+	*httpClientCore
+	legacy *legacySession
 }
 
 // Read returns the next message of the event stream.
@@ -110,17 +111,17 @@ func (c *sseClientConn) Close() error {
 	return nil
 }
 
-// hcLegacy is an open HTTP+SSE (2024-11-05) session: the event stream is
+// legacySession is an open HTTP+SSE (2024-11-05) session: the event stream is
 // read by a goroutine of the core, and messages are POSTed to endpoint.
 // Both SSEClientTransport and the fallback of StreamableClientTransport
 // use it.
-type hcLegacy struct {
-	core     *hcCore
+type legacySession struct {
+	core     *httpClientCore
 	endpoint string
 }
 
-// hcEndpoint is the outcome of waiting for the endpoint event.
-type hcEndpoint struct {
+// legacyEndpoint is the outcome of waiting for the endpoint event.
+type legacyEndpoint struct {
 	url string
 	err error
 }
@@ -128,14 +129,14 @@ type hcEndpoint struct {
 // dialLegacy opens the event stream at rawURL and waits for its endpoint
 // event. setup bounds the wait; the stream then lives until core closes,
 // and when it ends Read returns io.EOF or the error that ended it.
-func dialLegacy(setup context.Context, core *hcCore, rawURL string) (*hcLegacy, error) {
+func dialLegacy(setup context.Context, core *httpClientCore, rawURL string) (*legacySession, error) {
 	base, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("transport: %w", err)
 	}
 	ctx, cancel := context.WithCancel(core.ctx)
 	stop := context.AfterFunc(setup, cancel)
-	fail := func(err error) (*hcLegacy, error) {
+	fail := func(err error) (*legacySession, error) {
 		stop()
 		cancel()
 		if setup.Err() != nil {
@@ -143,7 +144,7 @@ func dialLegacy(setup context.Context, core *hcCore, rawURL string) (*hcLegacy, 
 		}
 		return nil, err
 	}
-	req, err := core.newRequest(ctx, http.MethodGet, rawURL, nil, "Accept", hcAcceptSSE)
+	req, err := core.newRequest(ctx, http.MethodGet, rawURL, nil, "Accept", acceptSSE)
 	if err != nil {
 		return fail(err)
 	}
@@ -151,14 +152,14 @@ func dialLegacy(setup context.Context, core *hcCore, rawURL string) (*hcLegacy, 
 	if err != nil {
 		return fail(fmt.Errorf("transport: GET: %w", err))
 	}
-	if !hcIsSuccess(resp.StatusCode) {
-		return fail(hcStatusError(resp))
+	if !isSuccess(resp.StatusCode) {
+		return fail(newHTTPStatusError(resp))
 	}
-	if ct := resp.Header.Get("Content-Type"); hcMediaType(ct) != "text/event-stream" {
-		hcDrainClose(resp.Body)
+	if ct := resp.Header.Get("Content-Type"); mediaType(ct) != "text/event-stream" {
+		drainClose(resp)
 		return fail(fmt.Errorf("transport: GET: unexpected content type %q, want text/event-stream", ct))
 	}
-	endpoint := make(chan hcEndpoint, 1)
+	endpoint := make(chan legacyEndpoint, 1)
 	if !core.goStream(func() {
 		defer cancel()
 		core.readLegacy(ctx, resp.Body, base, endpoint)
@@ -174,7 +175,7 @@ func dialLegacy(setup context.Context, core *hcCore, rawURL string) (*hcLegacy, 
 		if !stop() {
 			return fail(setup.Err()) // setup ended as the endpoint arrived
 		}
-		return &hcLegacy{core: core, endpoint: ep.url}, nil
+		return &legacySession{core: core, endpoint: ep.url}, nil
 	case <-setup.Done():
 		return fail(setup.Err())
 	}
@@ -183,15 +184,15 @@ func dialLegacy(setup context.Context, core *hcCore, rawURL string) (*hcLegacy, 
 // readLegacy reads the legacy event stream: the first endpoint event goes
 // to endpoint, messages to Read. When the stream ends, so does Read's
 // stream of messages.
-func (c *hcCore) readLegacy(ctx context.Context, body io.ReadCloser, base *url.URL, endpoint chan<- hcEndpoint) {
+func (c *httpClientCore) readLegacy(ctx context.Context, body io.ReadCloser, base *url.URL, endpoint chan<- legacyEndpoint) {
 	found, bad := false, false
-	_, err := c.readEvents(ctx, body, &hcStreamState{}, func(ev sse.Event) bool {
+	_, err := c.readEvents(ctx, body, &clientStream{}, func(ev sse.Event) bool {
 		if ev.Name != "endpoint" || found {
 			return true
 		}
 		found = true
-		u, err := hcResolveEndpoint(base, string(ev.Data))
-		endpoint <- hcEndpoint{u, err}
+		u, err := resolveLegacyEndpoint(base, string(ev.Data))
+		endpoint <- legacyEndpoint{u, err}
 		bad = err != nil
 		return !bad
 	})
@@ -202,7 +203,7 @@ func (c *hcCore) readLegacy(ctx context.Context, body io.ReadCloser, base *url.U
 		if err == nil || err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
-		endpoint <- hcEndpoint{err: fmt.Errorf("transport: the SSE stream ended before its endpoint event: %w", err)}
+		endpoint <- legacyEndpoint{err: fmt.Errorf("transport: the SSE stream ended before its endpoint event: %w", err)}
 		return
 	}
 	if ctx.Err() != nil || errors.Is(err, ErrClosed) {
@@ -211,26 +212,26 @@ func (c *hcCore) readLegacy(ctx context.Context, body io.ReadCloser, base *url.U
 	if err != io.EOF {
 		err = fmt.Errorf("transport: SSE stream: %w", err)
 	}
-	c.deliver(nil, err)
+	c.deliver(nil, err, true)
 }
 
-// hcResolveEndpoint resolves the data of an endpoint event against the
+// resolveLegacyEndpoint resolves the data of an endpoint event against the
 // stream's URL and checks that the result has the same origin.
-func hcResolveEndpoint(base *url.URL, data string) (string, error) {
+func resolveLegacyEndpoint(base *url.URL, data string) (string, error) {
 	ref, err := url.Parse(strings.TrimSpace(data))
 	if err != nil {
 		return "", fmt.Errorf("transport: bad endpoint event: %w", err)
 	}
 	u := base.ResolveReference(ref)
-	if hcOrigin(u) != hcOrigin(base) {
+	if originOf(u) != originOf(base) {
 		return "", fmt.Errorf("transport: the endpoint %q is not of the origin of %q", u.Redacted(), base.Redacted())
 	}
 	return u.String(), nil
 }
 
-// hcOrigin returns the scheme, host and port of u, in lower case and with
+// originOf returns the scheme, host and port of u, in lower case and with
 // the scheme's default port made explicit.
-func hcOrigin(u *url.URL) string {
+func originOf(u *url.URL) string {
 	scheme := strings.ToLower(u.Scheme)
 	port := u.Port()
 	if port == "" {
@@ -245,10 +246,10 @@ func hcOrigin(u *url.URL) string {
 }
 
 // post sends one message to the endpoint and checks for a 2xx answer.
-func (l *hcLegacy) post(ctx context.Context, body []byte) error {
+func (l *legacySession) post(ctx context.Context, body []byte) error {
 	rctx, release := l.core.link(ctx)
 	defer release()
-	req, err := l.core.newRequest(rctx, http.MethodPost, l.endpoint, body, "Content-Type", hcJSONType)
+	req, err := l.core.newRequest(rctx, http.MethodPost, l.endpoint, body, "Content-Type", contentTypeJSON)
 	if err != nil {
 		return err
 	}
@@ -256,9 +257,9 @@ func (l *hcLegacy) post(ctx context.Context, body []byte) error {
 	if err != nil {
 		return fmt.Errorf("transport: POST: %w", err)
 	}
-	if !hcIsSuccess(resp.StatusCode) {
-		return hcStatusError(resp)
+	if !isSuccess(resp.StatusCode) {
+		return newHTTPStatusError(resp)
 	}
-	hcDrainClose(resp.Body)
+	drainClose(resp)
 	return nil
 }

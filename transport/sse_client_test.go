@@ -15,10 +15,10 @@ import (
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
-// hcLegacyServer is a small HTTP+SSE (2024-11-05) server: GET opens the
+// legacyServer is a small HTTP+SSE (2024-11-05) server: GET opens the
 // stream and sends the endpoint event, POSTs to the endpoint are answered
 // with 202 and, for requests, a response on the stream echoing the method.
-type hcLegacyServer struct {
+type legacyServer struct {
 	t        *testing.T
 	endpoint string // the endpoint event's data; "" sends none
 	out      chan jsonrpc.Message
@@ -31,14 +31,14 @@ type hcLegacyServer struct {
 	gets  int
 }
 
-func hcNewLegacyServer(t *testing.T, endpoint string) *hcLegacyServer {
-	return &hcLegacyServer{t: t, endpoint: endpoint, out: make(chan jsonrpc.Message, 16), end: make(chan struct{})}
+func newLegacyServer(t *testing.T, endpoint string) *legacyServer {
+	return &legacyServer{t: t, endpoint: endpoint, out: make(chan jsonrpc.Message, 16), end: make(chan struct{})}
 }
 
 // endStream makes the server end the event stream.
-func (s *hcLegacyServer) endStream() { s.endOnce.Do(func() { close(s.end) }) }
+func (s *legacyServer) endStream() { s.endOnce.Do(func() { close(s.end) }) }
 
-func (s *hcLegacyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *legacyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet:
 		s.mu.Lock()
@@ -47,7 +47,7 @@ func (s *hcLegacyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Accept") != "text/event-stream" {
 			s.t.Errorf("GET with Accept %q", r.Header.Get("Accept"))
 		}
-		send := hcStartSSE(w, nil)
+		send := startSSE(w, nil)
 		if s.endpoint != "" {
 			send(sse.Event{Name: "endpoint", Data: []byte(s.endpoint)})
 		}
@@ -62,7 +62,7 @@ func (s *hcLegacyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	case http.MethodPost:
-		m := hcReadBody(s.t, r)
+		m := readRequestMessage(s.t, r)
 		s.mu.Lock()
 		s.posts = append(s.posts, r.Clone(context.Background()))
 		s.msgs = append(s.msgs, m)
@@ -74,7 +74,7 @@ func (s *hcLegacyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		io.WriteString(w, "Accepted")
 		if req, ok := m.(*jsonrpc.Request); ok && !req.IsNotification() {
-			s.out <- hcResult(req.ID, `{"method":"`+req.Method+`"}`)
+			s.out <- resultResponse(req.ID, `{"method":"`+req.Method+`"}`)
 		}
 	default:
 		http.Error(w, "no", http.StatusMethodNotAllowed)
@@ -83,14 +83,14 @@ func (s *hcLegacyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func TestSSEClient(t *testing.T) {
 	checkLeaks(t)
-	s := hcNewLegacyServer(t, "/messages?sessionId=abc")
-	srv := hcServe(t, s.ServeHTTP)
-	c := hcConnect(t, &SSEClientTransport{URL: srv.URL + "/sse", Header: http.Header{"Authorization": {"Bearer x"}}})
+	s := newLegacyServer(t, "/messages?sessionId=abc")
+	srv := serveHTTPTest(t, s.ServeHTTP)
+	c := connectConn(t, &SSEClientTransport{URL: srv.URL + "/sse", Header: http.Header{"Authorization": {"Bearer x"}}})
 	ctx := WithHTTPHeader(context.Background(), http.Header{"X-Req": {"1"}})
 	if err := c.Write(ctx, request(1, "initialize", `{}`)); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := hcReadString(t, c), `{"jsonrpc":"2.0","id":1,"result":{"method":"initialize"}}`; got != want {
+	if got, want := readMessageString(t, c), `{"jsonrpc":"2.0","id":1,"result":{"method":"initialize"}}`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
 	if err := c.Write(context.Background(), &jsonrpc.Request{Method: "notifications/initialized"}); err != nil {
@@ -104,7 +104,7 @@ func TestSSEClient(t *testing.T) {
 	}
 	// A server request arrives through Read.
 	s.out <- request(9, "ping", "")
-	if got, want := hcReadString(t, c), `{"jsonrpc":"2.0","id":9,"method":"ping"}`; got != want {
+	if got, want := readMessageString(t, c), `{"jsonrpc":"2.0","id":9,"method":"ping"}`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
 
@@ -130,13 +130,13 @@ func TestSSEClient(t *testing.T) {
 // the connection: messages sent before are read, then io.EOF.
 func TestSSEClientEndOfStream(t *testing.T) {
 	checkLeaks(t)
-	s := hcNewLegacyServer(t, "/m")
-	srv := hcServe(t, s.ServeHTTP)
-	c := hcConnect(t, &SSEClientTransport{URL: srv.URL})
+	s := newLegacyServer(t, "/m")
+	srv := serveHTTPTest(t, s.ServeHTTP)
+	c := connectConn(t, &SSEClientTransport{URL: srv.URL})
 	if err := c.Write(context.Background(), request(1, "a", "")); err != nil {
 		t.Fatal(err)
 	}
-	hcRead(t, c)
+	readMessage(t, c)
 	s.endStream()
 	for range 2 {
 		if _, err := c.Read(context.Background()); err != io.EOF {
@@ -170,8 +170,8 @@ func TestSSEClientEndpoint(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.endpoint, func(t *testing.T) {
 			checkLeaks(t)
-			s := hcNewLegacyServer(t, "")
-			srv := hcServe(t, s.ServeHTTP)
+			s := newLegacyServer(t, "")
+			srv := serveHTTPTest(t, s.ServeHTTP)
 			host := strings.TrimPrefix(srv.URL, "http://")
 			hostname := host[:strings.LastIndex(host, ":")]
 			s.endpoint = strings.NewReplacer("{{origin}}", srv.URL, "{{host}}", host, "{{hostname}}", hostname).Replace(tt.endpoint)
@@ -211,18 +211,18 @@ func TestSSEClientConnectErrors(t *testing.T) {
 			io.WriteString(w, "{}")
 		}, false, "content type"},
 		{"no endpoint event", func(w http.ResponseWriter, r *http.Request) {
-			send := hcStartSSE(w, nil)
+			send := startSSE(w, nil)
 			send(sse.Event{Data: []byte(`{"jsonrpc":"2.0","method":"x"}`)})
 		}, false, "before its endpoint"},
 		{"endpoint never comes", func(w http.ResponseWriter, r *http.Request) {
-			hcStartSSE(w, nil)
+			startSSE(w, nil)
 			<-r.Context().Done()
 		}, true, "deadline"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkLeaks(t)
-			srv := hcServe(t, tt.handler)
+			srv := serveHTTPTest(t, tt.handler)
 			ctx := context.Background()
 			if tt.timeout {
 				var cancel context.CancelFunc
@@ -247,8 +247,8 @@ func TestSSEClientConnectErrors(t *testing.T) {
 // TestSSEClientCloseUnblocksRead checks that Close ends a pending Read.
 func TestSSEClientCloseUnblocksRead(t *testing.T) {
 	checkLeaks(t)
-	s := hcNewLegacyServer(t, "/m")
-	srv := hcServe(t, s.ServeHTTP)
+	s := newLegacyServer(t, "/m")
+	srv := serveHTTPTest(t, s.ServeHTTP)
 	c, err := (&SSEClientTransport{URL: srv.URL}).Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -259,15 +259,15 @@ func TestSSEClientCloseUnblocksRead(t *testing.T) {
 		readErr <- err
 	}()
 	c.Close()
-	if err := hcWait(t, readErr, "Read to return"); !errors.Is(err, ErrClosed) {
+	if err := waitFor(t, readErr, "Read to return"); !errors.Is(err, ErrClosed) {
 		t.Errorf("Read: %v, want ErrClosed", err)
 	}
 }
 
-// hcFallbackServer serves the legacy transport at one URL, answering
+// fallbackServer serves the legacy transport at one URL, answering
 // POSTs to that URL with status, as a 2024-11-05 server would.
-type hcFallbackServer struct {
-	*hcLegacyServer
+type fallbackServer struct {
+	*legacyServer
 	status int
 
 	mu        sync.Mutex
@@ -275,7 +275,7 @@ type hcFallbackServer struct {
 	deletes   int
 }
 
-func (s *hcFallbackServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *fallbackServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/":
 		s.mu.Lock()
@@ -287,7 +287,7 @@ func (s *hcFallbackServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.deletes++
 		s.mu.Unlock()
 	default:
-		s.hcLegacyServer.ServeHTTP(w, r)
+		s.legacyServer.ServeHTTP(w, r)
 	}
 }
 
@@ -295,15 +295,15 @@ func TestStreamableClientFallback(t *testing.T) {
 	for _, status := range []int{http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed} {
 		t.Run(http.StatusText(status), func(t *testing.T) {
 			checkLeaks(t)
-			s := &hcFallbackServer{hcLegacyServer: hcNewLegacyServer(t, "/messages"), status: status}
-			srv := hcServe(t, s.ServeHTTP)
-			c := hcConnect(t, &StreamableClientTransport{URL: srv.URL + "/"})
-			hcInitialize(t, c)
+			s := &fallbackServer{legacyServer: newLegacyServer(t, "/messages"), status: status}
+			srv := serveHTTPTest(t, s.ServeHTTP)
+			c := connectConn(t, &StreamableClientTransport{URL: srv.URL + "/"})
+			initializeConn(t, c)
 			c.(ProtocolVersionSetter).SetProtocolVersion("2024-11-05")
 			if err := c.Write(context.Background(), request(2, "tools/list", "")); err != nil {
 				t.Fatal(err)
 			}
-			if got, want := hcReadString(t, c), `{"jsonrpc":"2.0","id":2,"result":{"method":"tools/list"}}`; got != want {
+			if got, want := readMessageString(t, c), `{"jsonrpc":"2.0","id":2,"result":{"method":"tools/list"}}`; got != want {
 				t.Errorf("got %s, want %s", got, want)
 			}
 			if sid := c.(SessionConn).SessionID(); sid != "" {
@@ -312,15 +312,15 @@ func TestStreamableClientFallback(t *testing.T) {
 			c.Close()
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			s.hcLegacyServer.mu.Lock()
-			defer s.hcLegacyServer.mu.Unlock()
-			if s.rootPosts != 1 || s.hcLegacyServer.gets != 1 || s.deletes != 0 {
-				t.Errorf("%d POSTs to the MCP endpoint, %d GETs, %d DELETEs; want 1, 1, 0", s.rootPosts, s.hcLegacyServer.gets, s.deletes)
+			s.legacyServer.mu.Lock()
+			defer s.legacyServer.mu.Unlock()
+			if s.rootPosts != 1 || s.legacyServer.gets != 1 || s.deletes != 0 {
+				t.Errorf("%d POSTs to the MCP endpoint, %d GETs, %d DELETEs; want 1, 1, 0", s.rootPosts, s.legacyServer.gets, s.deletes)
 			}
 			var methods []string
 			for i, m := range s.msgs {
 				methods = append(methods, m.(*jsonrpc.Request).Method)
-				if v := s.posts[i].Header.Get(hcHeaderProtocolVersion); v != "" {
+				if v := s.posts[i].Header.Get(headerProtocolVersion); v != "" {
 					t.Errorf("legacy POST %d carried MCP-Protocol-Version %q", i, v)
 				}
 			}
@@ -346,9 +346,9 @@ func TestStreamableClientNoFallback(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkLeaks(t)
-			s := &hcFallbackServer{hcLegacyServer: hcNewLegacyServer(t, tt.endpoint), status: http.StatusMethodNotAllowed}
-			srv := hcServe(t, s.ServeHTTP)
-			c := hcConnect(t, &StreamableClientTransport{URL: srv.URL + "/", DisableSSEFallback: tt.disable})
+			s := &fallbackServer{legacyServer: newLegacyServer(t, tt.endpoint), status: http.StatusMethodNotAllowed}
+			srv := serveHTTPTest(t, s.ServeHTTP)
+			c := connectConn(t, &StreamableClientTransport{URL: srv.URL + "/", DisableSSEFallback: tt.disable})
 			err := c.Write(context.Background(), tt.first)
 			var se *HTTPStatusError
 			if !errors.As(err, &se) || se.StatusCode != http.StatusMethodNotAllowed || !strings.Contains(err.Error(), tt.want) {

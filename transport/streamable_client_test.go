@@ -28,10 +28,10 @@ var (
 
 func TestStreamableClientJSON(t *testing.T) {
 	checkLeaks(t)
-	f := hcNewFake(t)
-	srv := hcServe(t, f.ServeHTTP)
-	c := hcConnect(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true})
-	hcInitialize(t, c)
+	f := newFakeMCPServer(t)
+	srv := serveHTTPTest(t, f.ServeHTTP)
+	c := connectConn(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true})
+	initializeConn(t, c)
 	if got := c.(SessionConn).SessionID(); got != "session-1" {
 		t.Errorf("SessionID = %q, want session-1", got)
 	}
@@ -39,11 +39,11 @@ func TestStreamableClientJSON(t *testing.T) {
 	if err := c.Write(ctx, request(2, "tools/list", `{}`)); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := hcReadString(t, c), `{"jsonrpc":"2.0","id":2,"result":{"method":"tools/list"}}`; got != want {
+	if got, want := readMessageString(t, c), `{"jsonrpc":"2.0","id":2,"result":{"method":"tools/list"}}`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
 	// A response to a server request, and a notification: 202, no body.
-	if err := c.Write(ctx, hcResult(jsonrpc.StringID("s1"), `{}`)); err != nil {
+	if err := c.Write(ctx, resultResponse(jsonrpc.StringID("s1"), `{}`)); err != nil {
 		t.Errorf("writing a response: %v", err)
 	}
 	if err := c.Write(ctx, &jsonrpc.Request{Method: "notifications/progress", Params: []byte(`{}`)}); err != nil {
@@ -55,7 +55,7 @@ func TestStreamableClientJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `[{"jsonrpc":"2.0","id":3,"result":{"method":"a"}},{"jsonrpc":"2.0","id":4,"result":{"method":"b"}}]`
-	if got := hcReadString(t, c); got != want {
+	if got := readMessageString(t, c); got != want {
 		t.Errorf("batch: got %s, want %s", got, want)
 	}
 
@@ -86,7 +86,7 @@ func TestStreamableClientJSON(t *testing.T) {
 // which the client answers with a second POST before the final response.
 func TestStreamableClientSSEResponse(t *testing.T) {
 	checkLeaks(t)
-	f := hcNewFake(t)
+	f := newFakeMCPServer(t)
 	answered := make(chan jsonrpc.Message, 1)
 	f.post = func(w http.ResponseWriter, r *http.Request, m jsonrpc.Message) bool {
 		switch m := m.(type) {
@@ -98,41 +98,41 @@ func TestStreamableClientSSEResponse(t *testing.T) {
 			if m.Method != "tools/call" {
 				return false
 			}
-			send := hcStartSSE(w, nil)
+			send := startSSE(w, nil)
 			send(sse.Event{ID: "1"}) // priming
-			send(hcMessageEvent(t, "2", &jsonrpc.Request{Method: "notifications/progress", Params: []byte(`{"progress":1}`)}))
-			send(hcMessageEvent(t, "3", request(100, "sampling/createMessage", `{}`)))
+			send(messageEvent(t, "2", &jsonrpc.Request{Method: "notifications/progress", Params: []byte(`{"progress":1}`)}))
+			send(messageEvent(t, "3", request(100, "sampling/createMessage", `{}`)))
 			select {
 			case <-answered:
 			case <-r.Context().Done():
 				return true
 			}
-			send(hcMessageEvent(t, "4", &jsonrpc.Request{Method: "notifications/progress", Params: []byte(`{"progress":2}`)}))
-			send(hcMessageEvent(t, "5", hcResult(m.ID, `{"content":[]}`)))
+			send(messageEvent(t, "4", &jsonrpc.Request{Method: "notifications/progress", Params: []byte(`{"progress":2}`)}))
+			send(messageEvent(t, "5", resultResponse(m.ID, `{"content":[]}`)))
 			return true
 		}
 		return false
 	}
-	srv := hcServe(t, f.ServeHTTP)
-	c := hcConnect(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true})
-	hcInitialize(t, c)
+	srv := serveHTTPTest(t, f.ServeHTTP)
+	c := connectConn(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true})
+	initializeConn(t, c)
 	ctx := context.Background()
 	if err := c.Write(ctx, request(2, "tools/call", `{}`)); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := hcReadString(t, c), `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}`; got != want {
+	if got, want := readMessageString(t, c), `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
-	if got, want := hcReadString(t, c), `{"jsonrpc":"2.0","id":100,"method":"sampling/createMessage","params":{}}`; got != want {
+	if got, want := readMessageString(t, c), `{"jsonrpc":"2.0","id":100,"method":"sampling/createMessage","params":{}}`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
-	if err := c.Write(ctx, hcResult(jsonrpc.Int64ID(100), `{"role":"assistant"}`)); err != nil {
+	if err := c.Write(ctx, resultResponse(jsonrpc.Int64ID(100), `{"role":"assistant"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := hcReadString(t, c), `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":2}}`; got != want {
+	if got, want := readMessageString(t, c), `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":2}}`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
-	if got, want := hcReadString(t, c), `{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`; got != want {
+	if got, want := readMessageString(t, c), `{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
 }
@@ -142,22 +142,22 @@ func TestStreamableClientSSEResponse(t *testing.T) {
 // oversized one is recognisable.
 func TestStreamableClientBadMessage(t *testing.T) {
 	checkLeaks(t)
-	f := hcNewFake(t)
+	f := newFakeMCPServer(t)
 	f.noSession = true
 	f.post = func(w http.ResponseWriter, r *http.Request, m jsonrpc.Message) bool {
 		req, ok := m.(*jsonrpc.Request)
 		if !ok || req.Method != "x" {
 			return false
 		}
-		send := hcStartSSE(w, nil)
+		send := startSSE(w, nil)
 		send(sse.Event{Data: []byte("{not json")})
 		send(sse.Event{Data: []byte(`{"jsonrpc":"2.0","method":"` + strings.Repeat("y", 200) + `"}`)})
 		send(sse.Event{Name: "other", Data: []byte("ignored")})
-		send(hcMessageEvent(t, "", hcResult(req.ID, `{}`)))
+		send(messageEvent(t, "", resultResponse(req.ID, `{}`)))
 		return true
 	}
-	srv := hcServe(t, f.ServeHTTP)
-	c := hcConnect(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true, MaxMessageSize: 100})
+	srv := serveHTTPTest(t, f.ServeHTTP)
+	c := connectConn(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true, MaxMessageSize: 100})
 	if err := c.Write(context.Background(), request(1, "x", "")); err != nil {
 		t.Fatal(err)
 	}
@@ -218,46 +218,79 @@ func TestStreamableClientHTTPErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkLeaks(t)
-			f := hcNewFake(t)
+			f := newFakeMCPServer(t)
 			f.post = func(w http.ResponseWriter, r *http.Request, m jsonrpc.Message) bool {
-				if hcIsInitialize(m) || hcIsInitialized(m) {
+				if isInitializeRequest(m) || isInitializedNote(m) {
 					return false
 				}
 				tt.handler(w)
 				return true
 			}
-			srv := hcServe(t, f.ServeHTTP)
-			c := hcConnect(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true})
-			hcInitialize(t, c)
+			srv := serveHTTPTest(t, f.ServeHTTP)
+			c := connectConn(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true})
+			initializeConn(t, c)
 			err := c.Write(context.Background(), request(2, "x", ""))
 			tt.check(t, err)
 		})
 	}
 }
 
+// TestStreamableClientSessionExpired has the server forget the session,
+// found by a POST or by the standalone stream's GET. Without
+// ReinitializeOnSessionExpired the connection ends: the Write that met
+// the 404 and Read both return the *SessionExpiredError, so the session
+// using the connection ends too instead of failing every call.
 func TestStreamableClientSessionExpired(t *testing.T) {
-	checkLeaks(t)
-	f := hcNewFake(t)
-	srv := hcServe(t, f.ServeHTTP)
-	c := hcConnect(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true})
-	hcInitialize(t, c)
-	f.expire()
-	err := c.Write(context.Background(), request(2, "tools/list", ""))
-	var se *SessionExpiredError
-	if !errors.As(err, &se) || se.SessionID != "session-1" {
-		t.Fatalf("err %v, want a SessionExpiredError for session-1", err)
-	}
-	if !errors.Is(err, ErrSessionExpired) {
-		t.Errorf("errors.Is(err, ErrSessionExpired) = false for %v", err)
-	}
-	// A new initialize starts a new session without naming the old one.
-	hcInitialize(t, c)
-	if got := c.(SessionConn).SessionID(); got != "session-2" {
-		t.Errorf("SessionID = %q after reinitializing, want session-2", got)
-	}
-	seen := f.requests()
-	if sid := seen[len(seen)-2].header.Get(hcHeaderSessionID); sid != "" {
-		t.Errorf("second initialize carried session id %q", sid)
+	for _, tt := range []struct {
+		name       string
+		standalone bool
+	}{
+		{"POST", false},
+		{"standalone GET", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			checkLeaks(t)
+			f := newFakeMCPServer(t)
+			release := make(chan struct{})
+			f.get = func(w http.ResponseWriter, r *http.Request) {
+				// The stream ends when the test says; its reconnection
+				// meets the expired session.
+				startSSE(w, nil)
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+			}
+			srv := serveHTTPTest(t, f.ServeHTTP)
+			c := connectConn(t, &StreamableClientTransport{
+				URL: srv.URL, DisableStandaloneStream: !tt.standalone, MinRetryDelay: time.Millisecond, RetryFloor: -1,
+			})
+			initializeConn(t, c)
+			if tt.standalone {
+				if err := c.Write(context.Background(), &jsonrpc.Request{Method: "notifications/initialized"}); err != nil {
+					t.Fatal(err)
+				}
+				f.expire()
+				close(release)
+			} else {
+				f.expire()
+				err := c.Write(context.Background(), request(2, "tools/list", ""))
+				var se *SessionExpiredError
+				if !errors.As(err, &se) || se.SessionID != "session-1" {
+					t.Fatalf("err %v, want a SessionExpiredError for session-1", err)
+				}
+				if !errors.Is(err, ErrSessionExpired) {
+					t.Errorf("errors.Is(err, ErrSessionExpired) = false for %v", err)
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_, err := c.Read(ctx)
+			var se *SessionExpiredError
+			if !errors.As(err, &se) || se.SessionID != "session-1" {
+				t.Fatalf("Read: %v, want a SessionExpiredError for session-1", err)
+			}
+		})
 	}
 }
 
@@ -265,45 +298,45 @@ func TestStreamableClientReinitialize(t *testing.T) {
 	for _, sseInit := range []bool{false, true} {
 		t.Run(fmt.Sprintf("sse=%v", sseInit), func(t *testing.T) {
 			checkLeaks(t)
-			f := hcNewFake(t)
+			f := newFakeMCPServer(t)
 			inits := 0
 			f.post = func(w http.ResponseWriter, r *http.Request, m jsonrpc.Message) bool {
-				if !hcIsInitialize(m) {
+				if !isInitializeRequest(m) {
 					return false
 				}
 				f.mu.Lock()
 				inits++
 				f.session = fmt.Sprintf("session-%d", inits)
-				w.Header().Set(hcHeaderSessionID, f.session)
+				w.Header().Set(headerSessionID, f.session)
 				n := inits
 				f.mu.Unlock()
-				resp := hcResult(m.(*jsonrpc.Request).ID, `{"method":"initialize"}`)
+				resp := resultResponse(m.(*jsonrpc.Request).ID, `{"method":"initialize"}`)
 				if !sseInit || n == 1 {
-					hcWriteJSON(t, w, resp)
+					writeJSONMessage(t, w, resp)
 					return true
 				}
-				send := hcStartSSE(w, nil)
-				send(hcMessageEvent(t, "", &jsonrpc.Request{Method: "notifications/message", Params: []byte(`{"n":1}`)}))
-				send(hcMessageEvent(t, "", resp))
+				send := startSSE(w, nil)
+				send(messageEvent(t, "", &jsonrpc.Request{Method: "notifications/message", Params: []byte(`{"n":1}`)}))
+				send(messageEvent(t, "", resp))
 				return true
 			}
-			srv := hcServe(t, f.ServeHTTP)
-			c := hcConnect(t, &StreamableClientTransport{
+			srv := serveHTTPTest(t, f.ServeHTTP)
+			c := connectConn(t, &StreamableClientTransport{
 				URL: srv.URL, DisableStandaloneStream: true, ReinitializeOnSessionExpired: true,
 			})
-			hcInitialize(t, c)
+			initializeConn(t, c)
 			c.(ProtocolVersionSetter).SetProtocolVersion("2025-11-25")
 			f.expire()
 			if err := c.Write(context.Background(), request(2, "tools/list", "")); err != nil {
 				t.Fatalf("Write: %v", err)
 			}
 			if sseInit {
-				if got, want := hcReadString(t, c), `{"jsonrpc":"2.0","method":"notifications/message","params":{"n":1}}`; got != want {
+				if got, want := readMessageString(t, c), `{"jsonrpc":"2.0","method":"notifications/message","params":{"n":1}}`; got != want {
 					t.Errorf("got %s, want %s", got, want)
 				}
 			}
 			// The repeated initialize's response is swallowed.
-			if got, want := hcReadString(t, c), `{"jsonrpc":"2.0","id":2,"result":{"method":"tools/list"}}`; got != want {
+			if got, want := readMessageString(t, c), `{"jsonrpc":"2.0","id":2,"result":{"method":"tools/list"}}`; got != want {
 				t.Errorf("got %s, want %s", got, want)
 			}
 			if got := c.(SessionConn).SessionID(); got != "session-2" {
@@ -316,11 +349,11 @@ func TestStreamableClientReinitialize(t *testing.T) {
 			}
 			seen := f.requests()
 			for i, wantSID := range []string{"", "session-1", "session-1", "", "session-2", "session-2"} {
-				if sid := seen[i].header.Get(hcHeaderSessionID); sid != wantSID {
+				if sid := seen[i].header.Get(headerSessionID); sid != wantSID {
 					t.Errorf("request %d (%s): session %q, want %q", i, want[i], sid, wantSID)
 				}
 			}
-			if v := seen[3].header.Get(hcHeaderProtocolVersion); v != "" {
+			if v := seen[3].header.Get(headerProtocolVersion); v != "" {
 				t.Errorf("repeated initialize carried MCP-Protocol-Version %q", v)
 			}
 		})
@@ -334,16 +367,16 @@ func TestStreamableClientReinitialize(t *testing.T) {
 func TestStreamableClientResume(t *testing.T) {
 	checkLeaks(t)
 	const retry = 30 * time.Millisecond
-	f := hcNewFake(t)
+	f := newFakeMCPServer(t)
 	var closedAt time.Time
 	f.post = func(w http.ResponseWriter, r *http.Request, m jsonrpc.Message) bool {
 		req, ok := m.(*jsonrpc.Request)
 		if !ok || req.Method != "slow" {
 			return false
 		}
-		send := hcStartSSE(w, nil)
+		send := startSSE(w, nil)
 		send(sse.Event{ID: "e1", Retry: retry})
-		send(hcMessageEvent(t, "e2", &jsonrpc.Request{Method: "notifications/progress", Params: []byte(`{}`)}))
+		send(messageEvent(t, "e2", &jsonrpc.Request{Method: "notifications/progress", Params: []byte(`{}`)}))
 		f.mu.Lock()
 		closedAt = time.Now()
 		f.mu.Unlock()
@@ -355,37 +388,37 @@ func TestStreamableClientResume(t *testing.T) {
 		gets++
 		n, elapsed := gets, time.Since(closedAt)
 		f.mu.Unlock()
-		if r.Header.Get(hcHeaderLastEventID) != "e2" {
-			t.Errorf("GET %d: Last-Event-ID %q, want e2", n, r.Header.Get(hcHeaderLastEventID))
+		if r.Header.Get(headerLastEventID) != "e2" {
+			t.Errorf("GET %d: Last-Event-ID %q, want e2", n, r.Header.Get(headerLastEventID))
 		}
 		if elapsed < retry {
 			t.Errorf("GET %d came %v after the stream closed, before the retry delay of %v", n, elapsed, retry)
 		}
-		send := hcStartSSE(w, nil)
+		send := startSSE(w, nil)
 		if n == 1 {
 			// A poll that ends with nothing new.
 			return
 		}
-		send(hcMessageEvent(t, "e3", hcResult(jsonrpc.Int64ID(2), `{"done":true}`)))
+		send(messageEvent(t, "e3", resultResponse(jsonrpc.Int64ID(2), `{"done":true}`)))
 	}
-	srv := hcServe(t, f.ServeHTTP)
-	c := hcConnect(t, &StreamableClientTransport{
+	srv := serveHTTPTest(t, f.ServeHTTP)
+	c := connectConn(t, &StreamableClientTransport{
 		URL: srv.URL, DisableStandaloneStream: true, MinRetryDelay: time.Hour,
 	})
-	hcInitialize(t, c)
+	initializeConn(t, c)
 	c.(ProtocolVersionSetter).SetProtocolVersion("2025-11-25")
 	if err := c.Write(context.Background(), request(2, "slow", "")); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := hcReadString(t, c), `{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`; got != want {
+	if got, want := readMessageString(t, c), `{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
-	if got, want := hcReadString(t, c), `{"jsonrpc":"2.0","id":2,"result":{"done":true}}`; got != want {
+	if got, want := readMessageString(t, c), `{"jsonrpc":"2.0","id":2,"result":{"done":true}}`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
 	for _, s := range f.requests() {
 		if s.method == http.MethodGet {
-			if s.header.Get(hcHeaderSessionID) != "session-1" || s.header.Get(hcHeaderProtocolVersion) != "2025-11-25" ||
+			if s.header.Get(headerSessionID) != "session-1" || s.header.Get(headerProtocolVersion) != "2025-11-25" ||
 				s.header.Get("Accept") != "text/event-stream" {
 				t.Errorf("GET headers %v", s.header)
 			}
@@ -409,14 +442,14 @@ func TestStreamableClientUnresumable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkLeaks(t)
-			f := hcNewFake(t)
+			f := newFakeMCPServer(t)
 			f.noSession = true
 			f.post = func(w http.ResponseWriter, r *http.Request, m jsonrpc.Message) bool {
 				req, ok := m.(*jsonrpc.Request)
 				if !ok || req.Method != "x" {
 					return false
 				}
-				send := hcStartSSE(w, nil)
+				send := startSSE(w, nil)
 				id := ""
 				if tt.ids {
 					id = "1"
@@ -431,15 +464,15 @@ func TestStreamableClientUnresumable(t *testing.T) {
 				f.mu.Unlock()
 				w.WriteHeader(tt.get)
 			}
-			srv := hcServe(t, f.ServeHTTP)
-			c := hcConnect(t, &StreamableClientTransport{
+			srv := serveHTTPTest(t, f.ServeHTTP)
+			c := connectConn(t, &StreamableClientTransport{
 				URL: srv.URL, DisableStandaloneStream: true, MinRetryDelay: time.Millisecond, MaxRetries: 2,
 			})
 			if err := c.Write(context.Background(), request(7, "x", "")); err != nil {
 				t.Fatal(err)
 			}
-			hcRead(t, c) // the notification
-			r, ok := hcRead(t, c).(*jsonrpc.Response)
+			readMessage(t, c) // the notification
+			r, ok := readMessage(t, c).(*jsonrpc.Response)
 			if !ok || r.ID != jsonrpc.Int64ID(7) || r.Error == nil || r.Error.Code != jsonrpc.CodeConnectionClosed ||
 				!strings.Contains(r.Error.Message, tt.errMsg) {
 				t.Fatalf("got %+v, want an error response to 7 mentioning %q", r, tt.errMsg)
@@ -458,37 +491,37 @@ func TestStreamableClientUnresumable(t *testing.T) {
 // initialization, delivering messages, reconnected with Last-Event-ID.
 func TestStreamableClientStandalone(t *testing.T) {
 	checkLeaks(t)
-	f := hcNewFake(t)
+	f := newFakeMCPServer(t)
 	gets := make(chan http.Header, 10)
 	f.get = func(w http.ResponseWriter, r *http.Request) {
 		gets <- r.Header.Clone()
-		send := hcStartSSE(w, nil)
-		switch r.Header.Get(hcHeaderLastEventID) {
+		send := startSSE(w, nil)
+		switch r.Header.Get(headerLastEventID) {
 		case "":
-			send(hcMessageEvent(t, "g1", &jsonrpc.Request{Method: "notifications/tools/list_changed"}))
+			send(messageEvent(t, "g1", &jsonrpc.Request{Method: "notifications/tools/list_changed"}))
 			// The stream ends; the client reconnects.
 		case "g1":
-			send(hcMessageEvent(t, "g2", request(50, "ping", "")))
+			send(messageEvent(t, "g2", request(50, "ping", "")))
 			<-r.Context().Done()
 		default:
-			t.Errorf("unexpected Last-Event-ID %q", r.Header.Get(hcHeaderLastEventID))
+			t.Errorf("unexpected Last-Event-ID %q", r.Header.Get(headerLastEventID))
 		}
 	}
-	srv := hcServe(t, f.ServeHTTP)
-	c := hcConnect(t, &StreamableClientTransport{URL: srv.URL, MinRetryDelay: time.Millisecond})
-	hcInitialize(t, c)
-	h := hcWait(t, gets, "the GET stream")
-	if h.Get("Accept") != "text/event-stream" || h.Get(hcHeaderSessionID) != "session-1" {
+	srv := serveHTTPTest(t, f.ServeHTTP)
+	c := connectConn(t, &StreamableClientTransport{URL: srv.URL, MinRetryDelay: time.Millisecond})
+	initializeConn(t, c)
+	h := waitFor(t, gets, "the GET stream")
+	if h.Get("Accept") != "text/event-stream" || h.Get(headerSessionID) != "session-1" {
 		t.Errorf("GET headers %v", h)
 	}
-	if got, want := hcReadString(t, c), `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`; got != want {
+	if got, want := readMessageString(t, c), `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
-	if got, want := hcReadString(t, c), `{"jsonrpc":"2.0","id":50,"method":"ping"}`; got != want {
+	if got, want := readMessageString(t, c), `{"jsonrpc":"2.0","id":50,"method":"ping"}`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
-	if h := hcWait(t, gets, "the second GET"); h.Get(hcHeaderLastEventID) != "g1" {
-		t.Errorf("second GET: Last-Event-ID %q", h.Get(hcHeaderLastEventID))
+	if h := waitFor(t, gets, "the second GET"); h.Get(headerLastEventID) != "g1" {
+		t.Errorf("second GET: Last-Event-ID %q", h.Get(headerLastEventID))
 	}
 }
 
@@ -496,18 +529,18 @@ func TestStreamableClientStandalone(t *testing.T) {
 // stops the client from trying again.
 func TestStreamableClientStandalone405(t *testing.T) {
 	checkLeaks(t)
-	f := hcNewFake(t)
-	srv := hcServe(t, f.ServeHTTP)
-	c := hcConnect(t, &StreamableClientTransport{URL: srv.URL, MinRetryDelay: time.Millisecond})
+	f := newFakeMCPServer(t)
+	srv := serveHTTPTest(t, f.ServeHTTP)
+	c := connectConn(t, &StreamableClientTransport{URL: srv.URL, MinRetryDelay: time.Millisecond})
 	sc := c.(*streamableClientConn)
 	exited := make(chan struct{})
 	sc.testHookStandaloneExit = func() { close(exited) }
-	hcInitialize(t, c)
-	hcWait(t, exited, "the standalone stream to give up")
+	initializeConn(t, c)
+	waitFor(t, exited, "the standalone stream to give up")
 	sc.mu.Lock()
 	status := sc.standaloneStatus
 	sc.mu.Unlock()
-	if status != hcStandaloneUnsupported {
+	if status != standaloneUnsupported {
 		t.Errorf("standalone status %d, want unsupported", status)
 	}
 	// Later POSTs do not bring the stream back.
@@ -529,7 +562,7 @@ func TestStreamableClientStandalone405(t *testing.T) {
 
 func TestStreamableClientClose(t *testing.T) {
 	checkLeaks(t)
-	f := hcNewFake(t)
+	f := newFakeMCPServer(t)
 	deleted := make(chan http.Header, 1)
 	f.del = func(w http.ResponseWriter, r *http.Request) {
 		deleted <- r.Header.Clone()
@@ -537,19 +570,19 @@ func TestStreamableClientClose(t *testing.T) {
 	}
 	streamOpen := make(chan struct{})
 	f.get = func(w http.ResponseWriter, r *http.Request) {
-		hcStartSSE(w, nil)
+		startSSE(w, nil)
 		close(streamOpen)
 		<-r.Context().Done()
 	}
-	srv := hcServe(t, f.ServeHTTP)
+	srv := serveHTTPTest(t, f.ServeHTTP)
 	tr := &StreamableClientTransport{URL: srv.URL}
 	c, err := tr.Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	hcInitialize(t, c)
+	initializeConn(t, c)
 	c.(ProtocolVersionSetter).SetProtocolVersion("2025-06-18")
-	hcWait(t, streamOpen, "the GET stream")
+	waitFor(t, streamOpen, "the GET stream")
 
 	readErr := make(chan error, 1)
 	go func() {
@@ -559,12 +592,12 @@ func TestStreamableClientClose(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
-	if err := hcWait(t, readErr, "Read to return"); !errors.Is(err, ErrClosed) {
+	if err := waitFor(t, readErr, "Read to return"); !errors.Is(err, ErrClosed) {
 		t.Errorf("pending Read: %v, want ErrClosed", err)
 	}
 	select {
 	case h := <-deleted:
-		if h.Get(hcHeaderSessionID) != "session-1" || h.Get(hcHeaderProtocolVersion) != "2025-06-18" {
+		if h.Get(headerSessionID) != "session-1" || h.Get(headerProtocolVersion) != "2025-06-18" {
 			t.Errorf("DELETE headers %v", h)
 		}
 	default:
@@ -590,7 +623,7 @@ func TestStreamableClientClose(t *testing.T) {
 // Write is ended by Close.
 func TestStreamableClientCloseTimeout(t *testing.T) {
 	checkLeaks(t)
-	f := hcNewFake(t)
+	f := newFakeMCPServer(t)
 	f.del = func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
 	hanging := make(chan struct{})
 	f.post = func(w http.ResponseWriter, r *http.Request, m jsonrpc.Message) bool {
@@ -601,30 +634,30 @@ func TestStreamableClientCloseTimeout(t *testing.T) {
 		}
 		return false
 	}
-	srv := hcServe(t, f.ServeHTTP)
+	srv := serveHTTPTest(t, f.ServeHTTP)
 	c, err := (&StreamableClientTransport{URL: srv.URL, CloseTimeout: 50 * time.Millisecond}).Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	hcInitialize(t, c)
+	initializeConn(t, c)
 	writeErr := make(chan error, 1)
 	go func() { writeErr <- c.Write(context.Background(), request(5, "hang", "")) }()
-	hcWait(t, hanging, "the hanging POST")
+	waitFor(t, hanging, "the hanging POST")
 	start := time.Now()
 	c.Close()
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("Close took %v", d)
 	}
-	if err := hcWait(t, writeErr, "Write to return"); !errors.Is(err, ErrClosed) {
+	if err := waitFor(t, writeErr, "Write to return"); !errors.Is(err, ErrClosed) {
 		t.Errorf("pending Write: %v, want ErrClosed", err)
 	}
 }
 
 func TestStreamableClientHeaders(t *testing.T) {
 	checkLeaks(t)
-	f := hcNewFake(t)
-	srv := hcServe(t, f.ServeHTTP)
-	c := hcConnect(t, &StreamableClientTransport{
+	f := newFakeMCPServer(t)
+	srv := serveHTTPTest(t, f.ServeHTTP)
+	c := connectConn(t, &StreamableClientTransport{
 		URL:                     srv.URL,
 		DisableStandaloneStream: true,
 		Header: http.Header{
@@ -632,18 +665,18 @@ func TestStreamableClientHeaders(t *testing.T) {
 			"Mcp-Session-Id": {"overridden by the transport"},
 		},
 	})
-	hcInitialize(t, c)
+	initializeConn(t, c)
 	ctx := WithHTTPHeader(context.Background(), http.Header{"X-Outer": {"o"}, "X-Req": {"outer"}})
 	ctx = WithHTTPHeader(ctx, http.Header{"X-Req": {"r1", "r2"}})
 	if err := c.Write(ctx, request(2, "a", "")); err != nil {
 		t.Fatal(err)
 	}
-	hcRead(t, c)
+	readMessage(t, c)
 	c.(ProtocolVersionSetter).SetProtocolVersion("2025-11-25")
 	if err := c.Write(context.Background(), request(3, "b", "")); err != nil {
 		t.Fatal(err)
 	}
-	hcRead(t, c)
+	readMessage(t, c)
 	seen := f.requests()
 	if len(seen) != 4 {
 		t.Fatalf("server saw %q", f.methods())
@@ -652,8 +685,8 @@ func TestStreamableClientHeaders(t *testing.T) {
 		if s.header.Get("X-Static") != "s" {
 			t.Errorf("request %d: X-Static %q", i, s.header.Get("X-Static"))
 		}
-		if wantSID := map[bool]string{true: "session-1"}[i > 0]; s.header.Get(hcHeaderSessionID) != wantSID {
-			t.Errorf("request %d: session %q, want %q", i, s.header.Get(hcHeaderSessionID), wantSID)
+		if wantSID := map[bool]string{true: "session-1"}[i > 0]; s.header.Get(headerSessionID) != wantSID {
+			t.Errorf("request %d: session %q, want %q", i, s.header.Get(headerSessionID), wantSID)
 		}
 		wantReq, wantOuter := []string(nil), ""
 		if i == 2 {
@@ -666,7 +699,7 @@ func TestStreamableClientHeaders(t *testing.T) {
 		if i == 3 {
 			wantVersion = "2025-11-25"
 		}
-		if v := s.header.Get(hcHeaderProtocolVersion); v != wantVersion {
+		if v := s.header.Get(headerProtocolVersion); v != wantVersion {
 			t.Errorf("request %d: MCP-Protocol-Version %q, want %q", i, v, wantVersion)
 		}
 	}
@@ -677,7 +710,7 @@ func TestStreamableClientHeaders(t *testing.T) {
 // at once, without waiting for the rest of the event.
 func TestStreamableClientCancelMidEvent(t *testing.T) {
 	checkLeaks(t)
-	f := hcNewFake(t)
+	f := newFakeMCPServer(t)
 	f.noSession = true
 	partial := make(chan struct{})
 	gone := make(chan struct{})
@@ -686,7 +719,7 @@ func TestStreamableClientCancelMidEvent(t *testing.T) {
 		if !ok || req.Method != "x" {
 			return false
 		}
-		hcStartSSE(w, nil)
+		startSSE(w, nil)
 		io.WriteString(w, "id: 1\ndata: {\"jsonrpc\":\"2.0\",")
 		w.(http.Flusher).Flush()
 		close(partial)
@@ -694,15 +727,15 @@ func TestStreamableClientCancelMidEvent(t *testing.T) {
 		close(gone)
 		return true
 	}
-	srv := hcServe(t, f.ServeHTTP)
-	c := hcConnect(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true})
+	srv := serveHTTPTest(t, f.ServeHTTP)
+	c := connectConn(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := c.Write(ctx, request(1, "x", "")); err != nil {
 		t.Fatal(err)
 	}
-	hcWait(t, partial, "the partial event")
+	waitFor(t, partial, "the partial event")
 	cancel()
-	hcWait(t, gone, "the server to see the stream closed")
+	waitFor(t, gone, "the server to see the stream closed")
 	// Nothing was delivered, not even an error response: the caller gave up.
 	rctx, rcancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer rcancel()
@@ -770,7 +803,7 @@ func TestStreamableClientCancelMidJSON(t *testing.T) {
 			if tt.stalling {
 				hc = &http.Client{Transport: stalling}
 			}
-			f := hcNewFake(t)
+			f := newFakeMCPServer(t)
 			f.noSession = true
 			f.post = func(w http.ResponseWriter, r *http.Request, m jsonrpc.Message) bool {
 				req, ok := m.(*jsonrpc.Request)
@@ -785,15 +818,15 @@ func TestStreamableClientCancelMidJSON(t *testing.T) {
 				<-r.Context().Done()
 				return true
 			}
-			srv := hcServe(t, f.ServeHTTP)
+			srv := serveHTTPTest(t, f.ServeHTTP)
 			stalling.next = srv.Client().Transport
-			c := hcConnect(t, &StreamableClientTransport{URL: srv.URL, HTTPClient: hc, DisableStandaloneStream: true})
+			c := connectConn(t, &StreamableClientTransport{URL: srv.URL, HTTPClient: hc, DisableStandaloneStream: true})
 			ctx, cancel := context.WithCancel(context.Background())
 			written := make(chan error, 1)
 			go func() { written <- c.Write(ctx, request(1, "x", "")) }()
-			hcWait(t, partial, "the partial body")
+			waitFor(t, partial, "the partial body")
 			cancel()
-			hcWait(t, written, "Write to return")
+			waitFor(t, written, "Write to return")
 		})
 	}
 }
@@ -802,19 +835,19 @@ func TestStreamableClientCancelMidJSON(t *testing.T) {
 // detector and the connection pool.
 func TestStreamableClientConcurrent(t *testing.T) {
 	checkLeaks(t)
-	f := hcNewFake(t)
+	f := newFakeMCPServer(t)
 	f.post = func(w http.ResponseWriter, r *http.Request, m jsonrpc.Message) bool {
 		req, ok := m.(*jsonrpc.Request)
 		if !ok || req.Method != "sse" {
 			return false
 		}
-		send := hcStartSSE(w, nil)
-		send(hcMessageEvent(t, "", hcResult(req.ID, `{}`)))
+		send := startSSE(w, nil)
+		send(messageEvent(t, "", resultResponse(req.ID, `{}`)))
 		return true
 	}
-	srv := hcServe(t, f.ServeHTTP)
-	c := hcConnect(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true})
-	hcInitialize(t, c)
+	srv := serveHTTPTest(t, f.ServeHTTP)
+	c := connectConn(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true})
+	initializeConn(t, c)
 	const n = 50
 	var wg sync.WaitGroup
 	for i := range n {
@@ -830,7 +863,7 @@ func TestStreamableClientConcurrent(t *testing.T) {
 	}
 	got := map[jsonrpc.ID]bool{}
 	for range n {
-		r, ok := hcRead(t, c).(*jsonrpc.Response)
+		r, ok := readMessage(t, c).(*jsonrpc.Response)
 		if !ok {
 			t.Fatal("not a response")
 		}
@@ -862,47 +895,57 @@ func TestRetryDelay(t *testing.T) {
 	for failures, max := range []time.Duration{10, 20, 40, 80, 100, 100} {
 		max *= time.Millisecond
 		for range 20 {
-			d := c.retryDelay(&hcStreamState{}, failures)
+			d := c.retryDelay(&clientStream{}, failures)
 			if d < max/2 || d > max {
 				t.Fatalf("failures %d: delay %v outside [%v, %v]", failures, d, max/2, max)
 			}
 		}
 	}
-	if d := c.retryDelay(&hcStreamState{}, 1000); d < 50*time.Millisecond || d > 100*time.Millisecond {
+	if d := c.retryDelay(&clientStream{}, 1000); d < 50*time.Millisecond || d > 100*time.Millisecond {
 		t.Errorf("huge failure count: %v", d)
 	}
-	st := &hcStreamState{retry: 70 * time.Millisecond, hasRetry: true}
+	st := &clientStream{retry: 70 * time.Millisecond, hasRetry: true}
 	if d := c.retryDelay(st, 0); d != 70*time.Millisecond {
 		t.Errorf("server retry: %v, want 70ms", d)
 	}
 	if d := c.retryDelay(st, 1); d < 70*time.Millisecond {
 		t.Errorf("server retry after a failure: %v, want at least 70ms", d)
 	}
+	if d := c.retryDelay(&clientStream{retry: time.Hour, hasRetry: true}, 0); d != 100*time.Millisecond {
+		t.Errorf("server retry above the cap: %v, want 100ms", d)
+	}
+	// The floor holds whatever the server asks.
+	c.floor = 30 * time.Millisecond
+	for n := range 3 {
+		if d := c.retryDelay(&clientStream{hasRetry: true}, n); d < 30*time.Millisecond {
+			t.Errorf("retry 0 after %d attempts: %v, want at least the 30ms floor", n, d)
+		}
+	}
 }
 
-// hcSlowCloseTransport wraps event stream bodies so that closing them
+// slowCloseTransport wraps event stream bodies so that closing them
 // blocks until release is closed, and signals closing when it starts.
-type hcSlowCloseTransport struct {
+type slowCloseTransport struct {
 	base    http.RoundTripper
 	closing chan struct{}
 	release chan struct{}
 	once    sync.Once
 }
 
-func (tr *hcSlowCloseTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+func (tr *slowCloseTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := tr.base.RoundTrip(r)
-	if err == nil && hcMediaType(resp.Header.Get("Content-Type")) == "text/event-stream" {
-		resp.Body = &hcSlowCloseBody{resp.Body, tr}
+	if err == nil && mediaType(resp.Header.Get("Content-Type")) == "text/event-stream" {
+		resp.Body = &slowCloseBody{resp.Body, tr}
 	}
 	return resp, err
 }
 
-type hcSlowCloseBody struct {
+type slowCloseBody struct {
 	io.ReadCloser
-	tr *hcSlowCloseTransport
+	tr *slowCloseTransport
 }
 
-func (b *hcSlowCloseBody) Close() error {
+func (b *slowCloseBody) Close() error {
 	b.tr.once.Do(func() { close(b.tr.closing) })
 	<-b.tr.release
 	return b.ReadCloser.Close()
@@ -912,20 +955,20 @@ func (b *hcSlowCloseBody) Close() error {
 // goroutines reading streams are done, even when closing a body is slow.
 func TestStreamableClientCloseWaits(t *testing.T) {
 	checkLeaks(t)
-	f := hcNewFake(t)
+	f := newFakeMCPServer(t)
 	f.noSession = true
 	open := make(chan struct{})
 	f.post = func(w http.ResponseWriter, r *http.Request, m jsonrpc.Message) bool {
-		send := hcStartSSE(w, nil)
+		send := startSSE(w, nil)
 		send(sse.Event{ID: "1"})
 		close(open)
 		<-r.Context().Done()
 		return true
 	}
-	srv := hcServe(t, f.ServeHTTP)
+	srv := serveHTTPTest(t, f.ServeHTTP)
 	base := &http.Transport{}
 	t.Cleanup(base.CloseIdleConnections)
-	slow := &hcSlowCloseTransport{base: base, closing: make(chan struct{}), release: make(chan struct{})}
+	slow := &slowCloseTransport{base: base, closing: make(chan struct{}), release: make(chan struct{})}
 	c, err := (&StreamableClientTransport{URL: srv.URL, HTTPClient: &http.Client{Transport: slow}}).Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -933,41 +976,39 @@ func TestStreamableClientCloseWaits(t *testing.T) {
 	if err := c.Write(context.Background(), request(1, "hold", "")); err != nil {
 		t.Fatal(err)
 	}
-	hcWait(t, open, "the stream")
+	waitFor(t, open, "the stream")
 	closed := make(chan struct{})
 	go func() {
 		c.Close()
 		close(closed)
 	}()
-	hcWait(t, slow.closing, "the body to be closed")
+	waitFor(t, slow.closing, "the body to be closed")
 	select {
 	case <-closed:
 		t.Fatal("Close returned while a stream's body was still being closed")
 	default:
 	}
 	close(slow.release)
-	hcWait(t, closed, "Close to return")
+	waitFor(t, closed, "Close to return")
 }
 
 // TestStreamableClientNotificationStream checks a notification answered
-// with an event stream: its messages are delivered, and when it ends
-// there is nothing to resume.
+// with an event stream, where the specification asks for 202: the stream
+// answers nothing awaited, so it is neither read nor resumed (a server
+// could keep it open forever; see TestStreamableClientEndsStreamsNotAwaited).
 func TestStreamableClientNotificationStream(t *testing.T) {
 	checkLeaks(t)
-	f := hcNewFake(t)
+	f := newFakeMCPServer(t)
 	f.noSession = true
 	f.post = func(w http.ResponseWriter, r *http.Request, m jsonrpc.Message) bool {
-		send := hcStartSSE(w, nil)
-		send(hcMessageEvent(t, "1", &jsonrpc.Request{Method: "notifications/message"}))
+		send := startSSE(w, nil)
+		send(messageEvent(t, "1", &jsonrpc.Request{Method: "notifications/message"}))
 		return true
 	}
-	srv := hcServe(t, f.ServeHTTP)
-	c := hcConnect(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true, MinRetryDelay: time.Millisecond})
+	srv := serveHTTPTest(t, f.ServeHTTP)
+	c := connectConn(t, &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true, MinRetryDelay: time.Millisecond})
 	if err := c.Write(context.Background(), &jsonrpc.Request{Method: "notifications/roots/list_changed"}); err != nil {
 		t.Fatal(err)
-	}
-	if got, want := hcReadString(t, c), `{"jsonrpc":"2.0","method":"notifications/message"}`; got != want {
-		t.Errorf("got %s, want %s", got, want)
 	}
 	c.Close()
 	if got, want := f.methods(), []string{"POST notifications/roots/list_changed"}; !slices.Equal(got, want) {
@@ -1008,19 +1049,73 @@ func TestStreamableClientCloseReusesConnections(t *testing.T) {
 		if err := c.Write(ctx, request(1, "initialize", `{"protocolVersion":"2025-11-25"}`)); err != nil {
 			t.Fatalf("session %d: initialize: %v", i, err)
 		}
-		hcReadString(t, c)
+		readMessageString(t, c)
 		if err := c.Write(ctx, &jsonrpc.Request{Method: "notifications/initialized"}); err != nil {
 			t.Fatalf("session %d: initialized: %v", i, err)
 		}
 		if err := c.Write(ctx, request(2, "echo", `{"i":1}`)); err != nil {
 			t.Fatalf("session %d: echo: %v", i, err)
 		}
-		if got := hcReadString(t, c); got != `{"jsonrpc":"2.0","id":2,"result":{"i":1}}` {
+		if got := readMessageString(t, c); got != `{"jsonrpc":"2.0","id":2,"result":{"i":1}}` {
 			t.Fatalf("session %d: echo answered %s", i, got)
 		}
 		c.Close()
 	}
 	if n := dials.Load(); n > sessions/2 {
 		t.Errorf("%d sessions dialed %d connections; Close should leave them to the pool", sessions, n)
+	}
+}
+
+// TestStreamableClientReinitializeRestoresState checks that a connection
+// reinitializing an expired session repeats, on the new session, the
+// logging level and the resource subscriptions the client had set, and
+// that their responses are not delivered.
+func TestStreamableClientReinitializeRestoresState(t *testing.T) {
+	checkLeaks(t)
+	f := newFakeMCPServer(t)
+	srv := serveHTTPTest(t, f.ServeHTTP)
+	c := connectConn(t, &StreamableClientTransport{
+		URL: srv.URL, DisableStandaloneStream: true, ReinitializeOnSessionExpired: true,
+	})
+	initializeConn(t, c)
+	ctx := context.Background()
+	for i, r := range []*jsonrpc.Request{
+		request(2, "logging/setLevel", `{"level":"info"}`),
+		request(3, "logging/setLevel", `{"level":"debug"}`),
+		request(4, "resources/subscribe", `{"uri":"file:///a"}`),
+		request(5, "resources/subscribe", `{"uri":"file:///b"}`),
+		request(6, "resources/unsubscribe", `{"uri":"file:///a"}`),
+	} {
+		if err := c.Write(ctx, r); err != nil {
+			t.Fatalf("Write %d: %v", i, err)
+		}
+		readMessage(t, c)
+	}
+	before := len(f.requests())
+	f.expire()
+	if err := c.Write(ctx, request(7, "tools/list", "")); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if got, want := readMessageString(t, c), `{"jsonrpc":"2.0","id":7,"result":{"method":"tools/list"}}`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	var got []string
+	for _, s := range f.requests()[before:] {
+		line := s.method + " " + s.header.Get(headerSessionID)
+		if r, ok := s.msg.(*jsonrpc.Request); ok {
+			line += " " + r.Method + " " + string(r.Params)
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		"POST session-1 tools/list ",
+		"POST  initialize {\"protocolVersion\":\"2025-11-25\"}",
+		"POST session-2 notifications/initialized ",
+		"POST session-2 logging/setLevel {\"level\":\"debug\"}",
+		"POST session-2 resources/subscribe {\"uri\":\"file:///b\"}",
+		"POST session-2 tools/list ",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("server saw\n%q\nwant\n%q", got, want)
 	}
 }

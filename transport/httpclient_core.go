@@ -1,0 +1,622 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"mime"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpkit/mcpkit/internal/sse"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// This file holds what the two HTTP client transports share
+// (StreamableClientTransport and SSEClientTransport): the core of a
+// client connection (httpClientCore), which queues or pushes incoming
+// messages, owns the goroutines reading response bodies and ends them at
+// Close; the reading of SSE and JSON response bodies; and the helpers for
+// requests and responses.
+
+// The MCP header names are those of the server (headerSessionID and the
+// others, in streamable_server.go): one name per header for both sides.
+
+// Values of the transport's own request headers.
+const (
+	acceptJSONOrSSE = "application/json, text/event-stream"
+	acceptSSE       = "text/event-stream"
+	contentTypeJSON = "application/json"
+)
+
+// Bounds on what the HTTP clients read of bodies they do not need.
+const (
+	// statusErrorBodyLimit bounds the body kept in an HTTPStatusError.
+	statusErrorBodyLimit = 512
+	// drainLimit bounds what is read from a body nobody needs, so its
+	// connection can be reused.
+	drainLimit = 64 << 10
+)
+
+// HTTPStatusError reports an HTTP response with an unexpected status.
+type HTTPStatusError struct {
+	// StatusCode is the response's status code, such as 500.
+	StatusCode int
+	// Status is the response's status line, such as "500 Internal Server
+	// Error".
+	Status string
+	// Body holds the start of the response body, at most 512 bytes; it is
+	// empty when the server announced no body length.
+	Body string
+}
+
+// Error implements error.
+func (e *HTTPStatusError) Error() string {
+	s := "transport: HTTP " + e.Status
+	if e.Status == "" {
+		s = "transport: HTTP " + strconv.Itoa(e.StatusCode)
+	}
+	if e.Body != "" {
+		s += ": " + strconv.Quote(e.Body)
+	}
+	return s
+}
+
+type httpHeaderKey struct{}
+
+// WithHTTPHeader returns a context that makes the HTTP client transports
+// add h to the request that a Write with that context sends (and to the
+// GET requests resuming its response stream). Headers from an enclosing
+// WithHTTPHeader are kept unless h sets the same name. They take
+// precedence over the transport's static Header, and the transport's own
+// protocol headers take precedence over them.
+func WithHTTPHeader(ctx context.Context, h http.Header) context.Context {
+	merged := h.Clone()
+	if outer, ok := ctx.Value(httpHeaderKey{}).(http.Header); ok {
+		if merged == nil {
+			merged = http.Header{}
+		}
+		for k, v := range outer {
+			if _, ok := merged[k]; !ok {
+				merged[k] = v
+			}
+		}
+	}
+	return context.WithValue(ctx, httpHeaderKey{}, merged)
+}
+
+// newDefaultHTTPClient returns the client a transport uses when given none:
+// the usual defaults, with an idle pool large enough for many concurrent
+// calls to one server.
+func newDefaultHTTPClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   30 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}}
+}
+
+// httpClientCore is what the HTTP client connections share: the queue Read takes
+// messages from, the lifetime Close ends, and the goroutines reading
+// response bodies.
+type httpClientCore struct {
+	client    *http.Client
+	ownClient bool
+	// stdRT is set when the client's RoundTripper is an *http.Transport,
+	// which stops reading a response body when the request's context
+	// ends (see closeOnDone).
+	stdRT  bool
+	header http.Header
+	limit  int // largest incoming message
+	// grace is how long a POST's event stream may stay open once nothing
+	// on it is awaited (see readEvents).
+	grace time.Duration
+
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	done   chan struct{} // closed at Close
+
+	mu     sync.Mutex // guards closed against wg.Add racing with Close
+	closed bool
+	cause  error // why the connection ended, when the peer ended it
+	wg     sync.WaitGroup
+
+	inbox clientInbox // the messages on their way to Read or receive
+}
+
+func newHTTPClientCore(ctx context.Context, client *http.Client, header http.Header, limit int) *httpClientCore {
+	c := &httpClientCore{
+		client: client,
+		header: header.Clone(),
+		limit:  limit,
+		grace:  defaultAnsweredStreamGrace,
+		done:   make(chan struct{}),
+	}
+	if c.client == nil {
+		c.client, c.ownClient = newDefaultHTTPClient(), true
+	}
+	c.client = sameOriginRedirects(c.client)
+	switch c.client.Transport.(type) {
+	case nil, *http.Transport:
+		c.stdRT = true
+	}
+	// The connection outlives Connect's context but keeps its values.
+	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	c.inbox.ready = make(chan struct{}, 1)
+	return c
+}
+
+// maxRedirects is how many redirects in a row a request follows, as
+// http.Client does by default.
+const maxRedirects = 10
+
+// sameOriginRedirects returns a copy of client that refuses to follow a
+// redirect to another origin than the request's (scheme, host and port;
+// an upgrade to https on the same host is allowed), so that the session
+// id and the headers meant for the MCP server never reach another one.
+// The client's own CheckRedirect, if any, then decides.
+func sameOriginRedirects(client *http.Client) *http.Client {
+	cc := *client
+	next := client.CheckRedirect
+	cc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		from := via[0].URL
+		to := req.URL
+		sameHost := strings.EqualFold(from.Hostname(), to.Hostname())
+		if originOf(from) != originOf(to) && !(sameHost && strings.EqualFold(to.Scheme, "https")) {
+			return fmt.Errorf("transport: refusing the redirect from %s to %s, another origin", from.Redacted(), to.Redacted())
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("transport: stopped after %d redirects", maxRedirects)
+		}
+		return nil
+	}
+	return &cc
+}
+
+// isClosed reports whether Close has been called.
+func (c *httpClientCore) isClosed() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// closedOr returns the error of a closed connection (see closedErr) in
+// place of err once the connection is closed, since Close is then what
+// made the operation fail.
+func (c *httpClientCore) closedOr(err error) error {
+	if err != nil && c.isClosed() {
+		return c.closedErr()
+	}
+	return err
+}
+
+// closedErr returns what operations on the closed connection fail with:
+// ErrClosed, wrapping the reason the connection ended, if one was set
+// with setCause.
+func (c *httpClientCore) closedErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cause != nil {
+		return fmt.Errorf("%w: %w", ErrClosed, c.cause)
+	}
+	return ErrClosed
+}
+
+// setCause records why the connection is ending, unless a reason was
+// recorded already.
+func (c *httpClientCore) setCause(err error) {
+	c.mu.Lock()
+	if c.cause == nil {
+		c.cause = err
+	}
+	c.mu.Unlock()
+}
+
+// goStream runs f in a goroutine that Close waits for. It reports false,
+// without running f, once the connection is closed.
+func (c *httpClientCore) goStream(f func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// shutdown marks the connection closed and cancels everything under way.
+// It reports false if it was already closed.
+func (c *httpClientCore) shutdown() bool {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return false
+	}
+	c.closed = true
+	close(c.done)
+	c.mu.Unlock()
+	c.cancel()
+	return true
+}
+
+// wait waits for the connection's goroutines and releases the idle
+// connections of a client the transport made.
+func (c *httpClientCore) wait() {
+	c.wg.Wait()
+	if c.ownClient {
+		c.client.CloseIdleConnections()
+	}
+}
+
+// link returns a context with ctx's values that ends when ctx or the
+// connection ends, and the function releasing it.
+func (c *httpClientCore) link(ctx context.Context) (context.Context, func()) {
+	lctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(c.ctx, cancel)
+	return lctx, func() {
+		stop()
+		cancel()
+	}
+}
+
+// newRequest returns a request with the static headers, those from
+// WithHTTPHeader in ctx, and the transport's own, given as pairs of a
+// canonical name and a value (an empty value leaves the header out),
+// which take precedence. Session, protocol version and Last-Event-ID
+// headers come from own only.
+func (c *httpClientCore) newRequest(ctx context.Context, method, url string, body []byte, own ...string) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return nil, fmt.Errorf("transport: %w", err)
+	}
+	h := req.Header
+	replaceHeaders(h, c.header)
+	if uh, ok := ctx.Value(httpHeaderKey{}).(http.Header); ok {
+		replaceHeaders(h, uh)
+	}
+	if len(h) > 0 {
+		// These are the transport's to set, or to leave out.
+		for _, k := range [...]string{headerSessionID, headerProtocolVersion, headerLastEventID} {
+			h.Del(k)
+		}
+	}
+	setHeaderValues(h, own...)
+	return req, nil
+}
+
+// replaceHeaders sets in dst every header of src, replacing values of the
+// same name.
+func replaceHeaders(dst, src http.Header) {
+	for k, vs := range src {
+		dst.Del(k)
+		for _, v := range vs {
+			dst.Add(k, v)
+		}
+	}
+}
+
+// clientStream follows one logical event stream across reconnections.
+type clientStream struct {
+	lastID   string
+	retry    time.Duration
+	hasRetry bool
+	// standalone marks the GET stream; the others answer a POST.
+	standalone bool
+	// inline marks a body read on the goroutine that POSTed the request,
+	// whose deliveries never wait for room (see deliver).
+	inline bool
+	// opened, if not nil, is closed once the stream's first GET has been
+	// answered or has failed.
+	opened chan struct{}
+	// pending holds the requests whose responses the stream should
+	// carry; one is the storage of a lone request's ID.
+	pending []jsonrpc.ID
+	one     [1]jsonrpc.ID
+	// post marks the stream answering a POST, read only while requests
+	// it carries await their responses.
+	post bool
+	// batched marks the stream of a POSTed batch, whose requests a batch
+	// of responses answers. A request sent alone is answered only by a
+	// response sent alone: a client that refuses batches never sees a
+	// response inside one, and its caller must not wait for it.
+	batched bool
+}
+
+// expect records the requests in m as those whose responses the stream
+// should carry.
+func (s *clientStream) expect(m jsonrpc.Message) {
+	s.pending = s.one[:0]
+	_, s.batched = m.(jsonrpc.Batch)
+	add := func(m jsonrpc.Message) {
+		if r, ok := m.(*jsonrpc.Request); ok && !r.IsNotification() && !slices.Contains(s.pending, r.ID) {
+			s.pending = append(s.pending, r.ID)
+		}
+	}
+	if b, ok := m.(jsonrpc.Batch); ok {
+		for _, e := range b {
+			add(e)
+		}
+	} else {
+		add(m)
+	}
+}
+
+// answered removes from pending the requests that m responds to.
+func (s *clientStream) answered(m jsonrpc.Message) {
+	if len(s.pending) == 0 {
+		return
+	}
+	remove := func(id jsonrpc.ID) {
+		if i := slices.Index(s.pending, id); i >= 0 {
+			s.pending = slices.Delete(s.pending, i, i+1)
+		}
+	}
+	switch m := m.(type) {
+	case *jsonrpc.Response:
+		remove(m.ID)
+	case jsonrpc.Batch:
+		if !s.batched {
+			return
+		}
+		for _, e := range m {
+			if r, ok := e.(*jsonrpc.Response); ok {
+				remove(r.ID)
+			}
+		}
+	}
+}
+
+// eventSizeLimit is the event size limit for messages of at most limit
+// bytes: room for the field names and line breaks around them.
+func eventSizeLimit(limit int) int {
+	const room = 4096
+	if limit > (math.MaxInt-room)/9*8 {
+		return math.MaxInt // no overflow, on 32-bit platforms too
+	}
+	return limit + limit/8 + room
+}
+
+// readEvents reads events from body until it ends, fails, or ctx ends,
+// delivering messages to Read and recording in st the resumption point.
+// Events other than messages go to other, if set, which returns false to
+// stop reading. It closes body and reports whether it delivered any
+// message.
+func (c *httpClientCore) readEvents(ctx context.Context, body io.ReadCloser, st *clientStream, other func(sse.Event) bool) (progress bool, err error) {
+	defer c.closeOnDone(ctx, body)()
+	r := sse.NewReader(body, eventSizeLimit(c.limit))
+	lastID := ""
+	var grace *time.Timer // closes body at the end of the grace period
+	defer func() {
+		if grace != nil {
+			grace.Stop()
+		}
+	}()
+	for {
+		ev, err := r.Next()
+		switch {
+		case err == nil:
+		case errors.Is(err, sse.ErrEventTooLarge):
+			if !c.deliver(nil, tooLargeError(c.limit), !st.inline) {
+				return progress, ErrClosed
+			}
+		default:
+			return progress, err
+		}
+		if id := r.LastEventID(); id != lastID {
+			lastID, st.lastID = id, id
+		}
+		if d, ok := r.Retry(); ok {
+			st.retry, st.hasRetry = d, true
+		}
+		if err != nil {
+			continue
+		}
+		if ev.Name != "" && ev.Name != "message" {
+			if other != nil && !other(ev) {
+				return progress, nil
+			}
+			continue
+		}
+		if len(ev.Data) == 0 {
+			continue // a priming event: only its id matters
+		}
+		progress = true
+		if !c.deliverData(ev.Data, st) {
+			return progress, ErrClosed
+		}
+		if st.post && len(st.pending) == 0 && grace == nil {
+			// Nothing more is awaited. The server should end the stream
+			// now; reading on to its end lets the connection be reused.
+			// One keeping it open must not hold this goroutine and the
+			// connection: it is closed after the grace period.
+			grace = time.AfterFunc(c.grace, func() { body.Close() })
+		}
+	}
+}
+
+// deliverData decodes one message from data, which it takes over, and
+// queues it for Read.
+func (c *httpClientCore) deliverData(data []byte, st *clientStream) bool {
+	if len(data) > c.limit {
+		return c.deliver(nil, tooLargeError(c.limit), !st.inline)
+	}
+	m, err := jsonrpc.DecodeOwnedMessage(data) // data is ours alone
+	if err != nil {
+		return c.deliver(nil, err, !st.inline)
+	}
+	st.answered(m)
+	return c.deliver(m, nil, !st.inline)
+}
+
+// failPending ends the requests still waiting in st with error responses,
+// unless ctx ended (the caller gave up on them) or the connection closed.
+func (c *httpClientCore) failPending(ctx context.Context, st *clientStream, why string) {
+	if ctx.Err() != nil {
+		return
+	}
+	for _, id := range st.pending {
+		resp := &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{
+			Code:    jsonrpc.CodeConnectionClosed,
+			Message: "transport: " + why,
+		}}
+		if !c.deliver(resp, nil, !st.inline) {
+			return
+		}
+	}
+	st.pending = st.pending[:0]
+}
+
+// readJSON reads a JSON response body, obtained with ctx, and delivers
+// its message.
+func (c *httpClientCore) readJSON(ctx context.Context, body io.ReadCloser, size int64, st *clientStream) {
+	release := c.closeOnDone(ctx, body)
+	data, err := readSized(&io.LimitedReader{R: body, N: int64(c.limit) + 1}, size, int64(c.limit))
+	release()
+	switch {
+	case err != nil:
+		c.failPending(ctx, st, "reading the response: "+err.Error())
+		return
+	case len(data) > c.limit:
+		if !c.deliver(nil, tooLargeError(c.limit), !st.inline) {
+			return
+		}
+	case len(trimJSONSpace(data)) > 0:
+		if !c.deliverData(data, st) {
+			return
+		}
+	}
+	c.failPending(ctx, st, "the server's response did not answer the request")
+}
+
+// closeOnDone makes sure that a read of body, the body of a response to
+// a request made with ctx, stops when ctx ends, even mid-event, and
+// returns the function that closes body once it is read. An
+// *http.Transport stops the read itself; for other RoundTrippers body is
+// closed when ctx ends, and the function returned also waits for that
+// close, so no goroutine is left behind.
+func (c *httpClientCore) closeOnDone(ctx context.Context, body io.Closer) func() {
+	if c.stdRT {
+		return func() { body.Close() }
+	}
+	closed := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		body.Close()
+		close(closed)
+	})
+	return func() {
+		if !stop() {
+			<-closed
+		}
+		body.Close()
+	}
+}
+
+// trimJSONSpace returns b without leading and trailing JSON whitespace.
+func trimJSONSpace(b []byte) []byte {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// newHTTPStatusError reads the start of resp's body into an
+// HTTPStatusError and closes the body. Only a body of announced length is
+// read: the status is the answer, and a body of unknown length could be
+// one that never ends.
+func newHTTPStatusError(resp *http.Response) *HTTPStatusError {
+	var body []byte
+	if resp.ContentLength > 0 {
+		body, _ = io.ReadAll(io.LimitReader(resp.Body, min(resp.ContentLength, statusErrorBodyLimit)))
+	}
+	resp.Body.Close()
+	return &HTTPStatusError{StatusCode: resp.StatusCode, Status: resp.Status, Body: string(body)}
+}
+
+// drainClose reads the body of resp, which nobody needs, so that its
+// connection can be reused, and closes it. Only a body of announced
+// length, at most drainLimit bytes, is read: a body of unknown length
+// could be one that never ends, and closing it costs only the
+// connection.
+func drainClose(resp *http.Response) {
+	if resp.ContentLength > 0 && resp.ContentLength <= drainLimit {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, drainLimit))
+	}
+	resp.Body.Close()
+}
+
+// mediaType returns the media type of a Content-Type header, lower case.
+func mediaType(contentType string) string {
+	switch contentType {
+	case "application/json", "text/event-stream":
+		return contentType // the common cases, without parsing
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return ""
+	}
+	return mt
+}
+
+// isSuccess reports whether status is 2xx.
+func isSuccess(status int) bool { return status >= 200 && status <= 299 }
+
+// sleepCtx waits for d or until ctx ends, and reports whether ctx is still
+// live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// awaitClosed waits until ch is closed, ctx ends or d has passed.
+func awaitClosed(ctx context.Context, ch <-chan struct{}, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
