@@ -58,10 +58,10 @@ func TestHTTPClientSessionExpiry(t *testing.T) {
 			return nil
 		}})
 		must(t, AddTool(s, &Tool{Name: "log"}, func(ctx context.Context, req *CallToolRequest, in struct{}) (string, error) {
-			if err := req.Log(ctx, LoggingLevelInfo, "", "dropped"); err != nil {
+			if err := req.Session.Log(ctx, &LoggingMessageParams{Level: LoggingLevelInfo, Data: "dropped"}); err != nil {
 				return "", err
 			}
-			return "logged", req.Log(ctx, LoggingLevelError, "", "kept")
+			return "logged", req.Session.Log(ctx, &LoggingMessageParams{Level: LoggingLevelError, Data: "kept"})
 		}))
 		h := NewStreamableHTTPHandler(s, nil)
 		srv := httptest.NewServer(h)
@@ -69,7 +69,7 @@ func TestHTTPClientSessionExpiry(t *testing.T) {
 		defer h.Close()
 		logs := make(chan any, 10)
 		c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
-			LoggingMessageHandler: func(_ context.Context, _ *ClientSession, p *LoggingMessageParams) { logs <- p.Data },
+			LoggingMessageHandler: func(_ context.Context, req *ClientRequest[*LoggingMessageParams]) { logs <- req.Params.Data },
 		})
 		ctx := context.Background()
 		cs, err := c.Connect(ctx, &transport.StreamableClientTransport{URL: srv.URL, ReinitializeOnSessionExpired: true})
