@@ -1,0 +1,266 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Default bounds of [DecodeLimits].
+const (
+	DefaultMaxDepth   = 1000
+	DefaultMaxMembers = 10000
+	DefaultMaxValues  = 1 << 20
+	DefaultMaxBatch   = 256
+)
+
+// DecodeLimits bounds the work and memory that decoding one message may
+// cost, so that a peer cannot make the decoder hold much more than the
+// message's own bytes. The zero value means the defaults; a negative field
+// means no bound of that kind (the JSON decoder's own depth limit of 10000
+// still applies).
+//
+// A message over a limit is refused before it is decoded, whether or not
+// it is otherwise well-formed, with a [*DecodeError] of code
+// [CodeInvalidRequest] (carrying the message's id when it can be read)
+// whose Cause is a [*LimitError]. Both the hand-written decoder and the
+// reflection-based one it falls back to decode only messages that passed
+// the check.
+type DecodeLimits struct {
+	// MaxDepth bounds the nesting of arrays and objects. Zero means
+	// DefaultMaxDepth (1000).
+	MaxDepth int
+	// MaxMembers bounds the object members the decoder must remember at
+	// once to detect duplicate names: those of the object being read
+	// together with those of every object enclosing it, read so far. It is
+	// what bounds the memory of the duplicate-name check (tens of bytes
+	// per name). Zero means DefaultMaxMembers (10000).
+	MaxMembers int
+	// MaxValues bounds the JSON values in the message: every object,
+	// array, string, number and literal, member names not counted. Zero
+	// means DefaultMaxValues (1048576).
+	MaxValues int
+	// MaxBatch bounds the elements of a batch. Zero means DefaultMaxBatch
+	// (256).
+	MaxBatch int
+}
+
+// LimitError reports a message that exceeds one of the bounds of
+// [DecodeLimits]. It is the Cause of the [*DecodeError] the decoder
+// returns, so errors.As finds it.
+type LimitError struct {
+	// Limit names the DecodeLimits field exceeded: "MaxDepth",
+	// "MaxMembers", "MaxValues" or "MaxBatch".
+	Limit string
+	// Max is that field's value in effect.
+	Max int
+}
+
+// Error implements error.
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("message exceeds the decoder's %s (%d)", e.Limit, e.Max)
+}
+
+// DecodeMessage is the package-level [DecodeMessage] with l's bounds. A
+// nil l means the defaults.
+func (l *DecodeLimits) DecodeMessage(data []byte) (Message, error) {
+	return l.decode(data, false)
+}
+
+// DecodeOwnedMessage is the package-level [DecodeOwnedMessage] with l's
+// bounds. A nil l means the defaults.
+func (l *DecodeLimits) DecodeOwnedMessage(data []byte) (Message, error) {
+	return l.decode(data, true)
+}
+
+// limits are the bounds in effect, each positive or noLimit.
+type limits struct {
+	depth, members, values, batch int
+}
+
+const noLimit = int(^uint(0) >> 1)
+
+func (l *DecodeLimits) resolve() limits {
+	var v DecodeLimits
+	if l != nil {
+		v = *l
+	}
+	pick := func(n, def int) int {
+		switch {
+		case n == 0:
+			return def
+		case n < 0:
+			return noLimit
+		}
+		return n
+	}
+	return limits{
+		depth:   pick(v.MaxDepth, DefaultMaxDepth),
+		members: pick(v.MaxMembers, DefaultMaxMembers),
+		values:  pick(v.MaxValues, DefaultMaxValues),
+		batch:   pick(v.MaxBatch, DefaultMaxBatch),
+	}
+}
+
+// small reports whether data is too short to exceed any of the limits,
+// so that checking it is unnecessary: nesting past depth needs depth+1
+// opening brackets; members past the bound need more than 4 bytes each
+// ("":0); every value past the first follows a comma or an opening
+// bracket; a batch element past the first follows a comma.
+func (lim *limits) small(data []byte) bool {
+	n := len(data)
+	return n <= lim.depth && n/4 <= lim.members && n < lim.values && n/2 <= lim.batch
+}
+
+// check scans data, a JSON text, and returns the first limit it exceeds,
+// or nil. It does not validate data: what it cannot count (a string
+// without its end, say) it leaves to the decoder to refuse. It allocates
+// only for nesting deeper than 64.
+func (lim *limits) check(data []byte) *LimitError {
+	if lim.small(data) {
+		return nil
+	}
+	// For each open container, the members remembered on entry (objects)
+	// or -1 (arrays).
+	var stackBuf [64]int
+	stack := stackBuf[:0]
+	remembered := 0 // members of the open objects
+	values := 0     // values past the first
+	batch := 0      // batch elements past the first
+	first := false  // just after an opening bracket
+	topArray := false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if first && c > ' ' {
+			first = false
+			if c != ']' && c != '}' {
+				values++
+				if values >= lim.values {
+					return &LimitError{"MaxValues", lim.values}
+				}
+			}
+		}
+		switch c {
+		case '"':
+			j := i + 1
+			for {
+				k := bytes.IndexByte(data[j:], '"')
+				if k < 0 {
+					return nil // unterminated: the decoder refuses it
+				}
+				j += k
+				bs := 0
+				for p := j - 1; p > i && data[p] == '\\'; p-- {
+					bs++
+				}
+				if bs%2 == 0 {
+					break
+				}
+				j++
+			}
+			i = j
+		case '{', '[':
+			if len(stack) >= lim.depth {
+				return &LimitError{"MaxDepth", lim.depth}
+			}
+			if c == '{' {
+				stack = append(stack, remembered)
+			} else {
+				if len(stack) == 0 {
+					topArray = true
+				}
+				stack = append(stack, -1)
+			}
+			first = true
+		case '}', ']':
+			if len(stack) > 0 {
+				if top := stack[len(stack)-1]; top >= 0 {
+					remembered = top
+				}
+				stack = stack[:len(stack)-1]
+			}
+		case ':':
+			if len(stack) > 0 && stack[len(stack)-1] >= 0 {
+				remembered++
+				if remembered > lim.members {
+					return &LimitError{"MaxMembers", lim.members}
+				}
+			}
+		case ',':
+			values++
+			if values >= lim.values {
+				return &LimitError{"MaxValues", lim.values}
+			}
+			if topArray && len(stack) == 1 {
+				batch++
+				if batch >= lim.batch {
+					return &LimitError{"MaxBatch", lim.batch}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// decode checks data against l, then decodes it.
+func (l *DecodeLimits) decode(data []byte, owned bool) (Message, error) {
+	data = bytes.TrimLeft(data, " \t\r\n")
+	lim := l.resolve()
+	if le := lim.check(data); le != nil {
+		return nil, &DecodeError{
+			ID:    idOf(data),
+			Err:   &Error{Code: CodeInvalidRequest, Message: "invalid request: " + le.Error(), Data: limitData(le)},
+			Cause: le,
+		}
+	}
+	if len(data) > 0 && data[0] == '[' {
+		return decodeBatch(data)
+	}
+	return decodeOne(data, owned)
+}
+
+// limitData is the error data telling the peer which limit its message
+// exceeded.
+func limitData(le *LimitError) jsontext.Value {
+	return jsontext.Value(`{"limit":"` + le.Limit + `","max":` + strconv.Itoa(le.Max) + `}`)
+}
+
+// idOf returns the id of data, a message refused unread, when it is a
+// JSON object with a valid id: the refusal can then name the request it
+// answers. It reads the top-level members only, skipping the others
+// without the duplicate-name check, so its memory does not grow with
+// data.
+func idOf(data []byte) ID {
+	if len(data) == 0 || data[0] != '{' {
+		return ID{}
+	}
+	// A bytes.Buffer is read in place, without a copy.
+	dec := jsontext.NewDecoder(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true))
+	if _, err := dec.ReadToken(); err != nil {
+		return ID{}
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return ID{}
+		}
+		if name.String() != "id" {
+			if dec.SkipValue() != nil {
+				return ID{}
+			}
+			continue
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return ID{}
+		}
+		id, _, err := parseID(v)
+		if err != nil {
+			return ID{}
+		}
+		return id
+	}
+	return ID{}
+}
