@@ -23,11 +23,12 @@ const (
 // still applies).
 //
 // A message over a limit is refused before it is decoded, whether or not
-// it is otherwise well-formed, with a [*DecodeError] of code
-// [CodeInvalidRequest] (carrying the message's id when it can be read)
-// whose Cause is a [*LimitError]. Both the hand-written decoder and the
-// reflection-based one it falls back to decode only messages that passed
-// the check.
+// it is otherwise well-formed, with a [*DecodeError] whose Cause is a
+// [*LimitError]: of code [CodeParseError] for nesting too deep (as the
+// JSON decoder's own depth limit is a syntax error), else of code
+// [CodeInvalidRequest] carrying the message's id when it can be read.
+// Both the hand-written decoder and the reflection-based one it falls
+// back to decode only messages that passed the check.
 type DecodeLimits struct {
 	// MaxDepth bounds the nesting of arrays and objects. Zero means
 	// DefaultMaxDepth (1000).
@@ -209,6 +210,12 @@ func (l *DecodeLimits) decode(data []byte, owned bool) (Message, error) {
 	data = bytes.TrimLeft(data, " \t\r\n")
 	lim := l.resolve()
 	if le := lim.check(data); le != nil {
+		if le.Limit == "MaxDepth" {
+			return nil, &DecodeError{
+				Err:   &Error{Code: CodeParseError, Message: "parse error: " + le.Error()},
+				Cause: le,
+			}
+		}
 		return nil, &DecodeError{
 			ID:    idOf(data),
 			Err:   &Error{Code: CodeInvalidRequest, Message: "invalid request: " + le.Error(), Data: limitData(le)},
@@ -222,7 +229,7 @@ func (l *DecodeLimits) decode(data []byte, owned bool) (Message, error) {
 }
 
 // limitData is the error data telling the peer which limit its message
-// exceeded.
+// exceeded. Parse errors carry no data, so nesting too deep gets none.
 func limitData(le *LimitError) jsontext.Value {
 	return jsontext.Value(`{"limit":"` + le.Limit + `","max":` + strconv.Itoa(le.Max) + `}`)
 }

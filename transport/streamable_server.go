@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -80,12 +79,54 @@ type StreamableHTTPOptions struct {
 	// clients never DELETE do not pile up. Zero means 10 minutes; negative
 	// means never.
 	SessionIdleTimeout time.Duration
-	// MaxSessions bounds the open sessions; past it, initialize is refused
-	// with 503. Zero means 10000; negative means no bound.
+	// HandshakeTimeout closes a session whose client has sent nothing
+	// since the initialize exchange (a client normally sends
+	// notifications/initialized at once) for this long, or for
+	// SessionIdleTimeout if shorter; its connection ends with
+	// [ErrHandshakeTimeout]. Sessions opened and abandoned thus go fast.
+	// Zero means 30s; negative means only SessionIdleTimeout applies.
+	HandshakeTimeout time.Duration
+	// MaxSessions bounds the open sessions, counting those whose
+	// initialize is under way. When the table is full, a new session
+	// evicts the longest-idle session without credentials (one that never
+	// finished its handshake first), whose connection ends with
+	// [ErrSessionEvicted]; when none is idle, initialize is refused with
+	// 503. In stateless mode it bounds the POSTs served at once. Zero
+	// means 10000; negative means no bound.
 	MaxSessions int
+	// MaxSessionsPerPeer bounds the sessions one peer may hold: the
+	// principal (see [WithPrincipal]) when the request carries one, else
+	// the remote IP address (an IPv6 address by its /64 prefix). A peer
+	// past it has its own longest-idle session evicted for the new one,
+	// or, when none is idle, gets 429. Behind a reverse proxy every client
+	// has the proxy's address: rewrite the request's RemoteAddr from the
+	// header the proxy sets, or raise this bound. In stateless mode it
+	// bounds the POSTs served at once for one peer. Zero means 100;
+	// negative means no bound.
+	MaxSessionsPerPeer int
+	// MaxRequestsPerSession bounds the HTTP requests (POSTs and GETs) in
+	// progress at once on one session; past it a request is refused with
+	// 429 before its body is read. Zero means 128; negative means no
+	// bound.
+	MaxRequestsPerSession int
 	// MaxBodyBytes bounds a POST body; a larger one is refused with 413.
 	// Zero means DefaultMaxMessageSize.
 	MaxBodyBytes int64
+	// MaxInitializeBytes bounds the body of a POST without a session ID,
+	// which may only carry initialize, so that peers without a session
+	// cannot make the server read and decode large bodies; a larger one is
+	// refused with 413. Zero means 1 MiB (or MaxBodyBytes if smaller).
+	MaxInitializeBytes int64
+	// ReadBodyTimeout bounds the time to read a POST body: a client that
+	// has not sent all of it by then gets 408 and loses the connection,
+	// which a stalled body would otherwise hold, with its buffer, for as
+	// long as the client likes. The deadline is set on the connection
+	// (see [http.ResponseController]); a shorter http.Server ReadTimeout
+	// wins. Zero means 30s; negative means no bound.
+	ReadBodyTimeout time.Duration
+	// DecodeLimits bounds what decoding one message may cost; see
+	// [jsonrpc.DecodeLimits]. The zero value means its defaults.
+	DecodeLimits jsonrpc.DecodeLimits
 	// MaxEventBytes bounds one outgoing message. A larger response is
 	// replaced by an internal error; a larger notification or request is
 	// not sent. Zero means DefaultMaxMessageSize.
@@ -127,8 +168,12 @@ type StreamableHTTPHandler struct {
 	opts        StreamableHTTPOptions
 	logger      *slog.Logger
 	idle        time.Duration
-	maxSessions int
+	handshake   time.Duration // 0: none but idle
+	limits      sessionLimits
+	maxRequests int // per session; 0: no bound
 	maxBody     int64
+	maxInit     int64
+	bodyTO      time.Duration // 0: no bound
 	maxEvent    int
 	retry       time.Duration
 	writeTO     time.Duration
@@ -151,14 +196,24 @@ func NewStreamableHTTPHandler(connect ConnectFunc, opts *StreamableHTTPOptions) 
 	if h.idle == 0 {
 		h.idle = 10 * time.Minute
 	}
-	h.maxSessions = h.opts.MaxSessions
-	if h.maxSessions == 0 {
-		h.maxSessions = 10000
+	h.handshake = positiveOr(h.opts.HandshakeTimeout, defaultHandshakeTimeout)
+	if h.idle > 0 && h.handshake > h.idle {
+		h.handshake = h.idle
 	}
+	h.limits = sessionLimits{
+		max:     positiveOr(h.opts.MaxSessions, defaultMaxSessions),
+		perPeer: positiveOr(h.opts.MaxSessionsPerPeer, defaultMaxSessionsPerPeer),
+	}
+	h.maxRequests = positiveOr(h.opts.MaxRequestsPerSession, defaultMaxSessionRequests)
 	h.maxBody = h.opts.MaxBodyBytes
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxMessageSize
 	}
+	h.maxInit = min(positiveOr(h.opts.MaxInitializeBytes, defaultMaxInitializeBytes), h.maxBody)
+	if h.maxInit <= 0 {
+		h.maxInit = h.maxBody
+	}
+	h.bodyTO = positiveOr(h.opts.ReadBodyTimeout, defaultReadBodyTimeout)
 	h.maxEvent = h.opts.MaxEventBytes
 	if h.maxEvent <= 0 {
 		h.maxEvent = DefaultMaxMessageSize
@@ -271,6 +326,7 @@ func (h *StreamableHTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *
 		writeJSONRPCError(w, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Forbidden: session belongs to another principal")
 		return nil
 	}
+	s.adm.established.Store(true) // a request after initialize: the handshake is over
 	return s
 }
 
@@ -290,6 +346,7 @@ func (h *StreamableHTTPHandler) checkVersion(w http.ResponseWriter, r *http.Requ
 }
 
 func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request) {
+	// What can be judged without the body is judged first.
 	if !accepts(r.Header.Values("Accept"), "application/json") || !accepts(r.Header.Values("Accept"), "text/event-stream") {
 		writeJSONRPCError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
 			"Not Acceptable: the client must accept both application/json and text/event-stream")
@@ -300,140 +357,204 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 			"Unsupported Media Type: Content-Type must be application/json")
 		return
 	}
-	body, err := readSized(http.MaxBytesReader(w, r.Body, h.maxBody), r.ContentLength, readBodyPrealloc)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeJSONRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
-				fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", h.maxBody))
-			return
-		}
-		http.Error(w, "Bad Request: cannot read body", http.StatusBadRequest)
-		return
+	switch {
+	case h.opts.Stateless:
+		h.serveStatelessPOST(w, r)
+	case r.Header.Get(headerSessionID) == "":
+		h.serveInitialize(w, r)
+	default:
+		h.serveSessionPOST(w, r)
 	}
-	msg, err := jsonrpc.DecodeOwnedMessage(body) // body is ours alone
+}
+
+// postedMessage is a POST's message, decoded and sorted.
+type postedMessage struct {
+	msg      jsonrpc.Message
+	msgs     []jsonrpc.Message // msg, or the elements of a batch
+	requests []jsonrpc.ID      // the ids of the requests among msgs
+	init     *jsonrpc.Request  // the initialize request among msgs
+	isBatch  bool
+}
+
+// readMessage reads and decodes a POST's body of at most limit bytes,
+// answering the request itself and reporting false when it cannot.
+func (h *StreamableHTTPHandler) readMessage(w http.ResponseWriter, r *http.Request, limit int64) (postedMessage, bool) {
+	var p postedMessage
+	body, status, reason := readRequestBody(w, r, limit, h.bodyTO)
+	if status != 0 {
+		writeJSONRPCError(w, status, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, reason)
+		return p, false
+	}
+	msg, err := h.opts.DecodeLimits.DecodeOwnedMessage(body) // body is ours alone
 	if err != nil {
 		var de *jsonrpc.DecodeError
 		if errors.As(err, &de) {
 			writeJSONRPCError(w, http.StatusBadRequest, de.ID, de.Err.Code, de.Err.Message)
-			return
+			return p, false
 		}
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeParseError, "parse error")
-		return
+		return p, false
 	}
-	var msgs []jsonrpc.Message
+	p.msg = msg
 	if b, ok := msg.(jsonrpc.Batch); ok {
-		msgs = b
+		p.msgs, p.isBatch = b, true
 	} else {
-		msgs = []jsonrpc.Message{msg}
+		p.msgs = []jsonrpc.Message{msg}
 	}
-	var (
-		requests []jsonrpc.ID
-		init     *jsonrpc.Request
-	)
-	for _, m := range msgs {
+	for _, m := range p.msgs {
 		switch m := m.(type) {
 		case *jsonrpc.Request:
 			if !m.IsNotification() {
-				requests = append(requests, m.ID)
+				p.requests = append(p.requests, m.ID)
 			}
 			if m.Method == "initialize" {
-				init = m
+				p.init = m
 			}
 		case *jsonrpc.DecodeError:
 			if m.ID.IsValid() {
-				requests = append(requests, m.ID)
+				p.requests = append(p.requests, m.ID)
 			}
 		}
 	}
-	_, isBatch := msg.(jsonrpc.Batch)
-	if init != nil && (isBatch || init.IsNotification()) {
-		writeJSONRPCError(w, http.StatusBadRequest, init.ID, jsonrpc.CodeInvalidRequest, "Bad Request: initialize must be sent alone")
-		return
+	if p.init != nil && (p.isBatch || p.init.IsNotification()) {
+		writeJSONRPCError(w, http.StatusBadRequest, p.init.ID, jsonrpc.CodeInvalidRequest, "Bad Request: initialize must be sent alone")
+		return p, false
 	}
-	info := newHTTPRequestInfo(r)
+	return p, true
+}
 
-	if h.opts.Stateless {
-		version := defaultHeaderVersion
-		if init == nil {
-			v, ok := h.checkVersion(w, r)
-			if !ok {
-				return
-			}
-			version = v
-		}
-		if isBatch && version != batchVersion {
-			writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: batches are not allowed in protocol version "+version)
-			return
-		}
-		if len(requests) == 0 {
-			// Notifications and responses have no one to go to without a
-			// session; accept and drop them.
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		s := h.newSession("", info.Principal, true, version)
-		defer s.terminate(ErrSessionClosed)
-		if err := h.connect(r.Context(), statelessConn{s}); err != nil {
-			h.logger.Error("mcp http: connect failed", "err", err)
-			writeJSONRPCError(w, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.CodeInternalError, "Internal Server Error")
-			return
-		}
-		s.serveExchange(w, r, msg, msgs, requests, info, false)
-		return
+// reserve takes a session slot for r's peer, evicting as the bounds
+// require, or refuses r and returns nil.
+func (h *StreamableHTTPHandler) reserve(w http.ResponseWriter, r *http.Request) *admission {
+	peer, auth := peerOf(r)
+	a, evicted, status := h.sessions.reserve(peer, auth, h.limits)
+	for _, s := range evicted {
+		h.logger.Debug("mcp http: session evicted", "session", s.id)
+		s.terminate(ErrSessionEvicted)
 	}
+	switch status {
+	case http.StatusTooManyRequests:
+		writeJSONRPCError(w, status, jsonrpc.ID{}, jsonrpc.CodeServerOverloaded, "Too Many Requests: too many sessions for this client")
+	case http.StatusServiceUnavailable:
+		writeJSONRPCError(w, status, jsonrpc.ID{}, jsonrpc.CodeServerOverloaded, "Service Unavailable: too many sessions")
+	}
+	return a
+}
 
-	if init != nil && r.Header.Get(headerSessionID) == "" {
-		if h.sessions.full(h.maxSessions) {
-			writeJSONRPCError(w, http.StatusServiceUnavailable, init.ID, jsonrpc.CodeServerOverloaded, "Service Unavailable: too many sessions")
-			return
-		}
-		s := h.newSession(newHTTPSessionID(), info.Principal, false, "")
-		if err := h.connect(r.Context(), s); err != nil {
-			h.logger.Error("mcp http: connect failed", "err", err)
-			writeJSONRPCError(w, http.StatusInternalServerError, init.ID, jsonrpc.CodeInternalError, "Internal Server Error")
-			return
-		}
-		if !s.serveExchange(w, r, msg, msgs, requests, info, true) {
-			s.terminate(ErrSessionClosed)
-		}
+func (h *StreamableHTTPHandler) serveStatelessPOST(w http.ResponseWriter, r *http.Request) {
+	a := h.reserve(w, r)
+	if a == nil {
 		return
 	}
-
-	s := h.lookup(w, r)
-	if s == nil {
+	defer h.sessions.release(a)
+	p, ok := h.readMessage(w, r, h.maxBody)
+	if !ok {
 		return
 	}
-	version := s.protocolVersion()
-	if init == nil {
+	version := defaultHeaderVersion
+	if p.init == nil {
 		v, ok := h.checkVersion(w, r)
 		if !ok {
 			return
 		}
-		if r.Header.Get(headerProtocolVersion) != "" {
-			version = v
-		}
+		version = v
 	}
-	if isBatch && version != batchVersion {
+	if p.isBatch && version != batchVersion {
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: batches are not allowed in protocol version "+version)
 		return
 	}
-	if len(requests) == 0 {
+	if len(p.requests) == 0 {
+		// Notifications and responses have no one to go to without a
+		// session; accept and drop them.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	info := newHTTPRequestInfo(r)
+	s := h.newSession("", info.Principal, true, version, nil)
+	defer s.terminate(ErrSessionClosed)
+	if err := h.connect(r.Context(), statelessConn{s}); err != nil {
+		h.logger.Error("mcp http: connect failed", "err", err)
+		writeJSONRPCError(w, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.CodeInternalError, "Internal Server Error")
+		return
+	}
+	s.serveExchange(w, r, p.msg, p.msgs, p.requests, info, false)
+}
+
+// serveInitialize serves a POST without a session ID, which must carry
+// initialize. Its session slot is taken before the body is read, so that
+// the bounds on sessions also bound the handshakes under way.
+func (h *StreamableHTTPHandler) serveInitialize(w http.ResponseWriter, r *http.Request) {
+	a := h.reserve(w, r)
+	if a == nil {
+		return
+	}
+	p, ok := h.readMessage(w, r, h.maxInit)
+	if !ok || p.init == nil {
+		h.sessions.release(a)
+		if ok {
+			writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: missing Mcp-Session-Id header")
+		}
+		return
+	}
+	info := newHTTPRequestInfo(r)
+	s := h.newSession(newHTTPSessionID(), info.Principal, false, "", a) // s owns the slot now
+	if err := h.connect(r.Context(), s); err != nil {
+		h.logger.Error("mcp http: connect failed", "err", err)
+		s.Close()
+		writeJSONRPCError(w, http.StatusInternalServerError, p.init.ID, jsonrpc.CodeInternalError, "Internal Server Error")
+		return
+	}
+	if !s.serveExchange(w, r, p.msg, p.msgs, p.requests, info, true) {
+		s.terminate(ErrSessionClosed)
+	}
+}
+
+// serveSessionPOST serves a POST naming a session: the session, the
+// request's share of it and the protocol version header are checked
+// before the body is read.
+func (h *StreamableHTTPHandler) serveSessionPOST(w http.ResponseWriter, r *http.Request) {
+	s := h.lookup(w, r)
+	if s == nil {
+		return
+	}
+	if !s.adm.enter(h.maxRequests) {
+		writeJSONRPCError(w, http.StatusTooManyRequests, jsonrpc.ID{}, jsonrpc.CodeServerOverloaded, "Too Many Requests: too many requests in progress on this session")
+		return
+	}
+	defer s.adm.leave()
+	version := s.protocolVersion()
+	if r.Header.Get(headerProtocolVersion) != "" {
+		v, ok := h.checkVersion(w, r)
+		if !ok {
+			return
+		}
+		version = v
+	}
+	p, ok := h.readMessage(w, r, h.maxBody)
+	if !ok {
+		return
+	}
+	info := newHTTPRequestInfo(r)
+	if p.isBatch && version != batchVersion {
+		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: batches are not allowed in protocol version "+version)
+		return
+	}
+	if len(p.requests) == 0 {
 		s.acquire()
 		defer s.release()
-		for _, m := range msgs {
+		for _, m := range p.msgs {
 			if req, ok := m.(*jsonrpc.Request); ok {
 				req.Extra = info
 			}
 		}
-		if !s.deliver(msg) {
+		if !s.deliver(p.msg) {
 			writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: session closed")
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	s.serveExchange(w, r, msg, msgs, requests, info, false)
+	s.serveExchange(w, r, p.msg, p.msgs, p.requests, info, false)
 }
 
 func (h *StreamableHTTPHandler) serveGET(w http.ResponseWriter, r *http.Request) {
@@ -446,6 +567,11 @@ func (h *StreamableHTTPHandler) serveGET(w http.ResponseWriter, r *http.Request)
 	if s == nil {
 		return
 	}
+	if !s.adm.enter(h.maxRequests) {
+		writeJSONRPCError(w, http.StatusTooManyRequests, jsonrpc.ID{}, jsonrpc.CodeServerOverloaded, "Too Many Requests: too many requests in progress on this session")
+		return
+	}
+	defer s.adm.leave()
 	if _, ok := h.checkVersion(w, r); !ok {
 		return
 	}
@@ -472,13 +598,18 @@ func (h *StreamableHTTPHandler) serveDELETE(w http.ResponseWriter, r *http.Reque
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// register makes the session, whose slot was reserved before its
+// initialize was read, one of the open sessions.
 func (h *StreamableHTTPHandler) register(s *httpSession) {
-	h.sessions.add(s.id, s, 0) // MaxSessions was checked before initialize
+	if !h.sessions.promote(s.id, s) {
+		// The handler closed meanwhile: the session is over.
+		go s.terminate(ErrSessionClosed)
+	}
 }
 
 func (h *StreamableHTTPHandler) forget(s *httpSession) {
-	if s.id != "" {
-		h.sessions.remove(s.id, s)
+	if s.adm != nil {
+		h.sessions.drop(s)
 	}
 }
 

@@ -26,6 +26,7 @@ type httpSession struct {
 	id        string // "" in stateless mode
 	principal string
 	stateless bool
+	adm       *admission // the session's slot in the table; nil when stateless
 
 	pushEnd
 
@@ -40,12 +41,13 @@ type httpSession struct {
 	idleTimer  *time.Timer
 }
 
-func (h *StreamableHTTPHandler) newSession(id, principal string, stateless bool, version string) *httpSession {
+func (h *StreamableHTTPHandler) newSession(id, principal string, stateless bool, version string, adm *admission) *httpSession {
 	return &httpSession{
 		h:         h,
 		id:        id,
 		principal: principal,
 		stateless: stateless,
+		adm:       adm,
 		version:   version,
 		pushEnd:   newPushEnd(),
 		routes:    make(map[jsonrpc.ID]*httpStream),
@@ -60,6 +62,8 @@ func (c statelessConn) ProtocolVersion() string { return c.protocolVersion() }
 
 // SessionID implements [SessionConn].
 func (s *httpSession) SessionID() string { return s.id }
+
+func (s *httpSession) admissionOf() *admission { return s.adm }
 
 // deliver passes a message (perhaps a batch) to the connection, reporting
 // false when the session is closed.
@@ -113,6 +117,7 @@ func (s *httpSession) terminate(reason error) {
 func (s *httpSession) acquire() {
 	s.mu.Lock()
 	s.active++
+	s.adm.markBusy()
 	if s.idleTimer != nil {
 		s.idleTimer.Stop()
 	}
@@ -127,16 +132,26 @@ func (s *httpSession) release() {
 }
 
 // armIdleLocked starts the idle timer when the session has nothing going
-// on. The timer holds no goroutine while it waits.
+// on: the handshake timeout until the client sends something after
+// initialize, the idle timeout then. The timer holds no goroutine while
+// it waits.
 func (s *httpSession) armIdleLocked() {
-	if s.closed || s.id == "" || s.h.idle < 0 || s.active > 0 || len(s.routes) > 0 {
+	if s.closed || s.id == "" || s.active > 0 || len(s.routes) > 0 {
+		return
+	}
+	s.adm.markIdle() // for eviction
+	d := s.h.idle
+	if s.h.handshake > 0 && !s.adm.established.Load() {
+		d = s.h.handshake
+	}
+	if d < 0 {
 		return
 	}
 	if s.idleTimer == nil {
-		s.idleTimer = time.AfterFunc(s.h.idle, s.idleExpired)
+		s.idleTimer = time.AfterFunc(d, s.idleExpired)
 		return
 	}
-	s.idleTimer.Reset(s.h.idle)
+	s.idleTimer.Reset(d)
 }
 
 func (s *httpSession) idleExpired() {
@@ -145,7 +160,11 @@ func (s *httpSession) idleExpired() {
 	s.mu.Unlock()
 	if !busy {
 		s.h.logger.Debug("mcp http: session idle; closing", "session", s.id)
-		s.terminate(ErrSessionIdle)
+		reason := ErrSessionIdle
+		if !s.adm.established.Load() {
+			reason = ErrHandshakeTimeout
+		}
+		s.terminate(reason)
 	}
 }
 
@@ -184,6 +203,7 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 		s.routes[id] = st
 	}
 	s.active++
+	s.adm.markBusy()
 	if s.idleTimer != nil {
 		s.idleTimer.Stop()
 	}
