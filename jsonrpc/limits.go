@@ -8,9 +8,13 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
+// jsonMaxDepth is the JSON decoder's own bound on nesting, past which it
+// reports a syntax error.
+const jsonMaxDepth = 10000
+
 // Default bounds of [DecodeLimits].
 const (
-	DefaultMaxDepth   = 1000
+	DefaultMaxDepth   = jsonMaxDepth
 	DefaultMaxMembers = 10000
 	DefaultMaxValues  = 1 << 20
 	DefaultMaxBatch   = 256
@@ -22,6 +26,12 @@ const (
 // means no bound of that kind (the JSON decoder's own depth limit of 10000
 // still applies).
 //
+// Checking costs nothing for messages too short to exceed a bound (below
+// 40000 bytes with the defaults), a count of one byte (colons) for
+// larger ones up to MaxValues bytes, and a scan, which skips strings as
+// fast as counting, for longer ones and those whose counts come near a
+// bound.
+//
 // A message over a limit is refused before it is decoded, whether or not
 // it is otherwise well-formed, with a [*DecodeError] whose Cause is a
 // [*LimitError]: of code [CodeParseError] for nesting too deep (as the
@@ -31,7 +41,9 @@ const (
 // back to decode only messages that passed the check.
 type DecodeLimits struct {
 	// MaxDepth bounds the nesting of arrays and objects. Zero means
-	// DefaultMaxDepth (1000).
+	// DefaultMaxDepth (10000, the JSON decoder's own bound, which costs
+	// nothing to check); a lower bound costs a scan of the messages with
+	// more containers than it.
 	MaxDepth int
 	// MaxMembers bounds the object members the decoder must remember at
 	// once to detect duplicate names: those of the object being read
@@ -105,24 +117,39 @@ func (l *DecodeLimits) resolve() limits {
 	}
 }
 
-// small reports whether data is too short to exceed any of the limits,
-// so that checking it is unnecessary: nesting past depth needs depth+1
-// opening brackets; members past the bound need more than 4 bytes each
-// ("":0); every value past the first follows a comma or an opening
-// bracket; a batch element past the first follows a comma.
-func (lim *limits) small(data []byte) bool {
+// check returns the first limit data exceeds, or nil, scanning data in
+// full only when cheaper tests cannot clear it. A bound that data is too
+// short to exceed needs no test: nesting past depth takes depth+1 opening
+// brackets; members past the bound, more than 4 bytes each; every value
+// past the first, a comma or an opening bracket before it; every batch
+// element past the first, a comma. Otherwise the count of the one byte a
+// bound needs (those in strings included, so it is an upper bound)
+// clears it unless data comes near it. Depths from the JSON decoder's own
+// bound up are left to the decoder. Counting costs about a tenth of
+// decoding; scanning token-dense data, about a third.
+func (lim *limits) check(data []byte) *LimitError {
 	n := len(data)
-	return n <= lim.depth && n/4 <= lim.members && n < lim.values && n/2 <= lim.batch
+	switch {
+	case n == 0:
+		return nil
+	case n > lim.values:
+		return lim.scan(data) // as fast as counting, for text
+	case lim.depth < jsonMaxDepth && n > lim.depth &&
+		bytes.Count(data, []byte{'{'})+bytes.Count(data, []byte{'['}) > lim.depth:
+		return lim.scan(data)
+	case n/4 > lim.members && bytes.Count(data, []byte{':'}) > lim.members:
+		return lim.scan(data)
+	case data[0] == '[' && n/2 > lim.batch && bytes.Count(data, []byte{','}) >= lim.batch:
+		return lim.scan(data)
+	}
+	return nil
 }
 
-// check scans data, a JSON text, and returns the first limit it exceeds,
+// scan scans data, a JSON text, and returns the first limit it exceeds,
 // or nil. It does not validate data: what it cannot count (a string
 // without its end, say) it leaves to the decoder to refuse. It allocates
 // only for nesting deeper than 64.
-func (lim *limits) check(data []byte) *LimitError {
-	if lim.small(data) {
-		return nil
-	}
+func (lim *limits) scan(data []byte) *LimitError {
 	// For each open container, the members remembered on entry (objects)
 	// or -1 (arrays).
 	var stackBuf [64]int
@@ -130,51 +157,49 @@ func (lim *limits) check(data []byte) *LimitError {
 	remembered := 0 // members of the open objects
 	values := 0     // values past the first
 	batch := 0      // batch elements past the first
-	first := false  // just after an opening bracket
-	topArray := false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if first && c > ' ' {
-			first = false
-			if c != ']' && c != '}' {
-				values++
-				if values >= lim.values {
-					return &LimitError{"MaxValues", lim.values}
-				}
-			}
+	topArray := len(data) > 0 && data[0] == '['
+	n := len(data)
+	for i := 0; i < n; i++ {
+		for i < n && !scanClass[data[i]] {
+			i++
 		}
-		switch c {
+		if i == n {
+			break
+		}
+		switch data[i] {
 		case '"':
+			// Short strings byte by byte, long ones from quote to quote.
 			j := i + 1
-			for {
-				k := bytes.IndexByte(data[j:], '"')
-				if k < 0 {
-					return nil // unterminated: the decoder refuses it
-				}
-				j += k
-				bs := 0
-				for p := j - 1; p > i && data[p] == '\\'; p-- {
-					bs++
-				}
-				if bs%2 == 0 {
-					break
-				}
-				j++
+			for short := min(j+32, n); j < short && !stringClass[data[j]]; j++ {
 			}
-			i = j
+			if j < n && data[j] == '"' {
+				i = j
+				continue
+			}
+			end, ok := stringEnd(data, i+1)
+			if !ok {
+				return nil // unterminated: the decoder refuses it
+			}
+			i = end
 		case '{', '[':
 			if len(stack) >= lim.depth {
 				return &LimitError{"MaxDepth", lim.depth}
 			}
-			if c == '{' {
+			if data[i] == '{' {
 				stack = append(stack, remembered)
 			} else {
-				if len(stack) == 0 {
-					topArray = true
-				}
 				stack = append(stack, -1)
 			}
-			first = true
+			// The container's first entry, if any, is a value.
+			j := i + 1
+			for j < n && (data[j] == ' ' || data[j] == '\n' || data[j] == '\r' || data[j] == '\t') {
+				j++
+			}
+			if j < n && data[j] != ']' && data[j] != '}' {
+				if values++; values >= lim.values {
+					return &LimitError{"MaxValues", lim.values}
+				}
+			}
 		case '}', ']':
 			if len(stack) > 0 {
 				if top := stack[len(stack)-1]; top >= 0 {
@@ -184,25 +209,54 @@ func (lim *limits) check(data []byte) *LimitError {
 			}
 		case ':':
 			if len(stack) > 0 && stack[len(stack)-1] >= 0 {
-				remembered++
-				if remembered > lim.members {
+				if remembered++; remembered > lim.members {
 					return &LimitError{"MaxMembers", lim.members}
 				}
 			}
 		case ',':
-			values++
-			if values >= lim.values {
+			if values++; values >= lim.values {
 				return &LimitError{"MaxValues", lim.values}
 			}
 			if topArray && len(stack) == 1 {
-				batch++
-				if batch >= lim.batch {
+				if batch++; batch >= lim.batch {
 					return &LimitError{"MaxBatch", lim.batch}
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// scanClass marks the bytes limits.check acts on outside strings;
+// stringClass those that end or escape within one.
+var scanClass, stringClass = func() (sc, st [256]bool) {
+	for _, c := range `"{}[]:,` {
+		sc[c] = true
+	}
+	st['"'], st['\\'] = true, true
+	return sc, st
+}()
+
+// stringEnd returns the index of the quote ending the JSON string whose
+// contents start at data[i], and false when it has none: it goes from
+// quote to quote, a quote after an odd run of backslashes being escaped.
+func stringEnd(data []byte, i int) (int, bool) {
+	start := i
+	for {
+		k := bytes.IndexByte(data[i:], '"')
+		if k < 0 {
+			return 0, false
+		}
+		i += k
+		bs := 0
+		for p := i - 1; p >= start && data[p] == '\\'; p-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return i, true
+		}
+		i++
+	}
 }
 
 // decode checks data against l, then decodes it.

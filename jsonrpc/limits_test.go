@@ -58,7 +58,6 @@ func TestDecodeLimits(t *testing.T) {
 		{"names in strings do not count", DecodeLimits{MaxMembers: 6}, `{"a":"x:\":,y","b":"\\"}`, ""},
 		{"depth at the bound", DecodeLimits{MaxDepth: 10}, nested(9), ""},
 		{"depth past the bound", DecodeLimits{MaxDepth: 10}, nested(10), "MaxDepth"},
-		{"default depth", DecodeLimits{}, nested(DefaultMaxDepth), "MaxDepth"},
 		// 1006 values: the message, its four members, params' one, the
 		// array's 1000.
 		{"values at the bound", DecodeLimits{MaxValues: 1006}, `{"a":` + array(1000) + `}`, ""},
@@ -259,4 +258,49 @@ func FuzzDecodeLimits(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkDecodeLimits decodes tools/list results of 20 and 1000 tools
+// (about 6 KiB and 300 KiB of small tokens) with the default limits and
+// with none, and measures the full scan alone. The small one is not
+// checked at all; the large one has more members than MaxMembers, so
+// that its bytes counts cannot clear it: it is scanned in full.
+func BenchmarkDecodeLimits(b *testing.B) {
+	none := &DecodeLimits{MaxDepth: -1, MaxMembers: -1, MaxValues: -1, MaxBatch: -1}
+	for _, tools := range []int{20, 1000} {
+		var sb strings.Builder
+		sb.WriteString(`{"jsonrpc":"2.0","id":3,"result":{"tools":[`)
+		for i := range tools {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, `{"name":"tool%d","description":"Does thing %d.","inputSchema":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer","minimum":0},"c":{"type":"array","items":{"type":"number"}}},"required":["a"]}}`, i, i)
+		}
+		sb.WriteString(`]}}`)
+		data := []byte(sb.String())
+		for _, c := range []struct {
+			name string
+			lim  *DecodeLimits
+		}{{"default", nil}, {"none", none}} {
+			b.Run(fmt.Sprintf("%d/%s", tools, c.name), func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(data)))
+				for b.Loop() {
+					if _, err := c.lim.DecodeOwnedMessage(data); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		b.Run(fmt.Sprintf("%d/scan", tools), func(b *testing.B) {
+			lim := (*DecodeLimits)(nil).resolve()
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if le := lim.scan(data); le != nil {
+					b.Fatal(le)
+				}
+			}
+		})
+	}
 }

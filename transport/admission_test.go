@@ -512,3 +512,25 @@ func initializeAt(t *testing.T, srv *httptest.Server, path string) string {
 	}
 	return id
 }
+
+// TestStreamableHTTPStatelessBound checks that in stateless mode
+// MaxSessions bounds the exchanges in progress.
+func TestStreamableHTTPStatelessBound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDirectHarness(t, &StreamableHTTPOptions{Stateless: true, MaxSessions: 1})
+		ctx, cancel := context.WithCancel(context.Background())
+		r := d.request(ctx, http.MethodPost, "192.0.2.1", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"block"}`))
+		var wg sync.WaitGroup
+		wg.Go(func() { d.h.ServeHTTP(httptest.NewRecorder(), r) })
+		<-d.b.started
+		if w := d.post("192.0.2.2", `{"jsonrpc":"2.0","id":2,"method":"echo","params":{}}`); w.Code != http.StatusServiceUnavailable {
+			t.Fatalf("a second exchange past MaxSessions: %d; want 503", w.Code)
+		}
+		cancel()
+		wg.Wait()
+		<-d.b.stopped
+		if w := d.post("192.0.2.2", `{"jsonrpc":"2.0","id":2,"method":"echo","params":{}}`); w.Code != 200 {
+			t.Fatalf("an exchange once the other ended: %d", w.Code)
+		}
+	})
+}

@@ -100,9 +100,9 @@ type StreamableHTTPOptions struct {
 	// past it has its own longest-idle session evicted for the new one,
 	// or, when none is idle, gets 429. Behind a reverse proxy every client
 	// has the proxy's address: rewrite the request's RemoteAddr from the
-	// header the proxy sets, or raise this bound. In stateless mode it
-	// bounds the POSTs served at once for one peer. Zero means 100;
-	// negative means no bound.
+	// header the proxy sets, or raise this bound. Stateless mode has no
+	// sessions and no per-peer bound. Zero means 100; negative means no
+	// bound.
 	MaxSessionsPerPeer int
 	// MaxRequestsPerSession bounds the HTTP requests (POSTs and GETs) in
 	// progress at once on one session; past it a request is refused with
@@ -423,11 +423,11 @@ func (h *StreamableHTTPHandler) readMessage(w http.ResponseWriter, r *http.Reque
 	return p, true
 }
 
-// reserve takes a session slot for r's peer, evicting as the bounds
-// require, or refuses r and returns nil.
-func (h *StreamableHTTPHandler) reserve(w http.ResponseWriter, r *http.Request) *admission {
+// reserve takes a session slot for r's peer, evicting as lim requires, or
+// refuses r and returns nil.
+func (h *StreamableHTTPHandler) reserve(w http.ResponseWriter, r *http.Request, lim sessionLimits) *admission {
 	peer, auth := peerOf(r)
-	a, evicted, status := h.sessions.reserve(peer, auth, h.limits)
+	a, evicted, status := h.sessions.reserve(peer, auth, lim)
 	for _, s := range evicted {
 		h.logger.Debug("mcp http: session evicted", "session", s.id)
 		s.terminate(ErrSessionEvicted)
@@ -442,7 +442,10 @@ func (h *StreamableHTTPHandler) reserve(w http.ResponseWriter, r *http.Request) 
 }
 
 func (h *StreamableHTTPHandler) serveStatelessPOST(w http.ResponseWriter, r *http.Request) {
-	a := h.reserve(w, r)
+	// MaxSessions bounds the exchanges in progress. Not per peer: behind a
+	// load balancer, where stateless servers usually are, every client
+	// would be one peer.
+	a := h.reserve(w, r, sessionLimits{max: h.limits.max})
 	if a == nil {
 		return
 	}
@@ -484,7 +487,7 @@ func (h *StreamableHTTPHandler) serveStatelessPOST(w http.ResponseWriter, r *htt
 // initialize. Its session slot is taken before the body is read, so that
 // the bounds on sessions also bound the handshakes under way.
 func (h *StreamableHTTPHandler) serveInitialize(w http.ResponseWriter, r *http.Request) {
-	a := h.reserve(w, r)
+	a := h.reserve(w, r, h.limits)
 	if a == nil {
 		return
 	}
