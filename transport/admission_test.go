@@ -534,3 +534,40 @@ func TestStreamableHTTPStatelessBound(t *testing.T) {
 		}
 	})
 }
+
+// TestAccepts checks the Accept header matching, and that a long header
+// costs no allocation (it cost 28 MiB for a header of 1 MB, twice per
+// POST).
+func TestAccepts(t *testing.T) {
+	for _, tt := range []struct {
+		header []string
+		want   bool
+	}{
+		{[]string{"application/json"}, true},
+		{[]string{"text/html, application/json; charset=utf-8"}, true},
+		{[]string{"APPLICATION/JSON"}, true},
+		{[]string{"*/*"}, true},
+		{[]string{"application/*"}, true},
+		{[]string{"application/json;q=0.5"}, true},
+		{[]string{"application/json;q=0"}, false},
+		{[]string{"application/json; q=0.000"}, false},
+		{[]string{`application/*;q="0"`}, false},
+		{[]string{"text/html", "application/json"}, true},
+		{[]string{"text/html", "text/*"}, false},
+		{[]string{"application/jsonx"}, false},
+		{[]string{"app/*"}, false},
+		{nil, false},
+	} {
+		if got := accepts(tt.header, "application/json"); got != tt.want {
+			t.Errorf("accepts(%q, application/json) = %v; want %v", tt.header, got, tt.want)
+		}
+	}
+	long := []string{strings.Repeat("text/x;q=1,", 90000) + "application/json"}
+	if n := testing.AllocsPerRun(3, func() {
+		if !accepts(long, "application/json") {
+			t.Fatal("not accepted")
+		}
+	}); n != 0 {
+		t.Fatalf("matching a %d-byte Accept header made %.0f allocations", len(long[0]), n)
+	}
+}
