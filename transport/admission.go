@@ -107,7 +107,9 @@ func (a *admission) leave() { a.requests.Add(-1) }
 // peerOf returns the key a request's sessions are counted under for the
 // per-peer bound, and whether it carries credentials: the principal when
 // authenticated, else the remote IP address, an IPv6 address by its /64
-// prefix (what one subscriber usually holds).
+// prefix (what one subscriber usually holds). A loopback address gives
+// "", not counted: the peer is the local machine, or a reverse proxy on
+// it that every client would share.
 func peerOf(r *http.Request) (key string, auth bool) {
 	if p := PrincipalFromContext(r.Context()); p != "" {
 		return "principal " + p, true
@@ -121,6 +123,9 @@ func peerOf(r *http.Request) (key string, auth bool) {
 		return "addr " + host, false
 	}
 	addr = addr.Unmap().WithZone("")
+	if addr.IsLoopback() {
+		return "", false
+	}
 	if addr.Is6() {
 		p, _ := addr.Prefix(64)
 		return "addr " + p.String(), false
@@ -173,6 +178,7 @@ func (t *sessionSet[S]) reserve(peer string, auth bool, lim sessionLimits) (a *a
 	}
 	ps := t.peers[peer]
 	if lim.perPeer > 0 && ps != nil && ps.n >= lim.perPeer {
+		// ps is nil for the uncounted peer "".
 		v, ok := pickVictim(slices.Values(ps.live), false)
 		if !ok {
 			return nil, nil, http.StatusTooManyRequests
@@ -188,17 +194,19 @@ func (t *sessionSet[S]) reserve(peer string, auth bool, lim sessionLimits) (a *a
 		t.removeLocked(v)
 		evicted = append(evicted, v)
 	}
-	if t.peers == nil {
-		t.peers = make(map[string]*peerSessions[S])
-	}
-	if ps = t.peers[peer]; ps == nil {
-		ps = &peerSessions[S]{}
-		t.peers[peer] = ps
-	}
 	a = &admission{peer: peer, auth: auth, state: slotReserved}
 	a.markIdle()
 	t.n++
-	ps.n++
+	if peer != "" {
+		if t.peers == nil {
+			t.peers = make(map[string]*peerSessions[S])
+		}
+		if ps = t.peers[peer]; ps == nil {
+			ps = &peerSessions[S]{}
+			t.peers[peer] = ps
+		}
+		ps.n++
+	}
 	return a, evicted, 0
 }
 
@@ -240,8 +248,9 @@ func (t *sessionSet[S]) promote(id string, s S) bool {
 	}
 	t.m[id] = s
 	a.state, a.id = slotLive, id
-	ps := t.peers[a.peer]
-	ps.live = append(ps.live, s)
+	if ps := t.peers[a.peer]; ps != nil {
+		ps.live = append(ps.live, s)
+	}
 	return true
 }
 

@@ -172,6 +172,19 @@ func TestStreamableHTTPSessionsPerPeer(t *testing.T) {
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
+		// Loopback addresses are not counted: the local machine, or a
+		// reverse proxy on it.
+		d := newDirectHarness(t, &StreamableHTTPOptions{MaxSessionsPerPeer: 2})
+		for _, addr := range []string{"127.0.0.1", "127.0.0.1", "::1", "::ffff:127.0.0.1"} {
+			if id, code := d.initialize(addr); id == "" {
+				t.Fatalf("%s: %d", addr, code)
+			}
+		}
+		if n := len(d.h.SessionIDs()); n != 4 {
+			t.Fatalf("%d loopback sessions open; want 4", n)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
 		d := newDirectHarness(t, &StreamableHTTPOptions{MaxSessionsPerPeer: 2})
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
