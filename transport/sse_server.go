@@ -31,16 +31,15 @@ type SSEOptions struct {
 	// handshake first), whose connection ends with [ErrSessionEvicted].
 	// Zero means 10000; negative means no bound.
 	MaxSessions int
-	// MaxSessionsPerPeer bounds the sessions one peer may hold: the
-	// principal (see [WithPrincipal]) when the request carries one, else
-	// the remote IP address (an IPv6 address by its /64 prefix), except a
-	// loopback address, which is not counted (the local machine, or a
-	// reverse proxy on it, which every client would share). A peer
-	// past it has its own session that posted nothing for the longest
-	// evicted for the new one. Behind a reverse proxy elsewhere, every
-	// client has the proxy's address: rewrite the request's RemoteAddr from the header
-	// the proxy sets, or raise this bound. Zero means 100; negative means
-	// no bound.
+	// MaxSessionsPerPeer bounds the sessions one peer may hold: the principal
+	// (see [WithPrincipal]) when the request carries one, else the remote IP
+	// address (an IPv6 address by its /64 prefix), except a loopback address,
+	// which is not counted (the local machine, or a reverse proxy on it, which
+	// every client would share). A peer past it has its own session that
+	// posted nothing for the longest evicted for the new one. Behind a reverse
+	// proxy elsewhere, every client has the proxy's address: rewrite the
+	// request's RemoteAddr from the header the proxy sets, or raise this
+	// bound. Zero means 100; negative means no bound.
 	MaxSessionsPerPeer int
 	// HandshakeTimeout closes a session whose client has not posted two
 	// messages (initialize and notifications/initialized) this long after

@@ -94,17 +94,16 @@ type StreamableHTTPOptions struct {
 	// 503. In stateless mode it bounds the POSTs served at once. Zero
 	// means 10000; negative means no bound.
 	MaxSessions int
-	// MaxSessionsPerPeer bounds the sessions one peer may hold: the
-	// principal (see [WithPrincipal]) when the request carries one, else
-	// the remote IP address (an IPv6 address by its /64 prefix), except a
-	// loopback address, which is not counted (the local machine, or a
-	// reverse proxy on it, which every client would share). A peer
-	// past it has its own longest-idle session evicted for the new one,
-	// or, when none is idle, gets 429. Behind a reverse proxy elsewhere,
-	// every client has the proxy's address: rewrite the request's RemoteAddr from the
-	// header the proxy sets, or raise this bound. Stateless mode has no
-	// sessions and no per-peer bound. Zero means 100; negative means no
-	// bound.
+	// MaxSessionsPerPeer bounds the sessions one peer may hold: the principal
+	// (see [WithPrincipal]) when the request carries one, else the remote IP
+	// address (an IPv6 address by its /64 prefix), except a loopback address,
+	// which is not counted (the local machine, or a reverse proxy on it, which
+	// every client would share). A peer past it has its own longest-idle
+	// session evicted for the new one, or, when none is idle, gets 429. Behind
+	// a reverse proxy elsewhere, every client has the proxy's address: rewrite
+	// the request's RemoteAddr from the header the proxy sets, or raise this
+	// bound. Stateless mode has no sessions and no per-peer bound. Zero means
+	// 100; negative means no bound.
 	MaxSessionsPerPeer int
 	// MaxRequestsPerSession bounds the HTTP requests (POSTs and GETs) in
 	// progress at once on one session; past it a request is refused with
