@@ -358,70 +358,113 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 			"Unsupported Media Type: Content-Type must be application/json")
 		return
 	}
+	var (
+		s     *httpSession
+		a     *admission
+		limit = h.maxBody
+	)
 	switch {
 	case h.opts.Stateless:
-		h.serveStatelessPOST(w, r)
+		// MaxSessions bounds the exchanges in progress. Not per peer:
+		// behind a load balancer, where stateless servers usually are,
+		// every client would be one peer.
+		if a = h.reserve(w, r, sessionLimits{max: h.limits.max}); a == nil {
+			return
+		}
+		defer h.sessions.release(a)
 	case r.Header.Get(headerSessionID) == "":
-		h.serveInitialize(w, r)
+		// It may only carry initialize: its session's slot is taken
+		// before the body is read, so that the bounds on sessions also
+		// bound the handshakes under way, and the body is small. The
+		// session takes the slot over; release gives back a slot still
+		// reserved when the POST ends.
+		if a = h.reserve(w, r, h.limits); a == nil {
+			return
+		}
+		defer h.sessions.release(a)
+		limit = h.maxInit
 	default:
-		h.serveSessionPOST(w, r)
+		if s = h.lookup(w, r); s == nil {
+			return
+		}
+		if !s.adm.enter(h.maxRequests) {
+			writeJSONRPCError(w, http.StatusTooManyRequests, jsonrpc.ID{}, jsonrpc.CodeServerOverloaded, "Too Many Requests: too many requests in progress on this session")
+			return
+		}
+		defer s.adm.leave()
+		if r.Header.Get(headerProtocolVersion) != "" {
+			if _, ok := h.checkVersion(w, r); !ok {
+				return
+			}
+		}
 	}
-}
 
-// postedMessage is a POST's message, decoded and sorted.
-type postedMessage struct {
-	msg      jsonrpc.Message
-	msgs     []jsonrpc.Message // msg, or the elements of a batch
-	requests []jsonrpc.ID      // the ids of the requests among msgs
-	init     *jsonrpc.Request  // the initialize request among msgs
-	isBatch  bool
+	msg, ok := h.readMessage(w, r, limit)
+	if !ok {
+		return
+	}
+	// The message's parts, kept in variables of this frame (passed on
+	// one by one, not in a struct, so that they stay on the stack).
+	var (
+		msgs     []jsonrpc.Message // msg, or the elements of a batch
+		requests []jsonrpc.ID      // the ids of the requests among msgs
+		init     *jsonrpc.Request  // the initialize request among msgs
+	)
+	b, isBatch := msg.(jsonrpc.Batch)
+	if isBatch {
+		msgs = b
+	} else {
+		msgs = []jsonrpc.Message{msg}
+	}
+	for _, m := range msgs {
+		switch m := m.(type) {
+		case *jsonrpc.Request:
+			if !m.IsNotification() {
+				requests = append(requests, m.ID)
+			}
+			if m.Method == "initialize" {
+				init = m
+			}
+		case *jsonrpc.DecodeError:
+			if m.ID.IsValid() {
+				requests = append(requests, m.ID)
+			}
+		}
+	}
+	if init != nil && (isBatch || init.IsNotification()) {
+		writeJSONRPCError(w, http.StatusBadRequest, init.ID, jsonrpc.CodeInvalidRequest, "Bad Request: initialize must be sent alone")
+		return
+	}
+	info := newHTTPRequestInfo(r)
+	switch {
+	case h.opts.Stateless:
+		h.serveStateless(w, r, msg, msgs, requests, init, isBatch, info)
+	case s == nil:
+		h.serveInitialize(w, r, a, msg, msgs, requests, init, info)
+	default:
+		h.serveSessionPOST(w, r, s, msg, msgs, requests, isBatch, info)
+	}
 }
 
 // readMessage reads and decodes a POST's body of at most limit bytes,
 // answering the request itself and reporting false when it cannot.
-func (h *StreamableHTTPHandler) readMessage(w http.ResponseWriter, r *http.Request, limit int64) (postedMessage, bool) {
-	var p postedMessage
+func (h *StreamableHTTPHandler) readMessage(w http.ResponseWriter, r *http.Request, limit int64) (jsonrpc.Message, bool) {
 	body, status, reason := readRequestBody(w, r, limit, h.bodyTO)
 	if status != 0 {
 		writeJSONRPCError(w, status, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, reason)
-		return p, false
+		return nil, false
 	}
 	msg, err := h.opts.DecodeLimits.DecodeOwnedMessage(body) // body is ours alone
 	if err != nil {
 		var de *jsonrpc.DecodeError
 		if errors.As(err, &de) {
 			writeJSONRPCError(w, http.StatusBadRequest, de.ID, de.Err.Code, de.Err.Message)
-			return p, false
+			return nil, false
 		}
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeParseError, "parse error")
-		return p, false
+		return nil, false
 	}
-	p.msg = msg
-	if b, ok := msg.(jsonrpc.Batch); ok {
-		p.msgs, p.isBatch = b, true
-	} else {
-		p.msgs = []jsonrpc.Message{msg}
-	}
-	for _, m := range p.msgs {
-		switch m := m.(type) {
-		case *jsonrpc.Request:
-			if !m.IsNotification() {
-				p.requests = append(p.requests, m.ID)
-			}
-			if m.Method == "initialize" {
-				p.init = m
-			}
-		case *jsonrpc.DecodeError:
-			if m.ID.IsValid() {
-				p.requests = append(p.requests, m.ID)
-			}
-		}
-	}
-	if p.init != nil && (p.isBatch || p.init.IsNotification()) {
-		writeJSONRPCError(w, http.StatusBadRequest, p.init.ID, jsonrpc.CodeInvalidRequest, "Bad Request: initialize must be sent alone")
-		return p, false
-	}
-	return p, true
+	return msg, true
 }
 
 // reserve takes a session slot for r's peer, evicting as lim requires, or
@@ -442,38 +485,25 @@ func (h *StreamableHTTPHandler) reserve(w http.ResponseWriter, r *http.Request, 
 	return a
 }
 
-func (h *StreamableHTTPHandler) serveStatelessPOST(w http.ResponseWriter, r *http.Request) {
-	// MaxSessions bounds the exchanges in progress. Not per peer: behind a
-	// load balancer, where stateless servers usually are, every client
-	// would be one peer.
-	a := h.reserve(w, r, sessionLimits{max: h.limits.max})
-	if a == nil {
-		return
-	}
-	defer h.sessions.release(a)
-	p, ok := h.readMessage(w, r, h.maxBody)
-	if !ok {
-		return
-	}
+func (h *StreamableHTTPHandler) serveStateless(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message, msgs []jsonrpc.Message, requests []jsonrpc.ID, init *jsonrpc.Request, isBatch bool, info *HTTPRequestInfo) {
 	version := defaultHeaderVersion
-	if p.init == nil {
+	if init == nil {
 		v, ok := h.checkVersion(w, r)
 		if !ok {
 			return
 		}
 		version = v
 	}
-	if p.isBatch && version != batchVersion {
+	if isBatch && version != batchVersion {
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: batches are not allowed in protocol version "+version)
 		return
 	}
-	if len(p.requests) == 0 {
+	if len(requests) == 0 {
 		// Notifications and responses have no one to go to without a
 		// session; accept and drop them.
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	info := newHTTPRequestInfo(r)
 	s := h.newSession("", info.Principal, true, version, nil)
 	defer s.terminate(ErrSessionClosed)
 	if err := h.connect(r.Context(), statelessConn{s}); err != nil {
@@ -481,84 +511,55 @@ func (h *StreamableHTTPHandler) serveStatelessPOST(w http.ResponseWriter, r *htt
 		writeJSONRPCError(w, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.CodeInternalError, "Internal Server Error")
 		return
 	}
-	s.serveExchange(w, r, p.msg, p.msgs, p.requests, info, false)
+	s.serveExchange(w, r, msg, msgs, requests, info, false)
 }
 
 // serveInitialize serves a POST without a session ID, which must carry
-// initialize. Its session slot is taken before the body is read, so that
-// the bounds on sessions also bound the handshakes under way.
-func (h *StreamableHTTPHandler) serveInitialize(w http.ResponseWriter, r *http.Request) {
-	a := h.reserve(w, r, h.limits)
-	if a == nil {
+// initialize, for which a slot was reserved.
+func (h *StreamableHTTPHandler) serveInitialize(w http.ResponseWriter, r *http.Request, a *admission, msg jsonrpc.Message, msgs []jsonrpc.Message, requests []jsonrpc.ID, init *jsonrpc.Request, info *HTTPRequestInfo) {
+	if init == nil {
+		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: missing Mcp-Session-Id header")
 		return
 	}
-	p, ok := h.readMessage(w, r, h.maxInit)
-	if !ok || p.init == nil {
-		h.sessions.release(a)
-		if ok {
-			writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: missing Mcp-Session-Id header")
-		}
-		return
-	}
-	info := newHTTPRequestInfo(r)
 	s := h.newSession(newHTTPSessionID(), info.Principal, false, "", a) // s owns the slot now
 	if err := h.connect(r.Context(), s); err != nil {
 		h.logger.Error("mcp http: connect failed", "err", err)
 		s.Close()
-		writeJSONRPCError(w, http.StatusInternalServerError, p.init.ID, jsonrpc.CodeInternalError, "Internal Server Error")
+		writeJSONRPCError(w, http.StatusInternalServerError, init.ID, jsonrpc.CodeInternalError, "Internal Server Error")
 		return
 	}
-	if !s.serveExchange(w, r, p.msg, p.msgs, p.requests, info, true) {
+	if !s.serveExchange(w, r, msg, msgs, requests, info, true) {
 		s.terminate(ErrSessionClosed)
 	}
 }
 
-// serveSessionPOST serves a POST naming a session: the session, the
-// request's share of it and the protocol version header are checked
-// before the body is read.
-func (h *StreamableHTTPHandler) serveSessionPOST(w http.ResponseWriter, r *http.Request) {
-	s := h.lookup(w, r)
-	if s == nil {
-		return
-	}
-	if !s.adm.enter(h.maxRequests) {
-		writeJSONRPCError(w, http.StatusTooManyRequests, jsonrpc.ID{}, jsonrpc.CodeServerOverloaded, "Too Many Requests: too many requests in progress on this session")
-		return
-	}
-	defer s.adm.leave()
+// serveSessionPOST serves a POST naming a session, whose protocol version
+// header was checked before the body was read.
+func (h *StreamableHTTPHandler) serveSessionPOST(w http.ResponseWriter, r *http.Request, s *httpSession, msg jsonrpc.Message, msgs []jsonrpc.Message, requests []jsonrpc.ID, isBatch bool, info *HTTPRequestInfo) {
 	version := s.protocolVersion()
-	if r.Header.Get(headerProtocolVersion) != "" {
-		v, ok := h.checkVersion(w, r)
-		if !ok {
-			return
-		}
+	if v := r.Header.Get(headerProtocolVersion); v != "" {
 		version = v
 	}
-	p, ok := h.readMessage(w, r, h.maxBody)
-	if !ok {
-		return
-	}
-	info := newHTTPRequestInfo(r)
-	if p.isBatch && version != batchVersion {
+	if isBatch && version != batchVersion {
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: batches are not allowed in protocol version "+version)
 		return
 	}
-	if len(p.requests) == 0 {
+	if len(requests) == 0 {
 		s.acquire()
 		defer s.release()
-		for _, m := range p.msgs {
+		for _, m := range msgs {
 			if req, ok := m.(*jsonrpc.Request); ok {
 				req.Extra = info
 			}
 		}
-		if !s.deliver(p.msg) {
+		if !s.deliver(msg) {
 			writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: session closed")
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	s.serveExchange(w, r, p.msg, p.msgs, p.requests, info, false)
+	s.serveExchange(w, r, msg, msgs, requests, info, false)
 }
 
 func (h *StreamableHTTPHandler) serveGET(w http.ResponseWriter, r *http.Request) {
