@@ -1,7 +1,6 @@
 package jsonrpc
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,13 +69,21 @@ func (*DecodeError) isMessage() {}
 type DecodeError struct {
 	ID  ID
 	Err *Error
+	// Cause is the reason in typed form when there is one, such as a
+	// [*LimitError] for a message over the [DecodeLimits]; nil otherwise.
+	Cause error
 }
 
 // Error implements error.
 func (e *DecodeError) Error() string { return e.Err.Error() }
 
-// Unwrap returns the underlying *Error.
-func (e *DecodeError) Unwrap() error { return e.Err }
+// Unwrap returns the underlying *Error and the Cause, if any.
+func (e *DecodeError) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{e.Err, e.Cause}
+	}
+	return []error{e.Err}
+}
 
 // wireMessage is the union of every member a message may have.
 type wireMessage struct {
@@ -88,36 +95,26 @@ type wireMessage struct {
 	Error   *Error          `json:"error"`
 }
 
-// MaxDepth is the deepest nesting of arrays and objects a decoded message
-// may have.
-const MaxDepth = 10000
-
 // DecodeMessage decodes one message, or a batch when data is a JSON array.
 // Params and results stay raw JSON for the receiver to decode into its own
 // types; they are copies, so the caller may reuse data. The envelope is
-// read without reflection (see decodeOne).
+// read without reflection (see decodeOne). The message must keep within
+// the default [DecodeLimits]; use [DecodeLimits.DecodeMessage] for others.
 //
 // Errors are [*DecodeError] values wrapping an [*Error] with
-// CodeParseError (not JSON) or CodeInvalidRequest (not JSON-RPC 2.0).
+// CodeParseError (not JSON) or CodeInvalidRequest (not JSON-RPC 2.0, or
+// over a limit).
 func DecodeMessage(data []byte) (Message, error) {
-	return decodeMessage(data, false)
+	return (*DecodeLimits)(nil).decode(data, false)
 }
 
 // DecodeOwnedMessage is [DecodeMessage] for a caller that hands data over,
 // such as a transport that read a whole HTTP body into a buffer of its
 // own: the raw params, result and error data of the message may share
 // data's memory, which saves copying them, so the caller must not modify
-// data afterwards.
+// data afterwards. The default [DecodeLimits] apply.
 func DecodeOwnedMessage(data []byte) (Message, error) {
-	return decodeMessage(data, true)
-}
-
-func decodeMessage(data []byte, owned bool) (Message, error) {
-	data = bytes.TrimLeft(data, " \t\r\n")
-	if len(data) > 0 && data[0] == '[' {
-		return decodeBatch(data)
-	}
-	return decodeOne(data, owned)
+	return (*DecodeLimits)(nil).decode(data, true)
 }
 
 func decodeBatch(data []byte) (Message, error) {

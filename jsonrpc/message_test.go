@@ -48,7 +48,7 @@ func TestDecodeMessage(t *testing.T) {
 		{name: "result and error", in: `{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}`, code: CodeInvalidRequest, errID: "1"},
 		{name: "not an object", in: `"hi"`, code: CodeInvalidRequest},
 		{name: "empty batch", in: `[]`, code: CodeInvalidRequest},
-		{name: "too deep", in: deep(MaxDepth + 10), code: CodeParseError},
+		{name: "too deep", in: deep(DefaultMaxDepth + 10), code: CodeParseError},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -117,33 +117,35 @@ func isLoopbackHost(host string) bool {
 }
 
 // accepts reports whether an Accept header admits the media type typ
-// ("application/json" or "text/event-stream").
+// ("application/json" or "text/event-stream"). It allocates nothing,
+// however long the header: a peer cannot make it work for more than the
+// header's bytes.
 func accepts(header []string, typ string) bool {
 	major, _, _ := strings.Cut(typ, "/")
 	for _, h := range header {
 		for part := range strings.SplitSeq(h, ",") {
-			part = strings.TrimSpace(part)
-			if part == typ {
-				return true // the common case, without parsing
-			}
-			if !strings.ContainsAny(part, ";*") {
-				// A bare media type, which is not typ: no need to parse
-				// it, unless it differs only in case.
-				if strings.EqualFold(part, typ) {
-					return true
-				}
+			mt, params, _ := strings.Cut(part, ";")
+			mt = strings.TrimSpace(mt)
+			if !strings.EqualFold(mt, typ) && mt != "*/*" &&
+				!(len(mt) == len(major)+2 && strings.EqualFold(mt[:len(major)], major) && mt[len(major):] == "/*") {
 				continue
 			}
-			mt, params, err := mime.ParseMediaType(part)
-			if err != nil {
-				continue
-			}
-			if q, ok := params["q"]; ok && strings.TrimLeft(q, "0.") == "" {
-				continue // q=0: explicitly not acceptable
-			}
-			if mt == typ || mt == "*/*" || mt == major+"/*" {
+			if !qZero(params) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// qZero reports whether the parameters of a media range (what follows
+// its first ';') set q to zero: explicitly not acceptable.
+func qZero(params string) bool {
+	for p := range strings.SplitSeq(params, ";") {
+		k, v, ok := strings.Cut(p, "=")
+		if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+			v = strings.Trim(strings.TrimSpace(v), `"`)
+			return v != "" && strings.TrimLeft(v, "0.") == ""
 		}
 	}
 	return false

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"slices"
 	"sync"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -61,88 +60,6 @@ func (p *pushEnd) ended(reason error) {
 	p.recvMu.Unlock()
 	if end != nil {
 		end(reason)
-	}
-}
-
-// sessionSet is a server-side HTTP handler's table of open sessions.
-type sessionSet[S interface {
-	comparable
-	terminate(error)
-}] struct {
-	mu     sync.Mutex
-	m      map[string]S
-	closed bool // the handler is closed: no new sessions
-}
-
-// add records s under id unless the handler is closed or max (when
-// positive) sessions are open; it reports whether it did.
-func (t *sessionSet[S]) add(id string, s S, max int) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed || (max > 0 && len(t.m) >= max) {
-		return false
-	}
-	if t.m == nil {
-		t.m = make(map[string]S)
-	}
-	t.m[id] = s
-	return true
-}
-
-// full reports whether add would refuse a session now.
-func (t *sessionSet[S]) full(max int) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.closed || (max > 0 && len(t.m) >= max)
-}
-
-func (t *sessionSet[S]) lookup(id string) (S, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s, ok := t.m[id]
-	return s, ok
-}
-
-// remove forgets id if it still names s.
-func (t *sessionSet[S]) remove(id string, s S) {
-	t.mu.Lock()
-	if cur, ok := t.m[id]; ok && cur == s {
-		delete(t.m, id)
-	}
-	t.mu.Unlock()
-}
-
-func (t *sessionSet[S]) ids() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ids := make([]string, 0, len(t.m))
-	for id := range t.m {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
-
-// closeOne terminates the session id, reporting whether it existed.
-func (t *sessionSet[S]) closeOne(id string) bool {
-	s, ok := t.lookup(id)
-	if ok {
-		s.terminate(ErrSessionClosed)
-	}
-	return ok
-}
-
-// closeAll refuses new sessions and terminates the open ones.
-func (t *sessionSet[S]) closeAll() {
-	t.mu.Lock()
-	t.closed = true
-	all := make([]S, 0, len(t.m))
-	for _, s := range t.m {
-		all = append(all, s)
-	}
-	t.mu.Unlock()
-	for _, s := range all {
-		s.terminate(ErrSessionClosed)
 	}
 }
 

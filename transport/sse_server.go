@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/sse"
@@ -24,12 +25,38 @@ type SSEOptions struct {
 	// can serve both methods on one URL; set it when a path-rewriting
 	// middleware (http.StripPrefix) sits in front.
 	Endpoint string
-	// MaxSessions bounds the open sessions; past it, GET is refused with
-	// 503. Zero means 10000; negative means no bound.
+	// MaxSessions bounds the open sessions. When the table is full, a new
+	// session evicts the session without credentials whose client has
+	// posted nothing for the longest (one that never got past its
+	// handshake first), whose connection ends with [ErrSessionEvicted].
+	// Zero means 10000; negative means no bound.
 	MaxSessions int
+	// MaxSessionsPerPeer bounds the sessions one peer may hold: the principal
+	// (see [WithPrincipal]) when the request carries one, else the remote IP
+	// address (an IPv6 address by its /64 prefix), except a loopback address,
+	// which is not counted (the local machine, or a reverse proxy on it, which
+	// every client would share). A peer past it has its own session that
+	// posted nothing for the longest evicted for the new one. Behind a reverse
+	// proxy elsewhere, every client has the proxy's address: rewrite the
+	// request's RemoteAddr from the header the proxy sets, or raise this
+	// bound. Zero means 100; negative means no bound.
+	MaxSessionsPerPeer int
+	// HandshakeTimeout closes a session whose client has not posted two
+	// messages (initialize and notifications/initialized) this long after
+	// opening it; its connection ends with [ErrHandshakeTimeout]. Zero
+	// means 30s; negative means no bound.
+	HandshakeTimeout time.Duration
 	// MaxBodyBytes bounds a POST body (413 past it). Zero means
 	// DefaultMaxMessageSize.
 	MaxBodyBytes int64
+	// ReadBodyTimeout bounds the time to read a POST body: a client that
+	// has not sent all of it by then gets 408 and loses the connection.
+	// A shorter http.Server ReadTimeout wins. Zero means 30s; negative
+	// means no bound.
+	ReadBodyTimeout time.Duration
+	// DecodeLimits bounds what decoding one message may cost; see
+	// [jsonrpc.DecodeLimits]. The zero value means its defaults.
+	DecodeLimits jsonrpc.DecodeLimits
 	// MaxEventBytes bounds one outgoing message; a larger response is
 	// replaced by an internal error, a larger request or notification is
 	// not sent. Zero means DefaultMaxMessageSize.
@@ -60,13 +87,15 @@ type SSEOptions struct {
 // Goroutines: one per open session (its GET request) and one per request
 // being handled.
 type SSEHandler struct {
-	connect     ConnectFunc
-	opts        SSEOptions
-	logger      *slog.Logger
-	maxSessions int
-	maxBody     int64
-	maxEvent    int
-	writeTO     time.Duration
+	connect   ConnectFunc
+	opts      SSEOptions
+	logger    *slog.Logger
+	limits    sessionLimits
+	handshake time.Duration // 0: no bound
+	maxBody   int64
+	bodyTO    time.Duration // 0: no bound
+	maxEvent  int
+	writeTO   time.Duration
 
 	sessions sessionSet[*sseSession]
 }
@@ -82,10 +111,12 @@ func NewSSEHandler(connect ConnectFunc, opts *SSEOptions) *SSEHandler {
 	if h.logger == nil {
 		h.logger = slog.New(slog.DiscardHandler)
 	}
-	h.maxSessions = h.opts.MaxSessions
-	if h.maxSessions == 0 {
-		h.maxSessions = 10000
+	h.limits = sessionLimits{
+		max:     positiveOr(h.opts.MaxSessions, defaultMaxSessions),
+		perPeer: positiveOr(h.opts.MaxSessionsPerPeer, defaultMaxSessionsPerPeer),
 	}
+	h.handshake = positiveOr(h.opts.HandshakeTimeout, defaultHandshakeTimeout)
+	h.bodyTO = positiveOr(h.opts.ReadBodyTimeout, defaultReadBodyTimeout)
 	h.maxBody = h.opts.MaxBodyBytes
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxMessageSize
@@ -135,10 +166,30 @@ func (h *SSEHandler) serveGET(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Not Acceptable: the client must accept text/event-stream", http.StatusNotAcceptable)
 		return
 	}
-	s := &sseSession{h: h, id: newHTTPSessionID(), principal: PrincipalFromContext(r.Context()), w: w, pushEnd: newPushEnd()}
-	if !h.sessions.add(s.id, s, h.maxSessions) {
-		http.Error(w, "Service Unavailable: too many sessions", http.StatusServiceUnavailable)
+	peer, auth := peerOf(r)
+	a, evicted, status := h.sessions.reserve(peer, auth, h.limits)
+	for _, v := range evicted {
+		h.logger.Debug("mcp sse: session evicted", "session", v.id)
+		v.terminate(ErrSessionEvicted)
+	}
+	switch status {
+	case http.StatusTooManyRequests:
+		http.Error(w, "Too Many Requests: too many sessions for this client", status)
 		return
+	case http.StatusServiceUnavailable:
+		http.Error(w, "Service Unavailable: too many sessions", status)
+		return
+	}
+	s := &sseSession{h: h, id: newHTTPSessionID(), principal: PrincipalFromContext(r.Context()), w: w, adm: a, pushEnd: newPushEnd()}
+	if !h.sessions.promote(s.id, s) {
+		h.sessions.release(a)
+		http.Error(w, "Service Unavailable: the server is closing", http.StatusServiceUnavailable)
+		return
+	}
+	if h.handshake > 0 {
+		s.mu.Lock()
+		s.handshakeTimer = time.AfterFunc(h.handshake, s.handshakeExpired)
+		s.mu.Unlock()
 	}
 
 	endpoint := h.opts.Endpoint
@@ -199,17 +250,13 @@ func (h *SSEHandler) servePOST(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Unsupported Media Type: Content-Type must be application/json", http.StatusUnsupportedMediaType)
 		return
 	}
-	body, err := readSized(http.MaxBytesReader(w, r.Body, h.maxBody), r.ContentLength, readBodyPrealloc)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			http.Error(w, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", h.maxBody), http.StatusRequestEntityTooLarge)
-			return
-		}
-		http.Error(w, "Bad Request: cannot read body", http.StatusBadRequest)
+	body, status, reason := readRequestBody(w, r, h.maxBody, h.bodyTO)
+	if status != 0 {
+		http.Error(w, reason, status)
 		return
 	}
-	msg, err := jsonrpc.DecodeOwnedMessage(body) // body is ours alone
+	s.posted()
+	msg, err := h.opts.DecodeLimits.DecodeOwnedMessage(body) // body is ours alone
 	if err != nil {
 		// Answer on the event stream, as the session's peer expects, and
 		// tell the HTTP client too.
@@ -248,14 +295,42 @@ type sseSession struct {
 
 	pushEnd
 
-	mu     sync.Mutex
-	w      http.ResponseWriter // nil once the GET request is over
-	closed bool
-	buf    []byte
+	adm      *admission   // the session's slot in the table
+	messages atomic.Int32 // POSTs received, up to 2
+
+	mu             sync.Mutex
+	w              http.ResponseWriter // nil once the GET request is over
+	closed         bool
+	buf            []byte
+	handshakeTimer *time.Timer
 }
 
 // SessionID implements [SessionConn].
 func (s *sseSession) SessionID() string { return s.id }
+
+func (s *sseSession) admissionOf() *admission { return s.adm }
+
+// posted records a POST from the client: the second ends the handshake.
+// The time of the last one is what eviction goes by.
+func (s *sseSession) posted() {
+	s.adm.markIdle()
+	if s.messages.Load() >= 2 || s.messages.Add(1) < 2 {
+		return
+	}
+	s.adm.established.Store(true)
+	s.mu.Lock()
+	if s.handshakeTimer != nil {
+		s.handshakeTimer.Stop()
+	}
+	s.mu.Unlock()
+}
+
+func (s *sseSession) handshakeExpired() {
+	if !s.adm.established.Load() {
+		s.h.logger.Debug("mcp sse: handshake timeout; closing", "session", s.id)
+		s.terminate(ErrHandshakeTimeout)
+	}
+}
 
 func (s *sseSession) deliver(m jsonrpc.Message) bool { return s.push(m, s.isClosed) }
 
@@ -322,8 +397,11 @@ func (s *sseSession) Close() error {
 	}
 	s.closed = true
 	close(s.done)
+	if s.handshakeTimer != nil {
+		s.handshakeTimer.Stop()
+	}
 	s.mu.Unlock()
-	s.h.sessions.remove(s.id, s)
+	s.h.sessions.drop(s)
 	return nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -81,12 +80,55 @@ type StreamableHTTPOptions struct {
 	// away without resuming its stream) is cancelled with the session.
 	// Zero means 10 minutes; negative means never.
 	SessionIdleTimeout time.Duration
-	// MaxSessions bounds the open sessions; past it, initialize is refused
-	// with 503. Zero means 10000; negative means no bound.
+	// HandshakeTimeout closes a session whose client has sent nothing
+	// since the initialize exchange (a client normally sends
+	// notifications/initialized at once) for this long, or for
+	// SessionIdleTimeout if shorter; its connection ends with
+	// [ErrHandshakeTimeout]. Sessions opened and abandoned thus go fast.
+	// Zero means 30s; negative means only SessionIdleTimeout applies.
+	HandshakeTimeout time.Duration
+	// MaxSessions bounds the open sessions, counting those whose
+	// initialize is under way. When the table is full, a new session
+	// evicts the longest-idle session without credentials (one that never
+	// finished its handshake first), whose connection ends with
+	// [ErrSessionEvicted]; when none is idle, initialize is refused with
+	// 503. In stateless mode it bounds the POSTs served at once. Zero
+	// means 10000; negative means no bound.
 	MaxSessions int
+	// MaxSessionsPerPeer bounds the sessions one peer may hold: the principal
+	// (see [WithPrincipal]) when the request carries one, else the remote IP
+	// address (an IPv6 address by its /64 prefix), except a loopback address,
+	// which is not counted (the local machine, or a reverse proxy on it, which
+	// every client would share). A peer past it has its own longest-idle
+	// session evicted for the new one, or, when none is idle, gets 429. Behind
+	// a reverse proxy elsewhere, every client has the proxy's address: rewrite
+	// the request's RemoteAddr from the header the proxy sets, or raise this
+	// bound. Stateless mode has no sessions and no per-peer bound. Zero means
+	// 100; negative means no bound.
+	MaxSessionsPerPeer int
+	// MaxRequestsPerSession bounds the HTTP requests (POSTs and GETs) in
+	// progress at once on one session; past it a request is refused with
+	// 429 before its body is read. Zero means 128; negative means no
+	// bound.
+	MaxRequestsPerSession int
 	// MaxBodyBytes bounds a POST body; a larger one is refused with 413.
 	// Zero means DefaultMaxMessageSize.
 	MaxBodyBytes int64
+	// MaxInitializeBytes bounds the body of a POST without a session ID,
+	// which may only carry initialize, so that peers without a session
+	// cannot make the server read and decode large bodies; a larger one is
+	// refused with 413. Zero means 1 MiB (or MaxBodyBytes if smaller).
+	MaxInitializeBytes int64
+	// ReadBodyTimeout bounds the time to read a POST body: a client that
+	// has not sent all of it by then gets 408 and loses the connection,
+	// which a stalled body would otherwise hold, with its buffer, for as
+	// long as the client likes. The deadline is set on the connection
+	// (see [http.ResponseController]); a shorter http.Server ReadTimeout
+	// wins. Zero means 30s; negative means no bound.
+	ReadBodyTimeout time.Duration
+	// DecodeLimits bounds what decoding one message may cost; see
+	// [jsonrpc.DecodeLimits]. The zero value means its defaults.
+	DecodeLimits jsonrpc.DecodeLimits
 	// MaxEventBytes bounds one outgoing message. A larger response is
 	// replaced by an internal error; a larger notification or request is
 	// not sent. Zero means DefaultMaxMessageSize.
@@ -128,8 +170,12 @@ type StreamableHTTPHandler struct {
 	opts        StreamableHTTPOptions
 	logger      *slog.Logger
 	idle        time.Duration
-	maxSessions int
+	handshake   time.Duration // 0: none but idle
+	limits      sessionLimits
+	maxRequests int // per session; 0: no bound
 	maxBody     int64
+	maxInit     int64
+	bodyTO      time.Duration // 0: no bound
 	maxEvent    int
 	retry       time.Duration
 	writeTO     time.Duration
@@ -152,14 +198,24 @@ func NewStreamableHTTPHandler(connect ConnectFunc, opts *StreamableHTTPOptions) 
 	if h.idle == 0 {
 		h.idle = 10 * time.Minute
 	}
-	h.maxSessions = h.opts.MaxSessions
-	if h.maxSessions == 0 {
-		h.maxSessions = 10000
+	h.handshake = positiveOr(h.opts.HandshakeTimeout, defaultHandshakeTimeout)
+	if h.idle > 0 && h.handshake > h.idle {
+		h.handshake = h.idle
 	}
+	h.limits = sessionLimits{
+		max:     positiveOr(h.opts.MaxSessions, defaultMaxSessions),
+		perPeer: positiveOr(h.opts.MaxSessionsPerPeer, defaultMaxSessionsPerPeer),
+	}
+	h.maxRequests = positiveOr(h.opts.MaxRequestsPerSession, defaultMaxSessionRequests)
 	h.maxBody = h.opts.MaxBodyBytes
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxMessageSize
 	}
+	h.maxInit = min(positiveOr(h.opts.MaxInitializeBytes, defaultMaxInitializeBytes), h.maxBody)
+	if h.maxInit <= 0 {
+		h.maxInit = h.maxBody
+	}
+	h.bodyTO = positiveOr(h.opts.ReadBodyTimeout, defaultReadBodyTimeout)
 	h.maxEvent = h.opts.MaxEventBytes
 	if h.maxEvent <= 0 {
 		h.maxEvent = DefaultMaxMessageSize
@@ -272,6 +328,7 @@ func (h *StreamableHTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *
 		writeJSONRPCError(w, http.StatusForbidden, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Forbidden: session belongs to another principal")
 		return nil
 	}
+	s.adm.established.Store(true) // a request after initialize: the handshake is over
 	return s
 }
 
@@ -291,6 +348,7 @@ func (h *StreamableHTTPHandler) checkVersion(w http.ResponseWriter, r *http.Requ
 }
 
 func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request) {
+	// What can be judged without the body is judged first.
 	if !accepts(r.Header.Values("Accept"), "application/json") || !accepts(r.Header.Values("Accept"), "text/event-stream") {
 		writeJSONRPCError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
 			"Not Acceptable: the client must accept both application/json and text/event-stream")
@@ -301,37 +359,64 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 			"Unsupported Media Type: Content-Type must be application/json")
 		return
 	}
-	body, err := readSized(http.MaxBytesReader(w, r.Body, h.maxBody), r.ContentLength, readBodyPrealloc)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeJSONRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
-				fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", h.maxBody))
+	var (
+		s     *httpSession
+		a     *admission
+		limit = h.maxBody
+	)
+	switch {
+	case h.opts.Stateless:
+		// MaxSessions bounds the exchanges in progress. Not per peer:
+		// behind a load balancer, where stateless servers usually are,
+		// every client would be one peer.
+		if a = h.reserve(w, r, sessionLimits{max: h.limits.max}); a == nil {
 			return
 		}
-		http.Error(w, "Bad Request: cannot read body", http.StatusBadRequest)
-		return
-	}
-	msg, err := jsonrpc.DecodeOwnedMessage(body) // body is ours alone
-	if err != nil {
-		var de *jsonrpc.DecodeError
-		if errors.As(err, &de) {
-			writeJSONRPCError(w, http.StatusBadRequest, de.ID, de.Err.Code, de.Err.Message)
+		defer h.sessions.release(a)
+	case r.Header.Get(headerSessionID) == "":
+		// It may only carry initialize: its session's slot is taken
+		// before the body is read, so that the bounds on sessions also
+		// bound the handshakes under way, and the body is small. The
+		// session takes the slot over; release gives back a slot still
+		// reserved when the POST ends.
+		if a = h.reserve(w, r, h.limits); a == nil {
 			return
 		}
-		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeParseError, "parse error")
+		defer h.sessions.release(a)
+		limit = h.maxInit
+	default:
+		if s = h.lookup(w, r); s == nil {
+			return
+		}
+		if !s.adm.enter(h.maxRequests) {
+			writeJSONRPCError(w, http.StatusTooManyRequests, jsonrpc.ID{}, jsonrpc.CodeServerOverloaded, "Too Many Requests: too many requests in progress on this session")
+			return
+		}
+		defer s.adm.leave()
+		if r.Header.Get(headerProtocolVersion) != "" {
+			if _, ok := h.checkVersion(w, r); !ok {
+				return
+			}
+		}
+	}
+
+	msg, ok := h.readMessage(w, r, limit)
+	if !ok {
 		return
 	}
-	var msgs []jsonrpc.Message
-	if b, ok := msg.(jsonrpc.Batch); ok {
+	// The message's parts, kept in variables of this frame (passed on
+	// one by one, not in a struct, so that they stay on the stack).
+	var (
+		msgs     []jsonrpc.Message // msg, or the elements of a batch
+		requests []jsonrpc.ID      // the ids of the requests among msgs
+		init     *jsonrpc.Request  // the initialize request among msgs
+	)
+	b, isBatch := msg.(jsonrpc.Batch)
+	if isBatch {
 		msgs = b
 	} else {
 		msgs = []jsonrpc.Message{msg}
 	}
-	var (
-		requests []jsonrpc.ID
-		init     *jsonrpc.Request
-	)
 	for _, m := range msgs {
 		switch m := m.(type) {
 		case *jsonrpc.Request:
@@ -347,69 +432,111 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 			}
 		}
 	}
-	_, isBatch := msg.(jsonrpc.Batch)
 	if init != nil && (isBatch || init.IsNotification()) {
 		writeJSONRPCError(w, http.StatusBadRequest, init.ID, jsonrpc.CodeInvalidRequest, "Bad Request: initialize must be sent alone")
 		return
 	}
 	info := newHTTPRequestInfo(r)
-
-	if h.opts.Stateless {
-		version := defaultHeaderVersion
-		if init == nil {
-			v, ok := h.checkVersion(w, r)
-			if !ok {
-				return
-			}
-			version = v
-		}
-		if isBatch && version != batchVersion {
-			writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: batches are not allowed in protocol version "+version)
-			return
-		}
-		if len(requests) == 0 {
-			// Notifications and responses have no one to go to without a
-			// session; accept and drop them.
-			acceptNoRequests(w, msgs)
-			return
-		}
-		s := h.newSession("", info.Principal, true, version)
-		defer s.terminate(ErrSessionClosed)
-		if err := h.connect(r.Context(), statelessConn{s}); err != nil {
-			h.logger.Error("mcp http: connect failed", "err", err)
-			writeJSONRPCError(w, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.CodeInternalError, "Internal Server Error")
-			return
-		}
-		s.serveExchange(w, r, msg, msgs, requests, info, false)
-		return
+	switch {
+	case h.opts.Stateless:
+		h.serveStateless(w, r, msg, msgs, requests, init, isBatch, info)
+	case s == nil:
+		h.serveInitialize(w, r, a, msg, msgs, requests, init, info)
+	default:
+		h.serveSessionPOST(w, r, s, msg, msgs, requests, isBatch, info)
 	}
+}
 
-	if init != nil && r.Header.Get(headerSessionID) == "" {
-		if h.sessions.full(h.maxSessions) {
-			writeJSONRPCError(w, http.StatusServiceUnavailable, init.ID, jsonrpc.CodeServerOverloaded, "Service Unavailable: too many sessions")
-			return
-		}
-		s := h.newSession(newHTTPSessionID(), info.Principal, false, "")
-		if err := h.connect(r.Context(), s); err != nil {
-			h.logger.Error("mcp http: connect failed", "err", err)
-			writeJSONRPCError(w, http.StatusInternalServerError, init.ID, jsonrpc.CodeInternalError, "Internal Server Error")
-			return
-		}
-		if !s.serveExchange(w, r, msg, msgs, requests, info, true) {
-			s.terminate(ErrSessionClosed)
-		}
-		return
+// readMessage reads and decodes a POST's body of at most limit bytes,
+// answering the request itself and reporting false when it cannot.
+func (h *StreamableHTTPHandler) readMessage(w http.ResponseWriter, r *http.Request, limit int64) (jsonrpc.Message, bool) {
+	body, status, reason := readRequestBody(w, r, limit, h.bodyTO)
+	if status != 0 {
+		writeJSONRPCError(w, status, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, reason)
+		return nil, false
 	}
+	msg, err := h.opts.DecodeLimits.DecodeOwnedMessage(body) // body is ours alone
+	if err != nil {
+		var de *jsonrpc.DecodeError
+		if errors.As(err, &de) {
+			writeJSONRPCError(w, http.StatusBadRequest, de.ID, de.Err.Code, de.Err.Message)
+			return nil, false
+		}
+		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeParseError, "parse error")
+		return nil, false
+	}
+	return msg, true
+}
 
-	s := h.lookup(w, r)
-	if s == nil {
-		return
+// reserve takes a session slot for r's peer, evicting as lim requires, or
+// refuses r and returns nil.
+func (h *StreamableHTTPHandler) reserve(w http.ResponseWriter, r *http.Request, lim sessionLimits) *admission {
+	peer, auth := peerOf(r)
+	a, evicted, status := h.sessions.reserve(peer, auth, lim)
+	for _, s := range evicted {
+		h.logger.Debug("mcp http: session evicted", "session", s.id)
+		s.terminate(ErrSessionEvicted)
 	}
+	switch status {
+	case http.StatusTooManyRequests:
+		writeJSONRPCError(w, status, jsonrpc.ID{}, jsonrpc.CodeServerOverloaded, "Too Many Requests: too many sessions for this client")
+	case http.StatusServiceUnavailable:
+		writeJSONRPCError(w, status, jsonrpc.ID{}, jsonrpc.CodeServerOverloaded, "Service Unavailable: too many sessions")
+	}
+	return a
+}
+
+func (h *StreamableHTTPHandler) serveStateless(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message, msgs []jsonrpc.Message, requests []jsonrpc.ID, init *jsonrpc.Request, isBatch bool, info *HTTPRequestInfo) {
+	version := defaultHeaderVersion
 	if init == nil {
-		if _, ok := h.checkVersion(w, r); !ok {
+		v, ok := h.checkVersion(w, r)
+		if !ok {
 			return
 		}
+		version = v
 	}
+	if isBatch && version != batchVersion {
+		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: batches are not allowed in protocol version "+version)
+		return
+	}
+	if len(requests) == 0 {
+		// Notifications and responses have no one to go to without a
+		// session; accept and drop them.
+		acceptNoRequests(w, msgs)
+		return
+	}
+	s := h.newSession("", info.Principal, true, version, nil)
+	defer s.terminate(ErrSessionClosed)
+	if err := h.connect(r.Context(), statelessConn{s}); err != nil {
+		h.logger.Error("mcp http: connect failed", "err", err)
+		writeJSONRPCError(w, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.CodeInternalError, "Internal Server Error")
+		return
+	}
+	s.serveExchange(w, r, msg, msgs, requests, info, false)
+}
+
+// serveInitialize serves a POST without a session ID, which must carry
+// initialize, for which a slot was reserved.
+func (h *StreamableHTTPHandler) serveInitialize(w http.ResponseWriter, r *http.Request, a *admission, msg jsonrpc.Message, msgs []jsonrpc.Message, requests []jsonrpc.ID, init *jsonrpc.Request, info *HTTPRequestInfo) {
+	if init == nil {
+		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: missing Mcp-Session-Id header")
+		return
+	}
+	s := h.newSession(newHTTPSessionID(), info.Principal, false, "", a) // s owns the slot now
+	if err := h.connect(r.Context(), s); err != nil {
+		h.logger.Error("mcp http: connect failed", "err", err)
+		s.Close()
+		writeJSONRPCError(w, http.StatusInternalServerError, init.ID, jsonrpc.CodeInternalError, "Internal Server Error")
+		return
+	}
+	if !s.serveExchange(w, r, msg, msgs, requests, info, true) {
+		s.terminate(ErrSessionClosed)
+	}
+}
+
+// serveSessionPOST serves a POST naming a session, whose protocol version
+// header was checked before the body was read.
+func (h *StreamableHTTPHandler) serveSessionPOST(w http.ResponseWriter, r *http.Request, s *httpSession, msg jsonrpc.Message, msgs []jsonrpc.Message, requests []jsonrpc.ID, isBatch bool, info *HTTPRequestInfo) {
 	// Batches are the negotiated revision's to allow, whatever the header
 	// says: the connection refuses them by the same rule.
 	if version := s.protocolVersion(); isBatch && version != batchVersion {
@@ -444,6 +571,11 @@ func (h *StreamableHTTPHandler) serveGET(w http.ResponseWriter, r *http.Request)
 	if s == nil {
 		return
 	}
+	if !s.adm.enter(h.maxRequests) {
+		writeJSONRPCError(w, http.StatusTooManyRequests, jsonrpc.ID{}, jsonrpc.CodeServerOverloaded, "Too Many Requests: too many requests in progress on this session")
+		return
+	}
+	defer s.adm.leave()
 	if _, ok := h.checkVersion(w, r); !ok {
 		return
 	}
@@ -471,13 +603,18 @@ func (h *StreamableHTTPHandler) serveDELETE(w http.ResponseWriter, r *http.Reque
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// register makes the session, whose slot was reserved before its
+// initialize was read, one of the open sessions.
 func (h *StreamableHTTPHandler) register(s *httpSession) {
-	h.sessions.add(s.id, s, 0) // MaxSessions was checked before initialize
+	if !h.sessions.promote(s.id, s) {
+		// The handler closed meanwhile: the session is over.
+		go s.terminate(ErrSessionClosed)
+	}
 }
 
 func (h *StreamableHTTPHandler) forget(s *httpSession) {
-	if s.id != "" {
-		h.sessions.remove(s.id, s)
+	if s.adm != nil {
+		h.sessions.drop(s)
 	}
 }
 

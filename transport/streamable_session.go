@@ -29,6 +29,7 @@ type httpSession struct {
 	id        string // "" in stateless mode
 	principal string
 	stateless bool
+	adm       *admission // the session's slot in the table; nil when stateless
 
 	pushEnd
 
@@ -49,12 +50,13 @@ type httpSession struct {
 	delivering atomic.Pointer[httpStream]
 }
 
-func (h *StreamableHTTPHandler) newSession(id, principal string, stateless bool, version string) *httpSession {
+func (h *StreamableHTTPHandler) newSession(id, principal string, stateless bool, version string, adm *admission) *httpSession {
 	return &httpSession{
 		h:         h,
 		id:        id,
 		principal: principal,
 		stateless: stateless,
+		adm:       adm,
 		version:   version,
 		pushEnd:   newPushEnd(),
 		routes:    make(map[jsonrpc.ID]*httpStream),
@@ -69,6 +71,8 @@ func (c statelessConn) ProtocolVersion() string { return c.protocolVersion() }
 
 // SessionID implements [SessionConn].
 func (s *httpSession) SessionID() string { return s.id }
+
+func (s *httpSession) admissionOf() *admission { return s.adm }
 
 // deliver passes a message (perhaps a batch) to the connection, reporting
 // false when the session is closed. st is the exchange answering m, or
@@ -184,6 +188,7 @@ func (s *httpSession) terminate(reason error) {
 func (s *httpSession) acquire() {
 	s.mu.Lock()
 	s.active++
+	s.adm.markBusy()
 	if s.idleTimer != nil {
 		s.idleTimer.Stop()
 	}
@@ -198,21 +203,31 @@ func (s *httpSession) release() {
 }
 
 // armIdleLocked starts (or restarts) the idle timer when the session has
-// no HTTP request open. Requests in flight do not count: one that cannot
-// be resumed has its POST open until it is answered, and the client of
-// one that can has to come back for its answer (resuming, or polling
-// again after the retry interval), so a session whose client stays away
-// for the whole timeout has lost it, whatever its handlers still do. The
-// timer holds no goroutine while it waits.
+// no HTTP request open: the handshake timeout until the client sends
+// something after initialize, the idle timeout then. Requests in flight do
+// not count: one that cannot be resumed has its POST open until it is
+// answered, and the client of one that can has to come back for its
+// answer (resuming, or polling again after the retry interval), so a
+// session whose client stays away for the whole timeout has lost it,
+// whatever its handlers still do. The timer holds no goroutine while it
+// waits.
 func (s *httpSession) armIdleLocked() {
-	if s.closed || s.id == "" || s.h.idle < 0 || s.active > 0 {
+	if s.closed || s.id == "" || s.active > 0 {
+		return
+	}
+	s.adm.markIdle() // for eviction
+	d := s.h.idle
+	if s.h.handshake > 0 && !s.adm.established.Load() {
+		d = s.h.handshake
+	}
+	if d < 0 {
 		return
 	}
 	if s.idleTimer == nil {
-		s.idleTimer = time.AfterFunc(s.h.idle, s.idleExpired)
+		s.idleTimer = time.AfterFunc(d, s.idleExpired)
 		return
 	}
-	s.idleTimer.Reset(s.h.idle)
+	s.idleTimer.Reset(d)
 }
 
 func (s *httpSession) idleExpired() {
@@ -221,7 +236,11 @@ func (s *httpSession) idleExpired() {
 	s.mu.Unlock()
 	if !busy {
 		s.h.logger.Debug("mcp http: session idle; closing", "session", s.id)
-		s.terminate(ErrSessionIdle)
+		reason := ErrSessionIdle
+		if !s.adm.established.Load() {
+			reason = ErrHandshakeTimeout
+		}
+		s.terminate(reason)
 	}
 }
 
@@ -268,6 +287,7 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 	}
 	st.pending = distinct
 	s.active++
+	s.adm.markBusy()
 	if s.idleTimer != nil {
 		s.idleTimer.Stop()
 	}

@@ -1,0 +1,396 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Admission control of the HTTP servers: the session table with its
+// bounds (MaxSessions, MaxSessionsPerPeer) and evictions, and the reading
+// of request bodies bounded in size and time.
+
+// ErrSessionEvicted is the reason a server-side HTTP session's connection
+// reports when it was closed, idle, to make room for a new session: its
+// peer had opened MaxSessionsPerPeer sessions, or the table was full and
+// it was the longest-idle session without credentials.
+var ErrSessionEvicted = errors.New("transport: HTTP session evicted for a new one")
+
+// ErrHandshakeTimeout is the reason a server-side HTTP session's
+// connection reports when its client sent nothing after initialize within
+// the handshake timeout. It is an idle timeout too: errors.Is matches it
+// with [ErrSessionIdle].
+var ErrHandshakeTimeout = fmt.Errorf("%w: nothing sent after initialize", ErrSessionIdle)
+
+// Defaults of the admission bounds shared by the HTTP handlers.
+const (
+	defaultMaxSessions        = 10000
+	defaultMaxSessionsPerPeer = 100
+	defaultHandshakeTimeout   = 30 * time.Second
+	defaultReadBodyTimeout    = 30 * time.Second
+	defaultMaxInitializeBytes = 1 << 20
+	defaultMaxSessionRequests = 128
+)
+
+// positiveOr returns n when positive, def when zero, and 0 (no bound)
+// when negative.
+func positiveOr[T int | int64 | time.Duration](n, def T) T {
+	switch {
+	case n == 0:
+		return def
+	case n < 0:
+		return 0
+	}
+	return n
+}
+
+// admission is what the session table knows of a session: who opened it
+// and whether it is idle, readable without the session's lock (the table's
+// lock comes last in the lock order).
+type admission struct {
+	peer string // see peerOf
+	auth bool   // the client presented credentials
+
+	// Guarded by the table's mu.
+	state slotState
+	id    string // the live entry's key
+
+	idleSince   atomic.Int64 // UnixNano when the session last went idle; 0 while busy
+	established atomic.Bool  // the client sent something after initialize
+	requests    atomic.Int32 // HTTP requests in progress on the session
+}
+
+type slotState uint8
+
+const (
+	slotFree     slotState = iota // not counted
+	slotReserved                  // counted; the session is starting
+	slotLive                      // counted and in the table
+)
+
+// markIdle records that the session has nothing going on from now.
+func (a *admission) markIdle() {
+	if a != nil {
+		a.idleSince.Store(time.Now().UnixNano())
+	}
+}
+
+// markBusy records that the session has work in progress.
+func (a *admission) markBusy() {
+	if a != nil {
+		a.idleSince.Store(0)
+	}
+}
+
+// enter counts an HTTP request on the session, unless max (when
+// positive) are in progress already; it reports whether it did.
+func (a *admission) enter(max int) bool {
+	if n := a.requests.Add(1); max > 0 && int(n) > max {
+		a.requests.Add(-1)
+		return false
+	}
+	return true
+}
+
+// leave ends what enter began.
+func (a *admission) leave() { a.requests.Add(-1) }
+
+// peerOf returns the key a request's sessions are counted under for the
+// per-peer bound, and whether it carries credentials: the principal when
+// authenticated, else the remote IP address, an IPv6 address by its /64
+// prefix (what one subscriber usually holds). A loopback address gives
+// "", not counted: the peer is the local machine, or a reverse proxy on
+// it that every client would share.
+func peerOf(r *http.Request) (key string, auth bool) {
+	if p := PrincipalFromContext(r.Context()); p != "" {
+		return "principal " + p, true
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return "addr " + host, false
+	}
+	addr = addr.Unmap().WithZone("")
+	if addr.IsLoopback() {
+		return "", false
+	}
+	if addr.Is6() {
+		p, _ := addr.Prefix(64)
+		return "addr " + p.String(), false
+	}
+	return "addr " + addr.String(), false
+}
+
+// sessionLimits are a table's bounds; zero means none.
+type sessionLimits struct {
+	max, perPeer int
+}
+
+// tableSession is what a sessionSet holds.
+type tableSession interface {
+	comparable
+	terminate(error)
+	admissionOf() *admission
+}
+
+// sessionSet is a server-side HTTP handler's table of open sessions. A
+// session takes a slot (reserve) before its first request is read, so
+// that the bounds hold however many start at once; the slot becomes a
+// live entry (promote) when initialize succeeds, or is given back
+// (drop).
+type sessionSet[S tableSession] struct {
+	mu     sync.Mutex
+	m      map[string]S
+	n      int // live and reserved slots
+	peers  map[string]*peerSessions[S]
+	closed bool // the handler is closed: no new sessions
+}
+
+// peerSessions are one peer's slots.
+type peerSessions[S tableSession] struct {
+	n    int // live and reserved
+	live []S
+}
+
+// reserve takes a slot for a new session of peer. When the peer holds
+// lim.perPeer slots, its longest-idle session is evicted; when the table
+// holds lim.max, the longest-idle session without credentials is. It
+// returns the evicted sessions, which the caller must terminate with
+// ErrSessionEvicted, or, when it cannot make room, the status to refuse
+// with: 429 for the peer's bound, 503 for the table's.
+func (t *sessionSet[S]) reserve(peer string, auth bool, lim sessionLimits) (a *admission, evicted []S, status int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, nil, http.StatusServiceUnavailable
+	}
+	ps := t.peers[peer]
+	if lim.perPeer > 0 && ps != nil && ps.n >= lim.perPeer {
+		// ps is nil for the uncounted peer "".
+		v, ok := pickVictim(slices.Values(ps.live), false)
+		if !ok {
+			return nil, nil, http.StatusTooManyRequests
+		}
+		t.removeLocked(v)
+		evicted = append(evicted, v)
+	}
+	if lim.max > 0 && t.n >= lim.max {
+		v, ok := pickVictim(maps.Values(t.m), true)
+		if !ok {
+			return nil, evicted, http.StatusServiceUnavailable
+		}
+		t.removeLocked(v)
+		evicted = append(evicted, v)
+	}
+	a = &admission{peer: peer, auth: auth, state: slotReserved}
+	a.markIdle()
+	t.n++
+	if peer != "" {
+		if t.peers == nil {
+			t.peers = make(map[string]*peerSessions[S])
+		}
+		if ps = t.peers[peer]; ps == nil {
+			ps = &peerSessions[S]{}
+			t.peers[peer] = ps
+		}
+		ps.n++
+	}
+	return a, evicted, 0
+}
+
+// pickVictim returns the session to evict among all: an idle one, those
+// that never got past the handshake first, then the longest idle; with
+// anonymous, only sessions without credentials.
+func pickVictim[S tableSession](all iter.Seq[S], anonymous bool) (S, bool) {
+	var (
+		best      S
+		bestIdle  int64
+		bestEstab bool
+		found     bool
+	)
+	for s := range all {
+		a := s.admissionOf()
+		idle := a.idleSince.Load()
+		if idle == 0 || (anonymous && a.auth) {
+			continue
+		}
+		estab := a.established.Load()
+		if !found || (!estab && bestEstab) || (estab == bestEstab && idle < bestIdle) {
+			best, bestIdle, bestEstab, found = s, idle, estab, true
+		}
+	}
+	return best, found
+}
+
+// promote makes a's reserved slot the live entry id of s, reporting false
+// when the slot was given back or the table closed meanwhile.
+func (t *sessionSet[S]) promote(id string, s S) bool {
+	a := s.admissionOf()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if a.state != slotReserved || t.closed {
+		return false
+	}
+	if t.m == nil {
+		t.m = make(map[string]S)
+	}
+	t.m[id] = s
+	a.state, a.id = slotLive, id
+	if ps := t.peers[a.peer]; ps != nil {
+		ps.live = append(ps.live, s)
+	}
+	return true
+}
+
+// release gives back a reserved slot that never became a session entry.
+func (t *sessionSet[S]) release(a *admission) {
+	if a == nil {
+		return
+	}
+	t.mu.Lock()
+	if a.state == slotReserved {
+		t.freeLocked(a)
+	}
+	t.mu.Unlock()
+}
+
+// drop forgets s, live or still reserved.
+func (t *sessionSet[S]) drop(s S) {
+	a := s.admissionOf()
+	if a == nil {
+		return
+	}
+	t.mu.Lock()
+	switch a.state {
+	case slotLive:
+		t.removeLocked(s)
+	case slotReserved:
+		t.freeLocked(a)
+	}
+	t.mu.Unlock()
+}
+
+// removeLocked removes the live session s.
+func (t *sessionSet[S]) removeLocked(s S) {
+	a := s.admissionOf()
+	if cur, ok := t.m[a.id]; ok && cur == s {
+		delete(t.m, a.id)
+	}
+	if ps := t.peers[a.peer]; ps != nil {
+		if i := slices.Index(ps.live, s); i >= 0 {
+			last := len(ps.live) - 1
+			ps.live[i] = ps.live[last]
+			var zero S
+			ps.live[last] = zero
+			ps.live = ps.live[:last]
+		}
+	}
+	t.freeLocked(a)
+}
+
+// freeLocked gives back a's slot.
+func (t *sessionSet[S]) freeLocked(a *admission) {
+	a.state = slotFree
+	t.n--
+	if ps := t.peers[a.peer]; ps != nil {
+		if ps.n--; ps.n <= 0 {
+			delete(t.peers, a.peer)
+		}
+	}
+}
+
+func (t *sessionSet[S]) lookup(id string) (S, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, ok := t.m[id]
+	return s, ok
+}
+
+func (t *sessionSet[S]) ids() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ids := make([]string, 0, len(t.m))
+	for id := range t.m {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// closeOne terminates the session id, reporting whether it existed.
+func (t *sessionSet[S]) closeOne(id string) bool {
+	s, ok := t.lookup(id)
+	if ok {
+		s.terminate(ErrSessionClosed)
+	}
+	return ok
+}
+
+// closeAll refuses new sessions and terminates the open ones.
+func (t *sessionSet[S]) closeAll() {
+	t.mu.Lock()
+	t.closed = true
+	all := make([]S, 0, len(t.m))
+	for _, s := range t.m {
+		all = append(all, s)
+	}
+	t.mu.Unlock()
+	for _, s := range all {
+		s.terminate(ErrSessionClosed)
+	}
+}
+
+// readRequestBody reads r's body, bounded in size by limit and, when timeout is
+// positive, in time by a read deadline on the connection (shortened to
+// the http.Server's ReadTimeout when that is shorter), lifted once the
+// body is in so that a response stream may outlive it. When it cannot,
+// it returns the status and reason to refuse the request with: 413 past
+// limit (at once when the announced length is), 408 past the deadline,
+// 400 when reading fails otherwise.
+func readRequestBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration) ([]byte, int, string) {
+	if r.ContentLength > limit {
+		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", limit)
+	}
+	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.ReadTimeout > 0 && (timeout <= 0 || srv.ReadTimeout < timeout) {
+		timeout = srv.ReadTimeout
+	}
+	var rc *http.ResponseController
+	if timeout > 0 {
+		rc = http.NewResponseController(w)
+		if rc.SetReadDeadline(time.Now().Add(timeout)) != nil {
+			rc = nil // not supported: the server's own timeouts apply
+		}
+	}
+	size := r.ContentLength
+	if size < 0 {
+		size = limit // unannounced: grow toward the limit, fourfold
+	}
+	body, err := readSized(http.MaxBytesReader(w, r.Body, limit), size, readBodyPrealloc)
+	if rc != nil {
+		rc.SetReadDeadline(time.Time{})
+	}
+	if err != nil {
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", limit)
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			w.Header().Set("Connection", "close")
+			return nil, http.StatusRequestTimeout, "Request Timeout: the body did not arrive in time"
+		}
+		return nil, http.StatusBadRequest, "Bad Request: cannot read body"
+	}
+	return body, 0, ""
+}
