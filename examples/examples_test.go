@@ -4,7 +4,10 @@ package examples
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,5 +118,56 @@ func TestClientAgainstHTTPServer(t *testing.T) {
 				t.Errorf("stdio-client -url %s output lacks %q:\n%s", url, w, out)
 			}
 		}
+	}
+}
+
+// TestStdioServerAnswersAtEndOfInput writes a pipelined session to the
+// stdio server and closes its standard input at once, as a client that
+// has nothing more to send does: every request is still answered before
+// the server exits.
+func TestStdioServerAnswersAtEndOfInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds binaries")
+	}
+	server := build(t, t.TempDir(), "./stdio-server")
+	var in strings.Builder
+	in.WriteString(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+	want := map[string]bool{`"init"`: true, `"list"`: true, `"call"`: true}
+	for i := range 10 {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`+"\n", i)
+		want[fmt.Sprint(i)] = true
+	}
+	in.WriteString(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}` + "\n")
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, server)
+	cmd.Stdin = strings.NewReader(in.String()) // then end of input
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("server: %v", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("output line %q: %v", sc.Text(), err)
+		}
+		if m.ID == nil {
+			continue // a notification
+		}
+		if m.Result == nil {
+			t.Errorf("request %s: %s", m.ID, sc.Text())
+		}
+		delete(want, string(m.ID))
+	}
+	if len(want) > 0 {
+		t.Errorf("%d requests not answered (%v); output:\n%s", len(want), want, out)
 	}
 }
