@@ -27,6 +27,10 @@ const DefaultTerminateDuration = 5 * time.Second
 // it is set to the grace period, so that a grandchild holding the server's
 // standard error open cannot stall shutdown.
 //
+// The connection implements [HalfCloser]: CloseWrite closes the server's
+// standard input, which tells it that no more requests will come, while
+// its answers can still be read.
+//
 // Read returns io.EOF once the server closes its standard output, normally
 // by exiting. (A grandchild that inherited it can keep it open; Close
 // still ends the Read.) The connection keeps one goroutine waiting for the
@@ -119,6 +123,7 @@ func (t *CommandTransport) Connect(ctx context.Context) (Conn, error) {
 	p := &process{cmd: cmd, stdin: inW, stdout: outR, grace: grace, exited: make(chan struct{})}
 	go p.wait()
 	p.lineConn = newLineConn(outR, inW, limit, p.shutdown)
+	p.lineConn.closeWriteFn = inW.Close
 	return p, nil
 }
 

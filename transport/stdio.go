@@ -84,6 +84,10 @@ func newStdioConn(r io.Reader, w io.Writer, limit int) *lineConn {
 // the same value). Close unblocks a pending Read or Write only if closing
 // the reader or writer does, as it does for io.Pipe, os.Pipe and net.Conn;
 // for os.Stdin use [StdioTransport].
+//
+// The connection implements [HalfCloser]: CloseWrite calls Writer's
+// CloseWrite method if it has one (as *net.TCPConn does), or else closes
+// Writer if it is an io.Closer other than Reader; otherwise it fails.
 type IOTransport struct {
 	// Reader supplies incoming messages. Required.
 	Reader io.Reader
@@ -113,7 +117,26 @@ func (t *IOTransport) Connect(ctx context.Context) (Conn, error) {
 		return nil, errConnected
 	}
 	r, w := t.Reader, t.Writer
-	return newLineConn(r, w, limit, func() error { return closeBoth(r, w) }), nil
+	c := newLineConn(r, w, limit, func() error { return closeBoth(r, w) })
+	c.closeWriteFn = closeWriter(r, w)
+	return c, nil
+}
+
+// closeWriter returns the function that closes w alone, or nil if w
+// cannot be closed without r: w's CloseWrite method if it has one (as a
+// *net.TCPConn does), else its Close when it is not the same value as r.
+func closeWriter(r io.Reader, w io.Writer) func() error {
+	if cw, ok := w.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite
+	}
+	wc, ok := w.(io.Closer)
+	if !ok {
+		return nil
+	}
+	if rc, ok := r.(io.Closer); ok && sameValue(rc, wc) {
+		return nil
+	}
+	return wc.Close
 }
 
 // closeBoth closes r and w where they are closers, w only if it is not the
