@@ -37,6 +37,8 @@ func TestMain(m *testing.M) {
 //	linger   sends a "ready" notification, reads until end of input, then
 //	         keeps running (SIGTERM's default action ends it)
 //	stubborn like linger, but ignores SIGTERM first, so only SIGKILL ends it
+//	die3     reads one message, writes 8 KiB and then "fatal: out of
+//	         cheese" to standard error, and exits with status 3
 func runHelper(mode string) int {
 	if mode == "stubborn" {
 		signal.Ignore(syscall.SIGTERM)
@@ -51,6 +53,12 @@ func runHelper(mode string) int {
 		if err := conn.Write(ctx, &jsonrpc.Request{Method: "ready"}); err != nil {
 			return 1
 		}
+	}
+	if mode == "die3" {
+		conn.Read(ctx)
+		os.Stderr.WriteString(strings.Repeat("filler line\n", 8<<10/12))
+		os.Stderr.WriteString("fatal: out of cheese\n")
+		return 3
 	}
 	for {
 		m, err := conn.Read(ctx)
