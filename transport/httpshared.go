@@ -127,7 +127,7 @@ func (t *sessionSet[S]) ids() []string {
 func (t *sessionSet[S]) closeOne(id string) bool {
 	s, ok := t.lookup(id)
 	if ok {
-		s.terminate(ErrSessionClosed)
+		s.terminate(ErrSessionTerminated)
 	}
 	return ok
 }
@@ -142,7 +142,7 @@ func (t *sessionSet[S]) closeAll() {
 	}
 	t.mu.Unlock()
 	for _, s := range all {
-		s.terminate(ErrSessionClosed)
+		s.terminate(ErrSessionTerminated)
 	}
 }
 
