@@ -39,6 +39,8 @@ func TestMain(m *testing.M) {
 //	stubborn like linger, but ignores SIGTERM first, so only SIGKILL ends it
 //	die3     reads one message, writes 8 KiB and then "fatal: out of
 //	         cheese" to standard error, and exits with status 3
+//	bigstdio serves a jsonrpc.Conn with a 50ms drain timeout, answering
+//	         every request with a 1 MiB result, and exits 0 once it ends
 func runHelper(mode string) int {
 	if mode == "stubborn" {
 		signal.Ignore(syscall.SIGTERM)
@@ -53,6 +55,18 @@ func runHelper(mode string) int {
 		if err := conn.Write(ctx, &jsonrpc.Request{Method: "ready"}); err != nil {
 			return 1
 		}
+	}
+	if mode == "bigstdio" {
+		big := jsontext.Value(`"` + strings.Repeat("x", 1<<20) + `"`)
+		c := jsonrpc.NewConn(conn, &jsonrpc.ConnOptions{
+			DrainTimeout: 50 * time.Millisecond,
+			Handler: jsonrpc.HandlerFunc(func(context.Context, *jsonrpc.Request) (any, error) {
+				return big, nil
+			}),
+		})
+		c.Start()
+		c.Wait()
+		return 0
 	}
 	if mode == "die3" {
 		conn.Read(ctx)

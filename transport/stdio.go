@@ -30,10 +30,15 @@ import (
 // descriptor 0 that the runtime poller serves. Elsewhere, a read of
 // os.Stdin already under way cannot be interrupted, so it runs in a
 // background goroutine that finishes when input arrives or ends, and its
-// data is dropped. A Write blocked because the client stopped reading stays
-// blocked until the client reads or exits; once the client has closed its
-// end, a write raises SIGPIPE, which ends the program unless it handles
-// that signal (see os/signal).
+// data is dropped.
+//
+// On Linux, standard output is written the same way, with blocking
+// system calls of at most 4 KiB, each once ppoll(2) reports room, so Close
+// also ends a Write blocked because the client stopped reading, and a
+// Write after the client closed its end fails with EPIPE. Elsewhere such
+// a Write stays blocked until the client reads or exits, and once the
+// client has closed its end, a write raises SIGPIPE, which ends the
+// program unless it handles that signal (see os/signal).
 type StdioTransport struct {
 	// MaxMessageSize bounds an incoming message, in bytes; zero means
 	// DefaultMaxMessageSize. Negative values are rejected by Connect.
@@ -54,24 +59,30 @@ func (t *StdioTransport) Connect(ctx context.Context) (Conn, error) {
 	if !t.connected.CompareAndSwap(false, true) {
 		return nil, errConnected
 	}
-	if r, closeFn, blocking := stdinReader(); r != nil {
+	var w io.Writer = os.Stdout
+	closeW := func() error { return nil }
+	if pw, closeFn := stdoutWriter(); pw != nil {
+		// Close interrupts a write under way.
+		w, closeW = pw, closeFn
+	}
+	if r, closeR, blocking := stdinReader(); r != nil {
 		// Close interrupts a read under way.
-		c := newLineConn(r, os.Stdout, limit, closeFn)
+		c := newLineConn(r, w, limit, func() error { return errors.Join(closeR(), closeW()) })
 		if blocking {
 			return inlineLineConn{c}, nil
 		}
 		return c, nil
 	}
-	return newStdioConn(os.Stdin, os.Stdout, limit), nil
+	return newStdioConn(os.Stdin, w, limit, closeW), nil
 }
 
 // newStdioConn returns a connection reading r through a detachedReader and
-// writing w, closing neither.
-func newStdioConn(r io.Reader, w io.Writer, limit int) *lineConn {
+// writing w, closing neither; closeW is called by Close.
+func newStdioConn(r io.Reader, w io.Writer, limit int, closeW func() error) *lineConn {
 	dr := newDetachedReader(r)
 	return newLineConn(dr, w, limit, func() error {
 		dr.close()
-		return nil
+		return closeW()
 	})
 }
 
