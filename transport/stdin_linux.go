@@ -2,6 +2,7 @@ package transport
 
 import (
 	"io"
+	"os"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -27,12 +28,36 @@ func stdinReader() (r io.Reader, closeFn func() error, blocking bool) {
 }
 
 // stdoutWriter returns standard output as a writer that its close
-// function interrupts, or nil where that cannot be arranged.
+// function interrupts, or nil where that cannot be arranged (or is not
+// needed).
 //
-// On Linux it is a pollWriter on descriptor 1, left in the mode it has,
-// so that a write waiting for a client that stopped reading ends when the
-// connection closes instead of holding its goroutine for good.
+// On Linux, where standard output is a pipe (as under an MCP client), it
+// is a new open file of that pipe, opened through /proc/self/fd/1 in
+// non-blocking mode for the runtime's poller: the mode belongs to the new
+// open file only, so descriptor 1 and whoever shares it are unaffected,
+// and a write costs what a write to os.Stdout does. Where that open fails,
+// or standard output is another kind of file that can block (a terminal,
+// a socket), it is a pollWriter on descriptor 1. A regular file never
+// makes a write wait, so it is written directly. Either way a write
+// waiting for a client that stopped reading ends when the connection
+// closes, instead of holding its goroutine for good.
 func stdoutWriter() (w io.Writer, closeFn func() error) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(syscall.Stdout, &st); err != nil {
+		return nil, nil
+	}
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFREG:
+		return nil, nil
+	case syscall.S_IFIFO:
+		// O_NONBLOCK also makes the open fail at once, with ENXIO,
+		// rather than wait when the pipe has no reader.
+		fd, err := syscall.Open("/proc/self/fd/1", syscall.O_WRONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err == nil {
+			f := os.NewFile(uintptr(fd), "/dev/stdout")
+			return f, f.Close
+		}
+	}
 	pw, err := newPollWriter(syscall.Stdout)
 	if err != nil {
 		return nil, nil

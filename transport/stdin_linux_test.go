@@ -171,36 +171,57 @@ func (r fdReader) Read(b []byte) (int, error) { return syscall.Read(int(r), b) }
 // writes wait for room that never comes, and it must still end once its
 // drain timeout passes instead of waiting forever.
 func TestStdioServerEndsWhenClientStopsReading(t *testing.T) {
-	checkLeaks(t)
-	cmd := helperCommand(t, "bigstdio")
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name   string
+		stdout func(t *testing.T) (ours, theirs *os.File)
+	}{
+		{"pipe", func(t *testing.T) (*os.File, *os.File) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r, w
+		}},
+		// Not a pipe: written through a pollWriter.
+		{"socket", func(t *testing.T) (*os.File, *os.File) {
+			fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return os.NewFile(uintptr(fds[0]), "ours"), os.NewFile(uintptr(fds[1]), "theirs")
+		}},
 	}
-	defer outR.Close() // open until the end: the server's writes wait
-	cmd.Stdout = outW
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	outW.Close()
-	for i := range 3 {
-		fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%d,"method":"big"}`+"\n", i)
-	}
-	in.Close()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("server: %v", err)
-		}
-	case <-time.After(20 * time.Second): // far beyond the helper's 50ms drain
-		cmd.Process.Kill()
-		<-exited
-		t.Fatal("the server did not exit")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkLeaks(t)
+			cmd := helperCommand(t, "bigstdio")
+			ours, theirs := tt.stdout(t)
+			defer ours.Close() // open until the end: the server's writes wait
+			cmd.Stdout = theirs
+			in, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			theirs.Close()
+			for i := range 3 {
+				fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%d,"method":"big"}`+"\n", i)
+			}
+			in.Close()
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			select {
+			case err := <-exited:
+				if err != nil {
+					t.Errorf("server: %v", err)
+				}
+			case <-time.After(20 * time.Second): // far beyond the helper's 50ms drain
+				cmd.Process.Kill()
+				<-exited
+				t.Fatal("the server did not exit")
+			}
+		})
 	}
 }

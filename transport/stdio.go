@@ -32,10 +32,14 @@ import (
 // background goroutine that finishes when input arrives or ends, and its
 // data is dropped.
 //
-// On Linux, standard output is written the same way, with blocking
-// system calls of at most 4 KiB, each once ppoll(2) reports room, so Close
-// also ends a Write blocked because the client stopped reading, and a
-// Write after the client closed its end fails with EPIPE. Elsewhere such
+// On Linux, when standard output is a pipe, it is written through a new
+// open file of that pipe in non-blocking mode (opened through
+// /proc/self/fd/1, so descriptor 1 keeps its mode), which the runtime
+// poller serves; a terminal or socket is written like standard input is
+// read, with blocking system calls of at most 4 KiB, each once ppoll(2)
+// reports room. So Close also ends a Write blocked because the client
+// stopped reading, and a Write after the client closed its end fails
+// with EPIPE. Elsewhere such
 // a Write stays blocked until the client reads or exits, and once the
 // client has closed its end, a write raises SIGPIPE, which ends the
 // program unless it handles that signal (see os/signal).
