@@ -84,9 +84,11 @@ func (e *ExitError) Unwrap() error { return e.Err }
 // its answers can still be read.
 //
 // Read returns io.EOF once the server closes its standard output, normally
-// by exiting. (A grandchild that inherited it can keep it open; Close
-// still ends the Read.) The connection keeps one goroutine waiting for the
-// server process until it exits.
+// by exiting, or an [*ExitError] if the server failed: to tell which, Read
+// waits up to the grace period for the server to exit once its output
+// ends. (A grandchild that inherited the server's standard output can
+// keep it open; Close still ends the Read.) The connection keeps one
+// goroutine waiting for the server process until it exits.
 //
 // Close shuts the server down the way MCP prescribes, and never blocks for
 // more than about three grace periods:
