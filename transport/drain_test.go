@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -155,5 +156,51 @@ func TestClientGetsAnswersBeforeEndOfInput(t *testing.T) {
 	}
 	if err := client.Wait(); err != io.EOF {
 		t.Errorf("client ended with %v, want io.EOF", err)
+	}
+}
+
+// TestCloseWithPeerNotReading checks that a server whose peer sends
+// requests with large answers and never reads them still closes, and
+// its handlers end, once Close is called.
+func TestCloseWithPeerNotReading(t *testing.T) {
+	for _, tt := range halfClosePairs {
+		t.Run(tt.name, func(t *testing.T) {
+			checkLeaks(t)
+			client, server := tt.pair(t)
+			ctx := context.Background()
+			big := make([]byte, 256<<10)
+			for i := range big {
+				big[i] = 'x'
+			}
+			result := append(append([]byte(`"`), big...), '"')
+			const n = 80 // more than the in-memory buffer holds
+			answered := make(chan struct{}, n)
+			srv := jsonrpc.NewConn(server, &jsonrpc.ConnOptions{Handler: jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+				defer func() { answered <- struct{}{} }()
+				return result, nil
+			})})
+			srv.Start()
+			go func() {
+				for i := range n {
+					if client.Write(ctx, request(int64(i), "big", "")) != nil {
+						return
+					}
+				}
+			}()
+			for range n {
+				<-answered // every handler has returned; their writes wait
+			}
+			closed := make(chan struct{})
+			go func() {
+				srv.Close()
+				srv.Wait()
+				close(closed)
+			}()
+			select {
+			case <-closed:
+			case <-time.After(20 * time.Second):
+				t.Fatal("Close and Wait did not return")
+			}
+		})
 	}
 }
