@@ -93,7 +93,8 @@ type ConnOptions struct {
 	// waiting for the peer fail at once, since no answer can come. Once
 	// the timeout passes, the remaining handlers' contexts are cancelled
 	// and the connection shuts down. Zero means [DefaultDrainTimeout]; a
-	// negative value shuts down at once.
+	// negative value shuts down at once. It applies to streams the
+	// connection reads; a [PushStream]'s end shuts it down at once.
 	DrainTimeout time.Duration
 	// SkipUndecodable, when set, skips incoming messages that cannot be
 	// decoded and carry no id, such as lines that are not JSON, logging
