@@ -110,7 +110,8 @@ type ConnOptions struct {
 	// past MaxInFlight, duplicate ids, refused batches) that wait to be
 	// written. A goroutine of their own writes them, so reading never
 	// waits for the peer to read; past the bound, new ones are dropped
-	// and logged. Zero means 64.
+	// and logged. Zero means 64. (A [PushStream] delivers on goroutines
+	// of its own, which write these answers themselves.)
 	MaxQueuedErrors int
 	// InlineHandoff applies to streams that implement [BufferedStream]:
 	// it is how long a request's handler may run on the goroutine that
@@ -150,6 +151,7 @@ type Conn struct {
 	onClose     func(error)
 	logger      *slog.Logger
 	buffered    BufferedStream // stream, when handlers may run inline
+	push        bool           // stream is a PushStream
 	handoffIn   time.Duration
 	drainFor    time.Duration // negative: no drain
 	skipBad     bool
@@ -237,6 +239,7 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
+	_, c.push = s.(PushStream)
 	if bs, ok := s.(BufferedStream); ok && opts.InlineHandoff >= 0 {
 		c.buffered = bs
 		c.handoffIn = opts.InlineHandoff
@@ -484,7 +487,7 @@ func (c *Conn) readLoop() {
 // concurrent callers are served concurrently. It reports whether this
 // goroutine still reads afterwards.
 func (c *Conn) serveInline(req *Request) bool {
-	run, alone := c.prepareRequest(req, c.reply, c.replyAsync)
+	run, alone := c.prepareRequest(req, c.reply, c.replyFromReader)
 	switch {
 	case run == nil:
 		return true // answered already
@@ -586,7 +589,20 @@ func (c *Conn) undecodable(de *DecodeError) {
 		c.logger.Log(c.replyCtx, level, "jsonrpc: skipping an undecodable message from the peer", "err", de.Err)
 		return
 	}
-	c.replyAsync(&Response{ID: de.ID, Error: de.Err})
+	c.replyFromReader(&Response{ID: de.ID, Error: de.Err})
+}
+
+// replyFromReader writes a response produced while receiving a message.
+// A [PushStream] delivers on goroutines of its own, such as the one
+// serving an HTTP request, which may wait for the write; otherwise the
+// goroutine reading must not, and the response is queued (see
+// replyAsync).
+func (c *Conn) replyFromReader(r *Response) {
+	if c.push {
+		c.reply(r)
+		return
+	}
+	c.replyAsync(r)
 }
 
 // replyAsync queues a response for the error writer, so that the
@@ -750,7 +766,7 @@ func (c *Conn) startRequest(req *Request, collect func(*Response)) {
 	runner, _ := c.stream.(HandlerRunner)
 	immediate := collect
 	if collect == nil {
-		collect, immediate = c.reply, c.replyAsync
+		collect, immediate = c.reply, c.replyFromReader
 	} else {
 		runner = nil // a batch's requests run side by side
 	}
@@ -858,7 +874,7 @@ func marshalResult(v any) (jsontext.Value, error) {
 // order, responses to pending calls; the answers go back as one batch.
 func (c *Conn) dispatchBatch(b Batch) {
 	if c.allowBatch == nil || !c.allowBatch() {
-		c.replyAsync(&Response{Error: &Error{Code: CodeInvalidRequest, Message: "invalid request: batches are not allowed"}})
+		c.replyFromReader(&Response{Error: &Error{Code: CodeInvalidRequest, Message: "invalid request: batches are not allowed"}})
 		return
 	}
 	var (
