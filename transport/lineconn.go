@@ -26,8 +26,9 @@ type lineConn struct {
 	w    io.Writer
 	sem  chan struct{} // capacity 1: held while writing
 	wbuf []byte        // guarded by sem
-	werr error         // guarded by sem: a failed write breaks the framing,
-	// and CloseWrite ends writing
+	// werr, guarded by sem, is what later Writes return: a failed write
+	// breaks the framing, and CloseWrite ends writing.
+	werr error
 
 	// closeWriteFn, if set, closes the writing side alone (see
 	// CloseWrite). Set before the connection is used.
