@@ -5,6 +5,9 @@ package examples
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,5 +118,70 @@ func TestClientAgainstHTTPServer(t *testing.T) {
 				t.Errorf("stdio-client -url %s output lacks %q:\n%s", url, w, out)
 			}
 		}
+	}
+}
+
+// TestStdioServerAnswersAtEndOfInput initializes the stdio server, then
+// writes pings, tools/list and tools/call at once and closes the server's
+// standard input, as a client that has nothing more to send does: every
+// request is still answered before the server exits.
+func TestStdioServerAnswersAtEndOfInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds binaries")
+	}
+	server := build(t, t.TempDir(), "./stdio-server")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, server)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	out := bufio.NewScanner(stdout)
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+	if !out.Scan() || !strings.Contains(out.Text(), `"id":"init","result"`) {
+		t.Fatalf("initialize: %q, %v", out.Text(), out.Err())
+	}
+
+	var in strings.Builder
+	in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+	want := map[string]bool{`"list"`: true, `"call"`: true}
+	for i := range 10 {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`+"\n", i)
+		want[fmt.Sprint(i)] = true
+	}
+	in.WriteString(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}` + "\n")
+	io.WriteString(stdin, in.String())
+	stdin.Close() // end of input, right after the requests
+
+	var lines []string
+	for out.Scan() {
+		lines = append(lines, out.Text())
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+			t.Fatalf("output line %q: %v", out.Text(), err)
+		}
+		if m.ID == nil {
+			continue // a notification
+		}
+		if m.Result == nil {
+			t.Errorf("request %s: %s", m.ID, out.Text())
+		}
+		delete(want, string(m.ID))
+	}
+	if len(want) > 0 {
+		t.Errorf("%d requests not answered (%v); output:\n%s", len(want), want, strings.Join(lines, "\n"))
 	}
 }

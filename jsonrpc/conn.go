@@ -85,6 +85,35 @@ type ConnOptions struct {
 	// Logger receives internal errors (undeliverable responses, handler
 	// panics, write failures). Nil discards them.
 	Logger *slog.Logger
+	// DrainTimeout bounds how long the connection keeps serving after
+	// the peer ended its input cleanly (Read returned io.EOF), as a
+	// client of a stdio server does when it has sent its last request
+	// and closed the server's standard input: the requests already read
+	// are handled and their responses written, and the notifications
+	// already read are delivered, before the connection shuts down. Calls
+	// waiting for the peer fail at once, since no answer can come. Once
+	// the timeout passes, the remaining handlers' contexts are cancelled
+	// and the connection shuts down. Zero means [DefaultDrainTimeout]; a
+	// negative value shuts down at once. It applies to streams the
+	// connection reads; a [PushStream]'s end shuts it down at once.
+	DrainTimeout time.Duration
+	// SkipUndecodable, when set, skips incoming messages that cannot be
+	// decoded and carry no id, such as lines that are not JSON, logging
+	// them (the first at warning level, later ones at debug level)
+	// instead of answering each with an error that names no request.
+	// JSON-RPC requires a server to answer them, which is the default;
+	// a client, whose peer may write stray output (an MCP server on
+	// stdio), sets it. Undecodable messages with an id are answered
+	// either way.
+	SkipUndecodable bool
+	// MaxQueuedErrors bounds the error responses the connection
+	// produces itself while reading (for undecodable messages, requests
+	// past MaxInFlight, duplicate ids, refused batches) that wait to be
+	// written. A goroutine of their own writes them, so reading never
+	// waits for the peer to read; past the bound, new ones are dropped
+	// and logged. Zero means 64. (A [PushStream] delivers on goroutines
+	// of its own, which write these answers themselves.)
+	MaxQueuedErrors int
 	// InlineHandoff applies to streams that implement [BufferedStream]:
 	// it is how long a request's handler may run on the goroutine that
 	// read the request before reading moves to a new goroutine. Zero
@@ -98,8 +127,18 @@ type ConnOptions struct {
 // holds up reading for at most this long.
 const DefaultInlineHandoff = 200 * time.Microsecond
 
+// DefaultDrainTimeout is the default of [ConnOptions.DrainTimeout]: after
+// the peer ends its input, the requests already read get this long to be
+// answered.
+const DefaultDrainTimeout = 5 * time.Second
+
 // Conn is a JSON-RPC connection over a [Stream]. It multiplexes concurrent
 // outgoing calls and concurrent incoming requests in both directions.
+//
+// The goroutine that reads never waits for the peer to read: responses
+// are written by the goroutines that handle requests, and the errors the
+// connection answers by itself by a goroutine of their own (see
+// [ConnOptions.MaxQueuedErrors]).
 //
 // A Conn is created with [NewConn] and starts reading when [Conn.Start] is
 // called. All methods are safe for concurrent use.
@@ -113,7 +152,11 @@ type Conn struct {
 	onClose     func(error)
 	logger      *slog.Logger
 	buffered    BufferedStream // stream, when handlers may run inline
+	push        bool           // stream is a PushStream
 	handoffIn   time.Duration
+	drainFor    time.Duration // negative: no drain
+	skipBad     bool
+	maxErrs     int
 
 	ctx    context.Context // cancelled on close; parent of handler contexts
 	cancel context.CancelFunc
@@ -123,7 +166,10 @@ type Conn struct {
 	nextID   atomic.Int64
 	done     chan struct{} // closed when the connection is shut down
 	reader   chan struct{} // closed when reading has ended for good
-	wg       sync.WaitGroup
+	// inputEnded is closed when the peer ended its input: calls
+	// waiting for an answer fail, since none can come.
+	inputEnded chan struct{}
+	wg         sync.WaitGroup
 	// handoff moves reading to a new goroutine when an inline handler
 	// runs past handoffIn. Created on first use; owned by whichever
 	// goroutine reads.
@@ -137,6 +183,11 @@ type Conn struct {
 	incoming map[ID]*incomingRequest // incoming requests being handled
 	queue    []*Request              // notifications awaiting delivery
 	notifier bool                    // a notification worker is running
+	errq     []*Response             // error responses awaiting writing
+	errw     bool                    // an error writer is running
+	skipped  int                     // undecodable messages skipped
+	ended    bool                    // inputEnded is closed
+	endErr   error                   // why input ended, once ended
 	// turn numbers the requests run inline; lent is the turn whose
 	// handler holds the reading goroutine, or zero (reading is not lent,
 	// or was handed to another goroutine). readEnded is set once reader
@@ -167,6 +218,10 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 		logger:      opts.Logger,
 		done:        make(chan struct{}),
 		reader:      make(chan struct{}),
+		inputEnded:  make(chan struct{}),
+		drainFor:    opts.DrainTimeout,
+		skipBad:     opts.SkipUndecodable,
+		maxErrs:     opts.MaxQueuedErrors,
 		pending:     make(map[ID]chan *Response),
 		incoming:    make(map[ID]*incomingRequest),
 	}
@@ -176,9 +231,16 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 	if c.maxQueued <= 0 {
 		c.maxQueued = 4096
 	}
+	if c.maxErrs <= 0 {
+		c.maxErrs = 64
+	}
+	if c.drainFor == 0 {
+		c.drainFor = DefaultDrainTimeout
+	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
+	_, c.push = s.(PushStream)
 	if bs, ok := s.(BufferedStream); ok && opts.InlineHandoff >= 0 {
 		c.buffered = bs
 		c.handoffIn = opts.InlineHandoff
@@ -211,7 +273,8 @@ func (c *Conn) Start() {
 }
 
 // Done returns a channel closed when the connection has shut down, because
-// Close was called, the peer ended the stream, or reading failed.
+// Close was called, the peer ended the stream (once the requests already
+// read are answered, see [ConnOptions.DrainTimeout]), or reading failed.
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Err returns why the connection shut down: io.EOF when the peer ended the
@@ -291,8 +354,11 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 	id := Int64ID(c.nextID.Add(1))
 	ch := make(chan *Response, 1)
 	c.mu.Lock()
-	if c.closed {
+	if c.closed || c.ended {
 		err := c.err
+		if !c.closed {
+			err = c.endErr
+		}
 		c.mu.Unlock()
 		return nil, closedError(err)
 	}
@@ -320,19 +386,33 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 			c.onCancel(id, context.Cause(ctx))
 		}
 		return nil, fmt.Errorf("jsonrpc: %s: %w", method, ctx.Err())
+	case <-c.inputEnded:
 	case <-c.done:
-		c.forget(id)
-		// A response may have raced with the shutdown.
-		select {
-		case r := <-ch:
-			if r.Error != nil {
-				return nil, r.Error
-			}
-			return r.Result, nil
-		default:
-		}
-		return nil, closedError(c.Err())
 	}
+	// The connection closed or the peer can no longer answer.
+	c.forget(id)
+	// A response may have raced with the end: responses read before the
+	// end of input are delivered before inputEnded is closed.
+	select {
+	case r := <-ch:
+		if r.Error != nil {
+			return nil, r.Error
+		}
+		return r.Result, nil
+	default:
+	}
+	return nil, closedError(c.endReason())
+}
+
+// endReason returns why the connection closed or, while it drains, why
+// its input ended.
+func (c *Conn) endReason() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return c.err
+	}
+	return c.endErr
 }
 
 func closedError(reason error) error {
@@ -386,11 +466,10 @@ func (c *Conn) readLoop() {
 		if err != nil {
 			var de *DecodeError
 			if errors.As(err, &de) {
-				c.reply(&Response{ID: de.ID, Error: de.Err})
+				c.undecodable(de)
 				continue
 			}
-			c.shutdown(err)
-			c.endReading()
+			c.endInput(err)
 			return
 		}
 		if req, ok := m.(*Request); ok && c.buffered != nil && !req.IsNotification() && !c.buffered.Buffered() {
@@ -409,7 +488,7 @@ func (c *Conn) readLoop() {
 // concurrent callers are served concurrently. It reports whether this
 // goroutine still reads afterwards.
 func (c *Conn) serveInline(req *Request) bool {
-	run, alone := c.prepareRequest(req, c.reply)
+	run, alone := c.prepareRequest(req, c.reply, c.replyFromReader)
 	switch {
 	case run == nil:
 		return true // answered already
@@ -459,6 +538,124 @@ func (c *Conn) handOffLocked() {
 	go c.readLoop()
 }
 
+// endInput ends reading after Read failed with err. When the peer ended
+// its input cleanly, the requests already read are served first (see
+// [ConnOptions.DrainTimeout]).
+func (c *Conn) endInput(err error) {
+	c.mu.Lock()
+	closed := c.closed
+	if !closed && !c.ended {
+		c.ended = true
+		c.endErr = err
+		close(c.inputEnded)
+	}
+	c.mu.Unlock()
+	if !closed && err == io.EOF && c.drainFor > 0 {
+		c.drain()
+	}
+	c.shutdown(err)
+	c.endReading()
+}
+
+// drain waits until every handler, the notification worker and the error
+// writer have returned, the drain timeout passes, or the connection
+// closes, whichever comes first.
+func (c *Conn) drain() {
+	idle := make(chan struct{})
+	go func() {
+		c.wg.Wait()
+		close(idle)
+	}()
+	t := time.NewTimer(c.drainFor)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+		c.logger.Warn("jsonrpc: requests still being handled when the drain timeout passed after end of input", "timeout", c.drainFor)
+	case <-c.done:
+	}
+}
+
+// undecodable answers, or skips, a message that could not be decoded.
+func (c *Conn) undecodable(de *DecodeError) {
+	if c.skipBad && !de.ID.IsValid() {
+		c.mu.Lock()
+		c.skipped++
+		first := c.skipped == 1
+		c.mu.Unlock()
+		level := slog.LevelDebug
+		if first {
+			level = slog.LevelWarn
+		}
+		c.logger.Log(c.replyCtx, level, "jsonrpc: skipping an undecodable message from the peer", "err", de.Err)
+		return
+	}
+	c.replyFromReader(&Response{ID: de.ID, Error: de.Err})
+}
+
+// replyFromReader writes a response produced while receiving a message.
+// A [PushStream] delivers on goroutines of its own, such as the one
+// serving an HTTP request, which may wait for the write; otherwise the
+// goroutine reading must not, and the response is queued (see
+// replyAsync).
+func (c *Conn) replyFromReader(r *Response) {
+	if c.push {
+		c.reply(r)
+		return
+	}
+	c.replyAsync(r)
+}
+
+// replyAsync queues a response for the error writer, so that the
+// goroutine reading never waits for the peer to read (see
+// [ConnOptions.MaxQueuedErrors]).
+func (c *Conn) replyAsync(r *Response) {
+	if r == nil {
+		return // a suppressed response
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	if len(c.errq) >= c.maxErrs {
+		c.mu.Unlock()
+		c.logger.Warn("jsonrpc: error response queue full (the peer is not reading); dropping", "id", r.ID.String(), "code", r.Error.Code)
+		return
+	}
+	c.errq = append(c.errq, r)
+	if !c.errw {
+		c.errw = true
+		c.wg.Add(1)
+		go c.errorLoop()
+	}
+	c.mu.Unlock()
+}
+
+// errorLoop writes queued error responses until the queue is empty or the
+// connection closes.
+func (c *Conn) errorLoop() {
+	defer c.wg.Done()
+	for {
+		c.mu.Lock()
+		if len(c.errq) == 0 || c.closed {
+			clear(c.errq)
+			c.errq = c.errq[:0]
+			c.errw = false
+			c.mu.Unlock()
+			return
+		}
+		r := c.errq[0]
+		c.errq[0] = nil
+		c.errq = c.errq[1:]
+		if len(c.errq) == 0 {
+			c.errq = c.errq[:0:cap(c.errq)]
+		}
+		c.mu.Unlock()
+		c.reply(r)
+	}
+}
+
 // endReading records that reading has ended for good, once.
 func (c *Conn) endReading() {
 	c.mu.Lock()
@@ -484,7 +681,7 @@ func (c *Conn) dispatch(m Message) {
 	case *Response:
 		c.deliver(m)
 	case *DecodeError:
-		c.reply(&Response{ID: m.ID, Error: m.Err})
+		c.undecodable(m)
 	case Batch:
 		c.dispatchBatch(m)
 	}
@@ -568,12 +765,13 @@ func (c *Conn) notifyLoop() {
 // batches), with nil for a suppressed response.
 func (c *Conn) startRequest(req *Request, collect func(*Response)) {
 	runner, _ := c.stream.(HandlerRunner)
+	immediate := collect
 	if collect == nil {
-		collect = c.reply
+		collect, immediate = c.reply, c.replyFromReader
 	} else {
 		runner = nil // a batch's requests run side by side
 	}
-	run, _ := c.prepareRequest(req, collect)
+	run, _ := c.prepareRequest(req, collect, immediate)
 	if run == nil {
 		return
 	}
@@ -586,22 +784,24 @@ func (c *Conn) startRequest(req *Request, collect func(*Response)) {
 // prepareRequest registers an incoming request and returns the function
 // that handles it and passes its response to collect, and whether no other
 // request was being handled. It returns a nil function when the request
-// was answered at once (overload, duplicate id, closed connection).
-func (c *Conn) prepareRequest(req *Request, collect func(*Response)) (run func(), alone bool) {
+// was answered at once (overload, duplicate id, closed connection): that
+// answer goes to immediate, which must not wait for the peer when called
+// on the reading goroutine.
+func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) (run func(), alone bool) {
 	c.mu.Lock()
 	switch {
 	case c.closed:
 		c.mu.Unlock()
-		collect(nil)
+		immediate(nil)
 		return nil, false
 	case len(c.incoming) >= c.maxInFlight:
 		c.mu.Unlock()
-		collect(&Response{ID: req.ID, Error: ErrOverloaded})
+		immediate(&Response{ID: req.ID, Error: ErrOverloaded})
 		return nil, false
 	}
 	if _, dup := c.incoming[req.ID]; dup {
 		c.mu.Unlock()
-		collect(&Response{ID: req.ID, Error: &Error{Code: CodeInvalidRequest, Message: "invalid request: id already in use by a request in flight"}})
+		immediate(&Response{ID: req.ID, Error: &Error{Code: CodeInvalidRequest, Message: "invalid request: id already in use by a request in flight"}})
 		return nil, false
 	}
 	alone = len(c.incoming) == 0
@@ -677,7 +877,7 @@ func marshalResult(v any) (json.RawMessage, error) {
 // order, responses to pending calls; the answers go back as one batch.
 func (c *Conn) dispatchBatch(b Batch) {
 	if c.allowBatch == nil || !c.allowBatch() {
-		c.reply(&Response{Error: &Error{Code: CodeInvalidRequest, Message: "invalid request: batches are not allowed"}})
+		c.replyFromReader(&Response{Error: &Error{Code: CodeInvalidRequest, Message: "invalid request: batches are not allowed"}})
 		return
 	}
 	var (

@@ -20,5 +20,10 @@
 // runs in its own goroutine, bounded by [ConnOptions.MaxInFlight];
 // notifications are delivered one at a time, in arrival order, by a worker
 // that exists only while notifications are queued. An idle Conn therefore
-// costs a single goroutine.
+// costs a single goroutine. The reading goroutine never waits for the peer
+// to read: the error answers it produces itself are written by a worker
+// of their own, through a bounded queue ([ConnOptions.MaxQueuedErrors]).
+//
+// When the peer ends its input, the requests already read are still
+// answered before the connection shuts down ([ConnOptions.DrainTimeout]).
 package jsonrpc

@@ -170,9 +170,12 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 		Handler:     cs,
 		MaxInFlight: c.opts.MaxConcurrentRequests,
 		AllowBatch:  func() bool { return cs.ProtocolVersion() == Version20250326 },
-		OnCancel:    cs.onCancel,
-		OnClose:     func(error) { c.mu.Lock(); delete(c.sessions, cs); c.mu.Unlock() },
-		Logger:      c.logger,
+		// A server's stray output (a library printing to standard output)
+		// is logged and skipped, not answered.
+		SkipUndecodable: true,
+		OnCancel:        cs.onCancel,
+		OnClose:         func(error) { c.mu.Lock(); delete(c.sessions, cs); c.mu.Unlock() },
+		Logger:          c.logger,
 	})
 	cs.endpoint.init(conn, c.opts.SendingMiddleware, c.logger)
 	cs.recv = chain(cs.handleRequest, c.opts.Middleware)

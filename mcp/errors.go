@@ -13,8 +13,15 @@ import (
 // session's initialize handshake, and by session methods used before it.
 var ErrNotInitialized = errors.New("mcp: session not initialized")
 
-// ErrSessionClosed is returned by operations on a closed session. It
-// matches jsonrpc.ErrClosed too.
+// ErrSessionClosed reports that an MCP session has ended, whatever the
+// transport and whoever ended it: requests and notifications sent on a
+// [ClientSession] or [ServerSession] whose connection has closed (by
+// Close, by the peer ending it, or by a transport failure) fail with an
+// error that matches it, as do requests still waiting for an answer when
+// it closed. The reason is wrapped alongside where there is one, such as
+// io.EOF, a *transport.ExitError for a server subprocess that failed, or
+// transport.ErrSessionTerminated for an HTTP session the server ended.
+// It is the same value as jsonrpc.ErrClosed, so errors.Is matches either.
 var ErrSessionClosed = jsonrpc.ErrClosed
 
 // CapabilityError reports an operation the peer did not declare a

@@ -43,6 +43,14 @@ type ServerOptions struct {
 	// [jsonrpc.DefaultInlineHandoff]; negative gives every request a
 	// goroutine of its own from the start.
 	InlineHandoff time.Duration
+	// DrainTimeout bounds how long a session whose client ended its
+	// input (over stdio: closed the server's standard input) goes on
+	// answering the requests it has already read before it ends, so a
+	// client that sends its requests and then closes its end still gets
+	// every answer. Handlers still running when it passes are cancelled.
+	// Zero means [jsonrpc.DefaultDrainTimeout] (5s); negative ends the
+	// session at once.
+	DrainTimeout time.Duration
 
 	// Capabilities adds to the capabilities the server declares. Nil
 	// means the defaults: the server always declares logging, declares
@@ -138,7 +146,8 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 //
 //	err := server.Run(ctx, &transport.StdioTransport{})
 //
-// A session that ends because the client closed its end returns nil.
+// A session that ends because the client closed its end returns nil, once
+// the requests already read are answered (see [ServerOptions.DrainTimeout]).
 func (s *Server) Run(ctx context.Context, t transport.Transport) error {
 	ss, err := s.Connect(ctx, t)
 	if err != nil {
@@ -182,6 +191,7 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 		Handler:       ss,
 		MaxInFlight:   s.opts.MaxConcurrentRequests,
 		InlineHandoff: s.opts.InlineHandoff,
+		DrainTimeout:  s.opts.DrainTimeout,
 		AllowBatch:    ss.allowBatch,
 		OnCancel:      ss.onCancel,
 		OnClose:       func(error) { s.removeSession(ss) },

@@ -333,7 +333,7 @@ func (t *sessionSet[S]) ids() []string {
 func (t *sessionSet[S]) closeOne(id string) bool {
 	s, ok := t.lookup(id)
 	if ok {
-		s.terminate(ErrSessionClosed)
+		s.terminate(ErrSessionTerminated)
 	}
 	return ok
 }
@@ -348,7 +348,7 @@ func (t *sessionSet[S]) closeAll() {
 	}
 	t.mu.Unlock()
 	for _, s := range all {
-		s.terminate(ErrSessionClosed)
+		s.terminate(ErrSessionTerminated)
 	}
 }
 

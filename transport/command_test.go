@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"os/exec"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -78,9 +78,11 @@ func TestCommandTransportServerExits(t *testing.T) {
 	if err := c.Write(ctx, request(1, "crash", "")); err != nil {
 		t.Fatal(err)
 	}
-	// The server's exit ends our input.
-	if _, err := c.Read(ctx); err != io.EOF {
-		t.Errorf("Read: %v, want io.EOF", err)
+	// The server's exit ends our input, with its status.
+	_, err = c.Read(ctx)
+	var xe *ExitError
+	if !errors.As(err, &xe) || xe.ExitCode != 4 {
+		t.Errorf("Read: %v, want an *ExitError with status 4", err)
 	}
 	// It failed on its own: Close reports it.
 	err = c.Close()
@@ -178,5 +180,90 @@ func TestCommandTransportEscalation(t *testing.T) {
 				t.Errorf("server ended with %v, want signal %v", cmd.ProcessState, tt.signal)
 			}
 		})
+	}
+}
+
+// TestCommandTransportExitError checks that a server that dies is
+// reported with its exit status and the end of its standard error, both
+// by Read and to the calls of a jsonrpc.Conn over the connection, and
+// that a Command.Stderr set by the caller still gets everything.
+func TestCommandTransportExitError(t *testing.T) {
+	tests := []struct {
+		name       string
+		tail       int
+		wantTail   int // bytes of standard error in the ExitError
+		userStderr bool
+	}{
+		{"default tail", 0, DefaultStderrTail, false},
+		{"with Command.Stderr", 0, DefaultStderrTail, true},
+		{"small tail", 100, 100, false},
+		{"no tail", -1, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkLeaks(t)
+			cmd := helperCommand(t, "die3")
+			var user bytes.Buffer
+			if tt.userStderr {
+				cmd.Stderr = &user
+			}
+			tc, err := (&CommandTransport{Command: cmd, StderrTail: tt.tail}).Connect(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn := jsonrpc.NewConn(tc, nil)
+			conn.Start()
+			defer conn.Wait()
+			defer conn.Close()
+			_, err = conn.Call(context.Background(), "tools/list", nil)
+			var ee *ExitError
+			if !errors.As(err, &ee) {
+				t.Fatalf("Call: %v, want an *ExitError", err)
+			}
+			if !errors.Is(err, jsonrpc.ErrClosed) {
+				t.Errorf("Call: %v, want it to match jsonrpc.ErrClosed", err)
+			}
+			if ee.ExitCode != 3 {
+				t.Errorf("ExitCode = %d, want 3", ee.ExitCode)
+			}
+			if len(ee.Stderr) != tt.wantTail {
+				t.Errorf("len(Stderr) = %d, want %d", len(ee.Stderr), tt.wantTail)
+			}
+			if tt.wantTail > 0 {
+				if !bytes.HasSuffix(ee.Stderr, []byte("fatal: out of cheese\n")) {
+					t.Errorf("Stderr ends with %q", ee.Stderr[max(0, len(ee.Stderr)-40):])
+				}
+				if !strings.Contains(err.Error(), "status 3") || !strings.Contains(err.Error(), "out of cheese") {
+					t.Errorf("error text %q lacks the status or the stderr tail", err)
+				}
+			}
+			var xe *exec.ExitError
+			if !errors.As(err, &xe) {
+				t.Errorf("%v does not wrap the *exec.ExitError", err)
+			}
+			if tt.userStderr && (user.Len() < 8<<10 || !strings.HasSuffix(user.String(), "fatal: out of cheese\n")) {
+				t.Errorf("Command.Stderr got %d bytes ending %q", user.Len(), user.String()[max(0, user.Len()-40):])
+			}
+			if err := conn.Wait(); !errors.As(err, &ee) {
+				t.Errorf("the connection ended with %v, want the *ExitError", err)
+			}
+		})
+	}
+}
+
+func TestTailBuffer(t *testing.T) {
+	b := &tailBuffer{max: 8}
+	for _, tt := range []struct{ write, want string }{
+		{"abc", "abc"},
+		{"defgh", "abcdefgh"},
+		{"ij", "cdefghij"},
+		{"0123456789", "23456789"},
+		{"", "23456789"},
+		{"x", "3456789x"},
+	} {
+		b.Write([]byte(tt.write))
+		if got := string(b.bytes()); got != tt.want {
+			t.Errorf("after %q: %q, want %q", tt.write, got, tt.want)
+		}
 	}
 }

@@ -37,6 +37,10 @@ func TestMain(m *testing.M) {
 //	linger   sends a "ready" notification, reads until end of input, then
 //	         keeps running (SIGTERM's default action ends it)
 //	stubborn like linger, but ignores SIGTERM first, so only SIGKILL ends it
+//	die3     reads one message, writes 8 KiB and then "fatal: out of
+//	         cheese" to standard error, and exits with status 3
+//	bigstdio serves a jsonrpc.Conn with a 50ms drain timeout, answering
+//	         every request with a 1 MiB result, and exits 0 once it ends
 func runHelper(mode string) int {
 	if mode == "stubborn" {
 		signal.Ignore(syscall.SIGTERM)
@@ -51,6 +55,24 @@ func runHelper(mode string) int {
 		if err := conn.Write(ctx, &jsonrpc.Request{Method: "ready"}); err != nil {
 			return 1
 		}
+	}
+	if mode == "bigstdio" {
+		big := json.RawMessage(`"` + strings.Repeat("x", 1<<20) + `"`)
+		c := jsonrpc.NewConn(conn, &jsonrpc.ConnOptions{
+			DrainTimeout: 50 * time.Millisecond,
+			Handler: jsonrpc.HandlerFunc(func(context.Context, *jsonrpc.Request) (any, error) {
+				return big, nil
+			}),
+		})
+		c.Start()
+		c.Wait()
+		return 0
+	}
+	if mode == "die3" {
+		conn.Read(ctx)
+		os.Stderr.WriteString(strings.Repeat("filler line\n", 8<<10/12))
+		os.Stderr.WriteString("fatal: out of cheese\n")
+		return 3
 	}
 	for {
 		m, err := conn.Read(ctx)

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -25,7 +26,13 @@ type lineConn struct {
 	w    io.Writer
 	sem  chan struct{} // capacity 1: held while writing
 	wbuf []byte        // guarded by sem
-	werr error         // guarded by sem: a failed write breaks the framing
+	// werr, guarded by sem, is what later Writes return: a failed write
+	// breaks the framing, and CloseWrite ends writing.
+	werr error
+
+	// closeWriteFn, if set, closes the writing side alone (see
+	// CloseWrite). Set before the connection is used.
+	closeWriteFn func() error
 
 	closed    chan struct{} // closed when Close begins
 	closeOnce sync.Once
@@ -130,6 +137,25 @@ func (c *lineConn) Write(ctx context.Context, m jsonrpc.Message) error {
 		return c.werr
 	}
 	return nil
+}
+
+// CloseWrite closes the writing side once a Write under way has
+// finished; see [HalfCloser]. Later Writes return ErrClosed.
+func (c *lineConn) CloseWrite() error {
+	if c.closeWriteFn == nil {
+		return fmt.Errorf("transport: closing the writing side alone: %w", errors.ErrUnsupported)
+	}
+	select {
+	case c.sem <- struct{}{}:
+	case <-c.closed:
+		return ErrClosed
+	}
+	defer func() { <-c.sem }()
+	if c.werr == ErrClosed {
+		return nil
+	}
+	c.werr = ErrClosed
+	return c.closeWriteFn()
 }
 
 // Close closes the connection once; later calls return the first call's

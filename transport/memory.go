@@ -32,10 +32,12 @@ const memBuffer = 64
 // Close on one side is seen by the other at once: its pending and later
 // Writes return [ErrClosed], and its Read returns the messages already
 // written to it, then io.EOF. On the side that closed, Read and Write
-// return ErrClosed.
+// return ErrClosed. The connections also implement [HalfCloser]:
+// CloseWrite ends one direction only, so the peer reads what was written,
+// then io.EOF, and can still answer.
 func NewInMemoryTransports() (client, server Transport) {
-	a := &memEnd{in: make(chan jsonrpc.Message, memBuffer), closed: make(chan struct{})}
-	b := &memEnd{in: make(chan jsonrpc.Message, memBuffer), closed: make(chan struct{})}
+	a := &memEnd{in: make(chan jsonrpc.Message, memBuffer), closed: make(chan struct{}), wclosed: make(chan struct{})}
+	b := &memEnd{in: make(chan jsonrpc.Message, memBuffer), closed: make(chan struct{}), wclosed: make(chan struct{})}
 	a.peer, b.peer = b, a
 	return &memTransport{end: a}, &memTransport{end: b}
 }
@@ -61,10 +63,12 @@ func (t *memTransport) Connect(ctx context.Context) (Conn, error) {
 // the peer and never closed, since writers may race with Close; closure
 // travels on the closed channels instead.
 type memEnd struct {
-	in     chan jsonrpc.Message
-	peer   *memEnd
-	closed chan struct{}
-	once   sync.Once
+	in      chan jsonrpc.Message
+	peer    *memEnd
+	closed  chan struct{} // closed by Close
+	wclosed chan struct{} // closed by CloseWrite and by Close
+	once    sync.Once
+	wonce   sync.Once
 }
 
 func isDone(ch <-chan struct{}) bool {
@@ -91,7 +95,7 @@ func (e *memEnd) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return nil, ctx.Err()
 	case <-e.closed:
 		return nil, ErrClosed
-	case <-e.peer.closed:
+	case <-e.peer.wclosed:
 		// Drain what the peer wrote before closing.
 		select {
 		case m := <-e.in:
@@ -111,7 +115,7 @@ func (e *memEnd) Write(ctx context.Context, m jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if isDone(e.closed) || isDone(e.peer.closed) {
+	if isDone(e.wclosed) || isDone(e.peer.closed) {
 		return ErrClosed
 	}
 	select {
@@ -119,15 +123,23 @@ func (e *memEnd) Write(ctx context.Context, m jsonrpc.Message) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-e.closed:
+	case <-e.wclosed:
 		return ErrClosed
 	case <-e.peer.closed:
 		return ErrClosed
 	}
 }
 
+// CloseWrite ends what this side sends; see [HalfCloser]. It always
+// returns nil.
+func (e *memEnd) CloseWrite() error {
+	e.wonce.Do(func() { close(e.wclosed) })
+	return nil
+}
+
 // Close closes this side. It always returns nil.
 func (e *memEnd) Close() error {
+	e.CloseWrite()
 	e.once.Do(func() { close(e.closed) })
 	return nil
 }

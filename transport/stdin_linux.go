@@ -2,6 +2,7 @@ package transport
 
 import (
 	"io"
+	"os"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -26,19 +27,57 @@ func stdinReader() (r io.Reader, closeFn func() error, blocking bool) {
 	return pr, pr.close, true
 }
 
-// pollReader reads a descriptor with blocking system calls that close can
-// still interrupt: each read first waits in ppoll(2) for the descriptor or
-// for a wake-up pipe, which close writes to. The descriptor itself is
+// stdoutWriter returns standard output as a writer that its close
+// function interrupts, or nil where that cannot be arranged (or is not
+// needed).
+//
+// On Linux, where standard output is a pipe (as under an MCP client), it
+// is a new open file of that pipe, opened through /proc/self/fd/1 in
+// non-blocking mode for the runtime's poller: the mode belongs to the new
+// open file only, so descriptor 1 and whoever shares it are unaffected,
+// and a write costs what a write to os.Stdout does. Where that open fails,
+// or standard output is another kind of file that can block (a terminal,
+// a socket), it is a pollWriter on descriptor 1. A regular file never
+// makes a write wait, so it is written directly. Either way a write
+// waiting for a client that stopped reading ends when the connection
+// closes, instead of holding its goroutine for good.
+func stdoutWriter() (w io.Writer, closeFn func() error) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(syscall.Stdout, &st); err != nil {
+		return nil, nil
+	}
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFREG:
+		return nil, nil
+	case syscall.S_IFIFO:
+		// O_NONBLOCK also makes the open fail at once, with ENXIO,
+		// rather than wait when the pipe has no reader.
+		fd, err := syscall.Open("/proc/self/fd/1", syscall.O_WRONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err == nil {
+			f := os.NewFile(uintptr(fd), "/dev/stdout")
+			return f, f.Close
+		}
+	}
+	pw, err := newPollWriter(syscall.Stdout)
+	if err != nil {
+		return nil, nil
+	}
+	return pw, pw.close
+}
+
+// pollFD is a descriptor used with blocking system calls that close can
+// still interrupt: each call first waits in ppoll(2) for the descriptor
+// or for a wake-up pipe, which close writes to. The descriptor itself is
 // never closed, nor switched to non-blocking mode (a mode shared with
 // every process holding the same open file, such as a terminal's shell).
-type pollReader struct {
+type pollFD struct {
 	fd           int
-	wakeR, wakeW int // the wake-up pipe; closed once no read uses it
+	wakeR, wakeW int // the wake-up pipe; closed once no call uses it
 
-	mu      sync.Mutex
-	reading bool // a Read is under way and may use the wake-up pipe
-	closed  bool
-	freed   bool // the wake-up pipe is closed
+	mu     sync.Mutex
+	busy   bool // a call is under way and may use the wake-up pipe
+	closed bool
+	freed  bool // the wake-up pipe is closed
 }
 
 // pollfd is struct pollfd of poll(2).
@@ -50,43 +89,49 @@ type pollfd struct {
 
 const (
 	pollIn   = 0x1
+	pollOut  = 0x4
 	pollErr  = 0x8
 	pollHup  = 0x10
 	pollNval = 0x20
 )
 
-// newPollReader returns a reader of fd. It makes a pipe of its own, so it
+// newPollFD returns a pollFD for fd. It makes a pipe of its own, so it
 // fails only when the process is out of descriptors.
-func newPollReader(fd int) (*pollReader, error) {
+func newPollFD(fd int) (*pollFD, error) {
 	var p [2]int
 	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
 		return nil, err
 	}
-	return &pollReader{fd: fd, wakeR: p[0], wakeW: p[1]}, nil
+	return &pollFD{fd: fd, wakeR: p[0], wakeW: p[1]}, nil
 }
 
-// Read reads from the descriptor, waiting for input unless close has been
-// called; after close it returns ErrClosed. End of input is io.EOF.
-func (r *pollReader) Read(b []byte) (int, error) {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		return 0, ErrClosed
+// begin marks a call under way, or returns ErrClosed after close. A
+// successful begin must be followed by end.
+func (p *pollFD) begin() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return ErrClosed
 	}
-	r.reading = true
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		r.reading = false
-		if r.closed {
-			r.free()
-		}
-		r.mu.Unlock()
-	}()
-	if len(b) == 0 {
-		return 0, nil
+	p.busy = true
+	return nil
+}
+
+func (p *pollFD) end() {
+	p.mu.Lock()
+	p.busy = false
+	if p.closed {
+		p.free()
 	}
-	fds := [2]pollfd{{fd: int32(r.fd), events: pollIn}, {fd: int32(r.wakeR), events: pollIn}}
+	p.mu.Unlock()
+}
+
+// wait waits until the descriptor is ready for events (or has an error
+// or hang-up to report, which the next system call returns), or close
+// is called, which makes it return ErrClosed. op names the call in
+// errors.
+func (p *pollFD) wait(events int16, op string) error {
+	fds := [2]pollfd{{fd: int32(p.fd), events: events}, {fd: int32(p.wakeR), events: pollIn}}
 	for {
 		fds[0].revents, fds[1].revents = 0, 0
 		_, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 2, 0, 0, 0, 0)
@@ -95,16 +140,70 @@ func (r *pollReader) Read(b []byte) (int, error) {
 		case syscall.EINTR, syscall.EAGAIN:
 			continue
 		default:
-			return 0, &pollError{op: "ppoll", err: errno}
+			return &pollError{op: "ppoll", what: op, err: errno}
 		}
 		if fds[1].revents != 0 {
-			return 0, ErrClosed
+			return ErrClosed
 		}
 		if fds[0].revents&pollNval != 0 {
-			return 0, &pollError{op: "ppoll", err: syscall.EBADF}
+			return &pollError{op: "ppoll", what: op, err: syscall.EBADF}
 		}
-		if fds[0].revents&(pollIn|pollHup|pollErr) == 0 {
-			continue
+		if fds[0].revents&(events|pollHup|pollErr) != 0 {
+			return nil
+		}
+	}
+}
+
+// close interrupts a call under way and makes later ones fail. The
+// descriptor stays open.
+func (p *pollFD) close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	syscall.Write(p.wakeW, []byte{1})
+	if !p.busy {
+		p.free()
+	}
+	return nil
+}
+
+// free closes the wake-up pipe once. p.mu must be held.
+func (p *pollFD) free() {
+	if !p.freed {
+		p.freed = true
+		syscall.Close(p.wakeR)
+		syscall.Close(p.wakeW)
+	}
+}
+
+// pollReader reads a descriptor through a pollFD.
+type pollReader struct{ *pollFD }
+
+// newPollReader returns a reader of fd.
+func newPollReader(fd int) (*pollReader, error) {
+	p, err := newPollFD(fd)
+	if err != nil {
+		return nil, err
+	}
+	return &pollReader{p}, nil
+}
+
+// Read reads from the descriptor, waiting for input unless close has been
+// called; after close it returns ErrClosed. End of input is io.EOF.
+func (r *pollReader) Read(b []byte) (int, error) {
+	if err := r.begin(); err != nil {
+		return 0, err
+	}
+	defer r.end()
+	if len(b) == 0 {
+		return 0, nil
+	}
+	for {
+		if err := r.wait(pollIn, "standard input"); err != nil {
+			return 0, err
 		}
 		n, err := syscall.Read(r.fd, b)
 		switch {
@@ -113,7 +212,7 @@ func (r *pollReader) Read(b []byte) (int, error) {
 			// and another reader took the input: wait again.
 			continue
 		case err != nil:
-			return 0, &pollError{op: "read", err: err}
+			return 0, &pollError{op: "read", what: "standard input", err: err}
 		case n == 0:
 			return 0, io.EOF
 		}
@@ -121,39 +220,66 @@ func (r *pollReader) Read(b []byte) (int, error) {
 	}
 }
 
-// close interrupts a Read under way and makes later ones fail. The
-// descriptor read stays open.
-func (r *pollReader) close() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return nil
+// pollWriteChunk is the most a pollWriter writes in one system call:
+// PIPE_BUF, which a pipe that ppoll(2) reports writable takes at once, so
+// that a write never blocks for long once close is called.
+const pollWriteChunk = 4096
+
+// pollWriter writes a descriptor through a pollFD, in chunks of at most
+// pollWriteChunk bytes, each once ppoll(2) reports room for it. A write
+// waiting for a peer that does not read ends when close is called.
+type pollWriter struct{ *pollFD }
+
+// newPollWriter returns a writer to fd.
+func newPollWriter(fd int) (*pollWriter, error) {
+	p, err := newPollFD(fd)
+	if err != nil {
+		return nil, err
 	}
-	r.closed = true
-	syscall.Write(r.wakeW, []byte{1})
-	if !r.reading {
-		r.free()
-	}
-	return nil
+	return &pollWriter{p}, nil
 }
 
-// free closes the wake-up pipe once. r.mu must be held.
-func (r *pollReader) free() {
-	if !r.freed {
-		r.freed = true
-		syscall.Close(r.wakeR)
-		syscall.Close(r.wakeW)
+// Write writes all of b unless close is called first (then it returns
+// ErrClosed) or the descriptor fails.
+func (w *pollWriter) Write(b []byte) (int, error) {
+	if err := w.begin(); err != nil {
+		return 0, err
 	}
+	defer w.end()
+	written := 0
+	for written < len(b) {
+		if err := w.wait(pollOut, "standard output"); err != nil {
+			return written, err
+		}
+		chunk := b[written:]
+		if len(chunk) > pollWriteChunk {
+			chunk = chunk[:pollWriteChunk]
+		}
+		n, err := syscall.Write(w.fd, chunk)
+		if n > 0 {
+			written += n
+		}
+		switch {
+		case err == syscall.EINTR || err == syscall.EAGAIN:
+			continue
+		case err != nil:
+			return written, &pollError{op: "write", what: "standard output", err: err}
+		case n == 0:
+			return written, io.ErrShortWrite
+		}
+	}
+	return written, nil
 }
 
-// pollError is a failed system call of a pollReader.
+// pollError is a failed system call of a pollFD.
 type pollError struct {
-	op  string
-	err error
+	op   string
+	what string // "standard input" or "standard output"
+	err  error
 }
 
 func (e *pollError) Error() string {
-	return "transport: " + e.op + " standard input: " + e.err.Error()
+	return "transport: " + e.op + " " + e.what + ": " + e.err.Error()
 }
 
 // Unwrap returns the system call's error, for errors.Is.

@@ -31,3 +31,9 @@ func stdinReader() (r io.Reader, closeFn func() error, blocking bool) {
 	f := os.NewFile(uintptr(fd), "/dev/stdin")
 	return f, f.Close, false
 }
+
+// stdoutWriter returns nil here: os.Stdout is written directly, since
+// switching a duplicate of descriptor 1 to non-blocking mode would switch
+// the open file shared with the rest of the program (and, on a terminal,
+// with the shell).
+func stdoutWriter() (w io.Writer, closeFn func() error) { return nil, nil }

@@ -30,10 +30,19 @@ import (
 // descriptor 0 that the runtime poller serves. Elsewhere, a read of
 // os.Stdin already under way cannot be interrupted, so it runs in a
 // background goroutine that finishes when input arrives or ends, and its
-// data is dropped. A Write blocked because the client stopped reading stays
-// blocked until the client reads or exits; once the client has closed its
-// end, a write raises SIGPIPE, which ends the program unless it handles
-// that signal (see os/signal).
+// data is dropped.
+//
+// On Linux, when standard output is a pipe, it is written through a new
+// open file of that pipe in non-blocking mode (opened through
+// /proc/self/fd/1, so descriptor 1 keeps its mode), which the runtime
+// poller serves; a terminal or socket is written like standard input is
+// read, with blocking system calls of at most 4 KiB, each once ppoll(2)
+// reports room. So Close also ends a Write blocked because the client
+// stopped reading, and a Write after the client closed its end fails
+// with EPIPE. Elsewhere such
+// a Write stays blocked until the client reads or exits, and once the
+// client has closed its end, a write raises SIGPIPE, which ends the
+// program unless it handles that signal (see os/signal).
 type StdioTransport struct {
 	// MaxMessageSize bounds an incoming message, in bytes; zero means
 	// DefaultMaxMessageSize. Negative values are rejected by Connect.
@@ -54,24 +63,30 @@ func (t *StdioTransport) Connect(ctx context.Context) (Conn, error) {
 	if !t.connected.CompareAndSwap(false, true) {
 		return nil, errConnected
 	}
-	if r, closeFn, blocking := stdinReader(); r != nil {
+	var w io.Writer = os.Stdout
+	closeW := func() error { return nil }
+	if pw, closeFn := stdoutWriter(); pw != nil {
+		// Close interrupts a write under way.
+		w, closeW = pw, closeFn
+	}
+	if r, closeR, blocking := stdinReader(); r != nil {
 		// Close interrupts a read under way.
-		c := newLineConn(r, os.Stdout, limit, closeFn)
+		c := newLineConn(r, w, limit, func() error { return errors.Join(closeR(), closeW()) })
 		if blocking {
 			return inlineLineConn{c}, nil
 		}
 		return c, nil
 	}
-	return newStdioConn(os.Stdin, os.Stdout, limit), nil
+	return newStdioConn(os.Stdin, w, limit, closeW), nil
 }
 
 // newStdioConn returns a connection reading r through a detachedReader and
-// writing w, closing neither.
-func newStdioConn(r io.Reader, w io.Writer, limit int) *lineConn {
+// writing w, closing neither; closeW is called by Close.
+func newStdioConn(r io.Reader, w io.Writer, limit int, closeW func() error) *lineConn {
 	dr := newDetachedReader(r)
 	return newLineConn(dr, w, limit, func() error {
 		dr.close()
-		return nil
+		return closeW()
 	})
 }
 
@@ -84,6 +99,10 @@ func newStdioConn(r io.Reader, w io.Writer, limit int) *lineConn {
 // the same value). Close unblocks a pending Read or Write only if closing
 // the reader or writer does, as it does for io.Pipe, os.Pipe and net.Conn;
 // for os.Stdin use [StdioTransport].
+//
+// The connection implements [HalfCloser]: CloseWrite calls Writer's
+// CloseWrite method if it has one (as *net.TCPConn does), or else closes
+// Writer if it is an io.Closer other than Reader; otherwise it fails.
 type IOTransport struct {
 	// Reader supplies incoming messages. Required.
 	Reader io.Reader
@@ -113,7 +132,26 @@ func (t *IOTransport) Connect(ctx context.Context) (Conn, error) {
 		return nil, errConnected
 	}
 	r, w := t.Reader, t.Writer
-	return newLineConn(r, w, limit, func() error { return closeBoth(r, w) }), nil
+	c := newLineConn(r, w, limit, func() error { return closeBoth(r, w) })
+	c.closeWriteFn = closeWriter(r, w)
+	return c, nil
+}
+
+// closeWriter returns the function that closes w alone, or nil if w
+// cannot be closed without r: w's CloseWrite method if it has one (as a
+// *net.TCPConn does), else its Close when it is not the same value as r.
+func closeWriter(r io.Reader, w io.Writer) func() error {
+	if cw, ok := w.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite
+	}
+	wc, ok := w.(io.Closer)
+	if !ok {
+		return nil
+	}
+	if rc, ok := r.(io.Closer); ok && sameValue(rc, wc) {
+		return nil
+	}
+	return wc.Close
 }
 
 // closeBoth closes r and w where they are closers, w only if it is not the

@@ -252,7 +252,7 @@ func TestStdioConn(t *testing.T) {
 	defer outR.Close()
 	defer outW.Close()
 
-	c := newStdioConn(inR, outW, DefaultMaxMessageSize)
+	c := newStdioConn(inR, outW, DefaultMaxMessageSize, func() error { return nil })
 	ctx := context.Background()
 	if _, err := inW.WriteString(`{"jsonrpc":"2.0","id":7,"method":"ping"}` + "\r\n"); err != nil {
 		t.Fatal(err)

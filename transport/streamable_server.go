@@ -245,10 +245,14 @@ func (h *StreamableHTTPHandler) Close() error {
 	return nil
 }
 
-// ErrSessionClosed is the reason a server-side HTTP session's connection
-// reports when the session was ended by DELETE, by
-// [StreamableHTTPHandler.CloseSession] or by the handler closing.
-var ErrSessionClosed = errors.New("transport: HTTP session closed")
+// ErrSessionTerminated is the reason a server-side HTTP session's
+// connection reports (to [jsonrpc.Conn], whose Err returns it) when the
+// HTTP session was terminated: by the client's DELETE, by
+// [StreamableHTTPHandler.CloseSession] or [SSEHandler.CloseSession], or by
+// the handler's Close. It concerns the transport's session only; the mcp
+// package reports an ended MCP session, whatever the transport, with
+// mcp.ErrSessionClosed.
+var ErrSessionTerminated = errors.New("transport: HTTP session terminated")
 
 // ErrSessionIdle is the reason a server-side HTTP session's connection
 // reports when it was closed for being idle too long.
@@ -506,7 +510,7 @@ func (h *StreamableHTTPHandler) serveStateless(w http.ResponseWriter, r *http.Re
 		return
 	}
 	s := h.newSession("", info.Principal, true, version, nil)
-	defer s.terminate(ErrSessionClosed)
+	defer s.terminate(ErrSessionTerminated)
 	if err := h.connect(r.Context(), statelessConn{s}); err != nil {
 		h.logger.Error("mcp http: connect failed", "err", err)
 		writeJSONRPCError(w, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.CodeInternalError, "Internal Server Error")
@@ -530,7 +534,7 @@ func (h *StreamableHTTPHandler) serveInitialize(w http.ResponseWriter, r *http.R
 		return
 	}
 	if !s.serveExchange(w, r, msg, msgs, requests, info, true) {
-		s.terminate(ErrSessionClosed)
+		s.terminate(ErrSessionTerminated)
 	}
 }
 
@@ -599,7 +603,7 @@ func (h *StreamableHTTPHandler) serveDELETE(w http.ResponseWriter, r *http.Reque
 	if s == nil {
 		return
 	}
-	s.terminate(ErrSessionClosed)
+	s.terminate(ErrSessionTerminated)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -608,7 +612,7 @@ func (h *StreamableHTTPHandler) serveDELETE(w http.ResponseWriter, r *http.Reque
 func (h *StreamableHTTPHandler) register(s *httpSession) {
 	if !h.sessions.promote(s.id, s) {
 		// The handler closed meanwhile: the session is over.
-		go s.terminate(ErrSessionClosed)
+		go s.terminate(ErrSessionTerminated)
 	}
 }
 

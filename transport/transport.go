@@ -129,6 +129,22 @@ type SessionConn interface {
 	SessionID() string
 }
 
+// HalfCloser is implemented by connections whose sending side can be
+// closed on its own, as a client does when it has sent its last request
+// but still waits for the answers: the peer reads the messages already
+// sent, then io.EOF, and can go on writing. Check for it with a type
+// assertion. The in-memory connections implement it; so do the
+// byte-stream connections of [IOTransport] (where the Writer can be closed
+// apart from the Reader) and [CommandTransport] (CloseWrite closes the
+// server's standard input).
+type HalfCloser interface {
+	Conn
+	// CloseWrite ends the sending side. Later Writes return [ErrClosed];
+	// Read goes on. A connection that cannot close one side alone
+	// returns an error that matches errors.ErrUnsupported.
+	CloseWrite() error
+}
+
 // ErrClosed is returned by Read and Write once the connection has been
 // closed locally, and by Write once an in-memory peer has closed. Check it
 // with errors.Is.
