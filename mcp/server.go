@@ -72,7 +72,44 @@ type ServerOptions struct {
 	Middleware []Middleware
 	// SendingMiddleware wraps every method the server sends.
 	SendingMiddleware []Middleware
+
+	// ListChangedDelay is how long the server waits after a change to
+	// its tools, resources or prompts before it tells the sessions, so
+	// that a burst of registrations sends one list_changed per kind.
+	// Zero means 10ms; negative means no wait (a notification still
+	// queued for a session is never queued twice). [Server.Batch] sends
+	// at its end, without waiting.
+	ListChangedDelay time.Duration
+	// NotificationQueue bounds the notifications the server queues for
+	// one session on its own account (list_changed and
+	// resources/updated, which are sent by a goroutine of the session's
+	// that runs only while its queue is not empty). A session whose
+	// queue is full cannot keep up and is closed: it never holds up the
+	// code that changed the server, nor other sessions. Zero means 64.
+	NotificationQueue int
+	// NotificationTimeout bounds how long writing one queued
+	// notification to a session may take; a session that takes longer
+	// is closed as stalled. Zero means 10s.
+	NotificationTimeout time.Duration
+
+	// MaxSubscriptions bounds the resources one session may be
+	// subscribed to at once; resources/subscribe past it is refused
+	// with an invalid-params error. Zero means 1000.
+	MaxSubscriptions int
+	// MaxSubscriptionURILength bounds the length in bytes of a URI
+	// given to resources/subscribe; a longer one is refused with an
+	// invalid-params error. Zero means 8192.
+	MaxSubscriptionURILength int
 }
+
+// Defaults of the [ServerOptions] bounds.
+const (
+	DefaultListChangedDelay         = 10 * time.Millisecond
+	DefaultNotificationQueue        = 64
+	DefaultNotificationTimeout      = 10 * time.Second
+	DefaultMaxSubscriptions         = 1000
+	DefaultMaxSubscriptionURILength = 8192
+)
 
 // Server is an MCP server: a set of tools, resources and prompts, served
 // to any number of sessions. Create it once with [NewServer], register
@@ -92,6 +129,13 @@ type Server struct {
 	templates features[*serverTemplate]
 	prompts   features[*serverPrompt]
 	sessions  map[*ServerSession]struct{}
+	// changed holds the list_changed notifications owed to the sessions
+	// (a set of methods, at most three); batches counts the Batch calls
+	// running, which hold them back; flushArmed is set while a timer
+	// will send them.
+	changed    []string
+	batches    int
+	flushArmed bool
 }
 
 // NewServer returns a server that identifies itself as impl.
@@ -106,6 +150,21 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 	}
 	if s.opts.PageSize <= 0 {
 		s.opts.PageSize = 1000
+	}
+	if s.opts.ListChangedDelay == 0 {
+		s.opts.ListChangedDelay = DefaultListChangedDelay
+	}
+	if s.opts.NotificationQueue <= 0 {
+		s.opts.NotificationQueue = DefaultNotificationQueue
+	}
+	if s.opts.NotificationTimeout <= 0 {
+		s.opts.NotificationTimeout = DefaultNotificationTimeout
+	}
+	if s.opts.MaxSubscriptions <= 0 {
+		s.opts.MaxSubscriptions = DefaultMaxSubscriptions
+	}
+	if s.opts.MaxSubscriptionURILength <= 0 {
+		s.opts.MaxSubscriptionURILength = DefaultMaxSubscriptionURILength
 	}
 	s.logger = orDiscard(s.opts.Logger)
 	return s
@@ -230,18 +289,113 @@ func (s *Server) capabilities() *ServerCapabilities {
 	return caps
 }
 
-// broadcast sends a notification to every initialized session.
+// broadcast queues a notification for every initialized session that
+// filter accepts (every one, if filter is nil). It never waits for a
+// session: each has a bounded queue (see [ServerOptions.NotificationQueue]).
+// list_changed notifications are coalesced: they are held for
+// ListChangedDelay, or until the running [Server.Batch] calls end, and
+// sent once however many changes were made meanwhile.
 func (s *Server) broadcast(method string, params Params, filter func(*ServerSession) bool) {
+	switch method {
+	case NotificationToolListChanged, NotificationResourceListChanged, NotificationPromptListChanged:
+		s.listChanged(method)
+		return
+	}
 	for _, ss := range s.Sessions() {
-		if !ss.initialized() || (filter != nil && !filter(ss)) {
+		if ss.initialized() && (filter == nil || filter(ss)) {
+			ss.queueNote(queuedNote{method: method, params: params})
+		}
+	}
+}
+
+// listChanged records that sessions are owed the list_changed
+// notification method and arranges for it to be sent.
+func (s *Server) listChanged(method string) {
+	s.mu.Lock()
+	if !slices.Contains(s.changed, method) {
+		s.changed = append(s.changed, method)
+	}
+	if s.batches > 0 || s.flushArmed {
+		s.mu.Unlock()
+		return
+	}
+	delay := s.opts.ListChangedDelay
+	if delay > 0 {
+		s.flushArmed = true
+	}
+	s.mu.Unlock()
+	if delay < 0 {
+		s.flushChanges()
+		return
+	}
+	time.AfterFunc(delay, func() {
+		s.mu.Lock()
+		s.flushArmed = false
+		s.mu.Unlock()
+		s.flushChanges()
+	})
+}
+
+// flushChanges queues the list_changed notifications owed, once each,
+// for every initialized session, unless a Batch is running (its end
+// flushes).
+func (s *Server) flushChanges() {
+	s.mu.Lock()
+	if s.batches > 0 || len(s.changed) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	methods := s.changed
+	s.changed = nil
+	sessions := make([]*ServerSession, 0, len(s.sessions))
+	for ss := range s.sessions {
+		sessions = append(sessions, ss)
+	}
+	s.mu.Unlock()
+	for _, ss := range sessions {
+		if !ss.initialized() {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if err := ss.notify(ctx, method, params); err != nil {
-			s.logger.Debug("mcp: notification failed", "method", method, "session", ss.id, "err", err)
+		for _, m := range methods {
+			ss.queueNote(queuedNote{method: m, params: listChangedParams(m), key: m})
 		}
-		cancel()
 	}
+}
+
+func listChangedParams(method string) Params {
+	switch method {
+	case NotificationToolListChanged:
+		return &ToolListChangedParams{}
+	case NotificationResourceListChanged:
+		return &ResourceListChangedParams{}
+	}
+	return &PromptListChangedParams{}
+}
+
+// Batch runs f, which registers and removes tools, resources and prompts
+// on s (with [Server.AddTool], [AddTool], [Server.RemoveTools] and the
+// like), and sends the sessions one list_changed notification for each
+// kind of feature that changed, when f returns, instead of one per
+// change. To replace a set of tools, remove the old ones and add the new
+// ones in one Batch. f's error is returned; the changes f made before it
+// failed stay made and are notified.
+//
+// Each change is visible to clients as soon as it is made: Batch groups
+// notifications, it is not a transaction. Batch may be called
+// concurrently and nested; notifications held back by overlapping
+// batches go out when the last of them ends. Batch is safe for
+// concurrent use, but f must not wait for another goroutine's Batch.
+func (s *Server) Batch(f func() error) error {
+	s.mu.Lock()
+	s.batches++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.batches--
+		s.mu.Unlock()
+		s.flushChanges()
+	}()
+	return f()
 }
 
 func newSessionID() string {

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -25,6 +26,25 @@ type ServerSession struct {
 	clientCaps    *ClientCapabilities
 	logLevel      LoggingLevel // "" until logging/setLevel
 	subscriptions map[string]struct{}
+
+	notes noteQueue
+}
+
+// noteQueue holds the notifications the server sends a session on its own
+// account (see [Server.broadcast]). A goroutine, started when the first
+// is queued, sends them in order and ends when the queue is empty.
+type noteQueue struct {
+	mu      sync.Mutex
+	items   []queuedNote
+	running bool // a goroutine is sending
+}
+
+// queuedNote is a notification waiting in a noteQueue. A note with a key
+// is not queued again while one with the same method and key waits.
+type queuedNote struct {
+	method string
+	params Params
+	key    string
 }
 
 type sessionState uint8
@@ -69,6 +89,87 @@ func (ss *ServerSession) initialized() bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return ss.state >= stateInitialized
+}
+
+// queueNote queues n for sending, unless an equal note waits already. A
+// session whose queue is full is closed; queueNote never waits.
+func (ss *ServerSession) queueNote(n queuedNote) {
+	select {
+	case <-ss.conn.Done():
+		return
+	default:
+	}
+	q := &ss.notes
+	q.mu.Lock()
+	if n.key != "" {
+		for _, o := range q.items {
+			if o.method == n.method && o.key == n.key {
+				q.mu.Unlock()
+				return
+			}
+		}
+	}
+	if len(q.items) >= ss.server.opts.NotificationQueue {
+		q.mu.Unlock()
+		ss.server.logger.Warn("mcp: closing a session that does not keep up with its notifications",
+			"session", ss.id, "queued", ss.server.opts.NotificationQueue)
+		go ss.Close() // Close waits for the read loop; the caller must not
+		return
+	}
+	q.items = append(q.items, n)
+	start := !q.running
+	q.running = true
+	q.mu.Unlock()
+	if start {
+		go ss.sendNotes()
+	}
+}
+
+// errStalled is the cause of a queued notification's deadline.
+var errStalled = errors.New("mcp: session stalled: a notification was not written in time")
+
+// sendNotes sends the queued notifications until the queue is empty or
+// the session fails. A write that takes longer than NotificationTimeout
+// closes the session, which ends the write.
+func (ss *ServerSession) sendNotes() {
+	q := &ss.notes
+	timeout := ss.server.opts.NotificationTimeout
+	for {
+		q.mu.Lock()
+		if len(q.items) == 0 {
+			q.items = nil
+			q.running = false
+			q.mu.Unlock()
+			return
+		}
+		n := q.items[0]
+		q.items[0] = queuedNote{}
+		q.items = q.items[1:]
+		q.mu.Unlock()
+
+		ctx, cancel := context.WithTimeoutCause(context.Background(), timeout, errStalled)
+		stop := context.AfterFunc(ctx, func() {
+			if context.Cause(ctx) == errStalled {
+				ss.server.logger.Warn("mcp: closing a stalled session", "session", ss.id, "method", n.method)
+				ss.Close()
+			}
+		})
+		err := ss.notify(ctx, n.method, n.params)
+		stop()
+		cancel()
+		if err != nil {
+			ss.server.logger.Debug("mcp: notification failed", "method", n.method, "session", ss.id, "err", err)
+			select {
+			case <-ss.conn.Done():
+				q.mu.Lock()
+				q.items = nil
+				q.running = false
+				q.mu.Unlock()
+				return
+			default:
+			}
+		}
+	}
 }
 
 // Close ends the session and closes its transport. Handlers still running

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpkit/mcpkit/internal/jsonscan"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -16,6 +19,7 @@ import (
 // request from raw params, and how to handle it.
 type inMethod[S any] struct {
 	notification bool
+	required     []requiredMember // the params' required members
 	newRequest   func(s S, raw jsontext.Value, extra *RequestExtra) (Request, error)
 	handle       func(ctx context.Context, s S, req Request) (Result, error)
 }
@@ -36,16 +40,121 @@ func decodeParams[P any, PP interface {
 	return p, nil
 }
 
+// requiredMember is a member the protocol requires in a params object.
+type requiredMember struct {
+	name   string
+	nullOK bool // null is a value (a member of type unknown), not absence
+}
+
+// requiredMembers lists the members of the JSON object of type t that
+// the protocol requires: the fields whose json tag has neither omitzero
+// nor omitempty, the way the protocol types spell the schema's required
+// lists. It runs once per method, when the method tables are built.
+func requiredMembers(t reflect.Type) []requiredMember {
+	var out []requiredMember
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() || f.Anonymous {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" && opts == "" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if strings.Contains(opts, "omitzero") || strings.Contains(opts, "omitempty") {
+			continue
+		}
+		out = append(out, requiredMember{name: name, nullOK: f.Type.Kind() == reflect.Interface})
+	}
+	if len(out) > 64 {
+		panic(fmt.Sprintf("mcp: %v has more than 64 required members", t)) // a bug in this package's types
+	}
+	return out
+}
+
+// missingMember returns the first member of required that the JSON
+// object raw lacks (or has as null, where null is no value), or "". raw
+// has been decoded successfully already; empty raw is a missing object.
+// It reads raw in place and stops as soon as every member is found: it
+// does not allocate unless a member name has escapes.
+func missingMember(raw []byte, required []requiredMember) string {
+	if len(required) == 0 {
+		return ""
+	}
+	all := uint64(1)<<len(required) - 1
+	var found uint64
+	if len(raw) > 0 {
+		d := jsonscan.Get(raw)
+		found = scanMembers(d, required, all)
+		d.Release()
+	}
+	if found == all {
+		return ""
+	}
+	for i, m := range required {
+		if found&(1<<i) == 0 {
+			return m.name
+		}
+	}
+	return ""
+}
+
+// scanMembers reads the object d holds and returns the set of required
+// members present with a value.
+func scanMembers(d *jsonscan.Decoder, required []requiredMember, all uint64) uint64 {
+	var found uint64
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return 0
+	}
+	for found != all && d.PeekKind() == '"' {
+		k, err := d.ReadValue()
+		if err != nil {
+			return found
+		}
+		name, ok := jsonscan.PlainString(k)
+		if !ok {
+			if name, err = jsontext.AppendUnquote(nil, k); err != nil {
+				return found
+			}
+		}
+		null := d.PeekKind() == 'n'
+		if err := d.SkipValue(); err != nil {
+			return found
+		}
+		for i, m := range required {
+			if string(name) == m.name && (!null || m.nullOK) {
+				found |= 1 << i
+			}
+		}
+	}
+	return found
+}
+
+// missingParamError is the error for params that lack a required member.
+func missingParamError(member string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: missing required member %q", member)}
+}
+
 // serverMethodFor builds the table entry for a method a server receives.
+// The params' required members (see [requiredMembers]) are checked before
+// the request reaches any middleware or handler.
 func serverMethodFor[P any, PP interface {
 	*P
 	Params
 }, R Result](method string, h func(*ServerSession, context.Context, *ServerRequest[PP]) (R, error)) inMethod[*ServerSession] {
+	required := requiredMembers(reflect.TypeFor[P]())
 	return inMethod[*ServerSession]{
+		required: required,
 		newRequest: func(ss *ServerSession, raw jsontext.Value, extra *RequestExtra) (Request, error) {
 			p, err := decodeParams[P, PP](raw)
 			if err != nil {
 				return nil, err
+			}
+			if m := missingMember(raw, required); m != "" {
+				return nil, missingParamError(m)
 			}
 			return &ServerRequest[PP]{Session: ss, Params: p, Extra: extra, method: method}, nil
 		},
@@ -59,16 +168,22 @@ func serverMethodFor[P any, PP interface {
 	}
 }
 
-// clientMethodFor builds the table entry for a method a client receives.
+// clientMethodFor builds the table entry for a method a client receives,
+// checking required members as [serverMethodFor] does.
 func clientMethodFor[P any, PP interface {
 	*P
 	Params
 }, R Result](method string, h func(*ClientSession, context.Context, *ClientRequest[PP]) (R, error)) inMethod[*ClientSession] {
+	required := requiredMembers(reflect.TypeFor[P]())
 	return inMethod[*ClientSession]{
+		required: required,
 		newRequest: func(cs *ClientSession, raw jsontext.Value, _ *RequestExtra) (Request, error) {
 			p, err := decodeParams[P, PP](raw)
 			if err != nil {
 				return nil, err
+			}
+			if m := missingMember(raw, required); m != "" {
+				return nil, missingParamError(m)
 			}
 			return &ClientRequest[PP]{Session: cs, Params: p, method: method}, nil
 		},
