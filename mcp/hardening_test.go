@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -253,5 +254,31 @@ func TestSubscribeHandlerRefusalRecordsNothing(t *testing.T) {
 	defer ss.mu.Unlock()
 	if len(ss.subscriptions) != 0 {
 		t.Errorf("refused subscription recorded: %v", ss.subscriptions)
+	}
+}
+
+// Logging through NewLoggingHandler never waits for a client that does
+// not read.
+func TestLoggingToStalledClientDoesNotBlock(t *testing.T) {
+	checkGoroutines(t)
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{NotificationTimeout: time.Hour})
+	ss := stalledSession(t, s)
+	log := slog.New(NewLoggingHandler(ss, nil))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 1000 {
+			log.Info("hello", "i", i)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("logging blocked on a client that does not read")
+	}
+	select {
+	case <-ss.Done():
+		t.Error("log messages closed the session; they should be dropped when its queue is full")
+	default:
 	}
 }

@@ -19,7 +19,10 @@ type LoggingHandlerOptions struct {
 // NewLoggingHandler returns an slog.Handler that sends each record to the
 // client of ss as a notifications/message, honouring the level the client
 // set. Attributes and groups become members of the message's data object.
-// Send failures are dropped: logging must not fail the caller.
+// Messages are queued for the session and sent by its notification
+// goroutine, so logging never waits for the client; when the session's
+// queue is full (see [ServerOptions.NotificationQueue]) they are dropped:
+// logging must not fail or block the caller.
 func NewLoggingHandler(ss *ServerSession, opts *LoggingHandlerOptions) slog.Handler {
 	h := &loggingHandler{ss: ss, level: slog.LevelDebug}
 	if opts != nil {
@@ -51,7 +54,7 @@ func (h *loggingHandler) Enabled(_ context.Context, l slog.Level) bool {
 }
 
 // Handle sends the record as a notifications/message.
-func (h *loggingHandler) Handle(ctx context.Context, r slog.Record) error {
+func (h *loggingHandler) Handle(_ context.Context, r slog.Record) error {
 	data := make(map[string]any, r.NumAttrs()+len(h.attrs)+1)
 	data["message"] = r.Message
 	target := data
@@ -70,7 +73,7 @@ func (h *loggingHandler) Handle(ctx context.Context, r slog.Record) error {
 		addAttr(target, a)
 		return true
 	})
-	_ = h.ss.Log(ctx, &LoggingMessageParams{Level: levelFromSlog(r.Level), Logger: h.logger, Data: data})
+	h.ss.queueLog(&LoggingMessageParams{Level: levelFromSlog(r.Level), Logger: h.logger, Data: data})
 	return nil
 }
 

@@ -45,6 +45,9 @@ type queuedNote struct {
 	method string
 	params Params
 	key    string
+	// droppable notes (log messages) are dropped when the queue is
+	// full, rather than closing the session.
+	droppable bool
 }
 
 type sessionState uint8
@@ -111,6 +114,10 @@ func (ss *ServerSession) queueNote(n queuedNote) {
 	}
 	if len(q.items) >= ss.server.opts.NotificationQueue {
 		q.mu.Unlock()
+		if n.droppable {
+			ss.server.logger.Debug("mcp: notification queue full, dropping", "method", n.method, "session", ss.id)
+			return
+		}
 		ss.server.logger.Warn("mcp: closing a session that does not keep up with its notifications",
 			"session", ss.id, "queued", ss.server.opts.NotificationQueue)
 		go ss.Close() // Close waits for the read loop; the caller must not
@@ -462,6 +469,18 @@ func (ss *ServerSession) NotifyElicitationComplete(ctx context.Context, id strin
 // [ServerRequest.ReportProgress] inside a handler.
 func (ss *ServerSession) NotifyProgress(ctx context.Context, params *ProgressParams) error {
 	return ss.notify(ctx, NotificationProgress, params)
+}
+
+// queueLog queues a log message for the client, as Log would send it,
+// without waiting; it is dropped if the session's queue is full.
+func (ss *ServerSession) queueLog(params *LoggingMessageParams) {
+	ss.mu.Lock()
+	min := ss.logLevel
+	ss.mu.Unlock()
+	if min != "" && params.Level.less(min) {
+		return
+	}
+	ss.queueNote(queuedNote{method: NotificationMessage, params: params, droppable: true})
 }
 
 // Log sends a log message to the client, if its level is at or above the
