@@ -282,3 +282,36 @@ func TestLoggingToStalledClientDoesNotBlock(t *testing.T) {
 	default:
 	}
 }
+
+// A request to a client that never answers ends after
+// ClientRequestTimeout, and the client is told it was cancelled.
+func TestClientRequestTimeout(t *testing.T) {
+	checkGoroutines(t)
+	cancelled := make(chan struct{})
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{ClientRequestTimeout: 50 * time.Millisecond})
+	_, ss := connect(t, s, NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
+		CreateMessageHandler: func(ctx context.Context, _ *CreateMessageRequest) (*CreateMessageResult, error) {
+			<-ctx.Done()
+			close(cancelled)
+			return nil, ctx.Err()
+		},
+	}))
+	errc := make(chan error, 1)
+	go func() {
+		_, err := ss.CreateMessage(context.Background(), &CreateMessageParams{Messages: []*SamplingMessage{}, MaxTokens: 1})
+		errc <- err
+	}()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("CreateMessage: %v, want a deadline error", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a request to a client that never answers did not end")
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the client's handler was not cancelled")
+	}
+}

@@ -92,6 +92,15 @@ type ServerOptions struct {
 	// is closed as stalled. Zero means 10s.
 	NotificationTimeout time.Duration
 
+	// ClientRequestTimeout bounds each request the server sends a client
+	// (roots/list, sampling/createMessage, elicitation/create, ping)
+	// whose context has no deadline of its own, so that a client that
+	// never answers cannot hold the caller, and what it holds, forever:
+	// past it the request fails and the client is told it was
+	// cancelled. Zero means 10 minutes (an elicitation waits for a
+	// person); negative means no bound.
+	ClientRequestTimeout time.Duration
+
 	// MaxSubscriptions bounds the resources one session may be
 	// subscribed to at once; resources/subscribe past it is refused
 	// with an invalid-params error. Zero means 1000.
@@ -107,6 +116,7 @@ const (
 	DefaultListChangedDelay         = 10 * time.Millisecond
 	DefaultNotificationQueue        = 64
 	DefaultNotificationTimeout      = 10 * time.Second
+	DefaultClientRequestTimeout     = 10 * time.Minute
 	DefaultMaxSubscriptions         = 1000
 	DefaultMaxSubscriptionURILength = 8192
 )
@@ -159,6 +169,9 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 	}
 	if s.opts.NotificationTimeout <= 0 {
 		s.opts.NotificationTimeout = DefaultNotificationTimeout
+	}
+	if s.opts.ClientRequestTimeout == 0 {
+		s.opts.ClientRequestTimeout = DefaultClientRequestTimeout
 	}
 	if s.opts.MaxSubscriptions <= 0 {
 		s.opts.MaxSubscriptions = DefaultMaxSubscriptions

@@ -404,13 +404,32 @@ func (ss *ServerSession) checkClient(method, capability string, has func(*Client
 	return nil
 }
 
+// errClientTimeout is the cause of a request to the client that took
+// longer than ServerOptions.ClientRequestTimeout.
+var errClientTimeout = errors.New("mcp: the client did not answer within ServerOptions.ClientRequestTimeout")
+
+// request sends a request to the client, bounded by
+// ServerOptions.ClientRequestTimeout when ctx has no deadline.
+func (ss *ServerSession) request(ctx context.Context, method string, params Params, result Result) error {
+	if d := ss.server.opts.ClientRequestTimeout; d > 0 {
+		if _, ok := ctx.Deadline(); !ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeoutCause(ctx, d, errClientTimeout)
+			defer cancel()
+		}
+	}
+	return ss.call(ctx, method, params, result)
+}
+
 // Ping checks that the client is responsive.
 func (ss *ServerSession) Ping(ctx context.Context) error {
-	return ss.call(ctx, MethodPing, &PingParams{}, &EmptyResult{})
+	return ss.request(ctx, MethodPing, &PingParams{}, &EmptyResult{})
 }
 
 // ListRoots asks the client for its roots. It fails with a
 // [*CapabilityError] if the client did not declare roots.
+// A ctx without a deadline is bounded by
+// [ServerOptions.ClientRequestTimeout].
 func (ss *ServerSession) ListRoots(ctx context.Context, params *ListRootsParams) (*ListRootsResult, error) {
 	if err := ss.checkClient(MethodRootsList, "roots", func(c *ClientCapabilities) bool { return c.Roots != nil }); err != nil {
 		return nil, err
@@ -419,12 +438,14 @@ func (ss *ServerSession) ListRoots(ctx context.Context, params *ListRootsParams)
 		params = &ListRootsParams{}
 	}
 	res := &ListRootsResult{}
-	return res, ss.call(ctx, MethodRootsList, params, res)
+	return res, ss.request(ctx, MethodRootsList, params, res)
 }
 
 // CreateMessage asks the client to sample from its language model. It
 // fails with a [*CapabilityError] if the client did not declare sampling
 // (or sampling with tools, when params carries tools).
+// A ctx without a deadline is bounded by
+// [ServerOptions.ClientRequestTimeout].
 func (ss *ServerSession) CreateMessage(ctx context.Context, params *CreateMessageParams) (*CreateMessageResult, error) {
 	if err := ss.checkClient(MethodSamplingCreateMessage, "sampling", func(c *ClientCapabilities) bool { return c.Sampling != nil }); err != nil {
 		return nil, err
@@ -435,13 +456,15 @@ func (ss *ServerSession) CreateMessage(ctx context.Context, params *CreateMessag
 		}
 	}
 	res := &CreateMessageResult{}
-	return res, ss.call(ctx, MethodSamplingCreateMessage, params, res)
+	return res, ss.request(ctx, MethodSamplingCreateMessage, params, res)
 }
 
 // Elicit asks the client to collect information from the user, in form
 // mode (a restricted JSON Schema) or URL mode. It fails with a
 // [*CapabilityError] if the client did not declare elicitation, or not
 // the mode asked for.
+// A ctx without a deadline is bounded by
+// [ServerOptions.ClientRequestTimeout].
 func (ss *ServerSession) Elicit(ctx context.Context, params *ElicitParams) (*ElicitResult, error) {
 	if err := ss.checkClient(MethodElicitationCreate, "elicitation", func(c *ClientCapabilities) bool { return c.Elicitation != nil }); err != nil {
 		return nil, err
@@ -456,7 +479,7 @@ func (ss *ServerSession) Elicit(ctx context.Context, params *ElicitParams) (*Eli
 		return nil, err
 	}
 	res := &ElicitResult{}
-	return res, ss.call(ctx, MethodElicitationCreate, params, res)
+	return res, ss.request(ctx, MethodElicitationCreate, params, res)
 }
 
 // NotifyElicitationComplete tells the client that the URL-mode
