@@ -315,3 +315,27 @@ func TestClientRequestTimeout(t *testing.T) {
 		t.Fatal("the client's handler was not cancelled")
 	}
 }
+
+// A session is not told of changes made before it initialized: its
+// lists have them already.
+func TestNoListChangedForEarlierChanges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+		must(t, s.AddTool(&Tool{Name: "early"}, nopTool))
+		var c listChangedCounter
+		cs, ss := connect(t, s, c.client())
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if got := c.counts(); got != [3]int32{} {
+			t.Errorf("list_changed received for changes before initialize: %v", got)
+		}
+		must(t, s.AddTool(&Tool{Name: "late"}, nopTool))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if got := c.counts(); got != [3]int32{1, 0, 0} {
+			t.Errorf("list_changed after a later change: %v, want [1 0 0]", got)
+		}
+		cs.Close()
+		ss.Close()
+	})
+}

@@ -140,12 +140,21 @@ type Server struct {
 	prompts   features[*serverPrompt]
 	sessions  map[*ServerSession]struct{}
 	// changed holds the list_changed notifications owed to the sessions
-	// (a set of methods, at most three); batches counts the Batch calls
-	// running, which hold them back; flushArmed is set while a timer
-	// will send them.
-	changed    []string
+	// (at most one per method), each with the generation of the newest
+	// change it reports: a session initialized at or after that
+	// generation saw the change in its lists already. batches counts the
+	// Batch calls running, which hold them back; flushArmed is set while
+	// a timer will send them.
+	changed    []pendingChange
+	generation uint64
 	batches    int
 	flushArmed bool
+}
+
+// pendingChange is a list_changed notification owed to the sessions.
+type pendingChange struct {
+	method     string
+	generation uint64
 }
 
 // NewServer returns a server that identifies itself as impl.
@@ -225,6 +234,7 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 		// handshake had happened, with no client capabilities.
 		ss.stateless = true
 		ss.state = stateReady
+		ss.generation = s.currentGeneration()
 		ss.version = sc.ProtocolVersion()
 		ss.clientCaps = &ClientCapabilities{}
 	}
@@ -325,9 +335,13 @@ func (s *Server) broadcast(method string, params Params, filter func(*ServerSess
 // notification method and arranges for it to be sent.
 func (s *Server) listChanged(method string) {
 	s.mu.Lock()
-	if !slices.Contains(s.changed, method) {
-		s.changed = append(s.changed, method)
+	s.generation++
+	i := slices.IndexFunc(s.changed, func(c pendingChange) bool { return c.method == method })
+	if i < 0 {
+		s.changed = append(s.changed, pendingChange{method: method})
+		i = len(s.changed) - 1
 	}
+	s.changed[i].generation = s.generation
 	if s.batches > 0 || s.flushArmed {
 		s.mu.Unlock()
 		return
@@ -358,7 +372,7 @@ func (s *Server) flushChanges() {
 		s.mu.Unlock()
 		return
 	}
-	methods := s.changed
+	changes := s.changed
 	s.changed = nil
 	sessions := make([]*ServerSession, 0, len(s.sessions))
 	for ss := range s.sessions {
@@ -366,13 +380,24 @@ func (s *Server) flushChanges() {
 	}
 	s.mu.Unlock()
 	for _, ss := range sessions {
-		if !ss.initialized() {
+		seen, ok := ss.initGeneration()
+		if !ok {
 			continue
 		}
-		for _, m := range methods {
-			ss.queueNote(queuedNote{method: m, params: listChangedParams(m), key: m})
+		for _, c := range changes {
+			if c.generation > seen {
+				ss.queueNote(queuedNote{method: c.method, params: listChangedParams(c.method), key: c.method})
+			}
 		}
 	}
+}
+
+// currentGeneration returns the generation of the newest change to the
+// server's features.
+func (s *Server) currentGeneration() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.generation
 }
 
 func listChangedParams(method string) Params {

@@ -26,6 +26,9 @@ type ServerSession struct {
 	clientCaps    *ClientCapabilities
 	logLevel      LoggingLevel // "" until logging/setLevel
 	subscriptions map[string]struct{}
+	// generation is the server's feature generation when the session
+	// was initialized: it is owed list_changed only for later changes.
+	generation uint64
 
 	notes noteQueue
 }
@@ -92,6 +95,14 @@ func (ss *ServerSession) initialized() bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return ss.state >= stateInitialized
+}
+
+// initGeneration returns the server's feature generation when the
+// session was initialized, and false before initialize.
+func (ss *ServerSession) initGeneration() (uint64, bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.generation, ss.state >= stateInitialized
 }
 
 // queueNote queues n for sending, unless an equal note waits already. A
@@ -294,12 +305,14 @@ var serverMethods = map[string]inMethod[*ServerSession]{
 func (ss *ServerSession) initialize(ctx context.Context, req *InitializeRequest) (*InitializeResult, error) {
 	p := req.Params
 	version := negotiate(p.ProtocolVersion)
+	generation := ss.server.currentGeneration()
 	ss.mu.Lock()
 	if ss.state != stateNew && !ss.stateless {
 		ss.mu.Unlock()
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: session already initialized"}
 	}
 	ss.state = stateInitialized
+	ss.generation = generation
 	ss.version = version
 	ss.clientInfo = p.ClientInfo
 	ss.clientCaps = p.Capabilities
