@@ -419,10 +419,10 @@ func listChangedParams(method string) Params {
 // failed stay made and are notified.
 //
 // Each change is visible to clients as soon as it is made: Batch groups
-// notifications, it is not a transaction. Batch may be called
-// concurrently and nested; notifications held back by overlapping
-// batches go out when the last of them ends. Batch is safe for
-// concurrent use, but f must not wait for another goroutine's Batch.
+// notifications, it is not a transaction. Batch is safe for concurrent
+// use and may be nested; notifications held back by overlapping batches
+// (including changes other goroutines make meanwhile) go out when the
+// last of them ends.
 func (s *Server) Batch(f func() error) error {
 	s.mu.Lock()
 	s.batches++
