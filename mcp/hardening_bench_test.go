@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -36,4 +37,29 @@ func BenchmarkInProcessCallTool(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkRequiredChecks measures what the required-member checks add
+// to one tools/call: the params scan on the server, the result walk on
+// the client. Neither allocates.
+func BenchmarkRequiredChecks(b *testing.B) {
+	required := serverMethods[MethodToolsCall].required
+	raw := []byte(`{"name":"echo","arguments":{"text":"hello"}}`)
+	res := &CallToolResult{Content: Contents{&TextContent{Text: "ok"}}}
+	b.Run("params", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if missingMember(raw, required) != "" {
+				b.Fatal("missing")
+			}
+		}
+	})
+	b.Run("result", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if nilMember(reflect.ValueOf(res)) != "" {
+				b.Fatal("nil")
+			}
+		}
+	})
 }

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -299,4 +301,58 @@ func TestResultRequiredMembers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// referenceMissing is missingMember done the slow way.
+func referenceMissing(raw []byte, required []requiredMember) string {
+	var obj map[string]json.RawMessage
+	if len(raw) > 0 {
+		if json.Unmarshal(raw, &obj) != nil {
+			obj = nil
+		}
+	}
+	for _, m := range required {
+		v, ok := obj[m.name]
+		if !ok || (!m.nullOK && strings.TrimSpace(string(v)) == "null") {
+			return m.name
+		}
+	}
+	return ""
+}
+
+var scannerRequired = []requiredMember{{name: "a"}, {name: "b/\"c"}, {name: "d", nullOK: true}}
+
+var scannerSeeds = []string{
+	``, `null`, `[]`, `{}`, `"a"`,
+	`{"a":1,"b/\"c":2,"d":null}`,
+	` { "a" : null , "b/\"c" : [ "}" , {"a":"]"} ] , "d" : "x" } `,
+	`{"\u0061":true,"b\/\"c":{"x":"\"{"},"d":false}`,
+	`{"x":{"a":1,"b/\"c":1,"d":1},"a":"\\","b/\"c":-1.5e3}`,
+	`{"a":{},"b/\"c":[],"d":[null]}`,
+	"{\"a\":\n\"\\\"\",\t\"d\":0}",
+}
+
+func TestMissingMemberScanner(t *testing.T) {
+	for _, raw := range scannerSeeds {
+		if got, want := missingMember([]byte(raw), scannerRequired), referenceMissing([]byte(raw), scannerRequired); got != want {
+			t.Errorf("missingMember(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+// FuzzMissingMember checks the scanner against a full decode, on every
+// valid JSON object.
+func FuzzMissingMember(f *testing.F) {
+	for _, s := range scannerSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		var obj map[string]jsontext.Value
+		if raw != "" && jsonv2.Unmarshal([]byte(raw), &obj) != nil {
+			return // missingMember sees only params that decoded (no duplicate names)
+		}
+		if got, want := missingMember([]byte(raw), scannerRequired), referenceMissing([]byte(raw), scannerRequired); got != want {
+			t.Errorf("missingMember(%q) = %q, want %q", raw, got, want)
+		}
+	})
 }

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/mcpkit/mcpkit/internal/jsonscan"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -78,20 +78,16 @@ func requiredMembers(t reflect.Type) []requiredMember {
 
 // missingMember returns the first member of required that the JSON
 // object raw lacks (or has as null, where null is no value), or "". raw
-// has been decoded successfully already; empty raw is a missing object.
-// It reads raw in place and stops as soon as every member is found: it
-// does not allocate unless a member name has escapes.
+// has been decoded successfully already, so it is valid JSON; empty raw
+// is a missing object. It reads raw in place, stops as soon as every
+// member is found, and does not allocate unless a member name has
+// escapes.
 func missingMember(raw []byte, required []requiredMember) string {
 	if len(required) == 0 {
 		return ""
 	}
 	all := uint64(1)<<len(required) - 1
-	var found uint64
-	if len(raw) > 0 {
-		d := jsonscan.Get(raw)
-		found = scanMembers(d, required, all)
-		d.Release()
-	}
+	found := scanMembers(raw, required, all)
 	if found == all {
 		return ""
 	}
@@ -103,35 +99,110 @@ func missingMember(raw []byte, required []requiredMember) string {
 	return ""
 }
 
-// scanMembers reads the object d holds and returns the set of required
-// members present with a value.
-func scanMembers(d *jsonscan.Decoder, required []requiredMember, all uint64) uint64 {
-	var found uint64
-	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+// scanMembers returns the set of required members that the object raw
+// holds with a value. Anything but an object holds none.
+func scanMembers(raw []byte, required []requiredMember, all uint64) uint64 {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
 		return 0
 	}
-	for found != all && d.PeekKind() == '"' {
-		k, err := d.ReadValue()
-		if err != nil {
+	i++
+	var found uint64
+	for found != all {
+		i = skipSpace(raw, i)
+		if i >= len(raw) || raw[i] != '"' {
+			return found // the end of the object
+		}
+		start := i
+		i = stringEnd(raw, i)
+		if i < 0 {
 			return found
 		}
-		name, ok := jsonscan.PlainString(k)
-		if !ok {
-			if name, err = jsontext.AppendUnquote(nil, k); err != nil {
+		name := raw[start+1 : i-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			u, err := jsontext.AppendUnquote(nil, raw[start:i])
+			if err != nil {
 				return found
 			}
+			name = u
 		}
-		null := d.PeekKind() == 'n'
-		if err := d.SkipValue(); err != nil {
+		i = skipSpace(raw, i)
+		if i >= len(raw) || raw[i] != ':' {
 			return found
 		}
-		for i, m := range required {
+		i = skipSpace(raw, i+1)
+		null := bytes.HasPrefix(raw[i:], []byte("null"))
+		if i = valueEnd(raw, i); i < 0 {
+			return found
+		}
+		for k, m := range required {
 			if string(name) == m.name && (!null || m.nullOK) {
-				found |= 1 << i
+				found |= 1 << k
 			}
+		}
+		if i = skipSpace(raw, i); i < len(raw) && raw[i] == ',' {
+			i++
 		}
 	}
 	return found
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index after the string that starts at b[i], or
+// -1 if it does not end.
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// valueEnd returns the index after the JSON value that starts at b[i], or
+// -1 if it does not end.
+func valueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				if j = stringEnd(b, j); j < 0 {
+					return -1
+				}
+				j-- // the loop steps past the closing quote
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return j
+		}
+	}
+	return len(b)
 }
 
 // missingParamError is the error for params that lack a required member.
