@@ -111,13 +111,19 @@ type ServerOptions struct {
 	MaxSubscriptionURILength int
 }
 
-// Defaults of the [ServerOptions] bounds.
+// Defaults of the [ServerOptions] bounds, used where the option is zero.
 const (
-	DefaultListChangedDelay         = 10 * time.Millisecond
-	DefaultNotificationQueue        = 64
-	DefaultNotificationTimeout      = 10 * time.Second
-	DefaultClientRequestTimeout     = 10 * time.Minute
-	DefaultMaxSubscriptions         = 1000
+	// DefaultListChangedDelay is the default of ServerOptions.ListChangedDelay.
+	DefaultListChangedDelay = 10 * time.Millisecond
+	// DefaultNotificationQueue is the default of ServerOptions.NotificationQueue.
+	DefaultNotificationQueue = 64
+	// DefaultNotificationTimeout is the default of ServerOptions.NotificationTimeout.
+	DefaultNotificationTimeout = 10 * time.Second
+	// DefaultClientRequestTimeout is the default of ServerOptions.ClientRequestTimeout.
+	DefaultClientRequestTimeout = 10 * time.Minute
+	// DefaultMaxSubscriptions is the default of ServerOptions.MaxSubscriptions.
+	DefaultMaxSubscriptions = 1000
+	// DefaultMaxSubscriptionURILength is the default of ServerOptions.MaxSubscriptionURILength.
 	DefaultMaxSubscriptionURILength = 8192
 )
 
