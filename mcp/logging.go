@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
 // LoggingHandlerOptions configures the slog handler from
@@ -20,7 +22,12 @@ type LoggingHandlerOptions struct {
 // NewLoggingHandler returns an slog.Handler that sends each record to the
 // client of ss as a notifications/message, honouring the level the client
 // set. Attributes and groups become members of the message's data object.
-// Send failures are dropped: logging must not fail the caller.
+// A record logged with a handler's context is sent at once, tied to the
+// handler's request, and waits at most as long as that context lasts.
+// Any other is queued for the session and sent by its notification
+// goroutine, so that logging never waits for the client; when the
+// session's queue is full (see [ServerOptions.NotificationQueue]) it is
+// dropped. Send failures are dropped: logging must not fail the caller.
 func NewLoggingHandler(ss *ServerSession, opts *LoggingHandlerOptions) slog.Handler {
 	h := &loggingHandler{ss: ss, level: slog.LevelDebug}
 	if opts != nil {
@@ -71,7 +78,15 @@ func (h *loggingHandler) Handle(ctx context.Context, r slog.Record) error {
 		addAttr(target, a)
 		return true
 	})
-	_ = h.ss.Log(ctx, &LoggingMessageParams{Level: levelFromSlog(r.Level), Logger: h.logger, Data: data})
+	params := &LoggingMessageParams{Level: levelFromSlog(r.Level), Logger: h.logger, Data: data}
+	if _, ok := jsonrpc.RelatedRequest(ctx); ok {
+		// Inside a handler: the message belongs with its request (on
+		// HTTP, on the request's stream, before its response), and ctx
+		// ends with the request.
+		_ = h.ss.Log(ctx, params)
+		return nil
+	}
+	h.ss.queueLog(params)
 	return nil
 }
 

@@ -88,15 +88,31 @@ func (s *Server) RemoveResourceTemplates(uriTemplates ...string) {
 }
 
 // ResourceUpdated tells every session subscribed to params.URI that the
-// resource changed (notifications/resources/updated).
+// resource changed (notifications/resources/updated). It queues the
+// notification for each session and returns without waiting for any (see
+// [ServerOptions.NotificationQueue]); an update already queued for a
+// session and not yet sent is not queued again. It returns ctx's error,
+// sending nothing, if ctx is done when it is called.
 func (s *Server) ResourceUpdated(ctx context.Context, params *ResourceUpdatedParams) error {
-	s.broadcast(NotificationResourceUpdated, params, func(ss *ServerSession) bool {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if params == nil || params.URI == "" {
+		return errors.New("mcp: ResourceUpdated needs a URI")
+	}
+	p := *params
+	for _, ss := range s.Sessions() {
+		if !ss.initialized() {
+			continue
+		}
 		ss.mu.Lock()
-		defer ss.mu.Unlock()
-		_, ok := ss.subscriptions[params.URI]
-		return ok
-	})
-	return ctx.Err()
+		_, ok := ss.subscriptions[p.URI]
+		ss.mu.Unlock()
+		if ok {
+			ss.queueNote(queuedNote{method: NotificationResourceUpdated, params: &p, key: p.URI})
+		}
+	}
+	return nil
 }
 
 // matchTemplate reports whether uri matches the template and returns the
@@ -197,17 +213,32 @@ func (ss *ServerSession) subscribe(ctx context.Context, req *SubscribeRequest) (
 	if req.Params.URI == "" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: missing uri"}
 	}
-	if h := ss.server.opts.SubscribeHandler; h != nil {
-		if err := h(ctx, req); err != nil {
-			return nil, err
-		}
+	opts := &ss.server.opts
+	if len(req.Params.URI) > opts.MaxSubscriptionURILength {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: uri is longer than the server's limit of %d bytes (ServerOptions.MaxSubscriptionURILength)", opts.MaxSubscriptionURILength)}
 	}
+	uri := req.Params.URI
 	ss.mu.Lock()
+	_, had := ss.subscriptions[uri]
+	if !had && len(ss.subscriptions) >= opts.MaxSubscriptions {
+		ss.mu.Unlock()
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: this session holds the server's limit of %d resource subscriptions (ServerOptions.MaxSubscriptions); unsubscribe first", opts.MaxSubscriptions)}
+	}
 	if ss.subscriptions == nil {
 		ss.subscriptions = make(map[string]struct{})
 	}
-	ss.subscriptions[req.Params.URI] = struct{}{}
+	ss.subscriptions[uri] = struct{}{}
 	ss.mu.Unlock()
+	if h := opts.SubscribeHandler; h != nil {
+		if err := h(ctx, req); err != nil {
+			if !had {
+				ss.mu.Lock()
+				delete(ss.subscriptions, uri)
+				ss.mu.Unlock()
+			}
+			return nil, err
+		}
+	}
 	return &EmptyResult{}, nil
 }
 

@@ -98,7 +98,60 @@ type ServerOptions struct {
 	Middleware []Middleware
 	// SendingMiddleware wraps every method the server sends.
 	SendingMiddleware []Middleware
+
+	// ListChangedDelay is how long the server waits after a change to
+	// its tools, resources or prompts before it tells the sessions, so
+	// that a burst of registrations sends one list_changed per kind.
+	// Zero means 10ms; negative means no wait (a notification still
+	// queued for a session is never queued twice). [Server.Batch] sends
+	// at its end, without waiting.
+	ListChangedDelay time.Duration
+	// NotificationQueue bounds the notifications the server queues for
+	// one session on its own account (list_changed and
+	// resources/updated, which are sent by a goroutine of the session's
+	// that runs only while its queue is not empty). A session whose
+	// queue is full cannot keep up and is closed: it never holds up the
+	// code that changed the server, nor other sessions. Zero means 64.
+	NotificationQueue int
+	// NotificationTimeout bounds how long writing one queued
+	// notification to a session may take; a session that takes longer
+	// is closed as stalled. Zero means 10s.
+	NotificationTimeout time.Duration
+
+	// ClientRequestTimeout bounds each request the server sends a client
+	// (roots/list, sampling/createMessage, elicitation/create, ping)
+	// whose context has no deadline of its own, so that a client that
+	// never answers cannot hold the caller, and what it holds, forever:
+	// past it the request fails and the client is told it was
+	// cancelled. Zero means 10 minutes (an elicitation waits for a
+	// person); negative means no bound.
+	ClientRequestTimeout time.Duration
+
+	// MaxSubscriptions bounds the resources one session may be
+	// subscribed to at once; resources/subscribe past it is refused
+	// with an invalid-params error. Zero means 1000.
+	MaxSubscriptions int
+	// MaxSubscriptionURILength bounds the length in bytes of a URI
+	// given to resources/subscribe; a longer one is refused with an
+	// invalid-params error. Zero means 8192.
+	MaxSubscriptionURILength int
 }
+
+// Defaults of the [ServerOptions] bounds, used where the option is zero.
+const (
+	// DefaultListChangedDelay is the default of ServerOptions.ListChangedDelay.
+	DefaultListChangedDelay = 10 * time.Millisecond
+	// DefaultNotificationQueue is the default of ServerOptions.NotificationQueue.
+	DefaultNotificationQueue = 64
+	// DefaultNotificationTimeout is the default of ServerOptions.NotificationTimeout.
+	DefaultNotificationTimeout = 10 * time.Second
+	// DefaultClientRequestTimeout is the default of ServerOptions.ClientRequestTimeout.
+	DefaultClientRequestTimeout = 10 * time.Minute
+	// DefaultMaxSubscriptions is the default of ServerOptions.MaxSubscriptions.
+	DefaultMaxSubscriptions = 1000
+	// DefaultMaxSubscriptionURILength is the default of ServerOptions.MaxSubscriptionURILength.
+	DefaultMaxSubscriptionURILength = 8192
+)
 
 // Server is an MCP server: a set of tools, resources and prompts, served
 // to any number of sessions. Create it once with [NewServer], register
@@ -118,6 +171,22 @@ type Server struct {
 	templates features[*serverTemplate]
 	prompts   features[*serverPrompt]
 	sessions  map[*ServerSession]struct{}
+	// changed holds the list_changed notifications owed to the sessions
+	// (at most one per method), each with the generation of the newest
+	// change it reports: a session initialized at or after that
+	// generation saw the change in its lists already. batches counts the
+	// Batch calls running, which hold them back; flushArmed is set while
+	// a timer will send them.
+	changed    []pendingChange
+	generation uint64
+	batches    int
+	flushArmed bool
+}
+
+// pendingChange is a list_changed notification owed to the sessions.
+type pendingChange struct {
+	method     string
+	generation uint64
 }
 
 // NewServer returns a server that identifies itself as impl.
@@ -132,6 +201,24 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 	}
 	if s.opts.PageSize <= 0 {
 		s.opts.PageSize = 1000
+	}
+	if s.opts.ListChangedDelay == 0 {
+		s.opts.ListChangedDelay = DefaultListChangedDelay
+	}
+	if s.opts.NotificationQueue <= 0 {
+		s.opts.NotificationQueue = DefaultNotificationQueue
+	}
+	if s.opts.NotificationTimeout <= 0 {
+		s.opts.NotificationTimeout = DefaultNotificationTimeout
+	}
+	if s.opts.ClientRequestTimeout == 0 {
+		s.opts.ClientRequestTimeout = DefaultClientRequestTimeout
+	}
+	if s.opts.MaxSubscriptions <= 0 {
+		s.opts.MaxSubscriptions = DefaultMaxSubscriptions
+	}
+	if s.opts.MaxSubscriptionURILength <= 0 {
+		s.opts.MaxSubscriptionURILength = DefaultMaxSubscriptionURILength
 	}
 	s.logger = orDiscard(s.opts.Logger)
 	s.reflector = s.opts.SchemaReflector
@@ -184,6 +271,7 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 		// handshake had happened, with no client capabilities.
 		ss.stateless = true
 		ss.state = stateReady
+		ss.generation = s.currentGeneration()
 		ss.version = sc.ProtocolVersion()
 		ss.clientCaps = &ClientCapabilities{}
 	}
@@ -262,18 +350,128 @@ func (s *Server) capabilities() *ServerCapabilities {
 	return caps
 }
 
-// broadcast sends a notification to every initialized session.
+// broadcast queues a notification for every initialized session that
+// filter accepts (every one, if filter is nil). It never waits for a
+// session: each has a bounded queue (see [ServerOptions.NotificationQueue]).
+// list_changed notifications are coalesced: they are held for
+// ListChangedDelay, or until the running [Server.Batch] calls end, and
+// sent once however many changes were made meanwhile.
 func (s *Server) broadcast(method string, params Params, filter func(*ServerSession) bool) {
+	switch method {
+	case NotificationToolListChanged, NotificationResourceListChanged, NotificationPromptListChanged:
+		s.listChanged(method)
+		return
+	}
 	for _, ss := range s.Sessions() {
-		if !ss.initialized() || (filter != nil && !filter(ss)) {
+		if ss.initialized() && (filter == nil || filter(ss)) {
+			ss.queueNote(queuedNote{method: method, params: params})
+		}
+	}
+}
+
+// listChanged records that sessions are owed the list_changed
+// notification method and arranges for it to be sent.
+func (s *Server) listChanged(method string) {
+	s.mu.Lock()
+	s.generation++
+	i := slices.IndexFunc(s.changed, func(c pendingChange) bool { return c.method == method })
+	if i < 0 {
+		s.changed = append(s.changed, pendingChange{method: method})
+		i = len(s.changed) - 1
+	}
+	s.changed[i].generation = s.generation
+	if s.batches > 0 || s.flushArmed {
+		s.mu.Unlock()
+		return
+	}
+	delay := s.opts.ListChangedDelay
+	if delay > 0 {
+		s.flushArmed = true
+	}
+	s.mu.Unlock()
+	if delay < 0 {
+		s.flushChanges()
+		return
+	}
+	time.AfterFunc(delay, func() {
+		s.mu.Lock()
+		s.flushArmed = false
+		s.mu.Unlock()
+		s.flushChanges()
+	})
+}
+
+// flushChanges queues the list_changed notifications owed, once each,
+// for every initialized session, unless a Batch is running (its end
+// flushes).
+func (s *Server) flushChanges() {
+	s.mu.Lock()
+	if s.batches > 0 || len(s.changed) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	changes := s.changed
+	s.changed = nil
+	sessions := make([]*ServerSession, 0, len(s.sessions))
+	for ss := range s.sessions {
+		sessions = append(sessions, ss)
+	}
+	s.mu.Unlock()
+	for _, ss := range sessions {
+		seen, ok := ss.initGeneration()
+		if !ok {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if err := ss.notify(ctx, method, params); err != nil {
-			s.logger.Debug("mcp: notification failed", "method", method, "session", ss.id, "err", err)
+		for _, c := range changes {
+			if c.generation > seen {
+				ss.queueNote(queuedNote{method: c.method, params: listChangedParams(c.method), key: c.method})
+			}
 		}
-		cancel()
 	}
+}
+
+// currentGeneration returns the generation of the newest change to the
+// server's features.
+func (s *Server) currentGeneration() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.generation
+}
+
+func listChangedParams(method string) Params {
+	switch method {
+	case NotificationToolListChanged:
+		return &ToolListChangedParams{}
+	case NotificationResourceListChanged:
+		return &ResourceListChangedParams{}
+	}
+	return &PromptListChangedParams{}
+}
+
+// Batch runs f, which registers and removes tools, resources and prompts
+// on s (with [Server.AddTool], [AddTool], [Server.RemoveTools] and the
+// like), and sends the sessions one list_changed notification for each
+// kind of feature that changed, when f returns, instead of one per
+// change. To replace a set of tools, remove the old ones and add the new
+// ones in one Batch. f's error is returned; the changes f made before it
+// failed stay made and are notified.
+//
+// Each change is visible to clients as soon as it is made: Batch groups
+// notifications, it is not a transaction. Batch is safe for concurrent
+// use and may be nested; notifications held back by overlapping batches
+// (including changes other goroutines make meanwhile) go out when the
+// last of them ends.
+func (s *Server) Batch(f func() error) error {
+	s.mu.Lock()
+	s.batches++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.batches--
+		s.mu.Unlock()
+		s.flushChanges()
+	}()
+	return f()
 }
 
 func newSessionID() string {

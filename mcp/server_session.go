@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -25,6 +26,31 @@ type ServerSession struct {
 	clientCaps    *ClientCapabilities
 	logLevel      LoggingLevel // "" until logging/setLevel
 	subscriptions map[string]struct{}
+	// generation is the server's feature generation when the session
+	// was initialized: it is owed list_changed only for later changes.
+	generation uint64
+
+	notes noteQueue
+}
+
+// noteQueue holds the notifications the server sends a session on its own
+// account (see [Server.broadcast]). A goroutine, started when the first
+// is queued, sends them in order and ends when the queue is empty.
+type noteQueue struct {
+	mu      sync.Mutex
+	items   []queuedNote
+	running bool // a goroutine is sending
+}
+
+// queuedNote is a notification waiting in a noteQueue. A note with a key
+// is not queued again while one with the same method and key waits.
+type queuedNote struct {
+	method string
+	params Params
+	key    string
+	// droppable notes (log messages) are dropped when the queue is
+	// full, rather than closing the session.
+	droppable bool
 }
 
 type sessionState uint8
@@ -69,6 +95,99 @@ func (ss *ServerSession) initialized() bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return ss.state >= stateInitialized
+}
+
+// initGeneration returns the server's feature generation when the
+// session was initialized, and false before initialize.
+func (ss *ServerSession) initGeneration() (uint64, bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.generation, ss.state >= stateInitialized
+}
+
+// queueNote queues n for sending, unless an equal note waits already. A
+// session whose queue is full is closed; queueNote never waits.
+func (ss *ServerSession) queueNote(n queuedNote) {
+	select {
+	case <-ss.conn.Done():
+		return
+	default:
+	}
+	q := &ss.notes
+	q.mu.Lock()
+	if n.key != "" {
+		for _, o := range q.items {
+			if o.method == n.method && o.key == n.key {
+				q.mu.Unlock()
+				return
+			}
+		}
+	}
+	if len(q.items) >= ss.server.opts.NotificationQueue {
+		q.mu.Unlock()
+		if n.droppable {
+			ss.server.logger.Debug("mcp: notification queue full, dropping", "method", n.method, "session", ss.id)
+			return
+		}
+		ss.server.logger.Warn("mcp: closing a session that does not keep up with its notifications",
+			"session", ss.id, "queued", ss.server.opts.NotificationQueue)
+		go ss.Close() // Close waits for the read loop; the caller must not
+		return
+	}
+	q.items = append(q.items, n)
+	start := !q.running
+	q.running = true
+	q.mu.Unlock()
+	if start {
+		go ss.sendNotes()
+	}
+}
+
+// errStalled is the cause of a queued notification's deadline.
+var errStalled = errors.New("mcp: session stalled: a notification was not written in time")
+
+// sendNotes sends the queued notifications until the queue is empty or
+// the session fails. A write that takes longer than NotificationTimeout
+// closes the session, which ends the write.
+func (ss *ServerSession) sendNotes() {
+	q := &ss.notes
+	timeout := ss.server.opts.NotificationTimeout
+	for {
+		q.mu.Lock()
+		if len(q.items) == 0 {
+			q.items = nil
+			q.running = false
+			q.mu.Unlock()
+			return
+		}
+		n := q.items[0]
+		q.items[0] = queuedNote{}
+		q.items = q.items[1:]
+		q.mu.Unlock()
+
+		ctx, cancel := context.WithTimeoutCause(context.Background(), timeout, errStalled)
+		stop := context.AfterFunc(ctx, func() {
+			if context.Cause(ctx) == errStalled {
+				ss.server.logger.Warn("mcp: closing a stalled session", "session", ss.id, "method", n.method)
+				ss.Close()
+			}
+		})
+		err := ss.notify(ctx, n.method, n.params)
+		stop()
+		cancel()
+		if err != nil {
+			ss.server.logger.Debug("mcp: notification failed", "method", n.method, "session", ss.id, "err", err)
+			select {
+			case <-ss.conn.Done():
+				q.mu.Lock()
+				q.items = nil
+				q.running = false
+				q.mu.Unlock()
+				return
+			default:
+			}
+		}
+	}
 }
 
 // Close ends the session and closes its transport. Handlers still running
@@ -186,12 +305,14 @@ var serverMethods = map[string]inMethod[*ServerSession]{
 func (ss *ServerSession) initialize(ctx context.Context, req *InitializeRequest) (*InitializeResult, error) {
 	p := req.Params
 	version := negotiate(p.ProtocolVersion)
+	generation := ss.server.currentGeneration()
 	ss.mu.Lock()
 	if ss.state != stateNew && !ss.stateless {
 		ss.mu.Unlock()
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: session already initialized"}
 	}
 	ss.state = stateInitialized
+	ss.generation = generation
 	ss.version = version
 	ss.clientInfo = p.ClientInfo
 	ss.clientCaps = p.Capabilities
@@ -296,13 +417,32 @@ func (ss *ServerSession) checkClient(method, capability string, has func(*Client
 	return nil
 }
 
+// errClientTimeout is the cause of a request to the client that took
+// longer than ServerOptions.ClientRequestTimeout.
+var errClientTimeout = errors.New("mcp: the client did not answer within ServerOptions.ClientRequestTimeout")
+
+// request sends a request to the client, bounded by
+// ServerOptions.ClientRequestTimeout when ctx has no deadline.
+func (ss *ServerSession) request(ctx context.Context, method string, params Params, result Result) error {
+	if d := ss.server.opts.ClientRequestTimeout; d > 0 {
+		if _, ok := ctx.Deadline(); !ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeoutCause(ctx, d, errClientTimeout)
+			defer cancel()
+		}
+	}
+	return ss.call(ctx, method, params, result)
+}
+
 // Ping checks that the client is responsive.
 func (ss *ServerSession) Ping(ctx context.Context) error {
-	return ss.call(ctx, MethodPing, &PingParams{}, &EmptyResult{})
+	return ss.request(ctx, MethodPing, &PingParams{}, &EmptyResult{})
 }
 
 // ListRoots asks the client for its roots. It fails with a
 // [*CapabilityError] if the client did not declare roots.
+// A ctx without a deadline is bounded by
+// [ServerOptions.ClientRequestTimeout].
 func (ss *ServerSession) ListRoots(ctx context.Context, params *ListRootsParams) (*ListRootsResult, error) {
 	if err := ss.checkClient(MethodRootsList, "roots", func(c *ClientCapabilities) bool { return c.Roots != nil }); err != nil {
 		return nil, err
@@ -311,12 +451,14 @@ func (ss *ServerSession) ListRoots(ctx context.Context, params *ListRootsParams)
 		params = &ListRootsParams{}
 	}
 	res := &ListRootsResult{}
-	return res, ss.call(ctx, MethodRootsList, params, res)
+	return res, ss.request(ctx, MethodRootsList, params, res)
 }
 
 // CreateMessage asks the client to sample from its language model. It
 // fails with a [*CapabilityError] if the client did not declare sampling
 // (or sampling with tools, when params carries tools).
+// A ctx without a deadline is bounded by
+// [ServerOptions.ClientRequestTimeout].
 func (ss *ServerSession) CreateMessage(ctx context.Context, params *CreateMessageParams) (*CreateMessageResult, error) {
 	if err := ss.checkClient(MethodSamplingCreateMessage, "sampling", func(c *ClientCapabilities) bool { return c.Sampling != nil }); err != nil {
 		return nil, err
@@ -327,7 +469,7 @@ func (ss *ServerSession) CreateMessage(ctx context.Context, params *CreateMessag
 		}
 	}
 	res := &CreateMessageResult{}
-	return res, ss.call(ctx, MethodSamplingCreateMessage, params, res)
+	return res, ss.request(ctx, MethodSamplingCreateMessage, params, res)
 }
 
 // Elicit asks the client to collect information from the user, in form
@@ -335,6 +477,8 @@ func (ss *ServerSession) CreateMessage(ctx context.Context, params *CreateMessag
 // mode are sent in URL mode. It fails with a [*CapabilityError] if the
 // client did not declare elicitation, or not the mode asked for.
 // [ElicitAs] elicits a Go type.
+// A ctx without a deadline is bounded by
+// [ServerOptions.ClientRequestTimeout].
 func (ss *ServerSession) Elicit(ctx context.Context, params *ElicitParams) (*ElicitResult, error) {
 	if params.Mode == "" && params.URL != "" {
 		p := *params
@@ -354,13 +498,25 @@ func (ss *ServerSession) Elicit(ctx context.Context, params *ElicitParams) (*Eli
 		return nil, err
 	}
 	res := &ElicitResult{}
-	return res, ss.call(ctx, MethodElicitationCreate, params, res)
+	return res, ss.request(ctx, MethodElicitationCreate, params, res)
 }
 
 // NotifyElicitationComplete tells the client that the URL-mode
 // elicitation id has completed.
 func (ss *ServerSession) NotifyElicitationComplete(ctx context.Context, id string) error {
 	return ss.notify(ctx, NotificationElicitationComplete, &ElicitationCompleteParams{ElicitationID: id})
+}
+
+// queueLog queues a log message for the client, as Log would send it,
+// without waiting; it is dropped if the session's queue is full.
+func (ss *ServerSession) queueLog(params *LoggingMessageParams) {
+	ss.mu.Lock()
+	min := ss.logLevel
+	ss.mu.Unlock()
+	if min != "" && params.Level.less(min) {
+		return
+	}
+	ss.queueNote(queuedNote{method: NotificationMessage, params: params, droppable: true})
 }
 
 // Log sends a log message to the client, if its level is at or above the

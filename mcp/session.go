@@ -1,12 +1,18 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
+	"strings"
+	"sync"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -17,6 +23,7 @@ import (
 // request from raw params, and how to handle it.
 type inMethod[S any] struct {
 	notification bool
+	required     []requiredMember // the params' required members
 	newRequest   func(s S, raw json.RawMessage, extra *RequestExtra) (Request, error)
 	handle       func(ctx context.Context, s S, req Request) (Result, error)
 }
@@ -37,16 +44,192 @@ func decodeParams[P any, PP interface {
 	return p, nil
 }
 
+// requiredMember is a member the protocol requires in a params object.
+type requiredMember struct {
+	name   string
+	nullOK bool // null is a value (a member of type unknown), not absence
+}
+
+// requiredMembers lists the members of the JSON object of type t that
+// the protocol requires: the fields whose json tag has neither omitzero
+// nor omitempty, the way the protocol types spell the schema's required
+// lists. It runs once per method, when the method tables are built.
+func requiredMembers(t reflect.Type) []requiredMember {
+	var out []requiredMember
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() || f.Anonymous {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" && opts == "" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if strings.Contains(opts, "omitzero") || strings.Contains(opts, "omitempty") {
+			continue
+		}
+		out = append(out, requiredMember{name: name, nullOK: f.Type.Kind() == reflect.Interface})
+	}
+	if len(out) > 64 {
+		panic(fmt.Sprintf("mcp: %v has more than 64 required members", t)) // a bug in this package's types
+	}
+	return out
+}
+
+// missingMember returns the first member of required that the JSON
+// object raw lacks (or has as null, where null is no value), or "". raw
+// has been decoded successfully already, so it is valid JSON; empty raw
+// is a missing object. It reads raw in place, stops as soon as every
+// member is found, and does not allocate unless a member name has
+// escapes.
+func missingMember(raw []byte, required []requiredMember) string {
+	if len(required) == 0 {
+		return ""
+	}
+	all := uint64(1)<<len(required) - 1
+	found := scanMembers(raw, required, all)
+	if found == all {
+		return ""
+	}
+	for i, m := range required {
+		if found&(1<<i) == 0 {
+			return m.name
+		}
+	}
+	return ""
+}
+
+// scanMembers returns the set of required members that the object raw
+// holds with a value. Anything but an object holds none.
+func scanMembers(raw []byte, required []requiredMember, all uint64) uint64 {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return 0
+	}
+	i++
+	var found uint64
+	for found != all {
+		i = skipSpace(raw, i)
+		if i >= len(raw) || raw[i] != '"' {
+			return found // the end of the object
+		}
+		start := i
+		i = stringEnd(raw, i)
+		if i < 0 {
+			return found
+		}
+		name := raw[start+1 : i-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			u, err := jsontext.AppendUnquote(nil, raw[start:i])
+			if err != nil {
+				return found
+			}
+			name = u
+		}
+		i = skipSpace(raw, i)
+		if i >= len(raw) || raw[i] != ':' {
+			return found
+		}
+		i = skipSpace(raw, i+1)
+		null := bytes.HasPrefix(raw[i:], []byte("null"))
+		if i = valueEnd(raw, i); i < 0 {
+			return found
+		}
+		for k, m := range required {
+			if string(name) == m.name && (!null || m.nullOK) {
+				found |= 1 << k
+			}
+		}
+		if i = skipSpace(raw, i); i < len(raw) && raw[i] == ',' {
+			i++
+		}
+	}
+	return found
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index after the string that starts at b[i], or
+// -1 if it does not end.
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// valueEnd returns the index after the JSON value that starts at b[i], or
+// -1 if it does not end.
+func valueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				if j = stringEnd(b, j); j < 0 {
+					return -1
+				}
+				j-- // the loop steps past the closing quote
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return j
+		}
+	}
+	return len(b)
+}
+
+// missingParamError is the error for params that lack a required member.
+func missingParamError(member string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: missing required member %q", member)}
+}
+
 // serverMethodFor builds the table entry for a method a server receives.
+// The params' required members (see [requiredMembers]) are checked before
+// the request reaches any middleware or handler.
 func serverMethodFor[P any, PP interface {
 	*P
 	Params
 }, R Result](method string, h func(*ServerSession, context.Context, *ServerRequest[PP]) (R, error)) inMethod[*ServerSession] {
+	required := requiredMembers(reflect.TypeFor[P]())
 	return inMethod[*ServerSession]{
+		required: required,
 		newRequest: func(ss *ServerSession, raw json.RawMessage, extra *RequestExtra) (Request, error) {
 			p, err := decodeParams[P, PP](raw)
 			if err != nil {
 				return nil, err
+			}
+			if m := missingMember(raw, required); m != "" {
+				return nil, missingParamError(m)
 			}
 			return &ServerRequest[PP]{Session: ss, Params: p, Extra: extra, method: method}, nil
 		},
@@ -60,16 +243,22 @@ func serverMethodFor[P any, PP interface {
 	}
 }
 
-// clientMethodFor builds the table entry for a method a client receives.
+// clientMethodFor builds the table entry for a method a client receives,
+// checking required members as [serverMethodFor] does.
 func clientMethodFor[P any, PP interface {
 	*P
 	Params
 }, R Result](method string, h func(*ClientSession, context.Context, *ClientRequest[PP]) (R, error)) inMethod[*ClientSession] {
+	required := requiredMembers(reflect.TypeFor[P]())
 	return inMethod[*ClientSession]{
+		required: required,
 		newRequest: func(cs *ClientSession, raw json.RawMessage, _ *RequestExtra) (Request, error) {
 			p, err := decodeParams[P, PP](raw)
 			if err != nil {
 				return nil, err
+			}
+			if m := missingMember(raw, required); m != "" {
+				return nil, missingParamError(m)
 			}
 			return &ClientRequest[PP]{Session: cs, Params: p, method: method}, nil
 		},
@@ -128,7 +317,132 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 	if err := jsonv2.Unmarshal(res, o.result); err != nil {
 		return nil, fmt.Errorf("mcp: decoding %s result: %w", o.method, err)
 	}
+	if m := nilMember(reflect.ValueOf(o.result)); m != "" {
+		return nil, &ResultError{Method: o.method, Member: m}
+	}
 	return o.result, nil
+}
+
+// ResultError reports a peer's result that lacks a member the protocol
+// requires and that would reach the application as nil: an object member
+// (such as serverInfo or capabilities of initialize), or a null element
+// of a list (such as "tools":[null]). The result is not handed out.
+type ResultError struct {
+	Method string // the request's method
+	Member string // the path of the member, such as "serverInfo" or "tools[2]"
+}
+
+// Error implements error.
+func (e *ResultError) Error() string {
+	return fmt.Sprintf("mcp: %s result: missing or null required member %s", e.Method, e.Member)
+}
+
+// walkField is a struct field nilMember looks at.
+type walkField struct {
+	index   int
+	name    string
+	nilBad  bool // a required pointer or interface member
+	descend bool // a struct, pointer or slice that may hold more
+}
+
+// walkPlans caches, per struct type, the fields nilMember looks at. It
+// is derived from types alone, like encoding/json's caches.
+var walkPlans sync.Map // reflect.Type -> []walkField
+
+func walkPlan(t reflect.Type) []walkField {
+	if p, ok := walkPlans.Load(t); ok {
+		return p.([]walkField)
+	}
+	required := map[string]bool{}
+	for _, m := range requiredMembers(t) {
+		required[m.name] = true
+	}
+	var plan []walkField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" {
+			name = f.Name
+		}
+		k := f.Type.Kind()
+		wf := walkField{
+			index:   i,
+			name:    name,
+			nilBad:  required[name] && (k == reflect.Pointer || k == reflect.Interface),
+			descend: mayHoldNil(f.Type),
+		}
+		if wf.nilBad || wf.descend {
+			plan = append(plan, wf)
+		}
+	}
+	walkPlans.Store(t, plan)
+	return plan
+}
+
+// mayHoldNil reports whether a value of type t can hold a nil that
+// nilMember reports: a struct, a pointer to one, or a slice of pointers,
+// interfaces or structs.
+func mayHoldNil(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Struct:
+		return true
+	case reflect.Pointer:
+		return t.Elem().Kind() == reflect.Struct
+	case reflect.Slice:
+		switch t.Elem().Kind() {
+		case reflect.Pointer, reflect.Interface, reflect.Struct:
+			return true
+		}
+	}
+	return false
+}
+
+// nilMember returns the path of the first required object member of v
+// that is nil, or of the first nil element of a list in v, or "". It
+// looks through structs, pointers and slices of the protocol types, not
+// into maps or interfaces, and does not allocate unless it finds one.
+func nilMember(v reflect.Value) string {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return ""
+		}
+		return nilMember(v.Elem())
+	case reflect.Struct:
+		for _, f := range walkPlan(v.Type()) {
+			fv := v.Field(f.index)
+			if f.nilBad && fv.IsNil() {
+				return f.name
+			}
+			if f.descend {
+				if m := nilMember(fv); m != "" {
+					if m[0] == '[' {
+						return f.name + m
+					}
+					return f.name + "." + m
+				}
+			}
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			e := v.Index(i)
+			if (e.Kind() == reflect.Pointer || e.Kind() == reflect.Interface) && e.IsNil() {
+				return fmt.Sprintf("[%d]", i)
+			}
+			if e.Kind() != reflect.Interface {
+				if m := nilMember(e); m != "" {
+					if m[0] == '[' {
+						return fmt.Sprintf("[%d]%s", i, m)
+					}
+					return fmt.Sprintf("[%d].%s", i, m)
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // call sends a request through the sending middleware and decodes the

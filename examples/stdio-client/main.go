@@ -67,7 +67,13 @@ func run(ctx context.Context, t transport.Transport, toolName, args string) erro
 	}
 	defer cs.Close()
 
+	// The library refuses an initialize result without serverInfo or
+	// capabilities (a *mcp.ResultError from Connect), and lists holding
+	// null; the checks here keep the example safe on its own.
 	init := cs.InitializeResult()
+	if init == nil || init.ServerInfo == nil || init.Capabilities == nil {
+		return errors.New("the server's initialize result lacks serverInfo or capabilities")
+	}
 	fmt.Printf("server: %s %s (protocol %s)\n", init.ServerInfo.Name, init.ServerInfo.Version, init.ProtocolVersion)
 	caps := init.Capabilities
 
@@ -77,6 +83,9 @@ func run(ctx context.Context, t transport.Transport, toolName, args string) erro
 		for t, err := range cs.Tools(ctx) {
 			if err != nil {
 				return err
+			}
+			if t == nil {
+				continue
 			}
 			tools = append(tools, t)
 			fmt.Printf("  %s\n", t.Name)
@@ -88,12 +97,18 @@ func run(ctx context.Context, t transport.Transport, toolName, args string) erro
 			if err != nil {
 				return err
 			}
+			if r == nil {
+				continue
+			}
 			fmt.Printf("  %s (%s)\n", r.Name, r.URI)
 		}
 		fmt.Println("resource templates:")
 		for r, err := range cs.ResourceTemplates(ctx) {
 			if err != nil {
 				return err
+			}
+			if r == nil {
+				continue
 			}
 			fmt.Printf("  %s (%s)\n", r.Name, r.URITemplate)
 		}
@@ -103,6 +118,9 @@ func run(ctx context.Context, t transport.Transport, toolName, args string) erro
 		for p, err := range cs.Prompts(ctx) {
 			if err != nil {
 				return err
+			}
+			if p == nil {
+				continue
 			}
 			fmt.Printf("  %s\n", p.Name)
 		}
@@ -145,7 +163,7 @@ func pickTool(tools []*mcp.Tool, name, args string) (string, string) {
 		return name, args
 	}
 	for _, t := range tools {
-		if t.Name == "echo" {
+		if t != nil && t.Name == "echo" {
 			return "echo", `{"message":"hello"}`
 		}
 	}
@@ -153,7 +171,7 @@ func pickTool(tools []*mcp.Tool, name, args string) (string, string) {
 		var s struct {
 			Required []string `json:"required"`
 		}
-		if json.Unmarshal(t.InputSchema, &s) == nil && len(s.Required) == 0 {
+		if t != nil && json.Unmarshal(t.InputSchema, &s) == nil && len(s.Required) == 0 {
 			return t.Name, "{}"
 		}
 	}
