@@ -2,6 +2,8 @@ package fastschema
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -71,6 +73,92 @@ func TestValidate(t *testing.T) {
 		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
 			t.Errorf("Validate(%s) = %v, want error containing %q", tt.value, err, tt.wantErr)
 		}
+		// The single pass over the text agrees, error for error.
+		jerr := v.ValidateJSON([]byte(tt.value))
+		var fe *Error
+		switch {
+		case tt.wantErr == "" && jerr != nil:
+			t.Errorf("ValidateJSON(%s) = %v, want nil", tt.value, jerr)
+		case tt.wantErr != "" && (!errors.As(jerr, &fe) || jerr.Error() != err.Error()):
+			t.Errorf("ValidateJSON(%s) = %v, want %v", tt.value, jerr, err)
+		}
+	}
+}
+
+// TestValidateJSON covers what only the pass over the text meets: escapes,
+// syntax errors (which win over validation failures, as when the text is
+// decoded first), values compared with enum or const, and the order of
+// failures.
+func TestValidateJSON(t *testing.T) {
+	many := make([]string, 70)
+	for i := range many {
+		many[i] = fmt.Sprintf("%q", fmt.Sprint("p", i))
+	}
+	manySchema := `{"type":"object","required":[` + strings.Join(many, ",") + `]}`
+	all := "{" + strings.Join(many, ":1,") + ":1}"
+	allButLast := "{" + strings.Join(many[:69], ":1,") + ":1}"
+	const obj = `{"type":"object","properties":{
+		"s":{"type":"string","maxLength":2,"pattern":"^a"},
+		"a/b":{"type":"integer"},
+		"e":{"enum":[{"x":1},[1,2],"q",2,true,null]},
+		"c":{"const":{"k":[1]}},
+		"n":{"type":"number"},
+		"arr":{"type":"array","items":{"type":"object","required":["id"]}},
+		"sub":{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]}
+	},"required":["s","s"],"additionalProperties":false}`
+	tests := []struct {
+		schema, value string
+		wantErr       string // substring; "" for valid
+		syntax        bool   // an error other than a validation failure
+	}{
+		{obj, `{"s":"aé"}`, "", false},
+		{obj, `{"s":"aéx"}`, "/s: must be at most 2 characters", false},
+		{obj, `{"s":"ab"}`, "", false},
+		{obj, `{"s":"b"}`, "/s: must match pattern", false},
+		{obj, `{"s":"a","a\/b":1.5}`, "/a~1b: want integer, got number", false},
+		{obj, `{"s":"a","e":{"x":1.0}}`, "", false},
+		{obj, `{"s":"a","e":[1,2]}`, "", false},
+		{obj, `{"s":"a","e":2.0}`, "", false},
+		{obj, `{"s":"a","e":null}`, "", false},
+		{obj, `{"s":"a","e":"q"}`, "", false},
+		{obj, `{"s":"a","e":{"x":2}}`, "/e: must be one of", false},
+		{obj, `{"s":"a","e":false}`, "/e: must be one of", false},
+		{obj, `{"s":"a","c":{"k":[1]}}`, "", false},
+		{obj, `{"s":"a","c":{"k":[2]}}`, "/c: must be", false},
+		{obj, `{"s":"a","n":1e400}`, "out of range", true},
+		{obj, `{"s":"a","arr":[{"id":1},{}]}`, `/arr/1: missing required property "id"`, false},
+		{obj, `{"s":"a","sub":{"x":"y"}}`, "/sub/x: want integer, got string", false},
+		{obj, `{"s":"a","sub":{}}`, `/sub: missing required property "x"`, false},
+		// A missing required property is reported before a bad member.
+		{obj, `{"n":"x"}`, `missing required property "s"`, false},
+		{obj, `{"s":"a","zz":1}`, `unexpected property "zz"`, false},
+		// Syntax errors win, even after a validation failure.
+		{obj, `{"s":1,"n":}`, "invalid character", true},
+		{obj, `{"s":"a","zz":1,`, "unexpected EOF", true},
+		{obj, `{"s":"a","s":"a"}`, "duplicate", true},
+		{obj, "{\"s\":\"a\xff\"}", "UTF-8", true},
+		{obj, `{"s":"a"} {}`, "after top-level value", true},
+		{obj, `{"s":"a"}x`, "invalid character", true},
+		{obj, `{"s":2}x`, "invalid character", true},
+		{obj, ``, "EOF", true},
+		{manySchema, all, "", false},
+		{manySchema, allButLast, `missing required property "p69"`, false},
+	}
+	for _, tt := range tests {
+		v, ok := Compile(mustSchema(t, tt.schema))
+		if !ok {
+			t.Fatalf("schema not compiled: %s", tt.schema)
+		}
+		err := v.ValidateJSON([]byte(tt.value))
+		var fe *Error
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("ValidateJSON(%s) = %v, want nil", tt.value, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("ValidateJSON(%s) = %v, want error containing %q", tt.value, err, tt.wantErr)
+		case err != nil && errors.As(err, &fe) == tt.syntax:
+			t.Errorf("ValidateJSON(%s) = %T %v, want a validation failure: %v", tt.value, err, err, !tt.syntax)
+		}
 	}
 }
 
@@ -96,6 +184,19 @@ func BenchmarkValidate(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := v.Validate(x); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkValidateJSON(b *testing.B) {
+	var sc jsonschema.Schema
+	json.Unmarshal([]byte(`{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`), &sc)
+	v, _ := Compile(&sc)
+	data := []byte(`{"message":"hello"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := v.ValidateJSON(data); err != nil {
 			b.Fatal(err)
 		}
 	}
