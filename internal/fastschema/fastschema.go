@@ -32,8 +32,8 @@ type node struct {
 	props      map[string]*node
 	required   []string
 	fields     map[string]field // props and required, for ValidateJSON
-	addlFalse  bool  // additionalProperties: false
-	addl       *node // additionalProperties schema
+	addlFalse  bool             // additionalProperties: false
+	addl       *node            // additionalProperties schema
 	items      *node
 	enum       []any
 	hasConst   bool
