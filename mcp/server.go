@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -144,8 +145,8 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 	if err != nil {
 		return nil, fmt.Errorf("mcp: connecting: %w", err)
 	}
-	ss := &ServerSession{server: s, id: newSessionID()}
-	if sid, ok := tc.(interface{ SessionID() string }); ok && sid.SessionID() != "" {
+	ss := &ServerSession{server: s}
+	if sid, ok := tc.(interface{ SessionID() string }); ok {
 		ss.id = sid.SessionID()
 	}
 	if sc, ok := tc.(transport.StatelessConn); ok {
@@ -192,13 +193,7 @@ func (s *Server) Sessions() []*ServerSession {
 		out = append(out, ss)
 	}
 	slices.SortFunc(out, func(a, b *ServerSession) int {
-		if a.id < b.id {
-			return -1
-		}
-		if a.id > b.id {
-			return 1
-		}
-		return 0
+		return strings.Compare(a.ID(), b.ID())
 	})
 	return out
 }
@@ -238,7 +233,7 @@ func (s *Server) broadcast(method string, params Params, filter func(*ServerSess
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		if err := ss.notify(ctx, method, params); err != nil {
-			s.logger.Debug("mcp: notification failed", "method", method, "session", ss.id, "err", err)
+			s.logger.Debug("mcp: notification failed", "method", method, "session", ss.ID(), "err", err)
 		}
 		cancel()
 	}

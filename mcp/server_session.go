@@ -14,7 +14,8 @@ import (
 type ServerSession struct {
 	endpoint
 	server    *Server
-	id        string
+	id        string        // the transport's session ID, or random; see ID
+	idOnce    sync.Once     // makes the random ID on first use
 	recv      MethodHandler // receiving middleware chain
 	stateless bool          // one exchange of a stateless transport
 
@@ -36,8 +37,17 @@ const (
 )
 
 // ID returns the session's identifier: the transport's session ID where
-// it has one (Streamable HTTP), otherwise a random ID.
-func (ss *ServerSession) ID() string { return ss.id }
+// it has one (Streamable HTTP), otherwise a random ID, made on first use
+// (reading the system's random source is a noticeable part of a stdio
+// server's start).
+func (ss *ServerSession) ID() string {
+	ss.idOnce.Do(func() {
+		if ss.id == "" {
+			ss.id = newSessionID()
+		}
+	})
+	return ss.id
+}
 
 // Server returns the server the session belongs to.
 func (ss *ServerSession) Server() *Server { return ss.server }

@@ -41,7 +41,7 @@ func compileSchema(raw []byte) (*validator, error) {
 }
 
 func compileParsed(s *jsonschema.Schema) (*validator, error) {
-	data, err := jsonv2.Marshal(s)
+	data, err := schema.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("encoding schema: %w", err)
 	}
