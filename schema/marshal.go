@@ -3,6 +3,7 @@ package schema
 import (
 	stdjson "encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -25,11 +26,11 @@ func Marshal(s *jsonschema.Schema) ([]byte, error) {
 	}
 	b, err := appendSchema(nil, s)
 	if err != nil {
-		return nil, err
+		return jsonv2.Marshal(s) // for its error, or its replacements of invalid UTF-8
 	}
 	v := jsontext.Value(b)
 	if err := v.Format(); err != nil {
-		return nil, fmt.Errorf("schema: encoding: %w", err)
+		return jsonv2.Marshal(s)
 	}
 	return v, nil
 }
@@ -51,7 +52,7 @@ func simple(s *jsonschema.Schema, depth int) bool {
 		s.MaxProperties != nil || s.DependentRequired != nil || s.PatternProperties != nil ||
 		s.PropertyNames != nil || s.UnevaluatedProperties != nil || s.AllOf != nil || s.AnyOf != nil ||
 		s.OneOf != nil || s.If != nil || s.Then != nil || s.Else != nil || s.DependentSchemas != nil ||
-		s.ContentEncoding != "" || s.ContentMediaType != "" || s.ContentSchema != nil || s.Extra != nil {
+		s.ContentSchema != nil || s.Extra != nil {
 		return false
 	}
 	if s.Type != "" && s.Types != nil || s.Defs != nil && s.Definitions != nil || hasRepeat(s.PropertyOrder) {
@@ -81,8 +82,9 @@ func hasRepeat(names []string) bool {
 
 // appendSchema appends s, which simple accepts, in the order of
 // s.MarshalJSON: type, properties, items, then the other keywords in the
-// order of the Schema struct's fields. Strings and values go through
-// encoding/json, as there, for the same escaping and number formatting.
+// order of the Schema struct's fields. Marshal then reformats the result
+// as jsonv2 does, so strings may be escaped in any valid way here; numbers
+// are not reformatted, so they are written as encoding/json writes them.
 func appendSchema(b []byte, s *jsonschema.Schema) ([]byte, error) {
 	if s == nil {
 		return append(b, "null"...), nil
@@ -99,12 +101,9 @@ func appendSchema(b []byte, s *jsonschema.Schema) ([]byte, error) {
 		b = append(b, '"', ':')
 	}
 	value := func(v any) {
-		if err != nil {
-			return
+		if err == nil {
+			b, err = appendValue(b, v)
 		}
-		var data []byte
-		data, err = stdjson.Marshal(v)
-		b = append(b, data...)
 	}
 	sub := func(name string, s *jsonschema.Schema) {
 		if s == nil || err != nil {
@@ -226,6 +225,8 @@ func appendSchema(b []byte, s *jsonschema.Schema) ([]byte, error) {
 	}
 	sub("additionalProperties", s.AdditionalProperties)
 	sub("not", s.Not)
+	str("contentEncoding", s.ContentEncoding)
+	str("contentMediaType", s.ContentMediaType)
 	str("format", s.Format)
 	if err != nil {
 		return nil, fmt.Errorf("schema: encoding: %w", err)
@@ -237,6 +238,78 @@ func appendSchema(b []byte, s *jsonschema.Schema) ([]byte, error) {
 		b = append(b[:start], "true"...)
 	case `{"not":true}`:
 		b = append(b[:start], "false"...)
+	}
+	return b, nil
+}
+
+// appendValue appends v as encoding/json encodes it, up to the escaping
+// of strings; the common types without reflection.
+func appendValue(b []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case string:
+		return jsontext.AppendQuote(b, v)
+	case bool:
+		return strconv.AppendBool(b, v), nil
+	case float64:
+		return appendFloat(b, v)
+	case int:
+		return strconv.AppendInt(b, int64(v), 10), nil
+	case int64:
+		return strconv.AppendInt(b, v, 10), nil
+	case stdjson.RawMessage:
+		return append(b, v...), nil // checked and compacted by Marshal's Format
+	case []string:
+		b = append(b, '[')
+		for i, x := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = jsontext.AppendQuote(b, x); err != nil {
+				return b, err
+			}
+		}
+		return append(b, ']'), nil
+	case []any:
+		b = append(b, '[')
+		for i, x := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendValue(b, x); err != nil {
+				return b, err
+			}
+		}
+		return append(b, ']'), nil
+	case *any:
+		if v == nil {
+			return append(b, "null"...), nil
+		}
+		return appendValue(b, *v)
+	}
+	data, err := stdjson.Marshal(v)
+	return append(b, data...), err
+}
+
+// appendFloat appends f as encoding/json writes a float64.
+func appendFloat(b []byte, f float64) ([]byte, error) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return b, fmt.Errorf("unsupported value %v", f)
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 is written e-9.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
 	}
 	return b, nil
 }

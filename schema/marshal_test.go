@@ -3,6 +3,7 @@ package schema
 import (
 	"bytes"
 	stdjson "encoding/json"
+	"math"
 	"testing"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -27,6 +28,9 @@ func TestMarshalMatches(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if !simple(s, 0) {
+			t.Errorf("an inferred schema is left to MarshalJSON: %s", marshal(t, s))
+		}
 		inferred = append(inferred, s)
 	}
 	f := func(x float64) *float64 { return &x }
@@ -37,11 +41,12 @@ func TestMarshalMatches(t *testing.T) {
 		{},
 		{Not: &jsonschema.Schema{}},
 		{Types: []string{}},
-		{Types: []string{"string", "null"}, Title: "T <x> & y", Description: "line\nbreak \u2028 \"q\" \\ \x01", Format: "uri"},
+		{Types: []string{"string", "null"}, Title: "T <x> & y", Description: "line\nbreak \u2028 \"q\" \\ \x01", Format: "uri", ContentEncoding: "base64", ContentMediaType: "image/png"},
 		{Type: "number", Minimum: f(1e21), Maximum: f(0.000001), ExclusiveMinimum: f(-0.5), ExclusiveMaximum: f(123456789), Default: stdjson.RawMessage(` { "a" : "<" } `)},
 		{Type: "string", MinLength: n(0), MaxLength: n(7), Pattern: `^<[a-z]+>$`, Enum: []any{"a", 1.0, true, nil, map[string]any{"k": "v"}}, Examples: []any{"x"}},
 		{Const: &konst, Deprecated: true, ReadOnly: true, WriteOnly: true},
 		{Const: &nullConst},
+		{Enum: []any{1e-7, 5e-324, -0.0, 1e20, 123.456, -1e21, 3, int64(-4), uint8(5), []any{"x", 1.0}}, Description: "bad \xff utf-8"},
 		{Type: "array", Items: &jsonschema.Schema{}, MinItems: n(1), MaxItems: n(2)},
 		{Type: "object", Properties: map[string]*jsonschema.Schema{}, Required: []string{}},
 		{Type: "object", Properties: map[string]*jsonschema.Schema{"b": {Type: "string"}, "a": nil, "c/<": {}, "d": {Type: "integer"}},
@@ -71,10 +76,13 @@ func TestMarshalMatches(t *testing.T) {
 
 // TestMarshalErrors checks that Marshal rejects what MarshalJSON rejects.
 func TestMarshalErrors(t *testing.T) {
+	nan := math.NaN()
 	for _, s := range []*jsonschema.Schema{
 		{Type: "string", Types: []string{"null"}},
 		{Type: "object", PropertyOrder: []string{"a", "a"}, Properties: map[string]*jsonschema.Schema{"a": {}}},
 		{Items: &jsonschema.Schema{Type: "x", Types: []string{"y"}}},
+		{Type: "number", Minimum: &nan},
+		{Default: stdjson.RawMessage(`{bad`)},
 	} {
 		if _, err := Marshal(s); err == nil {
 			t.Errorf("Marshal(%+v) succeeded", s)
