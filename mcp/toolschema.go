@@ -98,9 +98,11 @@ func newArgBinder[In any](r *schema.Reflector, override json.RawMessage) (*argBi
 // bind validates raw arguments, applies defaults and decodes them into In.
 // Its errors are meant for the model: they say what to fix.
 //
-// Without defaults to apply, the arguments are validated as text and
-// decoded once, into In. With defaults, they are decoded into a map, the
-// defaults added, and the result validated and encoded again for In.
+// Without defaults to apply, the arguments are validated as text (in one
+// pass over their tokens, for the schemas Go types infer to; see
+// schema.Compiled.ValidateJSON) and decoded once, into In. With defaults,
+// they are decoded into a map, the defaults added, and the result
+// validated and encoded again for In.
 func (b *argBinder[In]) bind(raw json.RawMessage) (In, error) {
 	var in In
 	if len(raw) == 0 || string(raw) == "null" {
