@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -200,4 +201,44 @@ func BenchmarkValidateJSON(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzValidateJSON holds ValidateJSON to decoding the text with jsonv2
+// and calling Validate: the same texts are rejected as not JSON, and the
+// others pass or fail alike.
+func FuzzValidateJSON(f *testing.F) {
+	const schema = `{"type":"object","properties":{
+		"s":{"type":"string","minLength":1,"maxLength":3,"pattern":"^[a-z]"},
+		"n":{"type":"integer","minimum":0},
+		"e":{"enum":["a",1,null,{"k":[1]}]},
+		"a":{"type":"array","items":{"type":"object","required":["id"],"additionalProperties":false,"properties":{"id":{"type":"number"}}},"maxItems":2},
+		"m":{"type":"object","additionalProperties":{"type":"boolean"}}
+	},"required":["s"]}`
+	var sc jsonschema.Schema
+	if err := json.Unmarshal([]byte(schema), &sc); err != nil {
+		f.Fatal(err)
+	}
+	v, ok := Compile(&sc)
+	if !ok {
+		f.Fatal("schema not compiled")
+	}
+	for _, s := range []string{`{"s":"a"}`, `{"s":"ab","n":1,"e":{"k":[1.0]},"a":[{"id":1}],"m":{"x":true}}`,
+		`{"s":"\u0061","a":[{"id":1,"x":2}]}`, `{"s":1`, `{"s":"a","s":"b"}`, `[]`, `{"n":-1}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		jerr := v.ValidateJSON([]byte(text))
+		var fe *Error
+		var x any
+		if err := jsonv2.Unmarshal([]byte(text), &x); err != nil {
+			if jerr == nil || errors.As(jerr, &fe) {
+				t.Fatalf("ValidateJSON(%q) = %v; jsonv2 rejects it: %v", text, jerr, err)
+			}
+			return
+		}
+		err := v.Validate(x)
+		if (err == nil) != (jerr == nil) || jerr != nil && !errors.As(jerr, &fe) {
+			t.Fatalf("ValidateJSON(%q) = %v; Validate = %v", text, jerr, err)
+		}
+	})
 }
