@@ -235,9 +235,9 @@ func serverBinary(tb testing.TB, name string) string {
 		if buildErr != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "./cmd/...")
+		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "./cmd/...", exampleServer)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/...: %v\n%s", err, out)
+			buildErr = fmt.Errorf("go build ./cmd/... %s: %v\n%s", exampleServer, err, out)
 		}
 	})
 	if buildErr != nil {
@@ -245,6 +245,10 @@ func serverBinary(tb testing.TB, name string) string {
 	}
 	return filepath.Join(binDir, name+"-echo-server")
 }
+
+// exampleServer is mcpkit's example stdio server, built with cmd/... into
+// the same directory, as stdio-server.
+const exampleServer = "github.com/mcpkit/mcpkit/examples/stdio-server"
 
 // serverCommand returns an unstarted command running the named server
 // binary, set up so that it dies with this process (see procattr_*.go) and

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -262,8 +263,8 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 	if err != nil {
 		return nil, fmt.Errorf("mcp: connecting: %w", err)
 	}
-	ss := &ServerSession{server: s, id: newSessionID()}
-	if sid, ok := tc.(interface{ SessionID() string }); ok && sid.SessionID() != "" {
+	ss := &ServerSession{server: s}
+	if sid, ok := tc.(interface{ SessionID() string }); ok {
 		ss.id = sid.SessionID()
 	}
 	if sc, ok := tc.(transport.StatelessConn); ok {
@@ -312,13 +313,7 @@ func (s *Server) Sessions() []*ServerSession {
 		out = append(out, ss)
 	}
 	slices.SortFunc(out, func(a, b *ServerSession) int {
-		if a.id < b.id {
-			return -1
-		}
-		if a.id > b.id {
-			return 1
-		}
-		return 0
+		return strings.Compare(a.ID(), b.ID())
 	})
 	return out
 }

@@ -15,7 +15,8 @@ import (
 type ServerSession struct {
 	endpoint
 	server    *Server
-	id        string
+	id        string        // the transport's session ID, or random; see ID
+	idOnce    sync.Once     // makes the random ID on first use
 	recv      MethodHandler // receiving middleware chain
 	stateless bool          // one exchange of a stateless transport
 
@@ -62,8 +63,17 @@ const (
 )
 
 // ID returns the session's identifier: the transport's session ID where
-// it has one (Streamable HTTP), otherwise a random ID.
-func (ss *ServerSession) ID() string { return ss.id }
+// it has one (Streamable HTTP), otherwise a random ID, made on first use
+// (reading the system's random source is a noticeable part of a stdio
+// server's start).
+func (ss *ServerSession) ID() string {
+	ss.idOnce.Do(func() {
+		if ss.id == "" {
+			ss.id = newSessionID()
+		}
+	})
+	return ss.id
+}
 
 // Server returns the server the session belongs to.
 func (ss *ServerSession) Server() *Server { return ss.server }
@@ -126,11 +136,11 @@ func (ss *ServerSession) queueNote(n queuedNote) {
 	if len(q.items) >= ss.server.opts.NotificationQueue {
 		q.mu.Unlock()
 		if n.droppable {
-			ss.server.logger.Debug("mcp: notification queue full, dropping", "method", n.method, "session", ss.id)
+			ss.server.logger.Debug("mcp: notification queue full, dropping", "method", n.method, "session", ss.ID())
 			return
 		}
 		ss.server.logger.Warn("mcp: closing a session that does not keep up with its notifications",
-			"session", ss.id, "queued", ss.server.opts.NotificationQueue)
+			"session", ss.ID(), "queued", ss.server.opts.NotificationQueue)
 		go ss.Close() // Close waits for the read loop; the caller must not
 		return
 	}
@@ -168,7 +178,7 @@ func (ss *ServerSession) sendNotes() {
 		ctx, cancel := context.WithTimeoutCause(context.Background(), timeout, errStalled)
 		stop := context.AfterFunc(ctx, func() {
 			if context.Cause(ctx) == errStalled {
-				ss.server.logger.Warn("mcp: closing a stalled session", "session", ss.id, "method", n.method)
+				ss.server.logger.Warn("mcp: closing a stalled session", "session", ss.ID(), "method", n.method)
 				ss.Close()
 			}
 		})
@@ -176,7 +186,7 @@ func (ss *ServerSession) sendNotes() {
 		stop()
 		cancel()
 		if err != nil {
-			ss.server.logger.Debug("mcp: notification failed", "method", n.method, "session", ss.id, "err", err)
+			ss.server.logger.Debug("mcp: notification failed", "method", n.method, "session", ss.ID(), "err", err)
 			select {
 			case <-ss.conn.Done():
 				q.mu.Lock()

@@ -41,7 +41,7 @@ func compileSchema(raw []byte) (*validator, error) {
 }
 
 func compileParsed(s *jsonschema.Schema) (*validator, error) {
-	data, err := jsonv2.Marshal(s)
+	data, err := schema.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("encoding schema: %w", err)
 	}
@@ -69,13 +69,7 @@ func hasDefaults(s *jsonschema.Schema) bool {
 func (v *validator) validate(x any) error { return v.compiled.Validate(x) }
 
 // validateJSON checks JSON text.
-func (v *validator) validateJSON(data []byte) error {
-	var x any
-	if err := jsonv2.Unmarshal(data, &x); err != nil {
-		return err
-	}
-	return v.compiled.Validate(x)
-}
+func (v *validator) validateJSON(data []byte) error { return v.compiled.ValidateJSON(data) }
 
 // applyDefaults fills in missing properties that have defaults.
 func (v *validator) applyDefaults(m map[string]any) {
@@ -103,10 +97,25 @@ func newArgBinder[In any](r *schema.Reflector, override json.RawMessage) (*argBi
 
 // bind validates raw arguments, applies defaults and decodes them into In.
 // Its errors are meant for the model: they say what to fix.
+//
+// Without defaults to apply, the arguments are validated as text (in one
+// pass over their tokens, for the schemas Go types infer to; see
+// schema.Compiled.ValidateJSON) and decoded once, into In. With defaults,
+// they are decoded into a map, the defaults added, and the result
+// validated and encoded again for In.
 func (b *argBinder[In]) bind(raw json.RawMessage) (In, error) {
 	var in In
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = json.RawMessage("{}")
+	}
+	if !b.hasDefaults && firstByte(raw) == '{' {
+		if err := b.compiled.ValidateJSON(raw); err != nil {
+			return in, fmt.Errorf("invalid arguments: %w", err)
+		}
+		if err := jsonv2.Unmarshal(raw, &in); err != nil {
+			return in, fmt.Errorf("invalid arguments: %w", err)
+		}
+		return in, nil
 	}
 	var x any
 	if err := jsonv2.Unmarshal(raw, &x); err != nil {
@@ -132,4 +141,17 @@ func (b *argBinder[In]) bind(raw json.RawMessage) (In, error) {
 		return in, fmt.Errorf("invalid arguments: %w", err)
 	}
 	return in, nil
+}
+
+// firstByte returns the first byte of data that is not JSON whitespace,
+// or 0.
+func firstByte(data []byte) byte {
+	for _, c := range data {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+		default:
+			return c
+		}
+	}
+	return 0
 }

@@ -1,11 +1,11 @@
 package schema
 
 import (
-	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mcpkit/mcpkit/internal/fastschema"
 )
@@ -65,28 +65,51 @@ func (e *ValidationError) Error() string {
 // float64, string, bool, nil). Failures are [*ValidationError] values.
 func (c *Compiled) Validate(v any) error {
 	if c.fast != nil {
-		if err := c.fast.Validate(v); err != nil {
-			var fe *fastschema.Error
-			if errors.As(err, &fe) {
-				return &ValidationError{Path: fe.Path, Message: fe.Message}
-			}
-			return &ValidationError{Message: err.Error()}
-		}
-		return nil
+		return fromFast(c.fast.Validate(v))
 	}
+	return c.validateGeneral(v)
+}
+
+func (c *Compiled) validateGeneral(v any) error {
 	if err := c.resolved.Validate(v); err != nil {
 		return &ValidationError{Message: strings.TrimPrefix(err.Error(), "validating root: ")}
 	}
 	return nil
 }
 
-// ValidateJSON decodes data and validates it.
+// fromFast converts an error of the fast path.
+func fromFast(err error) error {
+	if err == nil {
+		return nil
+	}
+	var fe *fastschema.Error
+	if errors.As(err, &fe) {
+		return &ValidationError{Path: fe.Path, Message: fe.Message}
+	}
+	return &ValidationError{Message: err.Error()}
+}
+
+// ValidateJSON validates data, the text of one JSON value. The text must
+// be strict JSON as github.com/go-json-experiment/json decodes it by
+// default: valid UTF-8, no duplicate member names, nothing after the
+// value; other text fails with a [*ValidationError] whose message begins
+// "not JSON: ". Within the subset Go types infer to, the text is checked
+// in one pass over its tokens, without decoding it into Go values, so
+// that a caller can then decode it once, into its own type.
 func (c *Compiled) ValidateJSON(data []byte) error {
+	if c.fast != nil {
+		err := c.fast.ValidateJSON(data)
+		var fe *fastschema.Error
+		if err != nil && !errors.As(err, &fe) {
+			return &ValidationError{Message: "not JSON: " + err.Error()}
+		}
+		return fromFast(err)
+	}
 	var v any
-	if err := stdjson.Unmarshal(data, &v); err != nil {
+	if err := jsonv2.Unmarshal(data, &v); err != nil {
 		return &ValidationError{Message: "not JSON: " + err.Error()}
 	}
-	return c.Validate(v)
+	return c.validateGeneral(v)
 }
 
 // ApplyDefaults fills in properties missing from m (recursively, into

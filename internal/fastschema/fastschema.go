@@ -31,8 +31,9 @@ type node struct {
 	types      []string // allowed JSON types; empty means any
 	props      map[string]*node
 	required   []string
-	addlFalse  bool  // additionalProperties: false
-	addl       *node // additionalProperties schema
+	fields     map[string]field // props and required, for ValidateJSON
+	addlFalse  bool             // additionalProperties: false
+	addl       *node            // additionalProperties schema
 	items      *node
 	enum       []any
 	hasConst   bool
@@ -44,6 +45,12 @@ type node struct {
 	minItems   *int
 	maxItems   *int
 	pattern    *regexp.Regexp
+}
+
+// field is what ValidateJSON needs to know of a member name.
+type field struct {
+	node *node // nil: not in properties
+	req  int   // index in required; -1: not required
 }
 
 // Compile compiles s, or reports ok=false when s uses keywords outside
@@ -72,7 +79,7 @@ func compile(s *jsonschema.Schema, depth int) (*node, bool) {
 		return nil, false
 	}
 	n := &node{
-		required: s.Required,
+		required: dedup(s.Required),
 		enum:     s.Enum,
 		min:      s.Minimum, max: s.Maximum,
 		xmin: s.ExclusiveMinimum, xmax: s.ExclusiveMaximum,
@@ -105,6 +112,20 @@ func compile(s *jsonschema.Schema, depth int) (*node, bool) {
 			n.props[name] = pn
 		}
 	}
+	if len(n.props) > 0 || len(n.required) > 0 {
+		n.fields = make(map[string]field, len(n.props)+len(n.required))
+		for name, pn := range n.props {
+			n.fields[name] = field{node: pn, req: -1}
+		}
+		for i, name := range n.required {
+			f, ok := n.fields[name]
+			if !ok {
+				f.node = nil
+			}
+			f.req = i
+			n.fields[name] = f
+		}
+	}
 	if a := s.AdditionalProperties; a != nil {
 		if isFalse(a) {
 			n.addlFalse = true
@@ -124,6 +145,18 @@ func compile(s *jsonschema.Schema, depth int) (*node, bool) {
 		n.items = in
 	}
 	return n, true
+}
+
+// dedup returns names without repeats, in their order.
+func dedup(names []string) []string {
+	var out []string
+	for i, s := range names {
+		if slices.Contains(names[:i], s) {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // isFalse reports whether s is the schema false ({"not": {}}).

@@ -94,8 +94,8 @@ type inResponse struct {
 	Error  *rpcError       `json:"error"`
 }
 
-// Serve answers newline-delimited tools/call requests for the echo tool read
-// from r, writing responses to w, until r reports EOF or another error.
+// Serve answers newline-delimited tools/call requests for the echo tool
+// (and initialize, with a fixed result) read from r, writing responses to w, until r reports EOF or another error.
 // Requests are handled in order on the calling goroutine; each response
 // costs one Write on w (json.Encoder appends the newline).
 func Serve(r io.Reader, w io.Writer) error {
@@ -112,6 +112,12 @@ func Serve(r io.Reader, w io.Writer) error {
 		var req inRequest
 		if err := json.Unmarshal(line, &req); err != nil {
 			return fmt.Errorf("floor: decoding request: %w", err)
+		}
+		if req.Method == "initialize" {
+			if err := enc.Encode(&outAny{JSONRPC: "2.0", ID: req.ID, Result: initializeResult}); err != nil {
+				return err
+			}
+			continue
 		}
 		resp := outResponse{JSONRPC: "2.0", ID: req.ID}
 		resp.Result, resp.Error = handle(&req)
