@@ -68,6 +68,7 @@ type MemoryEventStore struct {
 	sessions map[string]*memSession // by session ID
 	order    []memEventRef          // every queued event, oldest first
 	head     int                    // index of the oldest live entry of order
+	dead     int                    // entries of order[head:] whose session was deleted
 	visits   int                    // events DeleteSession went through (for tests)
 }
 
@@ -159,6 +160,7 @@ func (s *MemoryEventStore) evict(now time.Duration) {
 		s.head++
 		st := ref.stream
 		if st.deleted {
+			s.dead--
 			continue // its data went with its session
 		}
 		s.bytes -= ref.size
@@ -174,7 +176,29 @@ func (s *MemoryEventStore) evict(now time.Duration) {
 			}
 		}
 	}
-	// Compact the order queue once most of it is dead.
+	s.compact()
+}
+
+// compact drops the dead part of the order queue once it is most of the
+// queue: the evicted entries before head, or the entries of deleted
+// sessions, which would otherwise wait for eviction to reach them (and
+// eviction runs only when events are appended).
+func (s *MemoryEventStore) compact() {
+	live := len(s.order) - s.head - s.dead
+	if live == 0 {
+		s.order, s.head, s.dead = nil, 0, 0
+		return
+	}
+	if s.dead > 1024 && s.dead > live {
+		kept := make([]memEventRef, 0, 2*live)
+		for _, ref := range s.order[s.head:] {
+			if !ref.stream.deleted {
+				kept = append(kept, ref)
+			}
+		}
+		s.order, s.head, s.dead = kept, 0, 0
+		return
+	}
 	if s.head > 1024 && s.head*2 > len(s.order) {
 		rest := s.order[s.head:]
 		s.order = nil // not rest[:0:0], which would keep the old array
@@ -240,9 +264,11 @@ func (s *MemoryEventStore) DeleteSession(_ context.Context, sessionID string) er
 			s.bytes -= len(e.data)
 			s.visits++
 		}
+		s.dead += len(st.events)
 		st.events = nil
 		st.deleted = true
 	}
 	delete(s.sessions, sessionID)
+	s.compact()
 	return nil
 }

@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strconv"
 	"testing"
@@ -152,5 +153,31 @@ func BenchmarkMemoryEventStoreDeleteSession(b *testing.B) {
 			s.Append(ctx, "bench", strconv.Itoa(j%3), data)
 		}
 		s.DeleteSession(ctx, "bench")
+	}
+}
+
+// TestMemoryEventStoreDeletedSessionsLeaveQueue checks that the events of
+// deleted sessions do not keep the age queue's memory until later appends
+// evict them: with every session deleted, nothing is held.
+func TestMemoryEventStoreDeletedSessionsLeaveQueue(t *testing.T) {
+	s := NewMemoryEventStore(nil)
+	ctx := context.Background()
+	for i := range 100 {
+		sid := fmt.Sprintf("s%d", i)
+		for range 50 {
+			if _, err := s.Append(ctx, sid, "1", []byte(`{"jsonrpc":"2.0","method":"x"}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := range 100 {
+		if err := s.DeleteSession(ctx, fmt.Sprintf("s%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.order) - s.head; n != 0 || cap(s.order) != 0 || s.bytes != 0 {
+		t.Fatalf("after deleting every session: %d queued entries, queue capacity %d, %d bytes", n, cap(s.order), s.bytes)
 	}
 }
