@@ -46,7 +46,7 @@ func TestMarshalMatches(t *testing.T) {
 		{Type: "string", MinLength: n(0), MaxLength: n(7), Pattern: `^<[a-z]+>$`, Enum: []any{"a", 1.0, true, nil, map[string]any{"k": "v"}}, Examples: []any{"x"}},
 		{Const: &konst, Deprecated: true, ReadOnly: true, WriteOnly: true},
 		{Const: &nullConst},
-		{Enum: []any{1e-7, 5e-324, -0.0, 1e20, 123.456, -1e21, 3, int64(-4), uint8(5), []any{"x", 1.0}}, Description: "bad \xff utf-8"},
+		{Enum: []any{1e-7, 5e-324, math.Copysign(0, -1), 1e20, 123.456, -1e21, 3, int64(-4), uint8(5), []any{"x", 1.0}}, Description: "bad \xff utf-8"},
 		{Type: "array", Items: &jsonschema.Schema{}, MinItems: n(1), MaxItems: n(2)},
 		{Type: "object", Properties: map[string]*jsonschema.Schema{}, Required: []string{}},
 		{Type: "object", Properties: map[string]*jsonschema.Schema{"b": {Type: "string"}, "a": nil, "c/<": {}, "d": {Type: "integer"}},
