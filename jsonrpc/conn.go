@@ -18,8 +18,8 @@ import (
 
 // Handler answers requests and receives notifications arriving on a [Conn].
 //
-// Handle is called in its own goroutine for each request (or, for a
-// [BufferedStream], possibly on the goroutine that read it: see there),
+// Handle is called in its own goroutine for each request (or possibly on
+// the goroutine that read it: see [ConnOptions.InlineHandoff]),
 // and one at a time, in arrival order, for notifications. For a request,
 // the result is marshalled into the response (a [json.RawMessage] or []byte is used as is) unless err
 // is non-nil, in which case err is converted with [ToWire]. For a
@@ -31,7 +31,7 @@ type Handler interface {
 	Handle(ctx context.Context, req *Request) (result any, err error)
 }
 
-// ContextBinder may be implemented by the Extra value a transport attaches
+// contextBinder may be implemented by the Extra value a transport attaches
 // to an incoming [Request]. Before the handler runs, the [Conn] passes the
 // context it built for the request to BindContext, with the function that
 // cancels that context (nil for a notification, whose context cannot be
@@ -40,13 +40,13 @@ type Handler interface {
 // be called. Transports use it to make request-scoped data (such as the
 // HTTP request that carried the message) visible to handlers, and to
 // cancel a handler when its request's exchange is gone.
-type ContextBinder interface {
+type contextBinder interface {
 	BindContext(ctx context.Context, cancel context.CancelCauseFunc) (bound context.Context, release func())
 }
 
-// bindContext applies req's ContextBinder, if any.
+// bindContext applies req's contextBinder, if any.
 func bindContext(ctx context.Context, cancel context.CancelCauseFunc, req *Request) (context.Context, func()) {
-	if b, ok := req.Extra.(ContextBinder); ok {
+	if b, ok := req.Extra.(contextBinder); ok {
 		return b.BindContext(ctx, cancel)
 	}
 	return ctx, func() {}
@@ -114,16 +114,19 @@ type ConnOptions struct {
 	// and logged. Zero means 64. (A [PushStream] delivers on goroutines
 	// of its own, which write these answers themselves.)
 	MaxQueuedErrors int
-	// InlineHandoff applies to streams that implement [BufferedStream]:
-	// it is how long a request's handler may run on the goroutine that
-	// read the request before reading moves to a new goroutine. Zero
+	// InlineHandoff applies to streams that can tell whether more input
+	// is already buffered (the stdio server transport of package transport
+	// on Linux): a request read while nothing else is buffered runs on the
+	// goroutine that read it, which saves a goroutine switch, and
+	// InlineHandoff is how long its handler may run there before reading
+	// moves to a new goroutine. Zero
 	// means DefaultInlineHandoff; a negative value turns inline handling
 	// off, so that every request gets a goroutine of its own.
 	InlineHandoff time.Duration
 }
 
 // DefaultInlineHandoff is the default of [ConnOptions.InlineHandoff]:
-// a request read from a [BufferedStream] with nothing else buffered
+// a request read on its own from a stream that buffers its input
 // holds up reading for at most this long.
 const DefaultInlineHandoff = 200 * time.Microsecond
 
@@ -151,7 +154,7 @@ type Conn struct {
 	onCancel    func(ID, error)
 	onClose     func(error)
 	logger      *slog.Logger
-	buffered    BufferedStream // stream, when handlers may run inline
+	buffered    bufferedStream // stream, when handlers may run inline
 	push        bool           // stream is a PushStream
 	handoffIn   time.Duration
 	drainFor    time.Duration // negative: no drain
@@ -241,7 +244,7 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
 	_, c.push = s.(PushStream)
-	if bs, ok := s.(BufferedStream); ok && opts.InlineHandoff >= 0 {
+	if bs, ok := s.(bufferedStream); ok && opts.InlineHandoff >= 0 {
 		c.buffered = bs
 		c.handoffIn = opts.InlineHandoff
 		if c.handoffIn == 0 {
@@ -459,7 +462,7 @@ func (c *Conn) Cancel(id ID) bool {
 // readLoop reads messages until the stream fails, dispatching each. It
 // returns early, leaving reading to another goroutine, when it lent itself
 // to a request's handler that was slow or needed the peer (see
-// [BufferedStream]).
+// bufferedStream).
 func (c *Conn) readLoop() {
 	for {
 		m, err := c.stream.Read(c.ctx)
@@ -760,11 +763,11 @@ func (c *Conn) notifyLoop() {
 }
 
 // startRequest registers an incoming request and handles it in a new
-// goroutine (or one the stream lends, see [HandlerRunner]). When collect is
+// goroutine (or one the stream lends, see handlerRunner). When collect is
 // nil the response is written; otherwise it is passed to collect (for
 // batches), with nil for a suppressed response.
 func (c *Conn) startRequest(req *Request, collect func(*Response)) {
-	runner, _ := c.stream.(HandlerRunner)
+	runner, _ := c.stream.(handlerRunner)
 	immediate := collect
 	if collect == nil {
 		collect, immediate = c.reply, c.replyFromReader

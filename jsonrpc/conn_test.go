@@ -435,7 +435,7 @@ func (p *pushStream) Write(ctx context.Context, m Message) error {
 }
 func (p *pushStream) Close() error { p.once.Do(func() { close(p.closed) }); return nil }
 
-// binder is a ContextBinder: handlers find it in their context, and a
+// binder is a contextBinder: handlers find it in their context, and a
 // handler whose params are "cancel" finds its context cancelled by the
 // binder's cancel function.
 type binder struct{ released chan struct{} }
@@ -493,7 +493,7 @@ func TestConnPushStream(t *testing.T) {
 	}
 }
 
-// runnerStream is a pushStream that is also a HandlerRunner: it takes the
+// runnerStream is a pushStream that is also a handlerRunner: it takes the
 // handlers of requests whose method is "mine" and leaves the others to
 // the Conn.
 type runnerStream struct {

@@ -22,7 +22,7 @@ func goid() uint64 {
 	return id
 }
 
-// bufferedPipe is a pipeStream that implements BufferedStream. It fails
+// bufferedPipe is a pipeStream that implements bufferedStream. It fails
 // the test if two goroutines ever read at once, and records which
 // goroutine made the last Read.
 type bufferedPipe struct {

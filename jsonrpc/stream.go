@@ -39,7 +39,7 @@ type PushStream interface {
 	Push(receive func(Message), end func(error))
 }
 
-// HandlerRunner may be implemented by a [PushStream] whose messages arrive
+// handlerRunner may be implemented by a [PushStream] whose messages arrive
 // on goroutines that can serve them, such as the goroutine of the HTTP
 // request that carried a request: running the handler there spares a
 // goroutine switch on each side of it.
@@ -52,11 +52,11 @@ type PushStream interface {
 // returned; until f returns, [Conn.Wait] waits for it. If RunHandler
 // returns false, the Conn runs f on a goroutine of its own, as it does
 // for any other stream.
-type HandlerRunner interface {
+type handlerRunner interface {
 	RunHandler(req *Request, f func()) bool
 }
 
-// BufferedStream may be implemented by a [Stream] that can tell whether
+// bufferedStream may be implemented by a [Stream] that can tell whether
 // its next Read would return at once. A [Conn] reading such a stream runs
 // a request's handler on the reading goroutine when nothing else is
 // buffered, instead of starting a goroutine for it: a request answered
@@ -68,7 +68,7 @@ type HandlerRunner interface {
 // connection for longer than that.
 //
 // Buffered is called on the reading goroutine, right after Read returned.
-type BufferedStream interface {
+type bufferedStream interface {
 	Stream
 	// Buffered reports whether more input is already buffered, so that
 	// the next Read need not wait.

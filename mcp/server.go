@@ -38,7 +38,7 @@ type ServerOptions struct {
 	MaxConcurrentRequests int
 	// InlineHandoff bounds how long a request that arrives on its own
 	// over a transport that supports it (stdio on Linux, see
-	// [jsonrpc.BufferedStream]) runs on the goroutine that read it before
+	// the jsonrpc connection's buffered-stream hook) runs on the goroutine that read it before
 	// the session reads on in another goroutine; a handler that sends a
 	// request to the client hands reading off at once. Zero means
 	// [jsonrpc.DefaultInlineHandoff]; negative gives every request a

@@ -65,7 +65,7 @@ func (i *HTTPRequestInfo) CloseSSEStream() {
 	}
 }
 
-// BindContext implements [jsonrpc.ContextBinder]: it adds i to the
+// BindContext implements the jsonrpc connection's context binding (an unexported interface of package jsonrpc): it adds i to the
 // handler's context, and cancels that context when the client abandons the
 // exchange and the server cannot resume it.
 func (i *HTTPRequestInfo) BindContext(ctx context.Context, cancel context.CancelCauseFunc) (context.Context, func()) {

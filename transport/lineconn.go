@@ -87,7 +87,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 // inlineLineConn is a lineConn whose requests the jsonrpc.Conn may handle
-// on the reading goroutine (see [jsonrpc.BufferedStream]): the stdio
+// on the reading goroutine (see the jsonrpc connection's buffered-stream hook): the stdio
 // server's connection where standard input is read with blocking system
 // calls, so that handing a request to another goroutine costs more than
 // handling it.

@@ -24,7 +24,7 @@ import (
 // once. On Linux, standard input is read with blocking system calls that
 // wait in ppoll(2) alongside a wake-up pipe, which Close writes to; the
 // descriptor's mode is left alone, and requests that arrive one at a time
-// are handled on the reading goroutine (see [jsonrpc.BufferedStream]),
+// are handled on the reading goroutine (see the jsonrpc connection's buffered-stream hook),
 // which roughly halves the server's part of a round trip. On other Unix
 // systems, standard input is read through a non-blocking duplicate of
 // descriptor 0 that the runtime poller serves. Elsewhere, a read of

@@ -443,7 +443,7 @@ func acceptNoRequests(w http.ResponseWriter, msgs []jsonrpc.Message) {
 	writeJSONBody(w, http.StatusBadRequest, data, false, "", 0)
 }
 
-// RunHandler implements [jsonrpc.HandlerRunner]: the handler of a request
+// RunHandler implements the jsonrpc connection's handler-runner hook (an unexported interface of package jsonrpc): the handler of a request
 // that a POST carried alone runs on that POST's goroutine, which
 // serveExchange lends it once the request is delivered. It is called
 // during that delivery, on that same goroutine. Only exchanges that cannot
