@@ -39,6 +39,7 @@ const (
 	defaultReadBodyTimeout    = 30 * time.Second
 	defaultMaxInitializeBytes = 1 << 20
 	defaultMaxSessionRequests = 128
+	defaultSessionIdleTimeout = 10 * time.Minute
 )
 
 // positiveOr returns n when positive, def when zero, and 0 (no bound)

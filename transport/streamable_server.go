@@ -196,7 +196,7 @@ func NewStreamableHTTPHandler(connect ConnectFunc, opts *StreamableHTTPOptions) 
 	}
 	h.idle = h.opts.SessionIdleTimeout
 	if h.idle == 0 {
-		h.idle = 10 * time.Minute
+		h.idle = defaultSessionIdleTimeout
 	}
 	h.handshake = positiveOr(h.opts.HandshakeTimeout, defaultHandshakeTimeout)
 	if h.idle > 0 && h.handshake > h.idle {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -538,20 +539,42 @@ func TestStreamableHTTPClientGoneCancels(t *testing.T) {
 	}
 }
 
+// TestStreamableHTTPIdleTimeout checks, on fake time, that a session
+// expires after exactly its idle timeout (the 10-minute default), that any
+// request restarts the clock, and that an expired session is gone (404).
 func TestStreamableHTTPIdleTimeout(t *testing.T) {
-	checkLeaks(t)
-	hh := newHTTPHarness(t, &StreamableHTTPOptions{SessionIdleTimeout: 20 * time.Millisecond})
-	sid := hh.initialize("2025-06-18")
-	hh.backend.mu.Lock()
-	conn := hh.backend.conns[0]
-	hh.backend.mu.Unlock()
-	<-conn.Done()
-	if !errors.Is(conn.Err(), ErrSessionIdle) {
-		t.Fatalf("conn ended with %v", conn.Err())
-	}
-	if resp := hh.post(`{"jsonrpc":"2.0","id":1,"method":"echo"}`, "Mcp-Session-Id", sid); resp.StatusCode != 404 {
-		t.Fatalf("expired session: %d", resp.StatusCode)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		d := newDirectHarness(t, nil)
+		sid, code := d.initialize("192.0.2.1")
+		if sid == "" {
+			t.Fatalf("initialize: %d", code)
+		}
+		if w := d.post("192.0.2.1", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "Mcp-Session-Id", sid); w.Code != 202 {
+			t.Fatalf("notifications/initialized: %d", w.Code)
+		}
+		time.Sleep(defaultSessionIdleTimeout - time.Second)
+		synctest.Wait()
+		if err := d.closedWith(0); err != nil {
+			t.Fatalf("closed before its idle timeout: %v", err)
+		}
+		// A request restarts the clock.
+		if w := d.post("192.0.2.1", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "Mcp-Session-Id", sid); w.Code != 202 {
+			t.Fatalf("request: %d", w.Code)
+		}
+		time.Sleep(defaultSessionIdleTimeout - time.Second)
+		synctest.Wait()
+		if err := d.closedWith(0); err != nil {
+			t.Fatalf("closed before its idle timeout after a request: %v", err)
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if err := d.closedWith(0); !errors.Is(err, ErrSessionIdle) {
+			t.Fatalf("conn ended with %v; want ErrSessionIdle", err)
+		}
+		if w := d.post("192.0.2.1", `{"jsonrpc":"2.0","id":1,"method":"echo"}`, "Mcp-Session-Id", sid); w.Code != 404 {
+			t.Fatalf("expired session: %d", w.Code)
+		}
+	})
 }
 
 func TestStreamableHTTPLimitsAndPrincipal(t *testing.T) {
