@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -472,30 +473,39 @@ func TestPeerDisconnectMidCall(t *testing.T) {
 	}
 }
 
+// TestHandlerThatNeverReturns runs on fake time (testing/synctest): a call
+// to a handler that ignores its context ends at the client's
+// RequestTimeout, and closing does not wait for the handler.
 func TestHandlerThatNeverReturns(t *testing.T) {
-	checkGoroutines(t)
-	release := make(chan struct{})
-	defer close(release)
-	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
-	must(t, s.AddTool(&Tool{Name: "stuck"}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
-		<-release // ignores its context
-		return nil, nil
-	}))
-	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{RequestTimeout: 50 * time.Millisecond})
-	cs, ss := connect(t, s, c)
-	_, err := cs.CallTool(context.Background(), &CallToolParams{Name: "stuck"})
-	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want a timeout", err)
-	}
-	// Other calls still work, and closing does not wait for the stuck handler.
-	must(t, cs.Ping(context.Background()))
-	done := make(chan struct{})
-	go func() { cs.Close(); ss.Close(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Close blocked on a stuck handler")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		defer close(release)
+		s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+		must(t, s.AddTool(&Tool{Name: "stuck"}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+			<-release // ignores its context
+			return nil, nil
+		}))
+		const timeout = time.Minute
+		c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{RequestTimeout: timeout})
+		cs, ss := connect(t, s, c)
+		start := time.Now()
+		_, err := cs.CallTool(context.Background(), &CallToolParams{Name: "stuck"})
+		if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want a timeout", err)
+		}
+		if d := time.Since(start); d != timeout {
+			t.Fatalf("the call ended after %v; want RequestTimeout, %v", d, timeout)
+		}
+		// Other calls still work, and closing does not wait for the stuck
+		// handler: no fake time passes.
+		must(t, cs.Ping(context.Background()))
+		start = time.Now()
+		cs.Close()
+		ss.Close()
+		if d := time.Since(start); d != 0 {
+			t.Fatalf("Close waited %v for a stuck handler", d)
+		}
+	})
 }
 
 func TestResetTimeoutOnProgress(t *testing.T) {
