@@ -75,8 +75,9 @@ type ConnOptions struct {
 	// now. Nil rejects every batch with CodeInvalidRequest.
 	AllowBatch func() bool
 	// OnCancel, if set, is called when a [Conn.Call] gives up on its
-	// response because its context ended, with the request's id. MCP uses
-	// it to send notifications/cancelled.
+	// response because its context ended, with the request's id, also when
+	// the context ended while the request was being written. MCP uses it
+	// to send notifications/cancelled.
 	OnCancel func(id ID, cause error)
 	// OnClose, if set, is called once when the connection shuts down, with
 	// the reason (see [Conn.Err]). It runs in the goroutine that shut the
@@ -375,6 +376,13 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 
 	if err := c.stream.Write(ctx, &Request{ID: id, Method: method, Params: params}); err != nil {
 		c.forget(id)
+		if ctx.Err() != nil && c.onCancel != nil {
+			// The write was cut short by ctx, perhaps after the peer got
+			// the request (an HTTP POST whose answer had not come yet):
+			// tell it, as for a request cancelled later. A peer that never
+			// got the request ignores the cancellation.
+			c.onCancel(id, context.Cause(ctx))
+		}
 		return nil, fmt.Errorf("jsonrpc: sending %s: %w", method, err)
 	}
 	select {

@@ -569,3 +569,49 @@ func TestConnHandlerRunner(t *testing.T) {
 	f()
 	<-waited
 }
+
+// stallingWriter is a stream whose writes of requests wait until their
+// context ends, as an HTTP POST waiting for its answer does.
+type stallingWriter struct {
+	*pipeStream
+}
+
+func (s stallingWriter) Write(ctx context.Context, m Message) error {
+	if r, ok := m.(*Request); ok && !r.IsNotification() {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return s.pipeStream.Write(ctx, m)
+}
+
+// TestCallCancelledDuringWrite checks that a call whose context ends while
+// its request is still being written reports the cancellation, so that MCP
+// tells the peer, which may have the request already.
+func TestCallCancelledDuringWrite(t *testing.T) {
+	checkGoroutines(t)
+	a, b := newPipe()
+	cancelled := make(chan ID, 1)
+	client := NewConn(stallingWriter{a}, &ConnOptions{OnCancel: func(id ID, _ error) { cancelled <- id }})
+	server := NewConn(b, nil)
+	client.Start()
+	server.Start()
+	defer func() { client.Close(); server.Close(); client.Wait(); server.Wait() }()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := client.Call(ctx, "slow", nil)
+		done <- err
+	}()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Call: %v; want context.Canceled", err)
+	}
+	select {
+	case id := <-cancelled:
+		if !id.IsValid() {
+			t.Fatalf("OnCancel with an invalid id")
+		}
+	default:
+		t.Fatal("OnCancel was not called for a call cancelled during its write")
+	}
+}
