@@ -185,10 +185,8 @@ type Conn struct {
 	err      error                   // why the connection closed
 	pending  map[ID]chan *Response   // outgoing calls awaiting a response
 	incoming map[ID]*incomingRequest // incoming requests being handled
-	queue    []*Request              // notifications awaiting delivery
-	notifier bool                    // a notification worker is running
-	errq     []*Response             // error responses awaiting writing
-	errw     bool                    // an error writer is running
+	notes    lazyQueue[*Request]     // notifications awaiting their handler
+	errq     lazyQueue[*Response]    // error responses awaiting writing
 	skipped  int                     // undecodable messages skipped
 	ended    bool                    // inputEnded is closed
 	endErr   error                   // why input ended, once ended
@@ -629,18 +627,15 @@ func (c *Conn) replyAsync(r *Response) {
 		c.mu.Unlock()
 		return
 	}
-	if len(c.errq) >= c.maxErrs {
-		c.mu.Unlock()
-		c.logger.Warn("jsonrpc: error response queue full (the peer is not reading); dropping", "id", r.ID.String(), "code", r.Error.Code)
-		return
-	}
-	c.errq = append(c.errq, r)
-	if !c.errw {
-		c.errw = true
+	ok, start := c.errq.push(r, c.maxErrs)
+	if start {
 		c.wg.Add(1)
 		go c.errorLoop()
 	}
 	c.mu.Unlock()
+	if !ok {
+		c.logger.Warn("jsonrpc: error response queue full (the peer is not reading); dropping", "id", r.ID.String(), "code", r.Error.Code)
+	}
 }
 
 // errorLoop writes queued error responses until the queue is empty or the
@@ -649,20 +644,11 @@ func (c *Conn) errorLoop() {
 	defer c.wg.Done()
 	for {
 		c.mu.Lock()
-		if len(c.errq) == 0 || c.closed {
-			clear(c.errq)
-			c.errq = c.errq[:0]
-			c.errw = false
-			c.mu.Unlock()
+		r, ok := c.errq.pop(c.closed)
+		c.mu.Unlock()
+		if !ok {
 			return
 		}
-		r := c.errq[0]
-		c.errq[0] = nil
-		c.errq = c.errq[1:]
-		if len(c.errq) == 0 {
-			c.errq = c.errq[:0:cap(c.errq)]
-		}
-		c.mu.Unlock()
 		c.reply(r)
 	}
 }
@@ -730,37 +716,26 @@ func (c *Conn) enqueue(n *Request) {
 		c.mu.Unlock()
 		return
 	}
-	if len(c.queue) >= c.maxQueued {
-		c.mu.Unlock()
-		c.logger.Warn("jsonrpc: notification queue full; dropping", "method", n.Method)
-		return
-	}
-	c.queue = append(c.queue, n)
-	if !c.notifier {
-		c.notifier = true
+	ok, start := c.notes.push(n, c.maxQueued)
+	if start {
 		c.wg.Add(1)
 		go c.notifyLoop()
 	}
 	c.mu.Unlock()
+	if !ok {
+		c.logger.Warn("jsonrpc: notification queue full; dropping", "method", n.Method)
+	}
 }
 
 func (c *Conn) notifyLoop() {
 	defer c.wg.Done()
 	for {
 		c.mu.Lock()
-		if len(c.queue) == 0 || c.closed {
-			c.queue = c.queue[:0]
-			c.notifier = false
-			c.mu.Unlock()
+		n, ok := c.notes.pop(c.closed)
+		c.mu.Unlock()
+		if !ok {
 			return
 		}
-		n := c.queue[0]
-		c.queue[0] = nil
-		c.queue = c.queue[1:]
-		if len(c.queue) == 0 {
-			c.queue = c.queue[:0:cap(c.queue)]
-		}
-		c.mu.Unlock()
 		ctx, release := bindContext(c.ctx, nil, n)
 		_, err := c.call(ctx, n)
 		release()
