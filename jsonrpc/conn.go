@@ -156,11 +156,11 @@ type Conn struct {
 	onClose     func(error)
 	logger      *slog.Logger
 	buffered    bufferedStream // stream, when handlers may run inline
-	push        bool           // stream is a PushStream
 	handoffIn   time.Duration
 	drainFor    time.Duration // negative: no drain
-	skipBad     bool
 	maxErrs     int
+	push        bool // stream is a PushStream
+	skipBad     bool
 
 	ctx    context.Context // cancelled on close; parent of handler contexts
 	cancel context.CancelFunc
@@ -180,15 +180,12 @@ type Conn struct {
 	handoff *time.Timer
 
 	mu       sync.Mutex
-	started  bool
-	closed   bool
 	err      error                   // why the connection closed
 	pending  map[ID]chan *Response   // outgoing calls awaiting a response
 	incoming map[ID]*incomingRequest // incoming requests being handled
 	notes    lazyQueue[*Request]     // notifications awaiting their handler
 	errq     lazyQueue[*Response]    // error responses awaiting writing
 	skipped  int                     // undecodable messages skipped
-	ended    bool                    // inputEnded is closed
 	endErr   error                   // why input ended, once ended
 	// turn numbers the requests run inline; lent is the turn whose
 	// handler holds the reading goroutine, or zero (reading is not lent,
@@ -196,6 +193,9 @@ type Conn struct {
 	// is closed.
 	turn      uint64
 	lent      uint64
+	started   bool
+	closed    bool
+	ended     bool // inputEnded is closed
 	readEnded bool
 }
 
@@ -219,8 +219,6 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 		onClose:     opts.OnClose,
 		logger:      opts.Logger,
 		done:        make(chan struct{}),
-		reader:      make(chan struct{}),
-		inputEnded:  make(chan struct{}),
 		drainFor:    opts.DrainTimeout,
 		skipBad:     opts.SkipUndecodable,
 		maxErrs:     opts.MaxQueuedErrors,
@@ -242,7 +240,13 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
-	_, c.push = s.(PushStream)
+	if _, c.push = s.(PushStream); !c.push {
+		// A push stream has no read loop, and its end shuts the
+		// connection down at once: it needs neither channel, and an idle
+		// HTTP session is the smaller for it.
+		c.reader = make(chan struct{})
+		c.inputEnded = make(chan struct{})
+	}
 	if bs, ok := s.(bufferedStream); ok && opts.InlineHandoff >= 0 {
 		c.buffered = bs
 		c.handoffIn = opts.InlineHandoff
@@ -267,7 +271,6 @@ func (c *Conn) Start() {
 	c.started = true
 	c.mu.Unlock()
 	if ps, ok := c.stream.(PushStream); ok {
-		close(c.reader) // no read loop to wait for
 		ps.Push(c.dispatch, func(err error) { c.shutdown(err) })
 		return
 	}
@@ -294,25 +297,26 @@ func (c *Conn) Err() error {
 // for request handlers; use [Conn.Wait] for that. Close is idempotent.
 func (c *Conn) Close() error {
 	err := c.shutdown(ErrClosed)
+	c.waitReader()
+	return err
+}
+
+// waitReader waits for the read loop, if the connection has one and it
+// was started, to return.
+func (c *Conn) waitReader() {
 	c.mu.Lock()
 	started := c.started
 	c.mu.Unlock()
-	if started {
+	if started && c.reader != nil {
 		<-c.reader
 	}
-	return err
 }
 
 // Wait blocks until the connection has shut down and every handler
 // goroutine has returned, then returns the reason the connection shut down.
 func (c *Conn) Wait() error {
 	<-c.done
-	c.mu.Lock()
-	started := c.started
-	c.mu.Unlock()
-	if started {
-		<-c.reader
-	}
+	c.waitReader()
 	c.wg.Wait()
 	return c.Err()
 }
@@ -661,7 +665,7 @@ func (c *Conn) endReading() {
 }
 
 func (c *Conn) endReadingLocked() {
-	if !c.readEnded {
+	if !c.readEnded && c.reader != nil {
 		c.readEnded = true
 		close(c.reader)
 	}

@@ -14,14 +14,14 @@ import (
 // called. Its methods are safe for concurrent use.
 type ServerSession struct {
 	endpoint
-	server    *Server
-	id        string        // the transport's session ID, or random; see ID
-	idOnce    sync.Once     // makes the random ID on first use
-	recv      MethodHandler // receiving middleware chain
-	stateless bool          // one exchange of a stateless transport
+	server *Server
+	id     string        // the transport's session ID, or random (guarded by mu); see ID
+	recv   MethodHandler // receiving middleware chain
 
 	mu            sync.Mutex
+	stateless     bool // one exchange of a stateless transport; set before the session serves
 	state         sessionState
+	sendingNotes  bool // a goroutine is sending notes (kept here, where it packs with the other flags)
 	version       string
 	clientInfo    *Implementation
 	clientCaps    *ClientCapabilities
@@ -38,9 +38,8 @@ type ServerSession struct {
 // account (see [Server.broadcast]). A goroutine, started when the first
 // is queued, sends them in order and ends when the queue is empty.
 type noteQueue struct {
-	mu      sync.Mutex
-	items   []queuedNote
-	running bool // a goroutine is sending
+	// Guarded by the session's mu.
+	items []queuedNote
 }
 
 // queuedNote is a notification waiting in a noteQueue. A note with a key
@@ -67,11 +66,11 @@ const (
 // (reading the system's random source is a noticeable part of a stdio
 // server's start).
 func (ss *ServerSession) ID() string {
-	ss.idOnce.Do(func() {
-		if ss.id == "" {
-			ss.id = newSessionID()
-		}
-	})
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.id == "" {
+		ss.id = newSessionID()
+	}
 	return ss.id
 }
 
@@ -124,17 +123,17 @@ func (ss *ServerSession) queueNote(n queuedNote) {
 	default:
 	}
 	q := &ss.notes
-	q.mu.Lock()
+	ss.mu.Lock()
 	if n.key != "" {
 		for _, o := range q.items {
 			if o.method == n.method && o.key == n.key {
-				q.mu.Unlock()
+				ss.mu.Unlock()
 				return
 			}
 		}
 	}
 	if len(q.items) >= ss.server.opts.NotificationQueue {
-		q.mu.Unlock()
+		ss.mu.Unlock()
 		if n.droppable {
 			ss.server.logger.Debug("mcp: notification queue full, dropping", "method", n.method, "session", ss.ID())
 			return
@@ -145,9 +144,9 @@ func (ss *ServerSession) queueNote(n queuedNote) {
 		return
 	}
 	q.items = append(q.items, n)
-	start := !q.running
-	q.running = true
-	q.mu.Unlock()
+	start := !ss.sendingNotes
+	ss.sendingNotes = true
+	ss.mu.Unlock()
 	if start {
 		go ss.sendNotes()
 	}
@@ -163,17 +162,17 @@ func (ss *ServerSession) sendNotes() {
 	q := &ss.notes
 	timeout := ss.server.opts.NotificationTimeout
 	for {
-		q.mu.Lock()
+		ss.mu.Lock()
 		if len(q.items) == 0 {
 			q.items = nil
-			q.running = false
-			q.mu.Unlock()
+			ss.sendingNotes = false
+			ss.mu.Unlock()
 			return
 		}
 		n := q.items[0]
 		q.items[0] = queuedNote{}
 		q.items = q.items[1:]
-		q.mu.Unlock()
+		ss.mu.Unlock()
 
 		ctx, cancel := context.WithTimeoutCause(context.Background(), timeout, errStalled)
 		stop := context.AfterFunc(ctx, func() {
@@ -189,10 +188,10 @@ func (ss *ServerSession) sendNotes() {
 			ss.server.logger.Debug("mcp: notification failed", "method", n.method, "session", ss.ID(), "err", err)
 			select {
 			case <-ss.conn.Done():
-				q.mu.Lock()
+				ss.mu.Lock()
 				q.items = nil
-				q.running = false
-				q.mu.Unlock()
+				ss.sendingNotes = false
+				ss.mu.Unlock()
 				return
 			default:
 			}

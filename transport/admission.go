@@ -63,7 +63,6 @@ type admission struct {
 
 	// Guarded by the table's mu.
 	state slotState
-	id    string // the live entry's key
 
 	idleSince   atomic.Int64 // UnixNano when the session last went idle; 0 while busy
 	established atomic.Bool  // the client sent something after initialize
@@ -144,6 +143,7 @@ type tableSession interface {
 	comparable
 	terminate(error)
 	admissionOf() *admission
+	SessionID() string // the session's key in the table once live
 }
 
 // sessionSet is a server-side HTTP handler's table of open sessions. A
@@ -235,9 +235,10 @@ func pickVictim[S tableSession](all iter.Seq[S], anonymous bool) (S, bool) {
 	return best, found
 }
 
-// promote makes a's reserved slot the live entry id of s, reporting false
-// when the slot was given back or the table closed meanwhile.
-func (t *sessionSet[S]) promote(id string, s S) bool {
+// promote makes the reserved slot of s its live entry, under its session
+// ID, reporting false when the slot was given back or the table closed
+// meanwhile.
+func (t *sessionSet[S]) promote(s S) bool {
 	a := s.admissionOf()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -247,8 +248,8 @@ func (t *sessionSet[S]) promote(id string, s S) bool {
 	if t.m == nil {
 		t.m = make(map[string]S)
 	}
-	t.m[id] = s
-	a.state, a.id = slotLive, id
+	t.m[s.SessionID()] = s
+	a.state = slotLive
 	if ps := t.peers[a.peer]; ps != nil {
 		ps.live = append(ps.live, s)
 	}
@@ -286,8 +287,8 @@ func (t *sessionSet[S]) drop(s S) {
 // removeLocked removes the live session s.
 func (t *sessionSet[S]) removeLocked(s S) {
 	a := s.admissionOf()
-	if cur, ok := t.m[a.id]; ok && cur == s {
-		delete(t.m, a.id)
+	if id := s.SessionID(); t.m[id] == s {
+		delete(t.m, id)
 	}
 	if ps := t.peers[a.peer]; ps != nil {
 		if i := slices.Index(ps.live, s); i >= 0 {

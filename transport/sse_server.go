@@ -181,7 +181,7 @@ func (h *SSEHandler) serveGET(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := &sseSession{h: h, id: newHTTPSessionID(), principal: PrincipalFromContext(r.Context()), w: w, adm: a, pushEnd: newPushEnd()}
-	if !h.sessions.promote(s.id, s) {
+	if !h.sessions.promote(s) {
 		h.sessions.release(a)
 		http.Error(w, "Service Unavailable: the server is closing", http.StatusServiceUnavailable)
 		return

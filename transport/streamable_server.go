@@ -610,7 +610,7 @@ func (h *StreamableHTTPHandler) serveDELETE(w http.ResponseWriter, r *http.Reque
 // register makes the session, whose slot was reserved before its
 // initialize was read, one of the open sessions.
 func (h *StreamableHTTPHandler) register(s *httpSession) {
-	if !h.sessions.promote(s.id, s) {
+	if !h.sessions.promote(s) {
 		// The handler closed meanwhile: the session is over.
 		go s.terminate(ErrSessionTerminated)
 	}
