@@ -79,6 +79,13 @@ type ConnOptions struct {
 	// the context ended while the request was being written. MCP uses it
 	// to send notifications/cancelled.
 	OnCancel func(id ID, cause error)
+	// OnReceive, if set, is called for every incoming request and
+	// notification (batch elements included) in the order they arrived,
+	// on the goroutine that delivers them and before any is handled
+	// (handlers run concurrently, so they may start in another order). It
+	// must return promptly. MCP uses it to admit requests a client
+	// pipelines behind initialize.
+	OnReceive func(req *Request)
 	// OnClose, if set, is called once when the connection shuts down, with
 	// the reason (see [Conn.Err]). It runs in the goroutine that shut the
 	// connection down and must not block.
@@ -154,6 +161,7 @@ type Conn struct {
 	allowBatch  func() bool
 	onCancel    func(ID, error)
 	onClose     func(error)
+	onReceive   func(*Request)
 	logger      *slog.Logger
 	buffered    bufferedStream // stream, when handlers may run inline
 	handoffIn   time.Duration
@@ -217,6 +225,7 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 		allowBatch:  opts.AllowBatch,
 		onCancel:    opts.OnCancel,
 		onClose:     opts.OnClose,
+		onReceive:   opts.OnReceive,
 		logger:      opts.Logger,
 		done:        make(chan struct{}),
 		drainFor:    opts.DrainTimeout,
@@ -501,6 +510,7 @@ func (c *Conn) readLoop() {
 // concurrent callers are served concurrently. It reports whether this
 // goroutine still reads afterwards.
 func (c *Conn) serveInline(req *Request) bool {
+	c.received(req)
 	run, alone := c.prepareRequest(req, c.reply, c.replyFromReader)
 	switch {
 	case run == nil:
@@ -671,9 +681,18 @@ func (c *Conn) endReadingLocked() {
 	}
 }
 
+// received reports an incoming request or notification to
+// ConnOptions.OnReceive, in arrival order.
+func (c *Conn) received(r *Request) {
+	if c.onReceive != nil {
+		c.onReceive(r)
+	}
+}
+
 func (c *Conn) dispatch(m Message) {
 	switch m := m.(type) {
 	case *Request:
+		c.received(m)
 		if m.IsNotification() {
 			c.enqueue(m)
 			return
@@ -886,6 +905,7 @@ func (c *Conn) dispatchBatch(b Batch) {
 	for _, m := range b {
 		switch m := m.(type) {
 		case *Request:
+			c.received(m)
 			if m.IsNotification() {
 				c.enqueue(m)
 				continue

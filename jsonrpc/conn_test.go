@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -613,5 +614,43 @@ func TestCallCancelledDuringWrite(t *testing.T) {
 		}
 	default:
 		t.Fatal("OnCancel was not called for a call cancelled during its write")
+	}
+}
+
+// TestOnReceiveOrder checks that OnReceive sees requests, notifications
+// and batch elements in arrival order, before they are handled.
+func TestOnReceiveOrder(t *testing.T) {
+	checkGoroutines(t)
+	a, b := newPipe()
+	var got []string
+	handled := make(chan struct{}, 8)
+	server := NewConn(b, &ConnOptions{
+		AllowBatch: func() bool { return true },
+		OnReceive:  func(r *Request) { got = append(got, r.Method) },
+		Handler: HandlerFunc(func(ctx context.Context, r *Request) (any, error) {
+			handled <- struct{}{}
+			return nil, nil
+		}),
+	})
+	server.Start()
+	defer func() { server.Close(); server.Wait() }()
+	ctx := context.Background()
+	for _, m := range []Message{
+		&Request{ID: Int64ID(1), Method: "a"},
+		&Request{Method: "b"},
+		Batch{&Request{ID: Int64ID(2), Method: "c"}, &Request{Method: "d"}},
+		&Request{ID: Int64ID(3), Method: "e"},
+	} {
+		if err := a.Write(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 5 {
+		<-handled
+	}
+	server.Close()
+	server.Wait() // OnReceive runs on the reading goroutine, which has returned
+	if want := []string{"a", "b", "c", "d", "e"}; !slices.Equal(got, want) {
+		t.Fatalf("OnReceive saw %v; want %v", got, want)
 	}
 }

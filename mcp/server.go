@@ -283,6 +283,7 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 		DrainTimeout:  s.opts.DrainTimeout,
 		AllowBatch:    ss.allowBatch,
 		OnCancel:      ss.onCancel,
+		OnReceive:     ss.received,
 		OnClose:       func(error) { s.removeSession(ss) },
 		Logger:        s.logger,
 	})

@@ -30,6 +30,10 @@ type ServerSession struct {
 	// generation is the server's feature generation when the session
 	// was initialized: it is owed list_changed only for later changes.
 	generation uint64
+	// initWait is closed (and cleared) when an initialize request that
+	// has arrived is handled: requests the client pipelined behind it
+	// wait for it rather than be refused as coming before initialize.
+	initWait chan struct{}
 
 	notes noteQueue
 }
@@ -217,7 +221,35 @@ func (ss *ServerSession) allowBatch() bool {
 // Handle implements jsonrpc.Handler; it is the session's entry point for
 // every incoming message.
 func (ss *ServerSession) Handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	if req.Method == MethodInitialize {
+		defer ss.initHandled()
+	}
 	return dispatch(ctx, ss, serverMethods, ss.recv, req)
+}
+
+// received sees every incoming message in arrival order (see
+// jsonrpc.ConnOptions.OnReceive): it records an initialize that has
+// arrived, so that what the client sent after it is not refused as coming
+// before it, whichever handler starts first.
+func (ss *ServerSession) received(req *jsonrpc.Request) {
+	if req.Method != MethodInitialize {
+		return
+	}
+	ss.mu.Lock()
+	if ss.state == stateNew && ss.initWait == nil {
+		ss.initWait = make(chan struct{})
+	}
+	ss.mu.Unlock()
+}
+
+// initHandled releases the requests waiting for initialize.
+func (ss *ServerSession) initHandled() {
+	ss.mu.Lock()
+	if ch := ss.initWait; ch != nil {
+		ss.initWait = nil
+		close(ch)
+	}
+	ss.mu.Unlock()
 }
 
 // handleRequest is the innermost receiving handler: it enforces the
@@ -226,8 +258,19 @@ func (ss *ServerSession) handleRequest(ctx context.Context, req Request) (Result
 	method := req.Method()
 	m := serverMethods[method]
 	ss.mu.Lock()
-	state := ss.state
+	state, wait := ss.state, ss.initWait
 	ss.mu.Unlock()
+	if state == stateNew && wait != nil && method != MethodInitialize && method != MethodPing {
+		// An initialize arrived before this message: wait for it.
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		ss.mu.Lock()
+		state = ss.state
+		ss.mu.Unlock()
+	}
 	if state == stateNew && method != MethodInitialize && method != MethodPing {
 		if m.notification {
 			return nil, nil
