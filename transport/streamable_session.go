@@ -28,19 +28,21 @@ type httpSession struct {
 	h         *StreamableHTTPHandler
 	id        string // "" in stateless mode
 	principal string
-	stateless bool
 	adm       *admission // the session's slot in the table; nil when stateless
+	stateless bool
+	// Guarded by mu, with the fields below; kept beside stateless so that
+	// the flags share a word.
+	closed bool
+	active int32 // HTTP requests being served
 
 	pushEnd
 
 	mu         sync.Mutex
 	version    string // negotiated protocol version
-	closed     bool
 	routes     map[jsonrpc.ID]*httpStream
 	streams    map[string]*httpStream // resumable streams by ID
 	standalone *httpStream
 	nextStream int64
-	active     int // HTTP requests being served
 	idleTimer  *time.Timer
 
 	// delivering is the exchange whose messages are being delivered (set
