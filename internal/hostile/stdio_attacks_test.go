@@ -1,0 +1,248 @@
+package hostile_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/internal/hostile"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+const (
+	initialize  = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"hostile","version":"0"}}}`
+	initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+)
+
+// scripts are the hostile servers a re-executed test binary runs.
+var scripts = map[string]hostile.Script{
+	// chatty writes 20,000 lines that are not JSON before it reads
+	// anything, then serves initialize and ping.
+	"chatty": func(ctx context.Context, p *hostile.StdioPeer) error {
+		if err := p.Flood("this is not JSON, and there is a lot of it", 20000); err != nil {
+			return err
+		}
+		return serveScripted(p, func(id string) string { return hostile.InitializeResult(id, "2025-11-25") })
+	},
+	// no-serverinfo answers initialize without serverInfo.
+	"no-serverinfo": func(ctx context.Context, p *hostile.StdioPeer) error {
+		return serveScripted(p, func(id string) string {
+			return `{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"2025-11-25","capabilities":{}}}`
+		})
+	},
+	// no-capabilities answers initialize without capabilities.
+	"no-capabilities": func(ctx context.Context, p *hostile.StdioPeer) error {
+		return serveScripted(p, func(id string) string {
+			return `{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"x","version":"0"}}}`
+		})
+	},
+}
+
+// serveScripted answers initialize with init(id) and every other request
+// with an empty result, until end of input.
+func serveScripted(p *hostile.StdioPeer, init func(id string) string) error {
+	for {
+		line, err := p.ReadLine(time.Minute)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal([]byte(line), &m) != nil || m.ID == nil || m.Method == "" {
+			continue
+		}
+		answer := `{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{}}`
+		if m.Method == "initialize" {
+			answer = init(string(m.ID))
+		}
+		if err := p.WriteLine(answer); err != nil {
+			return err
+		}
+	}
+}
+
+// Pipelined requests followed by end of input are all answered before the
+// server exits.
+func TestAttackEndOfInputAnswersEverything(t *testing.T) {
+	t.Parallel()
+	p := startServer(t)
+	must(t, p.WriteLine(initialize))
+	must(t, p.WriteLine(initialized))
+	want := map[string]bool{"0": true}
+	for i := 1; i <= 10; i++ {
+		id := fmt.Sprint(i)
+		want[id] = true
+		must(t, p.WriteLine(`{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`))
+	}
+	want["11"] = true
+	must(t, p.WriteLine(`{"jsonrpc":"2.0","id":11,"method":"tools/list"}`))
+	want["12"] = true
+	must(t, p.WriteLine(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}`))
+	must(t, p.CloseInput())
+	for {
+		line, err := p.ReadLine(20 * time.Second)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("reading the answers: %v (still missing %v)", err, want)
+		}
+		for _, m := range parse(t, line) {
+			if m.Error != nil {
+				t.Errorf("answer %s", line)
+			}
+			delete(want, string(m.ID))
+		}
+	}
+	if len(want) > 0 {
+		t.Fatalf("unanswered after end of input: %v", want)
+	}
+	select {
+	case <-p.Exited():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the server did not exit after answering")
+	}
+}
+
+// completion/complete without its required members is refused with
+// -32602, never reaching the handler.
+func TestAttackCompletionWithoutRequiredMembers(t *testing.T) {
+	t.Parallel()
+	p := startServer(t)
+	must(t, p.WriteLine(initialize))
+	if _, _, err := p.ReadUntil(`"id":0`, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	must(t, p.WriteLine(initialized))
+	for i, params := range []string{`{}`, `{"ref":null,"argument":null}`, `{"ref":{"type":"ref/prompt","name":"x"}}`} {
+		id := string(rune('1' + i))
+		must(t, p.WriteLine(`{"jsonrpc":"2.0","id":`+id+`,"method":"completion/complete","params":`+params+`}`))
+		line, _, err := p.ReadUntil(`"id":`+id, 20*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := parse(t, line)[0]
+		if m.Error == nil || m.Error.Code != -32602 {
+			t.Errorf("complete %s: %s, want error -32602", params, line)
+		}
+	}
+}
+
+// A client whose server floods its output with lines that are not JSON,
+// without reading meanwhile, skips them and initializes.
+func TestAttackChattyServerDoesNotDeadlockClient(t *testing.T) {
+	t.Parallel()
+	ctx := ctxFor(t, 30*time.Second)
+	cs, err := newClient().Connect(ctx, &transport.CommandTransport{Command: hostile.ScriptCommand("chatty")})
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	defer cs.Close()
+	if err := cs.Ping(ctx); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+}
+
+// An initialize result without a required member is refused with a typed
+// error, and neither our client nor the example client panics.
+func TestAttackInitializeResultMissingMembers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ script, member string }{
+		{"no-serverinfo", "serverInfo"},
+		{"no-capabilities", "capabilities"},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			t.Parallel()
+			ctx := ctxFor(t, 30*time.Second)
+			cs, err := newClient().Connect(ctx, &transport.CommandTransport{Command: hostile.ScriptCommand(tc.script)})
+			if err == nil {
+				cs.Close()
+				t.Fatal("Connect succeeded")
+			}
+			var re *mcp.ResultError
+			if !errors.As(err, &re) || re.Member != tc.member {
+				t.Fatalf("Connect: %v, want a *mcp.ResultError for %s", err, tc.member)
+			}
+
+			cmd := exec.Command(binary(t, "./examples/stdio-client"), "-timeout", "20s", "--", os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), hostile.ScriptEnv+"="+tc.script)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Errorf("stdio-client succeeded against a server without %s:\n%s", tc.member, out)
+			}
+			if strings.Contains(string(out), "panic") || strings.Contains(string(out), "goroutine ") {
+				t.Errorf("stdio-client panicked:\n%s", out)
+			}
+		})
+	}
+}
+
+// One client that stops reading does not hold up the server's owner:
+// registrations return at once and the stalled session is closed.
+func TestAttackStalledClientDoesNotBlockAddTool(t *testing.T) {
+	t.Parallel()
+	s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "0"}, &mcp.ServerOptions{
+		ListChangedDelay:    -1, // a notification per change: the stall is met at once
+		NotificationTimeout: 200 * time.Millisecond,
+		Capabilities:        &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+	})
+	cr, cw := io.Pipe() // client to server
+	sr, sw := io.Pipe() // server to client
+	ss, err := s.Connect(context.Background(), &transport.IOTransport{Reader: cr, Writer: sw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := hostile.NewStdioPeer(sr, cw)
+	t.Cleanup(func() {
+		p.Close()
+		ss.Close()
+		sw.Close()
+	})
+	must(t, p.WriteLine(initialize))
+	if _, _, err := p.ReadUntil(`"id":0`, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	must(t, p.WriteLine(initialized))
+	// From here on the peer reads nothing.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 200 {
+			must(t, s.AddTool(&mcp.Tool{Name: fmt.Sprintf("tool%d", i)}, nopTool))
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("AddTool blocked on a client that does not read")
+	}
+	select {
+	case <-ss.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the stalled session was not closed")
+	}
+}
+
+func nopTool(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return &mcp.CallToolResult{}, nil
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Error(err)
+	}
+}
