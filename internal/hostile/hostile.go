@@ -117,7 +117,9 @@ type Event struct {
 }
 
 // ReadEvent reads the next event from an SSE stream, skipping comments and
-// events without data (such as the priming event some servers send).
+// events without a data field. An event whose data is empty, such as the
+// priming event servers send to give a resumable stream its first id, is
+// returned; [ReadMessageEvent] skips it too.
 func ReadEvent(r *bufio.Reader) (Event, error) {
 	var ev Event
 	var data []string
@@ -147,6 +149,18 @@ func ReadEvent(r *bufio.Reader) (Event, error) {
 			ev.Name = value
 		case "data":
 			data = append(data, value)
+		}
+	}
+}
+
+// ReadMessageEvent reads the next event from an SSE stream that carries a
+// message: it skips comments and events with empty data, such as priming
+// events.
+func ReadMessageEvent(r *bufio.Reader) (Event, error) {
+	for {
+		ev, err := ReadEvent(r)
+		if err != nil || strings.TrimSpace(ev.Data) != "" {
+			return ev, err
 		}
 	}
 }
