@@ -310,7 +310,7 @@ func (t noDelete) RoundTrip(r *http.Request) (*http.Response, error) {
 // Our own client cancelling slow calls and vanishing without DELETE leaves
 // no session behind once the idle timeout passes.
 func TestAttackOwnClientCancelThenVanish(t *testing.T) {
-	t.Parallel()
+	checkGoroutines(t)
 	g := newGatedServer(t, nil)
 	u := serveHTTP(t, g.Server, &transport.StreamableHTTPOptions{
 		EventStore:         transport.NewMemoryEventStore(nil),
@@ -338,7 +338,7 @@ func TestAttackOwnClientCancelThenVanish(t *testing.T) {
 // When the server forgets the session, our client's session ends with a
 // *transport.SessionExpiredError.
 func TestAttackExpiredSessionEndsClient(t *testing.T) {
-	t.Parallel()
+	checkGoroutines(t)
 	u := serveHTTP(t, mcp.NewServer(&mcp.Implementation{Name: "s", Version: "0"}, nil), nil)
 	cs, err := newClient().Connect(ctxFor(t, 20*time.Second), &transport.StreamableClientTransport{URL: u})
 	if err != nil {

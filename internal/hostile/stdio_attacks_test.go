@@ -32,6 +32,7 @@ var scripts = map[string]hostile.Script{
 		}
 		return serveScripted(p, func(id string) string { return hostile.InitializeResult(id, "2025-11-25") })
 	},
+	"answer-ping-then-exit": answerPingThenExit,
 	// no-serverinfo answers initialize without serverInfo.
 	"no-serverinfo": func(ctx context.Context, p *hostile.StdioPeer) error {
 		return serveScripted(p, func(id string) string {
@@ -75,10 +76,47 @@ func serveScripted(p *hostile.StdioPeer, init func(id string) string) error {
 }
 
 // Pipelined requests followed by end of input are all answered before the
-// server exits.
+// server returns: the stdio-server example, and a server of ours over the
+// IO transport.
 func TestAttackEndOfInputAnswersEverything(t *testing.T) {
 	t.Parallel()
-	p := startServer(t)
+	t.Run("stdio-server", func(t *testing.T) {
+		t.Parallel()
+		p := startServer(t)
+		pipelineThenEOF(t, p)
+		select {
+		case <-p.Exited():
+		case <-time.After(20 * time.Second):
+			t.Fatal("the server did not exit after answering")
+		}
+	})
+	t.Run("io-transport", func(t *testing.T) {
+		t.Parallel()
+		s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "0"}, nil)
+		must(t, s.AddTool(&mcp.Tool{Name: "add"}, nopTool))
+		cr, cw := io.Pipe()
+		sr, sw := io.Pipe()
+		ran := make(chan error, 1)
+		go func() {
+			ran <- s.Run(context.Background(), &transport.IOTransport{Reader: cr, Writer: sw})
+			sw.Close()
+		}()
+		p := hostile.NewStdioPeer(sr, cw)
+		t.Cleanup(func() { p.Close() })
+		pipelineThenEOF(t, p)
+		select {
+		case <-ran:
+		case <-time.After(20 * time.Second):
+			t.Fatal("Run did not return after answering")
+		}
+	})
+}
+
+// pipelineThenEOF writes a handshake, ten pings, tools/list and a tool
+// call, closes its input and checks that every request is answered
+// before the output ends.
+func pipelineThenEOF(t *testing.T, p *hostile.StdioPeer) {
+	t.Helper()
 	must(t, p.WriteLine(initialize))
 	must(t, p.WriteLine(initialized))
 	want := map[string]bool{"0": true}
@@ -109,11 +147,6 @@ func TestAttackEndOfInputAnswersEverything(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Fatalf("unanswered after end of input: %v", want)
-	}
-	select {
-	case <-p.Exited():
-	case <-time.After(20 * time.Second):
-		t.Fatal("the server did not exit after answering")
 	}
 }
 
@@ -193,7 +226,7 @@ func TestAttackInitializeResultMissingMembers(t *testing.T) {
 // One client that stops reading does not hold up the server's owner:
 // registrations return at once and the stalled session is closed.
 func TestAttackStalledClientDoesNotBlockAddTool(t *testing.T) {
-	t.Parallel()
+	checkGoroutines(t)
 	s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "0"}, &mcp.ServerOptions{
 		ListChangedDelay:    -1, // a notification per change: the stall is met at once
 		NotificationTimeout: 200 * time.Millisecond,
