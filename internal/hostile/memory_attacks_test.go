@@ -3,7 +3,7 @@ package hostile_test
 import (
 	"fmt"
 	"io"
-		"runtime"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
