@@ -21,7 +21,8 @@ var ErrTimeout = errors.New("hostile: no line before the deadline")
 // stream: the test writes exactly the lines it likes, floods, closes its
 // side of the stream, and reads lines only when it asks for them, so a
 // test that stops calling [StdioPeer.ReadLine] is a peer that stopped
-// reading (its pipe fills and the other side's writes block).
+// reading: nothing is read from the stream until a ReadLine asks for a
+// line, so the pipe fills and the other side's writes block.
 //
 // It plays a hostile client when started on a server program with
 // [StartCommand], and a hostile server when a test binary re-executed by
@@ -30,13 +31,18 @@ var ErrTimeout = errors.New("hostile: no line before the deadline")
 type StdioPeer struct {
 	w     io.WriteCloser
 	wmu   sync.Mutex
+	rmu   sync.Mutex // serialises ReadLine; guards pending
+	want  chan struct{}
 	lines chan lineOrErr
-	done  chan struct{}
-	once  sync.Once
-	cmd   *exec.Cmd
-	rc    io.Closer // the read side, closed by Close
-	exit  chan struct{}
-	werr  error // the process's exit status, set before exit closes
+	// pending is set while readLoop reads a line asked for by a ReadLine
+	// that timed out: the next ReadLine takes that line.
+	pending bool
+	done    chan struct{}
+	once    sync.Once
+	cmd     *exec.Cmd
+	rc      io.Closer // the read side, closed by Close
+	exit    chan struct{}
+	werr    error // the process's exit status, set before exit closes
 }
 
 type lineOrErr struct {
@@ -45,11 +51,11 @@ type lineOrErr struct {
 }
 
 // NewStdioPeer returns a peer reading lines from r and writing to w. Lines
-// are read by one goroutine that hands each over only when ReadLine asks,
-// so at most one line is read ahead. Close ends that goroutine once r
+// are read by one goroutine that reads only when ReadLine asks for a line
+// (what one read of r returns beyond it stays buffered). Close ends that goroutine once r
 // returns (closing r if it is an io.Closer).
 func NewStdioPeer(r io.Reader, w io.WriteCloser) *StdioPeer {
-	p := &StdioPeer{w: w, lines: make(chan lineOrErr), done: make(chan struct{})}
+	p := &StdioPeer{w: w, want: make(chan struct{}), lines: make(chan lineOrErr), done: make(chan struct{})}
 	if c, ok := r.(io.Closer); ok {
 		p.rc = c
 	}
@@ -95,19 +101,24 @@ func StartCommand(cmd *exec.Cmd) (*StdioPeer, error) {
 func (p *StdioPeer) readLoop(r *bufio.Reader) {
 	defer close(p.lines)
 	for {
-		line, err := r.ReadString('\n')
-		if line != "" {
-			select {
-			case p.lines <- lineOrErr{line: strings.TrimRight(line, "\r\n")}:
-			case <-p.done:
-				return
-			}
+		select {
+		case <-p.want:
+		case <-p.done:
+			return
 		}
-		if err != nil {
-			select {
-			case p.lines <- lineOrErr{err: err}:
-			case <-p.done:
-			}
+		line, err := r.ReadString('\n')
+		var l lineOrErr
+		if line != "" { // a last line without its newline counts too
+			l.line = strings.TrimRight(line, "\r\n")
+		} else {
+			l.err = err
+		}
+		select {
+		case p.lines <- l:
+		case <-p.done:
+			return
+		}
+		if l.err != nil {
 			return
 		}
 	}
@@ -155,20 +166,34 @@ func (p *StdioPeer) CloseInput() error {
 // line, if it comes, is returned by the next call), and io.EOF once the
 // other side closed its output.
 func (p *StdioPeer) ReadLine(timeout time.Duration) (string, error) {
+	p.rmu.Lock()
+	defer p.rmu.Unlock()
 	t := time.NewTimer(timeout)
 	defer t.Stop()
+	if !p.pending {
+		select {
+		case p.want <- struct{}{}:
+			p.pending = true
+		case l, ok := <-p.lines: // readLoop ended
+			return l.line, lineErr(l, ok)
+		case <-t.C:
+			return "", ErrTimeout
+		}
+	}
 	select {
 	case l, ok := <-p.lines:
-		if !ok {
-			return "", io.EOF
-		}
-		if l.err != nil {
-			return "", l.err
-		}
-		return l.line, nil
+		p.pending = false
+		return l.line, lineErr(l, ok)
 	case <-t.C:
 		return "", ErrTimeout
 	}
+}
+
+func lineErr(l lineOrErr, ok bool) error {
+	if !ok {
+		return io.EOF
+	}
+	return l.err
 }
 
 // ReadUntil reads lines until one contains substr, or timeout passes in
