@@ -284,3 +284,25 @@ func must(t *testing.T, err error) {
 		t.Error(err)
 	}
 }
+
+// Requests pipelined behind initialize and notifications/initialized,
+// without waiting for initialize's answer (which the specification
+// discourages but mcp-go and hand-written servers answer), are answered.
+func TestAttackPipelinedBehindInitialize(t *testing.T) {
+	t.Skip("defect: a request pipelined behind initialize and notifications/initialized is refused " +
+		"with -32600 \"before initialize\" about half the time (under -race), as the server dispatches " +
+		"requests concurrently and checks the lifecycle state when the request is handled, not when it is read")
+	t.Parallel()
+	p := startServer(t)
+	must(t, p.WriteLine(initialize))
+	must(t, p.WriteLine(initialized))
+	must(t, p.WriteLine(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	must(t, p.CloseInput())
+	line, _, err := p.ReadUntil(`"id":1`, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := parse(t, line)[0]; m.Error != nil {
+		t.Fatalf("tools/list pipelined behind initialize: %s", line)
+	}
+}
