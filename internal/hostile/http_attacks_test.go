@@ -508,3 +508,59 @@ func TestAttackSlowBody(t *testing.T) {
 		}
 	}
 }
+
+// With ReinitializeOnSessionExpired, a client whose session the server
+// forgot starts a new one transparently, and its resource subscriptions
+// hold in the new session.
+func TestAttackExpiredSessionReinitializeRestoresSubscriptions(t *testing.T) {
+	t.Parallel()
+	s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "0"}, &mcp.ServerOptions{
+		Capabilities: &mcp.ServerCapabilities{Resources: &mcp.ResourceCapabilities{Subscribe: true}},
+	})
+	u := serveHTTP(t, s, nil)
+	updated := make(chan string, 100)
+	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ClientRequest[*mcp.ResourceUpdatedParams]) {
+			select {
+			case updated <- req.Params.URI:
+			default:
+			}
+		},
+	})
+	cs, err := c.Connect(ctxFor(t, 20*time.Second), &transport.StreamableClientTransport{URL: u, ReinitializeOnSessionExpired: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := cs.Subscribe(ctxFor(t, 20*time.Second), &mcp.SubscribeParams{URI: "test://r"}); err != nil {
+		t.Fatal(err)
+	}
+	old := cs.ID()
+	raw := &hostile.HTTPPeer{URL: u, SessionID: old, Version: cs.ProtocolVersion()}
+	if err := raw.Delete(ctxFor(t, 20*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Ping(ctxFor(t, 20*time.Second)); err != nil {
+		t.Fatalf("Ping after the session expired: %v", err)
+	}
+	if cs.ID() == old {
+		t.Errorf("still on session %s", old)
+	}
+	// The notification reaches the client once its new standalone stream
+	// is open; until then the server may have nowhere to send it.
+	deadline := time.After(20 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if err := s.ResourceUpdated(ctxFor(t, 20*time.Second), &mcp.ResourceUpdatedParams{URI: "test://r"}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-updated:
+			return
+		case <-tick.C:
+		case <-deadline:
+			t.Fatal("the new session is not subscribed")
+		}
+	}
+}
