@@ -564,3 +564,55 @@ func TestAttackExpiredSessionReinitializeRestoresSubscriptions(t *testing.T) {
 		}
 	}
 }
+
+// Sessions opened with initialize and never used again expire after the
+// handshake timeout, long before the idle timeout.
+func TestAttackAbandonedHandshakes(t *testing.T) {
+	t.Parallel()
+	s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "0"}, nil)
+	u := serveHTTP(t, s, &transport.StreamableHTTPOptions{HandshakeTimeout: 200 * time.Millisecond})
+	for range 20 {
+		p := &hostile.HTTPPeer{URL: u}
+		resp, err := p.Post(ctxFor(t, 20*time.Second), initialize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	waitFor(t, 20*time.Second, "abandoned sessions to expire", func() bool { return len(s.Sessions()) == 0 })
+}
+
+// One session cannot hold more than MaxRequestsPerSession requests open:
+// past it a POST is refused with 429 before its body is read.
+func TestAttackRequestsPerSessionBounded(t *testing.T) {
+	t.Parallel()
+	const max = 4
+	g := newGatedServer(t, nil)
+	u := serveHTTP(t, g.Server, &transport.StreamableHTTPOptions{MaxRequestsPerSession: max})
+	p := initPeer(t, u, "2025-11-25")
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for i := range max {
+		wg.Go(func() {
+			resp, err := p.Post(ctx, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"block"}}`, i))
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	for range max {
+		g.waitStarted(t)
+	}
+	resp, err := p.Post(ctxFor(t, 20*time.Second), `{"jsonrpc":"2.0","id":99,"method":"ping"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("request %d: %s, want 429", max+1, resp.Status)
+	}
+}
