@@ -1,6 +1,7 @@
 package hostile_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"runtime"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/internal/hostile"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // manyKeys is a request whose params hold n distinct members.
@@ -75,5 +77,52 @@ func TestAttackDecodeAmplification(t *testing.T) {
 				t.Fatalf("%.1f MiB allocated for %d bodies of %.1f MiB, bound %d MiB", float64(alloc)/(1<<20), bodies, float64(len(tc.body))/(1<<20), bound>>20)
 			}
 		})
+	}
+}
+
+// liveHeap is the live heap after two collections.
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// Many short requests on one session leave nothing in the event store
+// once their events have expired: a stream's record goes with its events.
+// Not parallel: it measures the live heap.
+func TestAttackEventStoreForgetsExpiredStreams(t *testing.T) {
+	checkGoroutines(t)
+	store := transport.NewMemoryEventStore(&transport.MemoryEventStoreOptions{MaxAge: 200 * time.Millisecond})
+	s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "0"}, nil)
+	u := serveHTTP(t, s, &transport.StreamableHTTPOptions{ResponseMode: transport.ResponseSSE, EventStore: store})
+	p := initPeer(t, u, "2025-11-25")
+	ctx := ctxFor(t, time.Minute)
+	ping := func(id int) {
+		resp, err := p.Post(ctx, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	ping(0)
+	before := liveHeap()
+	const requests, bound = 4000, 256 << 10 // 186 B a request were kept before the fix
+	for i := range requests {
+		ping(i + 1)
+	}
+	grown := func() int64 {
+		store.After(context.Background(), p.SessionID, "0_0") // any use drops what expired
+		return int64(liveHeap()) - int64(before)
+	}
+	// Wait for the events' age to pass: a bound reached asynchronously.
+	deadline := time.Now().Add(10 * time.Second)
+	for g := grown(); g > bound; g = grown() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the live heap is %d bytes larger after %d requests whose events expired, bound %d", g, requests, bound)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
