@@ -33,6 +33,31 @@ var scripts = map[string]hostile.Script{
 		return serveScripted(p, func(id string) string { return hostile.InitializeResult(id, "2025-11-25") })
 	},
 	"answer-ping-then-exit": answerPingThenExit,
+	// vanish-mid-call answers initialize, reads one more request and
+	// exits without answering it.
+	"vanish-mid-call": func(ctx context.Context, p *hostile.StdioPeer) error {
+		line, _, err := p.ReadUntil(`"initialize"`, time.Minute)
+		if err != nil {
+			return err
+		}
+		if err := p.WriteLine(hostile.InitializeResult(parseID(line), "2025-11-25")); err != nil {
+			return err
+		}
+		_, _, err = p.ReadUntil(`"tools/call"`, time.Minute)
+		return err
+	},
+	// stop-reading answers initialize and then reads nothing, until it
+	// is killed.
+	"stop-reading": func(ctx context.Context, p *hostile.StdioPeer) error {
+		line, _, err := p.ReadUntil(`"initialize"`, time.Minute)
+		if err != nil {
+			return err
+		}
+		if err := p.WriteLine(hostile.InitializeResult(parseID(line), "2025-11-25")); err != nil {
+			return err
+		}
+		select {} // never reads again
+	},
 	// no-serverinfo answers initialize without serverInfo.
 	"no-serverinfo": func(ctx context.Context, p *hostile.StdioPeer) error {
 		return serveScripted(p, func(id string) string {
@@ -304,5 +329,64 @@ func TestAttackPipelinedBehindInitialize(t *testing.T) {
 	}
 	if m := parse(t, line)[0]; m.Error != nil {
 		t.Fatalf("tools/list pipelined behind initialize: %s", line)
+	}
+}
+
+// A server that exits in the middle of a call ends the call and the
+// session; neither waits for an answer that cannot come.
+func TestAttackServerVanishesMidCall(t *testing.T) {
+	t.Parallel()
+	ctx := ctxFor(t, 30*time.Second)
+	cs, err := newClient().Connect(ctx, &transport.CommandTransport{Command: hostile.ScriptCommand("vanish-mid-call")})
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	defer cs.Close()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "x"}); err == nil {
+		t.Fatal("a call the server never answered succeeded")
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the call waited for its context to end")
+	}
+	select {
+	case <-cs.Done():
+	case <-ctx.Done():
+		t.Fatal("the session did not end with the server")
+	}
+}
+
+// A server that stops reading cannot hold up a call past its context, nor
+// Close.
+func TestAttackServerStopsReading(t *testing.T) {
+	t.Skip("defect: a call to a stdio server that stops reading blocks forever past its context: " +
+		"transport.lineConn.Write honours ctx only while waiting for its turn, not during the Write " +
+		"on the pipe, which blocks once the pipe is full (seen in jsonrpc.Conn.Call via mcp.ClientSession.CallTool)")
+	t.Parallel()
+	ctx := ctxFor(t, 30*time.Second)
+	cs, err := newClient().Connect(ctx, &transport.CommandTransport{
+		Command:           hostile.ScriptCommand("stop-reading"),
+		TerminateDuration: 200 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	big := strings.Repeat("x", 256<<10) // a few of these fill the pipe
+	for range 4 {
+		cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		_, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "x", Arguments: json.RawMessage(`{"big":"` + big + `"}`)})
+		cancel()
+		if err == nil {
+			t.Fatal("a call the server never read succeeded")
+		}
+		if ctx.Err() != nil {
+			t.Fatal("a call outlived its context")
+		}
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- cs.Close() }()
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		t.Fatal("Close did not return")
 	}
 }
