@@ -1,8 +1,31 @@
 // Package hostile is a kit for tests that play a careless or malicious MCP
-// peer against the SDK: a raw Streamable HTTP client that sends exactly the
-// bytes a test scripts (and can stall, drop a stream half-read, resume or
-// vanish), and a reader for the SSE events it gets back. Nothing here
-// follows the protocol on its own; that is the point.
+// peer against the SDK. Nothing here follows the protocol on its own; that
+// is the point: a test scripts every byte, every stall and every
+// disappearance.
+//
+// The kit has three pieces:
+//
+//   - [HTTPPeer], a raw Streamable HTTP client of one session: it posts
+//     exactly the bodies a test writes, opens and resumes streams
+//     (Last-Event-ID), drops them half-read, or vanishes without DELETE.
+//     [ReadEvent] and [ReadMessageEvent] read the SSE events it gets back.
+//   - [StdioPeer], a raw newline-delimited JSON-RPC peer. Started on a
+//     server program with [StartCommand], it is a hostile client: it
+//     writes raw lines, pipelines requests, floods, closes its input (end
+//     of input) while still reading, or stops reading altogether. Wrapped
+//     around a test binary's own standard input and output, it is a
+//     hostile server: a test points a client at [ScriptCommand], which
+//     re-executes the test binary, whose TestMain runs the named [Script]
+//     through [RunScript].
+//   - [HTTPServer], a hostile Streamable HTTP server: an http.Handler whose
+//     answer to each request a test scripts (status, headers, JSON body,
+//     SSE events with retry fields or batches of requests, stalls), and
+//     which counts the requests it gets, so a test can bound a client's
+//     reconnections.
+//
+// The attack tests of this package use the kit against the real pieces:
+// the examples' binaries, mcp.NewStreamableHTTPHandler, and mcp.Client over
+// the stdio and HTTP transports.
 package hostile
 
 import (
@@ -117,7 +140,9 @@ type Event struct {
 }
 
 // ReadEvent reads the next event from an SSE stream, skipping comments and
-// events without data (such as the priming event some servers send).
+// events without a data field. An event whose data is empty, such as the
+// priming event servers send to give a resumable stream its first id, is
+// returned; [ReadMessageEvent] skips it too.
 func ReadEvent(r *bufio.Reader) (Event, error) {
 	var ev Event
 	var data []string
@@ -147,6 +172,18 @@ func ReadEvent(r *bufio.Reader) (Event, error) {
 			ev.Name = value
 		case "data":
 			data = append(data, value)
+		}
+	}
+}
+
+// ReadMessageEvent reads the next event from an SSE stream that carries a
+// message: it skips comments and events with empty data, such as priming
+// events.
+func ReadMessageEvent(r *bufio.Reader) (Event, error) {
+	for {
+		ev, err := ReadEvent(r)
+		if err != nil || strings.TrimSpace(ev.Data) != "" {
+			return ev, err
 		}
 	}
 }
