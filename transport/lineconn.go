@@ -20,6 +20,35 @@ import (
 // buffer reused under a channel semaphore, so a writer waiting its turn
 // gives up when its ctx ends or the connection closes, and issues one
 // Write call per message.
+// writeWithin writes buf, ending the write when ctx ends first. A peer
+// that stops reading fills the pipe and would hold the writer, and the
+// caller, past its context: then the connection is closed, which ends the
+// write (part of the line may be out, so the stream could not go on
+// anyway).
+func (c *lineConn) writeWithin(ctx context.Context, buf []byte) (int, error) {
+	if ctx.Done() == nil {
+		return c.w.Write(buf) // the context never ends: nothing to watch
+	}
+	var (
+		mu      sync.Mutex
+		writing = true
+	)
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		abandon := writing
+		mu.Unlock()
+		if abandon {
+			c.Close()
+		}
+	})
+	n, err := c.w.Write(buf)
+	mu.Lock()
+	writing = false
+	mu.Unlock()
+	stop()
+	return n, err
+}
+
 type lineConn struct {
 	fr *frameReader // owned by the reading goroutine
 
@@ -127,8 +156,11 @@ func (c *lineConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("transport: encoding: %w", err)
 	}
-	if _, err := c.w.Write(buf); err != nil {
+	if _, err := c.writeWithin(ctx, buf); err != nil {
 		if c.isClosed() {
+			if ctx.Err() != nil {
+				return fmt.Errorf("transport: write abandoned, connection closed: %w", context.Cause(ctx))
+			}
 			return ErrClosed
 		}
 		// Part of the line may have gone out; later messages would be
