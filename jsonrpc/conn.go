@@ -194,7 +194,7 @@ type Conn struct {
 	notes    lazyQueue[*Request]     // notifications awaiting their handler
 	errq     lazyQueue[*Response]    // error responses awaiting writing
 	skipped  int                     // undecodable messages skipped
-	endErr   error                   // why input ended, once ended
+	endErr   error                   // why input ended; non-nil once inputEnded is closed
 	// turn numbers the requests run inline; lent is the turn whose
 	// handler holds the reading goroutine, or zero (reading is not lent,
 	// or was handed to another goroutine). readEnded is set once reader
@@ -203,7 +203,6 @@ type Conn struct {
 	lent      uint64
 	started   bool
 	closed    bool
-	ended     bool // inputEnded is closed
 	readEnded bool
 }
 
@@ -369,7 +368,7 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 	id := Int64ID(c.nextID.Add(1))
 	ch := make(chan *Response, 1)
 	c.mu.Lock()
-	if c.closed || c.ended {
+	if c.closed || c.endErr != nil {
 		err := c.err
 		if !c.closed {
 			err = c.endErr
@@ -567,8 +566,7 @@ func (c *Conn) handOffLocked() {
 func (c *Conn) endInput(err error) {
 	c.mu.Lock()
 	closed := c.closed
-	if !closed && !c.ended {
-		c.ended = true
+	if !closed && c.endErr == nil { // err is never nil: Read failed
 		c.endErr = err
 		close(c.inputEnded)
 	}

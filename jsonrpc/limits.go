@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpkit/mcpkit/internal/jsonscan"
 )
 
 // jsonMaxDepth is the JSON decoder's own bound on nesting, past which it
@@ -177,11 +178,11 @@ func (lim *limits) scan(data []byte) *LimitError {
 				i = j
 				continue
 			}
-			end, ok := stringEnd(data, i+1)
-			if !ok {
+			end := jsonscan.StringEnd(data, i)
+			if end < 0 {
 				return nil // unterminated: the decoder refuses it
 			}
-			i = end
+			i = end - 1 // the closing quote
 		case '{', '[':
 			if len(stack) >= lim.depth {
 				return &LimitError{"MaxDepth", lim.depth}
@@ -237,28 +238,6 @@ var scanClass, stringClass = func() (sc, st [256]bool) {
 	st['"'], st['\\'] = true, true
 	return sc, st
 }()
-
-// stringEnd returns the index of the quote ending the JSON string whose
-// contents start at data[i], and false when it has none: it goes from
-// quote to quote, a quote after an odd run of backslashes being escaped.
-func stringEnd(data []byte, i int) (int, bool) {
-	start := i
-	for {
-		k := bytes.IndexByte(data[i:], '"')
-		if k < 0 {
-			return 0, false
-		}
-		i += k
-		bs := 0
-		for p := i - 1; p >= start && data[p] == '\\'; p-- {
-			bs++
-		}
-		if bs%2 == 0 {
-			return i, true
-		}
-		i++
-	}
-}
 
 // decode checks data against l, then decodes it.
 func (l *DecodeLimits) decode(data []byte, owned bool) (Message, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/mcpkit/mcpkit/internal/jsonscan"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -105,19 +106,19 @@ func missingMember(raw []byte, required []requiredMember) string {
 // scanMembers returns the set of required members that the object raw
 // holds with a value. Anything but an object holds none.
 func scanMembers(raw []byte, required []requiredMember, all uint64) uint64 {
-	i := skipSpace(raw, 0)
+	i := jsonscan.SkipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return 0
 	}
 	i++
 	var found uint64
 	for found != all {
-		i = skipSpace(raw, i)
+		i = jsonscan.SkipSpace(raw, i)
 		if i >= len(raw) || raw[i] != '"' {
 			return found // the end of the object
 		}
 		start := i
-		i = stringEnd(raw, i)
+		i = jsonscan.StringEnd(raw, i)
 		if i < 0 {
 			return found
 		}
@@ -129,13 +130,13 @@ func scanMembers(raw []byte, required []requiredMember, all uint64) uint64 {
 			}
 			name = u
 		}
-		i = skipSpace(raw, i)
+		i = jsonscan.SkipSpace(raw, i)
 		if i >= len(raw) || raw[i] != ':' {
 			return found
 		}
-		i = skipSpace(raw, i+1)
+		i = jsonscan.SkipSpace(raw, i+1)
 		null := bytes.HasPrefix(raw[i:], []byte("null"))
-		if i = valueEnd(raw, i); i < 0 {
+		if i = jsonscan.ValueEnd(raw, i); i < 0 {
 			return found
 		}
 		for k, m := range required {
@@ -143,69 +144,11 @@ func scanMembers(raw []byte, required []requiredMember, all uint64) uint64 {
 				found |= 1 << k
 			}
 		}
-		if i = skipSpace(raw, i); i < len(raw) && raw[i] == ',' {
+		if i = jsonscan.SkipSpace(raw, i); i < len(raw) && raw[i] == ',' {
 			i++
 		}
 	}
 	return found
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// stringEnd returns the index after the string that starts at b[i], or
-// -1 if it does not end.
-func stringEnd(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return -1
-}
-
-// valueEnd returns the index after the JSON value that starts at b[i], or
-// -1 if it does not end.
-func valueEnd(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return stringEnd(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				if j = stringEnd(b, j); j < 0 {
-					return -1
-				}
-				j-- // the loop steps past the closing quote
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return -1
-	}
-	for j := i; j < len(b); j++ {
-		switch b[j] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return j
-		}
-	}
-	return len(b)
 }
 
 // missingParamError is the error for params that lack a required member.

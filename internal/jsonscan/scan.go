@@ -1,0 +1,74 @@
+package jsonscan
+
+import "bytes"
+
+// The byte scanners below read JSON text that is known to be valid, or
+// that a decoder will refuse anyway, without decoding it: they find where
+// things end. They never allocate.
+
+// SkipSpace returns the index of the first byte of b at or after i that
+// is not JSON white space.
+func SkipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// StringEnd returns the index just past the JSON string whose opening
+// quote is b[i], or -1 when it does not end. It goes from quote to quote:
+// a quote after an odd run of backslashes is escaped.
+func StringEnd(b []byte, i int) int {
+	start := i + 1
+	for j := start; ; j++ {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		bs := 0
+		for p := j - 1; p >= start && b[p] == '\\'; p-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return j + 1
+		}
+	}
+}
+
+// ValueEnd returns the index just past the JSON value that starts at
+// b[i], or -1 when it does not end.
+func ValueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return StringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				if j = StringEnd(b, j); j < 0 {
+					return -1
+				}
+				j-- // the loop steps past the closing quote
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return j
+		}
+	}
+	return len(b)
+}
