@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"reflect"
 	"testing"
 
 	"github.com/mcpkit/mcpkit/transport"
@@ -57,7 +56,7 @@ func BenchmarkRequiredChecks(b *testing.B) {
 	b.Run("result", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if nilMember(reflect.ValueOf(res)) != "" {
+			if res.nilMember() != "" {
 				b.Fatal("nil")
 			}
 		}

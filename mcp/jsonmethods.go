@@ -1462,3 +1462,425 @@ func (x UnsubscribeParams) MarshalJSON() ([]byte, error) { return marshalStd(&x)
 
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *UnsubscribeParams) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// The nilMember methods find a required object member that is nil, or a
+// null list element, in a result (see ResultError).
+
+func (x *Annotations) nilMember() string {
+	return ""
+}
+
+func (x *AudioContent) nilMember() string {
+	return ""
+}
+
+func (x *CallToolParams) nilMember() string {
+	return ""
+}
+
+func (x *CallToolResult) nilMember() string {
+	for i, e := range x.Content {
+		if e == nil {
+			return elemPath("content", i, "")
+		}
+	}
+	return ""
+}
+
+func (x *CancelledParams) nilMember() string {
+	return ""
+}
+
+func (x *ClientCapabilities) nilMember() string {
+	return ""
+}
+
+func (x *CompleteArgument) nilMember() string {
+	return ""
+}
+
+func (x *CompleteContext) nilMember() string {
+	return ""
+}
+
+func (x *CompleteParams) nilMember() string {
+	if x.Ref == nil {
+		return "ref"
+	}
+	return ""
+}
+
+func (x *CompleteReference) nilMember() string {
+	return ""
+}
+
+func (x *CompleteResult) nilMember() string {
+	return ""
+}
+
+func (x *Completion) nilMember() string {
+	return ""
+}
+
+func (x *CompletionCapabilities) nilMember() string {
+	return ""
+}
+
+func (x *CreateMessageParams) nilMember() string {
+	for i, e := range x.Messages {
+		if e == nil {
+			return elemPath("messages", i, "")
+		}
+		if m := e.nilMember(); m != "" {
+			return elemPath("messages", i, m)
+		}
+	}
+	for i, e := range x.Tools {
+		if e == nil {
+			return elemPath("tools", i, "")
+		}
+	}
+	return ""
+}
+
+func (x *CreateMessageResult) nilMember() string {
+	for i, e := range x.Content {
+		if e == nil {
+			return elemPath("content", i, "")
+		}
+	}
+	return ""
+}
+
+func (x *ElicitParams) nilMember() string {
+	return ""
+}
+
+func (x *ElicitResult) nilMember() string {
+	return ""
+}
+
+func (x *ElicitationCapabilities) nilMember() string {
+	return ""
+}
+
+func (x *ElicitationCompleteParams) nilMember() string {
+	return ""
+}
+
+func (x *EmbeddedResource) nilMember() string {
+	if x.Resource == nil {
+		return "resource"
+	}
+	return ""
+}
+
+func (x *EmptyResult) nilMember() string {
+	return ""
+}
+
+func (x *FormElicitationCapabilities) nilMember() string {
+	return ""
+}
+
+func (x *GetPromptParams) nilMember() string {
+	return ""
+}
+
+func (x *GetPromptResult) nilMember() string {
+	for i, e := range x.Messages {
+		if e == nil {
+			return elemPath("messages", i, "")
+		}
+		if m := e.nilMember(); m != "" {
+			return elemPath("messages", i, m)
+		}
+	}
+	return ""
+}
+
+func (x *Icon) nilMember() string {
+	return ""
+}
+
+func (x *ImageContent) nilMember() string {
+	return ""
+}
+
+func (x *Implementation) nilMember() string {
+	return ""
+}
+
+func (x *InitializeParams) nilMember() string {
+	if x.Capabilities == nil {
+		return "capabilities"
+	}
+	if x.ClientInfo == nil {
+		return "clientInfo"
+	}
+	return ""
+}
+
+func (x *InitializeResult) nilMember() string {
+	if x.Capabilities == nil {
+		return "capabilities"
+	}
+	if x.ServerInfo == nil {
+		return "serverInfo"
+	}
+	return ""
+}
+
+func (x *InitializedParams) nilMember() string {
+	return ""
+}
+
+func (x *ListPromptsParams) nilMember() string {
+	return ""
+}
+
+func (x *ListPromptsResult) nilMember() string {
+	for i, e := range x.Prompts {
+		if e == nil {
+			return elemPath("prompts", i, "")
+		}
+		if m := e.nilMember(); m != "" {
+			return elemPath("prompts", i, m)
+		}
+	}
+	return ""
+}
+
+func (x *ListResourceTemplatesParams) nilMember() string {
+	return ""
+}
+
+func (x *ListResourceTemplatesResult) nilMember() string {
+	for i, e := range x.ResourceTemplates {
+		if e == nil {
+			return elemPath("resourceTemplates", i, "")
+		}
+	}
+	return ""
+}
+
+func (x *ListResourcesParams) nilMember() string {
+	return ""
+}
+
+func (x *ListResourcesResult) nilMember() string {
+	for i, e := range x.Resources {
+		if e == nil {
+			return elemPath("resources", i, "")
+		}
+	}
+	return ""
+}
+
+func (x *ListRootsParams) nilMember() string {
+	return ""
+}
+
+func (x *ListRootsResult) nilMember() string {
+	for i, e := range x.Roots {
+		if e == nil {
+			return elemPath("roots", i, "")
+		}
+	}
+	return ""
+}
+
+func (x *ListToolsParams) nilMember() string {
+	return ""
+}
+
+func (x *ListToolsResult) nilMember() string {
+	for i, e := range x.Tools {
+		if e == nil {
+			return elemPath("tools", i, "")
+		}
+	}
+	return ""
+}
+
+func (x *LoggingCapabilities) nilMember() string {
+	return ""
+}
+
+func (x *LoggingMessageParams) nilMember() string {
+	if x.Data == nil {
+		return "data"
+	}
+	return ""
+}
+
+func (x *ModelHint) nilMember() string {
+	return ""
+}
+
+func (x *ModelPreferences) nilMember() string {
+	return ""
+}
+
+func (x *PingParams) nilMember() string {
+	return ""
+}
+
+func (x *ProgressParams) nilMember() string {
+	return ""
+}
+
+func (x *Prompt) nilMember() string {
+	for i, e := range x.Arguments {
+		if e == nil {
+			return elemPath("arguments", i, "")
+		}
+	}
+	return ""
+}
+
+func (x *PromptArgument) nilMember() string {
+	return ""
+}
+
+func (x *PromptCapabilities) nilMember() string {
+	return ""
+}
+
+func (x *PromptListChangedParams) nilMember() string {
+	return ""
+}
+
+func (x *PromptMessage) nilMember() string {
+	if x.Content == nil {
+		return "content"
+	}
+	return ""
+}
+
+func (x *ReadResourceParams) nilMember() string {
+	return ""
+}
+
+func (x *ReadResourceResult) nilMember() string {
+	for i, e := range x.Contents {
+		if e == nil {
+			return elemPath("contents", i, "")
+		}
+	}
+	return ""
+}
+
+func (x *Resource) nilMember() string {
+	return ""
+}
+
+func (x *ResourceCapabilities) nilMember() string {
+	return ""
+}
+
+func (x *ResourceContents) nilMember() string {
+	return ""
+}
+
+func (x *ResourceLink) nilMember() string {
+	return ""
+}
+
+func (x *ResourceListChangedParams) nilMember() string {
+	return ""
+}
+
+func (x *ResourceTemplate) nilMember() string {
+	return ""
+}
+
+func (x *ResourceUpdatedParams) nilMember() string {
+	return ""
+}
+
+func (x *Root) nilMember() string {
+	return ""
+}
+
+func (x *RootsCapabilities) nilMember() string {
+	return ""
+}
+
+func (x *RootsListChangedParams) nilMember() string {
+	return ""
+}
+
+func (x *SamplingCapabilities) nilMember() string {
+	return ""
+}
+
+func (x *SamplingMessage) nilMember() string {
+	for i, e := range x.Content {
+		if e == nil {
+			return elemPath("content", i, "")
+		}
+	}
+	return ""
+}
+
+func (x *ServerCapabilities) nilMember() string {
+	return ""
+}
+
+func (x *SetLevelParams) nilMember() string {
+	return ""
+}
+
+func (x *SubscribeParams) nilMember() string {
+	return ""
+}
+
+func (x *TextContent) nilMember() string {
+	return ""
+}
+
+func (x *Tool) nilMember() string {
+	return ""
+}
+
+func (x *ToolAnnotations) nilMember() string {
+	return ""
+}
+
+func (x *ToolCapabilities) nilMember() string {
+	return ""
+}
+
+func (x *ToolChoice) nilMember() string {
+	return ""
+}
+
+func (x *ToolExecution) nilMember() string {
+	return ""
+}
+
+func (x *ToolListChangedParams) nilMember() string {
+	return ""
+}
+
+func (x *ToolResultContent) nilMember() string {
+	for i, e := range x.Content {
+		if e == nil {
+			return elemPath("content", i, "")
+		}
+	}
+	return ""
+}
+
+func (x *ToolUseContent) nilMember() string {
+	return ""
+}
+
+func (x *URLElicitationCapabilities) nilMember() string {
+	return ""
+}
+
+func (x *UnsubscribeParams) nilMember() string {
+	return ""
+}

@@ -84,6 +84,9 @@ type Params interface {
 // Result is implemented by every result type.
 type Result interface {
 	resultMeta() *Meta
+	// nilMember returns the path of a required member the result lacks
+	// (generated, see jsonmethods.go).
+	nilMember() string
 }
 
 const progressTokenKey = "progressToken"

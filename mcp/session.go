@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -260,7 +260,7 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 	if err := jsonv2.Unmarshal(res, o.result); err != nil {
 		return nil, fmt.Errorf("mcp: decoding %s result: %w", o.method, err)
 	}
-	if m := nilMember(reflect.ValueOf(o.result)); m != "" {
+	if m := o.result.nilMember(); m != "" {
 		return nil, &ResultError{Method: o.method, Member: m}
 	}
 	return o.result, nil
@@ -280,112 +280,23 @@ func (e *ResultError) Error() string {
 	return fmt.Sprintf("mcp: %s result: missing or null required member %s", e.Method, e.Member)
 }
 
-// walkField is a struct field nilMember looks at.
-type walkField struct {
-	index   int
-	name    string
-	nilBad  bool // a required pointer or interface member
-	descend bool // a struct, pointer or slice that may hold more
+// memberPath joins the name of a member with the path a nilMember method
+// found inside it.
+func memberPath(name, sub string) string {
+	if sub[0] == '[' {
+		return name + sub
+	}
+	return name + "." + sub
 }
 
-// walkPlans caches, per struct type, the fields nilMember looks at. It
-// is derived from types alone, like encoding/json's caches.
-var walkPlans sync.Map // reflect.Type -> []walkField
-
-func walkPlan(t reflect.Type) []walkField {
-	if p, ok := walkPlans.Load(t); ok {
-		return p.([]walkField)
+// elemPath is the path of element i of the list member name, followed by
+// sub, the path found inside that element, if any.
+func elemPath(name string, i int, sub string) string {
+	p := name + "[" + strconv.Itoa(i) + "]"
+	if sub == "" {
+		return p
 	}
-	required := map[string]bool{}
-	for _, m := range requiredMembers(t) {
-		required[m.name] = true
-	}
-	var plan []walkField
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" {
-			name = f.Name
-		}
-		k := f.Type.Kind()
-		wf := walkField{
-			index:   i,
-			name:    name,
-			nilBad:  required[name] && (k == reflect.Pointer || k == reflect.Interface),
-			descend: mayHoldNil(f.Type),
-		}
-		if wf.nilBad || wf.descend {
-			plan = append(plan, wf)
-		}
-	}
-	walkPlans.Store(t, plan)
-	return plan
-}
-
-// mayHoldNil reports whether a value of type t can hold a nil that
-// nilMember reports: a struct, a pointer to one, or a slice of pointers,
-// interfaces or structs.
-func mayHoldNil(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Struct:
-		return true
-	case reflect.Pointer:
-		return t.Elem().Kind() == reflect.Struct
-	case reflect.Slice:
-		switch t.Elem().Kind() {
-		case reflect.Pointer, reflect.Interface, reflect.Struct:
-			return true
-		}
-	}
-	return false
-}
-
-// nilMember returns the path of the first required object member of v
-// that is nil, or of the first nil element of a list in v, or "". It
-// looks through structs, pointers and slices of the protocol types, not
-// into maps or interfaces, and does not allocate unless it finds one.
-func nilMember(v reflect.Value) string {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() {
-			return ""
-		}
-		return nilMember(v.Elem())
-	case reflect.Struct:
-		for _, f := range walkPlan(v.Type()) {
-			fv := v.Field(f.index)
-			if f.nilBad && fv.IsNil() {
-				return f.name
-			}
-			if f.descend {
-				if m := nilMember(fv); m != "" {
-					if m[0] == '[' {
-						return f.name + m
-					}
-					return f.name + "." + m
-				}
-			}
-		}
-	case reflect.Slice:
-		for i := range v.Len() {
-			e := v.Index(i)
-			if (e.Kind() == reflect.Pointer || e.Kind() == reflect.Interface) && e.IsNil() {
-				return fmt.Sprintf("[%d]", i)
-			}
-			if e.Kind() != reflect.Interface {
-				if m := nilMember(e); m != "" {
-					if m[0] == '[' {
-						return fmt.Sprintf("[%d]%s", i, m)
-					}
-					return fmt.Sprintf("[%d].%s", i, m)
-				}
-			}
-		}
-	}
-	return ""
+	return memberPath(p, sub)
 }
 
 // call sends a request through the sending middleware and decodes the

@@ -23,7 +23,10 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
+	"strconv"
+	"strings"
 )
 
 // sources are the files, relative to the mcp package, whose types get
@@ -59,6 +62,7 @@ func main() {
 func generate(dir string) (src, test []byte, err error) {
 	fset := token.NewFileSet()
 	var structs []string
+	fields := map[string]*ast.StructType{}
 	own := map[string]bool{}   // types with a MarshalJSONTo of their own
 	block := map[string]bool{} // content blocks: types with contentType()
 	for _, name := range sources {
@@ -74,8 +78,9 @@ func generate(dir string) (src, test []byte, err error) {
 					if !ok || !ts.Name.IsExported() || ts.TypeParams != nil {
 						continue
 					}
-					if _, ok := ts.Type.(*ast.StructType); ok {
+					if st, ok := ts.Type.(*ast.StructType); ok {
 						structs = append(structs, ts.Name.Name)
+						fields[ts.Name.Name] = st
 					}
 				}
 			case *ast.FuncDecl:
@@ -156,6 +161,7 @@ func (x %[1]s) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
 func (x *%[1]s) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 `, t, w)
 	}
+	writeNilMembers(&b, structs, fields)
 	if src, err = format.Source(b.Bytes()); err != nil {
 		return nil, nil, err
 	}
@@ -177,4 +183,139 @@ var protocolTypes = []any{
 		return nil, nil, err
 	}
 	return src, test, nil
+}
+
+// A check is what a nilMember method looks at in one field.
+type check struct {
+	field, name string
+	kind        int    // one of the check kinds below
+	elem        string // the struct type to descend into, or ""
+	required    bool   // a nil value is missing
+}
+
+const (
+	checkPointer = iota // *T, or an interface (elem "")
+	checkValue          // T, a struct
+	checkSlice          // []*T, []T or Contents
+)
+
+// writeNilMembers writes, for each struct type, the nilMember method the
+// session calls on every result it receives (see ResultError): it returns
+// the path of the first required object member that is nil, or of the
+// first null element of a list, looking through the protocol types. The
+// methods are generated so that no reflection runs per call.
+func writeNilMembers(b *bytes.Buffer, structs []string, fields map[string]*ast.StructType) {
+	checks := map[string][]check{}
+	for _, t := range structs {
+		checks[t] = fieldChecks(fields[t], fields)
+	}
+	// A check is kept only if it can find something: it tests for nil,
+	// or descends into a type with checks of its own. Dropping checks can
+	// leave more types with none, so repeat until nothing changes.
+	for changed := true; changed; {
+		changed = false
+		for _, t := range structs {
+			kept := checks[t][:0]
+			for _, c := range checks[t] {
+				if c.elem != "" && len(checks[c.elem]) == 0 {
+					c.elem, changed = "", true
+				}
+				if c.required || c.elem != "" {
+					kept = append(kept, c)
+				} else {
+					changed = true
+				}
+			}
+			checks[t] = kept
+		}
+	}
+	b.WriteString("\n// The nilMember methods find a required object member that is nil, or a\n// null list element, in a result (see ResultError).\n")
+	for _, t := range structs {
+		fmt.Fprintf(b, "\nfunc (x *%s) nilMember() string {\n", t)
+		for _, c := range checks[t] {
+			name := strconv.Quote(c.name)
+			switch c.kind {
+			case checkPointer:
+				if c.required {
+					fmt.Fprintf(b, "if x.%s == nil { return %s }\n", c.field, name)
+				}
+				if c.elem != "" {
+					fmt.Fprintf(b, "if x.%s != nil { if m := x.%[1]s.nilMember(); m != \"\" { return memberPath(%s, m) } }\n", c.field, name)
+				}
+			case checkValue:
+				fmt.Fprintf(b, "if m := x.%s.nilMember(); m != \"\" { return memberPath(%s, m) }\n", c.field, name)
+			case checkSlice:
+				fmt.Fprintf(b, "for i, e := range x.%s {\n", c.field)
+				if c.required { // elements that can be nil
+					fmt.Fprintf(b, "if e == nil { return elemPath(%s, i, \"\") }\n", name)
+				}
+				if c.elem != "" {
+					fmt.Fprintf(b, "if m := e.nilMember(); m != \"\" { return elemPath(%s, i, m) }\n", name)
+				}
+				b.WriteString("}\n")
+			}
+		}
+		b.WriteString("return \"\"\n}\n")
+	}
+}
+
+// fieldChecks returns the checks of the fields of st. For slices,
+// required means that the elements can be nil (pointers or interfaces).
+func fieldChecks(st *ast.StructType, structs map[string]*ast.StructType) []check {
+	var out []check
+	for _, f := range st.Fields.List {
+		if len(f.Names) != 1 || !f.Names[0].IsExported() {
+			continue
+		}
+		field := f.Names[0].Name
+		name, required := field, true
+		if f.Tag != nil {
+			tag, _ := strconv.Unquote(f.Tag.Value)
+			n, opts, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
+			if n == "-" && opts == "" {
+				continue
+			}
+			if n != "" {
+				name = n
+			}
+			required = !strings.Contains(opts, "omitzero") && !strings.Contains(opts, "omitempty")
+		}
+		isStruct := func(e ast.Expr) string {
+			if id, ok := e.(*ast.Ident); ok && structs[id.Name] != nil {
+				return id.Name
+			}
+			return ""
+		}
+		switch t := f.Type.(type) {
+		case *ast.StarExpr:
+			if el := isStruct(t.X); el != "" {
+				out = append(out, check{field, name, checkPointer, el, required})
+			}
+		case *ast.Ident:
+			switch {
+			case structs[t.Name] != nil:
+				out = append(out, check{field, name, checkValue, t.Name, false})
+			case t.Name == "Content" || t.Name == "any":
+				if required {
+					out = append(out, check{field, name, checkPointer, "", true})
+				}
+			case t.Name == "Contents":
+				out = append(out, check{field, name, checkSlice, "", true})
+			}
+		case *ast.ArrayType:
+			switch el := t.Elt.(type) {
+			case *ast.StarExpr:
+				if s := isStruct(el.X); s != "" {
+					out = append(out, check{field, name, checkSlice, s, true})
+				}
+			case *ast.Ident:
+				if s := isStruct(el); s != "" {
+					out = append(out, check{field, name, checkSlice, s, false})
+				} else if el.Name == "Content" || el.Name == "any" {
+					out = append(out, check{field, name, checkSlice, "", true})
+				}
+			}
+		}
+	}
+	return out
 }
