@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -29,22 +30,15 @@ func (c *lineConn) writeWithin(ctx context.Context, buf []byte) (int, error) {
 	if ctx.Done() == nil {
 		return c.w.Write(buf) // the context never ends: nothing to watch
 	}
-	var (
-		mu      sync.Mutex
-		writing = true
-	)
+	var writing atomic.Bool
+	writing.Store(true)
 	stop := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		abandon := writing
-		mu.Unlock()
-		if abandon {
+		if writing.Load() {
 			c.Close()
 		}
 	})
 	n, err := c.w.Write(buf)
-	mu.Lock()
-	writing = false
-	mu.Unlock()
+	writing.Store(false)
 	stop()
 	return n, err
 }
