@@ -1,11 +1,13 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"slices"
 	"sync"
@@ -262,15 +264,46 @@ func startHTTP(tb testing.TB, t httpTarget) *httpServer {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
+	srv, err := listenHTTP(h)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	hc := newHTTPClient()
 	tb.Cleanup(func() {
 		hc.CloseIdleConnections()
-		srv.CloseClientConnections()
-		srv.Close()
+		srv.close()
 		release()
 	})
-	return &httpServer{url: srv.URL + "/mcp", hc: hc, handler: h}
+	return &httpServer{url: srv.url + "/mcp", hc: hc, handler: h}
+}
+
+// plainHTTPServer is an http.Server on 127.0.0.1, configured as in
+// production: httptest's server installs a ConnState hook, under which
+// mcpkit keeps GET streams on net/http instead of hijacking them.
+type plainHTTPServer struct {
+	url, addr string
+	srv       *http.Server
+	served    chan struct{}
+}
+
+// listenHTTP serves h on a new plainHTTPServer.
+func listenHTTP(h http.Handler) (*plainHTTPServer, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &plainHTTPServer{url: "http://" + l.Addr().String(), addr: l.Addr().String(), srv: &http.Server{Handler: h}, served: make(chan struct{})}
+	go func() {
+		defer close(s.served)
+		s.srv.Serve(l)
+	}()
+	return s, nil
+}
+
+// close closes the server and its connections, but for hijacked ones.
+func (s *plainHTTPServer) close() {
+	s.srv.Close()
+	<-s.served
 }
 
 // dial opens a session to s with t's client and closes it at cleanup.
@@ -432,13 +465,15 @@ func measureIdle(t httpTarget, n int) (heapPerSession, goroutinesPerSession floa
 	if err != nil {
 		return 0, 0, err
 	}
-	srv := httptest.NewServer(h)
+	srv, err := listenHTTP(h)
+	if err != nil {
+		return 0, 0, err
+	}
 	hc := newHTTPClient()
-	url := srv.URL + "/mcp"
+	url := srv.url + "/mcp"
 	defer func() {
 		hc.CloseIdleConnections()
-		srv.CloseClientConnections()
-		srv.Close()
+		srv.close()
 		release()
 	}()
 
@@ -506,6 +541,125 @@ func TestHTTP(t *testing.T) {
 			if _, _, err := measureIdle(tg, 10); err != nil {
 				t.Fatal(err)
 			}
+			if tg.name != "floor" {
+				if _, _, err := measureIdleStreams(tg, 10); err != nil {
+					t.Fatal(err)
+				}
+			}
 		})
 	}
+}
+
+// idleStreams is the number of sessions BenchmarkHTTPIdleStreams opens,
+// each holding its standalone GET stream.
+const idleStreams = 1000
+
+// BenchmarkHTTPIdleStreams measures what an idle session whose client
+// holds the standalone GET stream (as mcpkit's and go-sdk's default
+// clients do) costs a server: it opens 1,000 sessions as
+// BenchmarkHTTPIdleSessions does, then one GET stream each, and reports
+// the growth of the live heap plus goroutine stacks (B/session) and of
+// the number of goroutines per session. Each GET is sent on a raw TCP
+// connection that the benchmark holds without a goroutine or a buffer,
+// so the figures are the server's, plus the client's end of each TCP
+// connection (a few hundred bytes).
+func BenchmarkHTTPIdleStreams(b *testing.B) {
+	for _, t := range httpTargets {
+		if t.name == "floor" {
+			continue // the floor server has no GET stream
+		}
+		b.Run(t.name, func(b *testing.B) {
+			var mem, goroutines float64
+			for b.Loop() {
+				m, g, err := measureIdleStreams(t, idleStreams)
+				if err != nil {
+					b.Fatal(err)
+				}
+				mem += m
+				goroutines += g
+			}
+			b.ReportMetric(mem/float64(b.N), "B/session")
+			b.ReportMetric(goroutines/float64(b.N), "goroutines/session")
+		})
+	}
+}
+
+// measureIdleStreams opens n sessions on a fresh server of t, each with a
+// standalone GET stream, and returns the growth of the live heap and
+// goroutine stacks and of the goroutine count per session.
+func measureIdleStreams(t httpTarget, n int) (bytesPerSession, goroutinesPerSession float64, err error) {
+	h, release, err := t.serve()
+	if err != nil {
+		return 0, 0, err
+	}
+	srv, err := listenHTTP(h)
+	if err != nil {
+		return 0, 0, err
+	}
+	hc := newHTTPClient()
+	url := srv.url + "/mcp"
+	conns := make([]net.Conn, 0, n+1)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+		hc.CloseIdleConnections()
+		srv.close()
+		release()
+	}()
+	ctx := context.Background()
+	var buf [512]byte
+	open := func() error {
+		c, err := floor.DialHTTP(ctx, hc, url)
+		if err != nil {
+			return err
+		}
+		conn, err := net.Dial("tcp", srv.addr)
+		if err != nil {
+			return err
+		}
+		conns = append(conns, conn)
+		req := "GET /mcp HTTP/1.1\r\nHost: " + srv.addr +
+			"\r\nAccept: text/event-stream\r\nMcp-Session-Id: " + c.SessionID() +
+			"\r\nMcp-Protocol-Version: " + pinnedVersion + "\r\n\r\n"
+		if _, err := io.WriteString(conn, req); err != nil {
+			return err
+		}
+		// Read up to the end of the headers (and whatever came with them).
+		var head []byte
+		for !bytes.Contains(head, []byte("\r\n\r\n")) {
+			k, err := conn.Read(buf[:])
+			if err != nil {
+				return fmt.Errorf("reading the GET response: %w", err)
+			}
+			head = append(head, buf[:k]...)
+		}
+		if !bytes.HasPrefix(head, []byte("HTTP/1.1 200")) {
+			return fmt.Errorf("GET answered %q", head)
+		}
+		return nil
+	}
+	// One stream first, so that the server's lazily built state is in the
+	// baseline.
+	if err := open(); err != nil {
+		return 0, 0, err
+	}
+	mem0, g0 := liveMemory(), runtime.NumGoroutine()
+	for i := range n {
+		if err := open(); err != nil {
+			return 0, 0, fmt.Errorf("session %d: %w", i, err)
+		}
+	}
+	mem1, g1 := liveMemory(), runtime.NumGoroutine()
+	return float64(int64(mem1)-int64(mem0)) / float64(n), float64(g1-g0) / float64(n), nil
+}
+
+// liveMemory returns the bytes of live heap objects and goroutine stacks
+// after a full collection.
+func liveMemory() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc + ms.StackInuse
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -1023,47 +1022,70 @@ func TestStreamableClientNotificationStream(t *testing.T) {
 // per session. (The pool learns of a freed connection asynchronously, so
 // the check allows for the odd dial.)
 func TestStreamableClientCloseReusesConnections(t *testing.T) {
-	checkLeaks(t)
-	b := newTestBackend()
-	h := NewStreamableHTTPHandler(b.connect, nil)
-	var dials atomic.Int64
-	srv := httptest.NewUnstartedServer(h)
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			dials.Add(1)
-		}
+	for _, tt := range []struct {
+		name string
+		opts *StreamableHTTPOptions
+	}{
+		{"hijacked GET streams", nil},
+		{"DisableHijack", &StreamableHTTPOptions{DisableHijack: true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			checkLeaks(t)
+			b := newTestBackend()
+			h := NewStreamableHTTPHandler(b.connect, tt.opts)
+			// Dials are counted where they are accepted: a hijacked
+			// connection handed back to the server is not a new one.
+			var l *countingListener
+			srv := newPlainServer(t, h, func(inner net.Listener) net.Listener {
+				l = &countingListener{Listener: inner}
+				return l
+			})
+			t.Cleanup(func() {
+				h.Close()
+				srv.Close()
+				b.closeAll()
+			})
+			const sessions = 20
+			ctx := context.Background()
+			for i := range sessions {
+				c, err := (&StreamableClientTransport{URL: srv.URL, HTTPClient: srv.Client()}).Connect(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := c.Write(ctx, request(1, "initialize", `{"protocolVersion":"2025-11-25"}`)); err != nil {
+					t.Fatalf("session %d: initialize: %v", i, err)
+				}
+				readMessageString(t, c)
+				if err := c.Write(ctx, &jsonrpc.Request{Method: "notifications/initialized"}); err != nil {
+					t.Fatalf("session %d: initialized: %v", i, err)
+				}
+				if err := c.Write(ctx, request(2, "echo", `{"i":1}`)); err != nil {
+					t.Fatalf("session %d: echo: %v", i, err)
+				}
+				if got := readMessageString(t, c); got != `{"jsonrpc":"2.0","id":2,"result":{"i":1}}` {
+					t.Fatalf("session %d: echo answered %s", i, got)
+				}
+				c.Close()
+			}
+			if n := l.accepted.Load(); n > sessions/2 {
+				t.Errorf("%d sessions dialed %d connections; Close should leave them to the pool", sessions, n)
+			}
+		})
 	}
-	srv.Start()
-	t.Cleanup(func() {
-		h.Close()
-		srv.Close()
-		b.closeAll()
-	})
-	const sessions = 20
-	ctx := context.Background()
-	for i := range sessions {
-		c, err := (&StreamableClientTransport{URL: srv.URL, HTTPClient: srv.Client()}).Connect(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Write(ctx, request(1, "initialize", `{"protocolVersion":"2025-11-25"}`)); err != nil {
-			t.Fatalf("session %d: initialize: %v", i, err)
-		}
-		readMessageString(t, c)
-		if err := c.Write(ctx, &jsonrpc.Request{Method: "notifications/initialized"}); err != nil {
-			t.Fatalf("session %d: initialized: %v", i, err)
-		}
-		if err := c.Write(ctx, request(2, "echo", `{"i":1}`)); err != nil {
-			t.Fatalf("session %d: echo: %v", i, err)
-		}
-		if got := readMessageString(t, c); got != `{"jsonrpc":"2.0","id":2,"result":{"i":1}}` {
-			t.Fatalf("session %d: echo answered %s", i, got)
-		}
-		c.Close()
+}
+
+// countingListener counts the connections it accepts.
+type countingListener struct {
+	net.Listener
+	accepted atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accepted.Add(1)
 	}
-	if n := dials.Load(); n > sessions/2 {
-		t.Errorf("%d sessions dialed %d connections; Close should leave them to the pool", sessions, n)
-	}
+	return c, err
 }
 
 // TestStreamableClientReinitializeRestoresState checks that a connection

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -124,7 +123,7 @@ type hardHarness struct {
 	t       *testing.T
 	backend *hardBackend
 	handler *StreamableHTTPHandler
-	srv     *httptest.Server
+	srv     *plainServer
 	client  *http.Client
 }
 
@@ -135,7 +134,7 @@ func newHardHarness(t *testing.T, opts *StreamableHTTPOptions, configure func(*h
 		configure(b)
 	}
 	h := NewStreamableHTTPHandler(b.connect, opts)
-	srv := httptest.NewServer(h)
+	srv := newPlainServer(t, h, nil)
 	client := srv.Client()
 	client.Timeout = 10 * time.Second
 	t.Cleanup(func() {

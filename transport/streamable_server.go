@@ -145,6 +145,23 @@ type StreamableHTTPOptions struct {
 	// MCP-Protocol-Version header; a request naming another is refused
 	// with 400. Nil accepts any.
 	SupportedVersions []string
+	// DisableHijack keeps standalone GET streams on net/http's request
+	// goroutine. By default, once its headers are out, a GET stream on an
+	// HTTP/1.1 connection whose [http.ResponseWriter] is net/http's own is
+	// taken over from net/http (hijacked): an idle session holding it then
+	// costs one goroutine with a small stack and no buffers, a fifth of
+	// what net/http holds for an open request. The stream ends when its
+	// client closes the connection or sends anything on it, and with its
+	// session; [StreamableHTTPHandler.Close] ends it, while
+	// [http.Server.Shutdown] does not wait for it. When the server ends
+	// the stream, the connection goes back to the http.Server for the
+	// client to reuse. Streams stay on net/http, whatever this says, on
+	// servers with a ConnState hook (such as httptest's), which would see
+	// the connection leave and come back as a new one, and below
+	// middleware wrappers that do not implement [http.Hijacker]
+	// themselves. Set DisableHijack when a middleware that does must see
+	// what the stream writes or when it ends.
+	DisableHijack bool
 	// Logger receives the handler's diagnostics. Nil discards them.
 	Logger *slog.Logger
 }
@@ -181,6 +198,7 @@ type StreamableHTTPHandler struct {
 	writeTO     time.Duration
 
 	sessions sessionSet[*httpSession]
+	holders  holderSet // of hijacked GET streams
 }
 
 // NewStreamableHTTPHandler returns a handler that serves each session by
@@ -238,10 +256,14 @@ func (h *StreamableHTTPHandler) SessionIDs() []string { return h.sessions.ids() 
 // client would. It reports whether the session existed.
 func (h *StreamableHTTPHandler) CloseSession(id string) bool { return h.sessions.closeOne(id) }
 
-// Close ends every session and refuses new ones (503). It does not wait
-// for HTTP requests being served; shut the http.Server down for that.
+// Close ends every session and refuses new ones (503). It waits for the
+// GET streams taken over from net/http (see
+// [StreamableHTTPOptions.DisableHijack]) to end, which takes at most a
+// second, but not for HTTP requests being served; shut the http.Server
+// down for that.
 func (h *StreamableHTTPHandler) Close() error {
 	h.sessions.closeAll()
+	h.holders.close()
 	return nil
 }
 
@@ -579,14 +601,25 @@ func (h *StreamableHTTPHandler) serveGET(w http.ResponseWriter, r *http.Request)
 		writeJSONRPCError(w, http.StatusTooManyRequests, jsonrpc.ID{}, jsonrpc.CodeServerOverloaded, "Too Many Requests: too many requests in progress on this session")
 		return
 	}
-	defer s.adm.leave()
+	end := s.adm.leave
 	if _, ok := h.checkVersion(w, r); !ok {
+		end()
 		return
 	}
 	s.acquire()
-	defer s.release()
+	end = func() {
+		s.release()
+		s.adm.leave()
+	}
+	// A stream taken over from net/http calls end when it is over.
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			end()
+		}
+	}()
 	if last := r.Header.Get(headerLastEventID); last != "" && h.opts.EventStore != nil {
-		s.resume(w, r, last)
+		handedOver = s.resume(w, r, last, end)
 		return
 	}
 	st := s.standaloneStream()
@@ -595,7 +628,9 @@ func (h *StreamableHTTPHandler) serveGET(w http.ResponseWriter, r *http.Request)
 		http.Error(w, "Conflict: the session already has a GET stream", http.StatusConflict)
 		return
 	}
-	st.wait(r.Context(), conn)
+	if handedOver = h.hijackable(w, r) && st.hijack(w, r, conn, end); !handedOver {
+		st.wait(r.Context(), conn)
+	}
 }
 
 func (h *StreamableHTTPHandler) serveDELETE(w http.ResponseWriter, r *http.Request) {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
@@ -111,14 +110,14 @@ type httpHarness struct {
 	t       *testing.T
 	backend *testBackend
 	handler *StreamableHTTPHandler
-	srv     *httptest.Server
+	srv     *plainServer
 }
 
 func newHTTPHarness(t *testing.T, opts *StreamableHTTPOptions) *httpHarness {
 	t.Helper()
 	b := newTestBackend()
 	h := NewStreamableHTTPHandler(b.connect, opts)
-	srv := httptest.NewServer(h)
+	srv := newPlainServer(t, h, nil)
 	t.Cleanup(func() {
 		h.Close()
 		srv.Close()
@@ -582,9 +581,9 @@ func TestStreamableHTTPLimitsAndPrincipal(t *testing.T) {
 	b := newTestBackend()
 	h := NewStreamableHTTPHandler(b.connect, &StreamableHTTPOptions{MaxSessions: 1})
 	// A middleware that authenticates by a header.
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := newPlainServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), r.Header.Get("X-User"))))
-	}))
+	}), nil)
 	defer func() { h.Close(); srv.Close(); b.closeAll() }()
 	hh := &httpHarness{t: t, backend: b, handler: h, srv: srv}
 	resp := hh.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`, "X-User", "alice")

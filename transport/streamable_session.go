@@ -168,7 +168,13 @@ func (s *httpSession) Close() error {
 	}
 	// The routes stay: the exchanges still open answer their requests
 	// with an error (see endClosedLocked).
+	standalone := s.standalone
 	s.mu.Unlock()
+	if standalone != nil {
+		standalone.mu.Lock()
+		standalone.interruptHijackedLocked()
+		standalone.mu.Unlock()
+	}
 	s.h.forget(s)
 	if st := s.h.opts.EventStore; st != nil && s.id != "" {
 		if err := st.DeleteSession(context.Background(), s.id); err != nil {
@@ -512,17 +518,21 @@ func (s *httpSession) standaloneStream() *httpStream {
 // resume serves a GET with Last-Event-ID: it replays the stream the event
 // belongs to from that point and, if the stream is still live, attaches
 // this exchange to it.
-func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string) {
+//
+// It reports whether it handed the connection over to a goroutine of its
+// own (see [httpStream.hijack]), which then calls end; else the caller
+// calls end.
+func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string, end func()) (handedOver bool) {
 	store := s.h.opts.EventStore
 	streamID, _, err := store.After(r.Context(), s.id, last)
 	if err != nil {
 		if errors.Is(err, ErrEventNotFound) {
 			http.Error(w, "Bad Request: unknown or expired Last-Event-ID", http.StatusBadRequest)
-			return
+			return false
 		}
 		s.h.logger.Error("mcp http: event store failed", "err", err)
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
-		return
+		return false
 	}
 	s.mu.Lock()
 	st := s.streams[streamID]
@@ -532,7 +542,7 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 		_, events, err := store.After(r.Context(), s.id, last)
 		if err != nil {
 			http.Error(w, "Bad Request: unknown or expired Last-Event-ID", http.StatusBadRequest)
-			return
+			return false
 		}
 		replay := &httpStream{s: s, mode: ResponseSSE, w: w}
 		replay.mu.Lock()
@@ -542,12 +552,15 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 		}
 		replay.mu.Unlock()
 		clearWriteDeadline(w)
-		return
+		return false
 	}
 	conn, _ := st.attach(w, func() ([]StoredEvent, error) {
 		_, events, err := store.After(r.Context(), s.id, last)
 		return events, err
 	})
+	if st.standalone && s.h.hijackable(w, r) && st.hijack(w, r, conn, end) {
+		return true
+	}
 	if st.wait(r.Context(), conn) && s.isClosed() {
 		// The session ended with requests of the stream unanswered: this
 		// connection, the stream's, tells the client.
@@ -557,6 +570,7 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 		}
 		st.mu.Unlock()
 	}
+	return false
 }
 
 // Write implements [Conn]: it routes m to the stream of the request it
@@ -729,6 +743,7 @@ func (st *httpStream) releaseLocked() {
 		st.released = true
 		close(st.detached)
 	}
+	st.interruptHijackedLocked()
 }
 
 // wait blocks the HTTP handler of connection number conn (0 for the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -141,9 +142,36 @@ func ids(ms []message) string {
 // serveHTTP serves s over Streamable HTTP for the test.
 func serveHTTP(t *testing.T, s *mcp.Server, opts *transport.StreamableHTTPOptions) string {
 	t.Helper()
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(s, opts))
-	t.Cleanup(srv.Close)
-	return srv.URL
+	h := mcp.NewStreamableHTTPHandler(s, opts)
+	url, closeServer := startHTTPServer(t, h)
+	t.Cleanup(func() {
+		h.Close()
+		closeServer()
+	})
+	return url
+}
+
+// startHTTPServer serves h on 127.0.0.1 with a plain http.Server, as in
+// production: httptest's server has a ConnState hook, under which the
+// handler keeps GET streams on net/http rather than hijack them (see
+// transport.StreamableHTTPOptions.DisableHijack). It returns the URL and a
+// function that closes the server.
+func startHTTPServer(t testing.TB, h http.Handler) (string, func()) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		srv.Serve(l)
+	}()
+	return "http://" + l.Addr().String(), func() {
+		srv.Close()
+		<-served
+	}
 }
 
 // serveHostile serves a scripted hostile HTTP server for the test.

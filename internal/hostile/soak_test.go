@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -174,13 +173,13 @@ func TestSoakHTTP(t *testing.T) {
 		EventStore:         transport.NewMemoryEventStore(&transport.MemoryEventStoreOptions{MaxAge: 2 * time.Second}),
 		SessionIdleTimeout: idle,
 	})
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	url, closeServer := startHTTPServer(t, h)
+	defer closeServer()
 	defer h.Close()
 
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
 	// A first round warms up pools and caches, so the baseline is fair.
-	if err := behaviours[0].run(context.Background(), srv.URL, hc); err != nil {
+	if err := behaviours[0].run(context.Background(), url, hc); err != nil {
 		t.Fatal(err)
 	}
 	hc.CloseIdleConnections()
@@ -201,7 +200,7 @@ func TestSoakHTTP(t *testing.T) {
 			for i := c; ctx.Err() == nil; i++ {
 				b := i % len(behaviours)
 				rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
-				err := behaviours[b].run(rctx, srv.URL, hc)
+				err := behaviours[b].run(rctx, url, hc)
 				rcancel()
 				if err != nil && ctx.Err() == nil {
 					fails.Add(1)
