@@ -344,7 +344,7 @@ func (cs *ClientSession) request(ctx context.Context, method string, params Para
 		cs.nextTok++
 		tok = jsonrpc.StringID(fmt.Sprintf("mcpkit-%d", cs.nextTok))
 		cs.mu.Unlock()
-		setProgressToken(params, tok)
+		SetProgressToken(params, tok)
 	}
 	cs.mu.Lock()
 	cs.progress[tok.Raw()] = func() { timer.Reset(o.RequestTimeout) }

@@ -69,7 +69,7 @@ func TestHTTPTransports(t *testing.T) {
 				t.Errorf("read: %+v", rr.Contents[0])
 			}
 			params := &CallToolParams{Name: "progress"}
-			setProgressToken(params, jsonrpc.StringID("p"))
+			SetProgressToken(params, jsonrpc.StringID("p"))
 			res, err = cs.CallTool(ctx, params)
 			must(t, err)
 			if got := res.Content[0].(*TextContent).Text; got != "done" {

@@ -795,6 +795,12 @@ func (x LoggingMessageParams) MarshalJSON() ([]byte, error) { return marshalStd(
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *LoggingMessageParams) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x Meta) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *Meta) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
 // wireModelHint is ModelHint without methods, for the default struct encoding.
 type wireModelHint ModelHint
 
@@ -1711,6 +1717,10 @@ func (x *LoggingMessageParams) nilMember() string {
 	if x.Data == nil {
 		return "data"
 	}
+	return ""
+}
+
+func (x *Meta) nilMember() string {
 	return ""
 }
 

@@ -47,6 +47,7 @@ var protocolTypes = []any{
 	new(ListToolsResult),
 	new(LoggingCapabilities),
 	new(LoggingMessageParams),
+	new(Meta),
 	new(ModelHint),
 	new(ModelPreferences),
 	new(PingParams),

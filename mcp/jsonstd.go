@@ -4,7 +4,6 @@ package mcp
 
 import (
 	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 // The JSON boundary. The SDK encodes and decodes protocol messages with
@@ -26,25 +25,6 @@ func marshalStd(v any) ([]byte, error) {
 func unmarshalStd(data []byte, v any) error {
 	return jsonv2.Unmarshal(data, v)
 }
-
-// wireMeta is Meta without methods.
-type wireMeta map[string]any
-
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (m Meta) MarshalJSONTo(enc *jsontext.Encoder) error {
-	return jsonv2.MarshalEncode(enc, wireMeta(m))
-}
-
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (m *Meta) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	return jsonv2.UnmarshalDecode(dec, (*wireMeta)(m))
-}
-
-// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
-func (m Meta) MarshalJSON() ([]byte, error) { return marshalStd(m) }
-
-// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
-func (m *Meta) UnmarshalJSON(data []byte) error { return unmarshalStd(data, m) }
 
 // MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
 func (cs Contents) MarshalJSON() ([]byte, error) { return marshalStd(cs) }

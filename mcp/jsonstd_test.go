@@ -68,7 +68,7 @@ func fill(v reflect.Value, depth int) {
 	case reflect.Interface:
 		switch v.Type() {
 		case reflect.TypeFor[Content]():
-			v.Set(reflect.ValueOf(&TextContent{Text: "t<>", Meta: Meta{"b": 1.0, "a": "x"}}))
+			v.Set(reflect.ValueOf(&TextContent{Text: "t<>", Meta: Meta{Other: map[string]json.RawMessage{"b": json.RawMessage("1"), "a": json.RawMessage(`"x"`)}}}))
 		default:
 			v.Set(reflect.ValueOf(map[string]any{"y": []any{1.5, "s"}, "b": true}))
 		}

@@ -347,7 +347,7 @@ func TestProgressAndLogging(t *testing.T) {
 	ctx := context.Background()
 	must(t, cs.SetLoggingLevel(ctx, LoggingLevelWarning))
 	params := &CallToolParams{Name: "work"}
-	setProgressToken(params, jsonrpc.StringID("tok"))
+	SetProgressToken(params, jsonrpc.StringID("tok"))
 	_, err := cs.CallTool(ctx, params)
 	must(t, err)
 	// Notifications precede the response on the wire, and the client

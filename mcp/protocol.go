@@ -62,14 +62,6 @@ const (
 	NotificationElicitationComplete = "notifications/elicitation/complete"
 )
 
-// Meta is the _meta member that params, results and most protocol objects
-// carry: data for the peer beside the protocol's own fields. A key is a name,
-// optionally preceded by a prefix of dot-separated labels (reverse DNS, such
-// as "example.com/") and a slash. Prefixes whose second label is
-// modelcontextprotocol or mcp are reserved for MCP itself; the one unprefixed
-// key MCP defines is progressToken (see [SetProgressToken]).
-type Meta map[string]any
-
 // ProgressToken identifies the request a progress notification is about:
 // a string or an integer that the sender of the request chooses, unique
 // among its requests in flight, and puts in the request's _meta (see
@@ -89,44 +81,15 @@ type Result interface {
 	nilMember() string
 }
 
-const progressTokenKey = "progressToken"
-
 // progressTokenOf returns the progress token in p's _meta.
 func progressTokenOf(p Params) (ProgressToken, bool) {
-	m := *p.meta()
-	v, ok := m[progressTokenKey]
-	if !ok {
-		return ProgressToken{}, false
-	}
-	switch v := v.(type) {
-	case string:
-		return jsonrpc.StringID(v), true
-	case float64:
-		if v == float64(int64(v)) {
-			return jsonrpc.Int64ID(int64(v)), true
-		}
-	case int64:
-		return jsonrpc.Int64ID(v), true
-	case int:
-		return jsonrpc.Int64ID(int64(v)), true
-	case jsonrpc.ID:
-		return v, v.IsValid()
-	}
-	return ProgressToken{}, false
-}
-
-// setProgressToken records tok in p's _meta.
-func setProgressToken(p Params, tok ProgressToken) {
-	m := p.meta()
-	if *m == nil {
-		*m = Meta{}
-	}
-	(*m)[progressTokenKey] = tok
+	tok := p.meta().ProgressToken
+	return tok, tok.IsValid()
 }
 
 // SetProgressToken asks for progress notifications about a request: it
 // records tok in the params' _meta.
-func SetProgressToken(p Params, tok ProgressToken) { setProgressToken(p, tok) }
+func SetProgressToken(p Params, tok ProgressToken) { p.meta().ProgressToken = tok }
 
 // Icon is an image a client may show for an implementation, tool,
 // resource, resource template or prompt (from 2025-11-25).

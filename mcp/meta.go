@@ -1,0 +1,195 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Meta is the _meta member that params, results and most protocol objects
+// carry: data for the peer beside the protocol's own fields. A key is a
+// name, optionally preceded by a prefix of dot-separated labels (reverse
+// DNS, such as "example.com/") and a slash. Prefixes whose second label is
+// modelcontextprotocol or mcp are reserved for MCP itself.
+//
+// The keys MCP defines have fields of their own, decoded in the same pass
+// as the rest of the message; every other key is in Other, as raw JSON.
+// The zero Meta is an absent _meta.
+type Meta struct {
+	// ProgressToken ("progressToken") asks for progress notifications
+	// about the request that carries it (see [SetProgressToken]).
+	ProgressToken ProgressToken `json:"progressToken,omitzero"`
+	// ProtocolVersion ("io.modelcontextprotocol/protocolVersion") is the
+	// revision a request of 2026-07-28 or later is made under. Required
+	// on every such request; it is what makes a request one of that era.
+	ProtocolVersion string `json:"io.modelcontextprotocol/protocolVersion,omitzero"`
+	// ClientCapabilities ("io.modelcontextprotocol/clientCapabilities")
+	// are the capabilities the client declares for this request, from
+	// 2026-07-28 (where there is no initialize to declare them once).
+	// Required on such requests; an empty value declares none.
+	ClientCapabilities *ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities,omitzero"`
+	// ClientInfo ("io.modelcontextprotocol/clientInfo") names the client
+	// making the request, from 2026-07-28. Optional.
+	ClientInfo *Implementation `json:"io.modelcontextprotocol/clientInfo,omitzero"`
+	// LogLevel ("io.modelcontextprotocol/logLevel") is the least severe
+	// level of the log messages the client wants about this request, from
+	// 2026-07-28; without it the server sends none.
+	LogLevel LoggingLevel `json:"io.modelcontextprotocol/logLevel,omitzero"`
+	// ServerInfo ("io.modelcontextprotocol/serverInfo") names the server,
+	// in the _meta of a server/discover result (2026-07-28).
+	ServerInfo *Implementation `json:"io.modelcontextprotocol/serverInfo,omitzero"`
+	// SubscriptionID ("io.modelcontextprotocol/subscriptionId") tags the
+	// notifications of a subscriptions/listen stream with the request
+	// that opened it (2026-07-28).
+	SubscriptionID ProgressToken `json:"io.modelcontextprotocol/subscriptionId,omitzero"`
+	// Other holds every other member, by key, each a JSON value. Keys of
+	// the fields above are not written from Other.
+	Other map[string]json.RawMessage `json:"-"`
+}
+
+// The _meta keys MCP defines.
+const (
+	metaKeyProgressToken      = "progressToken"
+	metaKeyProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaKeyClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaKeyClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaKeyLogLevel           = "io.modelcontextprotocol/logLevel"
+	metaKeyServerInfo         = "io.modelcontextprotocol/serverInfo"
+	metaKeySubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+)
+
+// IsZero reports whether m has no member, so that an empty _meta is
+// omitted.
+func (m Meta) IsZero() bool {
+	return !m.ProgressToken.IsValid() && m.ProtocolVersion == "" && m.ClientCapabilities == nil &&
+		m.ClientInfo == nil && m.LogLevel == "" && m.ServerInfo == nil && !m.SubscriptionID.IsValid() && len(m.Other) == 0
+}
+
+// MarshalJSONTo implements the JSON engine's MarshalerTo: the members MCP
+// defines first, in a fixed order, then Other's, sorted by key.
+func (m Meta) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+		return err
+	}
+	member := func(name string, v any) error {
+		if err := enc.WriteToken(jsontext.String(name)); err != nil {
+			return err
+		}
+		return jsonv2.MarshalEncode(enc, v)
+	}
+	var err error
+	if m.ProgressToken.IsValid() {
+		err = errors.Join(err, member(metaKeyProgressToken, m.ProgressToken))
+	}
+	if m.ProtocolVersion != "" {
+		err = errors.Join(err, member(metaKeyProtocolVersion, m.ProtocolVersion))
+	}
+	if m.ClientCapabilities != nil {
+		err = errors.Join(err, member(metaKeyClientCapabilities, m.ClientCapabilities))
+	}
+	if m.ClientInfo != nil {
+		err = errors.Join(err, member(metaKeyClientInfo, m.ClientInfo))
+	}
+	if m.LogLevel != "" {
+		err = errors.Join(err, member(metaKeyLogLevel, m.LogLevel))
+	}
+	if m.ServerInfo != nil {
+		err = errors.Join(err, member(metaKeyServerInfo, m.ServerInfo))
+	}
+	if m.SubscriptionID.IsValid() {
+		err = errors.Join(err, member(metaKeySubscriptionID, m.SubscriptionID))
+	}
+	if err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.Other)) {
+		if isMetaKey(k) {
+			continue
+		}
+		if err := enc.WriteToken(jsontext.String(k)); err != nil {
+			return err
+		}
+		v := m.Other[k]
+		if len(v) == 0 {
+			v = json.RawMessage("null")
+		}
+		if err := enc.WriteValue(jsontext.Value(v)); err != nil {
+			return err
+		}
+	}
+	return enc.WriteToken(jsontext.EndObject)
+}
+
+// isMetaKey reports whether k is a _meta key with a field of its own.
+func isMetaKey(k string) bool {
+	switch k {
+	case metaKeyProgressToken, metaKeyProtocolVersion, metaKeyClientCapabilities, metaKeyClientInfo,
+		metaKeyLogLevel, metaKeyServerInfo, metaKeySubscriptionID:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom, in one
+// pass: the members MCP defines are decoded into their fields, the rest
+// kept as raw JSON. null is an absent _meta.
+func (m *Meta) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch dec.PeekKind() {
+	case 'n':
+		_, err := dec.ReadToken()
+		*m = Meta{}
+		return err
+	case '{':
+	default:
+		_, err := dec.ReadValue()
+		if err == nil {
+			err = errors.New("_meta must be a JSON object")
+		}
+		return err
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	*m = Meta{}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		k := name.String()
+		switch k {
+		case metaKeyProgressToken:
+			err = jsonv2.UnmarshalDecode(dec, &m.ProgressToken)
+		case metaKeyProtocolVersion:
+			err = jsonv2.UnmarshalDecode(dec, &m.ProtocolVersion)
+		case metaKeyClientCapabilities:
+			err = jsonv2.UnmarshalDecode(dec, &m.ClientCapabilities)
+		case metaKeyClientInfo:
+			err = jsonv2.UnmarshalDecode(dec, &m.ClientInfo)
+		case metaKeyLogLevel:
+			err = jsonv2.UnmarshalDecode(dec, &m.LogLevel)
+		case metaKeyServerInfo:
+			err = jsonv2.UnmarshalDecode(dec, &m.ServerInfo)
+		case metaKeySubscriptionID:
+			err = jsonv2.UnmarshalDecode(dec, &m.SubscriptionID)
+		default:
+			var v jsontext.Value
+			if v, err = dec.ReadValue(); err == nil {
+				if m.Other == nil {
+					m.Other = make(map[string]json.RawMessage)
+				}
+				m.Other[k] = json.RawMessage(v.Clone())
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("_meta member %q: %w", k, err)
+		}
+	}
+	_, err := dec.ReadToken()
+	return err
+}
