@@ -280,6 +280,44 @@ func (x CreateMessageResult) MarshalJSON() ([]byte, error) { return marshalStd(&
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *CreateMessageResult) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 
+// wireDiscoverParams is DiscoverParams without methods, for the default struct encoding.
+type wireDiscoverParams DiscoverParams
+
+// MarshalJSONTo implements the JSON engine's MarshalerTo.
+func (x *DiscoverParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireDiscoverParams)(x))
+}
+
+// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
+func (x *DiscoverParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireDiscoverParams)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x DiscoverParams) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *DiscoverParams) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireDiscoverResult is DiscoverResult without methods, for the default struct encoding.
+type wireDiscoverResult DiscoverResult
+
+// MarshalJSONTo implements the JSON engine's MarshalerTo.
+func (x *DiscoverResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireDiscoverResult)(x))
+}
+
+// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
+func (x *DiscoverResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireDiscoverResult)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x DiscoverResult) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *DiscoverResult) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
 // wireElicitParams is ElicitParams without methods, for the default struct encoding.
 type wireElicitParams ElicitParams
 
@@ -800,6 +838,27 @@ func (x Meta) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
 
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *Meta) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireMissingRequiredClientCapabilityData is MissingRequiredClientCapabilityData without methods, for the default struct encoding.
+type wireMissingRequiredClientCapabilityData MissingRequiredClientCapabilityData
+
+// MarshalJSONTo implements the JSON engine's MarshalerTo.
+func (x *MissingRequiredClientCapabilityData) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireMissingRequiredClientCapabilityData)(x))
+}
+
+// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
+func (x *MissingRequiredClientCapabilityData) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireMissingRequiredClientCapabilityData)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x MissingRequiredClientCapabilityData) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *MissingRequiredClientCapabilityData) UnmarshalJSON(data []byte) error {
+	return unmarshalStd(data, x)
+}
 
 // wireModelHint is ModelHint without methods, for the default struct encoding.
 type wireModelHint ModelHint
@@ -1469,6 +1528,27 @@ func (x UnsubscribeParams) MarshalJSON() ([]byte, error) { return marshalStd(&x)
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *UnsubscribeParams) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 
+// wireUnsupportedProtocolVersionData is UnsupportedProtocolVersionData without methods, for the default struct encoding.
+type wireUnsupportedProtocolVersionData UnsupportedProtocolVersionData
+
+// MarshalJSONTo implements the JSON engine's MarshalerTo.
+func (x *UnsupportedProtocolVersionData) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireUnsupportedProtocolVersionData)(x))
+}
+
+// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
+func (x *UnsupportedProtocolVersionData) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireUnsupportedProtocolVersionData)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x UnsupportedProtocolVersionData) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *UnsupportedProtocolVersionData) UnmarshalJSON(data []byte) error {
+	return unmarshalStd(data, x)
+}
+
 // The nilMember methods find a required object member that is nil, or a
 // null list element, in a result (see ResultError).
 
@@ -1554,6 +1634,17 @@ func (x *CreateMessageResult) nilMember() string {
 		if e == nil {
 			return elemPath("content", i, "")
 		}
+	}
+	return ""
+}
+
+func (x *DiscoverParams) nilMember() string {
+	return ""
+}
+
+func (x *DiscoverResult) nilMember() string {
+	if x.Capabilities == nil {
+		return "capabilities"
 	}
 	return ""
 }
@@ -1721,6 +1812,13 @@ func (x *LoggingMessageParams) nilMember() string {
 }
 
 func (x *Meta) nilMember() string {
+	return ""
+}
+
+func (x *MissingRequiredClientCapabilityData) nilMember() string {
+	if x.RequiredCapabilities == nil {
+		return "requiredCapabilities"
+	}
 	return ""
 }
 
@@ -1892,5 +1990,9 @@ func (x *URLElicitationCapabilities) nilMember() string {
 }
 
 func (x *UnsubscribeParams) nilMember() string {
+	return ""
+}
+
+func (x *UnsupportedProtocolVersionData) nilMember() string {
 	return ""
 }

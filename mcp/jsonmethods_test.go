@@ -20,6 +20,8 @@ var protocolTypes = []any{
 	new(CompletionCapabilities),
 	new(CreateMessageParams),
 	new(CreateMessageResult),
+	new(DiscoverParams),
+	new(DiscoverResult),
 	new(ElicitParams),
 	new(ElicitResult),
 	new(ElicitationCapabilities),
@@ -48,6 +50,7 @@ var protocolTypes = []any{
 	new(LoggingCapabilities),
 	new(LoggingMessageParams),
 	new(Meta),
+	new(MissingRequiredClientCapabilityData),
 	new(ModelHint),
 	new(ModelPreferences),
 	new(PingParams),
@@ -85,4 +88,5 @@ var protocolTypes = []any{
 	new(ToolUseContent),
 	new(URLElicitationCapabilities),
 	new(UnsubscribeParams),
+	new(UnsupportedProtocolVersionData),
 }

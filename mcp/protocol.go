@@ -19,9 +19,23 @@ const (
 	Version20250326 = "2025-03-26"
 	Version20250618 = "2025-06-18"
 	Version20251125 = "2025-11-25"
-	// LatestVersion is the newest revision this package negotiates.
+	// Version20260728 is the first revision without the initialize
+	// handshake: every request carries its revision and the client's
+	// capabilities in _meta (see [Meta]), and a server serves each on its
+	// own. A [Server] serves it beside the handshake-era revisions.
+	Version20260728 = "2026-07-28"
+	// LatestVersion is the newest revision this package negotiates with
+	// initialize.
 	LatestVersion = Version20251125
 )
+
+// modernVersions are the revisions of the stateless era a server serves,
+// newest first.
+var modernVersions = []string{Version20260728}
+
+// isModernVersion reports whether v is a revision of the stateless era,
+// known or not: 2026-07-28 or later.
+func isModernVersion(v string) bool { return v >= Version20260728 }
 
 // SupportedVersions returns the revisions this package speaks, oldest first.
 func SupportedVersions() []string {
@@ -30,6 +44,9 @@ func SupportedVersions() []string {
 
 // Method names.
 const (
+	// MethodServerDiscover asks a server for its revisions and
+	// capabilities (2026-07-28).
+	MethodServerDiscover         = "server/discover"
 	MethodInitialize             = "initialize"
 	MethodPing                   = "ping"
 	MethodToolsList              = "tools/list"
@@ -267,6 +284,11 @@ type InitializeResult struct {
 	// Meta is the result's _meta member: extension data (see [Meta]).
 	// Optional.
 	Meta Meta `json:"_meta,omitzero"`
+	// ResultType says how to read the result, from 2026-07-28, where it
+	// is required: [ResultTypeComplete] for a final result. A result
+	// without it (from an earlier revision) is complete. Servers set it;
+	// handlers need not.
+	ResultType ResultType `json:"resultType,omitempty"`
 	// ProtocolVersion is the revision the session uses. A client that does
 	// not support it should disconnect. Required.
 	ProtocolVersion string `json:"protocolVersion"`
@@ -301,6 +323,11 @@ type EmptyResult struct {
 	// Meta is the result's _meta member: extension data (see [Meta]).
 	// Optional.
 	Meta Meta `json:"_meta,omitzero"`
+	// ResultType says how to read the result, from 2026-07-28, where it
+	// is required: [ResultTypeComplete] for a final result. A result
+	// without it (from an earlier revision) is complete. Servers set it;
+	// handlers need not.
+	ResultType ResultType `json:"resultType,omitempty"`
 }
 
 // CancelledParams are the params of notifications/cancelled, which either
@@ -452,6 +479,19 @@ type ListToolsResult struct {
 	// Meta is the result's _meta member: extension data (see [Meta]).
 	// Optional.
 	Meta Meta `json:"_meta,omitzero"`
+	// ResultType says how to read the result, from 2026-07-28, where it
+	// is required: [ResultTypeComplete] for a final result. A result
+	// without it (from an earlier revision) is complete. Servers set it;
+	// handlers need not.
+	ResultType ResultType `json:"resultType,omitempty"`
+	// TTLMs is how long, in milliseconds, the client may cache the
+	// result before fetching it again, from 2026-07-28 (0: stale at
+	// once). Servers fill it in on that revision; nil on earlier ones.
+	TTLMs *int64 `json:"ttlMs,omitzero"`
+	// CacheScope says who may share a cached copy of the result, from
+	// 2026-07-28: public (no user-specific data) or private (the same
+	// authorization context only). Servers fill it in on that revision.
+	CacheScope CacheScope `json:"cacheScope,omitzero"`
 	// Tools holds this page's tools. Required; may be empty.
 	Tools []*Tool `json:"tools"`
 	// NextCursor, when not empty, is the cursor that gets the next page;
@@ -479,6 +519,11 @@ type CallToolResult struct {
 	// Meta is the result's _meta member: extension data (see [Meta]).
 	// Optional.
 	Meta Meta `json:"_meta,omitzero"`
+	// ResultType says how to read the result, from 2026-07-28, where it
+	// is required: [ResultTypeComplete] for a final result. A result
+	// without it (from an earlier revision) is complete. Servers set it;
+	// handlers need not.
+	ResultType ResultType `json:"resultType,omitempty"`
 	// Content is the result for the model to read: text, images, audio,
 	// resource links or embedded resources. Required; may be empty. A tool
 	// that sets StructuredContent should also put its JSON here, in a text
@@ -568,6 +613,19 @@ type ListResourcesResult struct {
 	// Meta is the result's _meta member: extension data (see [Meta]).
 	// Optional.
 	Meta Meta `json:"_meta,omitzero"`
+	// ResultType says how to read the result, from 2026-07-28, where it
+	// is required: [ResultTypeComplete] for a final result. A result
+	// without it (from an earlier revision) is complete. Servers set it;
+	// handlers need not.
+	ResultType ResultType `json:"resultType,omitempty"`
+	// TTLMs is how long, in milliseconds, the client may cache the
+	// result before fetching it again, from 2026-07-28 (0: stale at
+	// once). Servers fill it in on that revision; nil on earlier ones.
+	TTLMs *int64 `json:"ttlMs,omitzero"`
+	// CacheScope says who may share a cached copy of the result, from
+	// 2026-07-28: public (no user-specific data) or private (the same
+	// authorization context only). Servers fill it in on that revision.
+	CacheScope CacheScope `json:"cacheScope,omitzero"`
 	// Resources holds this page's resources. Required; may be empty.
 	Resources []*Resource `json:"resources"`
 	// NextCursor, when not empty, is the cursor that gets the next page;
@@ -591,6 +649,19 @@ type ListResourceTemplatesResult struct {
 	// Meta is the result's _meta member: extension data (see [Meta]).
 	// Optional.
 	Meta Meta `json:"_meta,omitzero"`
+	// ResultType says how to read the result, from 2026-07-28, where it
+	// is required: [ResultTypeComplete] for a final result. A result
+	// without it (from an earlier revision) is complete. Servers set it;
+	// handlers need not.
+	ResultType ResultType `json:"resultType,omitempty"`
+	// TTLMs is how long, in milliseconds, the client may cache the
+	// result before fetching it again, from 2026-07-28 (0: stale at
+	// once). Servers fill it in on that revision; nil on earlier ones.
+	TTLMs *int64 `json:"ttlMs,omitzero"`
+	// CacheScope says who may share a cached copy of the result, from
+	// 2026-07-28: public (no user-specific data) or private (the same
+	// authorization context only). Servers fill it in on that revision.
+	CacheScope CacheScope `json:"cacheScope,omitzero"`
 	// ResourceTemplates holds this page's templates. Required; may be empty.
 	ResourceTemplates []*ResourceTemplate `json:"resourceTemplates"`
 	// NextCursor, when not empty, is the cursor that gets the next page;
@@ -615,6 +686,19 @@ type ReadResourceResult struct {
 	// Meta is the result's _meta member: extension data (see [Meta]).
 	// Optional.
 	Meta Meta `json:"_meta,omitzero"`
+	// ResultType says how to read the result, from 2026-07-28, where it
+	// is required: [ResultTypeComplete] for a final result. A result
+	// without it (from an earlier revision) is complete. Servers set it;
+	// handlers need not.
+	ResultType ResultType `json:"resultType,omitempty"`
+	// TTLMs is how long, in milliseconds, the client may cache the
+	// result before fetching it again, from 2026-07-28 (0: stale at
+	// once). Servers fill it in on that revision; nil on earlier ones.
+	TTLMs *int64 `json:"ttlMs,omitzero"`
+	// CacheScope says who may share a cached copy of the result, from
+	// 2026-07-28: public (no user-specific data) or private (the same
+	// authorization context only). Servers fill it in on that revision.
+	CacheScope CacheScope `json:"cacheScope,omitzero"`
 	// Contents holds the resource's contents; one resource may yield several
 	// parts, such as the files of a directory. Required.
 	Contents []*ResourceContents `json:"contents"`
@@ -797,6 +881,19 @@ type ListPromptsResult struct {
 	// Meta is the result's _meta member: extension data (see [Meta]).
 	// Optional.
 	Meta Meta `json:"_meta,omitzero"`
+	// ResultType says how to read the result, from 2026-07-28, where it
+	// is required: [ResultTypeComplete] for a final result. A result
+	// without it (from an earlier revision) is complete. Servers set it;
+	// handlers need not.
+	ResultType ResultType `json:"resultType,omitempty"`
+	// TTLMs is how long, in milliseconds, the client may cache the
+	// result before fetching it again, from 2026-07-28 (0: stale at
+	// once). Servers fill it in on that revision; nil on earlier ones.
+	TTLMs *int64 `json:"ttlMs,omitzero"`
+	// CacheScope says who may share a cached copy of the result, from
+	// 2026-07-28: public (no user-specific data) or private (the same
+	// authorization context only). Servers fill it in on that revision.
+	CacheScope CacheScope `json:"cacheScope,omitzero"`
 	// Prompts holds this page's prompts. Required; may be empty.
 	Prompts []*Prompt `json:"prompts"`
 	// NextCursor, when not empty, is the cursor that gets the next page;
@@ -821,6 +918,11 @@ type GetPromptResult struct {
 	// Meta is the result's _meta member: extension data (see [Meta]).
 	// Optional.
 	Meta Meta `json:"_meta,omitzero"`
+	// ResultType says how to read the result, from 2026-07-28, where it
+	// is required: [ResultTypeComplete] for a final result. A result
+	// without it (from an earlier revision) is complete. Servers set it;
+	// handlers need not.
+	ResultType ResultType `json:"resultType,omitempty"`
 	// Description describes the rendered prompt. Optional.
 	Description string `json:"description,omitzero"`
 	// Messages are the rendered prompt's messages, in order. Required.
@@ -937,6 +1039,11 @@ type CompleteResult struct {
 	// Meta is the result's _meta member: extension data (see [Meta]).
 	// Optional.
 	Meta Meta `json:"_meta,omitzero"`
+	// ResultType says how to read the result, from 2026-07-28, where it
+	// is required: [ResultTypeComplete] for a final result. A result
+	// without it (from an earlier revision) is complete. Servers set it;
+	// handlers need not.
+	ResultType ResultType `json:"resultType,omitempty"`
 	// Completion holds the suggestions. Required.
 	Completion Completion `json:"completion"`
 }
@@ -1129,6 +1236,11 @@ type CreateMessageResult struct {
 	// Meta is the result's _meta member: extension data (see [Meta]).
 	// Optional.
 	Meta Meta `json:"_meta,omitzero"`
+	// ResultType says how to read the result, from 2026-07-28, where it
+	// is required: [ResultTypeComplete] for a final result. A result
+	// without it (from an earlier revision) is complete. Servers set it;
+	// handlers need not.
+	ResultType ResultType `json:"resultType,omitempty"`
 	// Role is the role of the generated message, normally RoleAssistant.
 	// Required.
 	Role Role `json:"role"`
@@ -1144,6 +1256,7 @@ type CreateMessageResult struct {
 
 type createMessageResultWire struct {
 	Meta       Meta           `json:"_meta,omitzero"`
+	ResultType ResultType     `json:"resultType,omitempty"`
 	Role       Role           `json:"role"`
 	Content    jsontext.Value `json:"content"`
 	Model      string         `json:"model"`
@@ -1156,7 +1269,7 @@ func (r *CreateMessageResult) MarshalJSONTo(enc *jsontext.Encoder) error {
 	if err != nil {
 		return err
 	}
-	return jsonv2.MarshalEncode(enc, &createMessageResultWire{r.Meta, r.Role, c, r.Model, r.StopReason})
+	return jsonv2.MarshalEncode(enc, &createMessageResultWire{r.Meta, r.ResultType, r.Role, c, r.Model, r.StopReason})
 }
 
 // UnmarshalJSONFrom implements jsonv2.UnmarshalerFrom.
@@ -1169,7 +1282,7 @@ func (r *CreateMessageResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	if err != nil {
 		return err
 	}
-	*r = CreateMessageResult{Meta: w.Meta, Role: w.Role, Content: c, Model: w.Model, StopReason: w.StopReason}
+	*r = CreateMessageResult{Meta: w.Meta, ResultType: w.ResultType, Role: w.Role, Content: c, Model: w.Model, StopReason: w.StopReason}
 	return nil
 }
 
@@ -1198,6 +1311,11 @@ type ListRootsResult struct {
 	// Meta is the result's _meta member: extension data (see [Meta]).
 	// Optional.
 	Meta Meta `json:"_meta,omitzero"`
+	// ResultType says how to read the result, from 2026-07-28, where it
+	// is required: [ResultTypeComplete] for a final result. A result
+	// without it (from an earlier revision) is complete. Servers set it;
+	// handlers need not.
+	ResultType ResultType `json:"resultType,omitempty"`
 	// Roots holds the client's roots. Required; may be empty.
 	Roots []*Root `json:"roots"`
 }
@@ -1252,6 +1370,11 @@ type ElicitResult struct {
 	// Meta is the result's _meta member: extension data (see [Meta]).
 	// Optional.
 	Meta Meta `json:"_meta,omitzero"`
+	// ResultType says how to read the result, from 2026-07-28, where it
+	// is required: [ResultTypeComplete] for a final result. A result
+	// without it (from an earlier revision) is complete. Servers set it;
+	// handlers need not.
+	ResultType ResultType `json:"resultType,omitempty"`
 	// Action is what the user did: ElicitActionAccept (submitted or agreed),
 	// ElicitActionDecline (refused) or ElicitActionCancel (dismissed without
 	// choosing). Required.
@@ -1314,3 +1437,99 @@ func (r *CompleteResult) resultMeta() *Meta              { return &r.Meta }
 func (r *CreateMessageResult) resultMeta() *Meta         { return &r.Meta }
 func (r *ListRootsResult) resultMeta() *Meta             { return &r.Meta }
 func (r *ElicitResult) resultMeta() *Meta                { return &r.Meta }
+
+// ResultType says how to read a result (2026-07-28).
+type ResultType string
+
+// Result types.
+const (
+	// ResultTypeComplete marks a final result.
+	ResultTypeComplete ResultType = "complete"
+	// ResultTypeInputRequired marks a result that asks the client for
+	// input (elicitation, sampling, roots) before the request can
+	// complete; the client retries the request with the answers.
+	ResultTypeInputRequired ResultType = "input_required"
+)
+
+// CacheScope says who may share a cached result (2026-07-28), as HTTP's
+// Cache-Control public and private do.
+type CacheScope string
+
+// Cache scopes.
+const (
+	// CacheScopePublic: the result holds no user-specific data; any
+	// client or intermediary may cache it and serve it to anyone.
+	CacheScopePublic CacheScope = "public"
+	// CacheScopePrivate: the result may be cached and reused only within
+	// the same authorization context.
+	CacheScopePrivate CacheScope = "private"
+)
+
+// DiscoverParams are the params of server/discover (2026-07-28).
+type DiscoverParams struct {
+	// Meta is the request's _meta member: on this revision it carries the
+	// protocol version and the client's capabilities (see [Meta]).
+	Meta Meta `json:"_meta,omitzero"`
+}
+
+// DiscoverResult is a server's answer to server/discover: the revisions
+// it serves and what it offers. It is the only place a 2026-07-28 client
+// learns the server's capabilities.
+type DiscoverResult struct {
+	// Meta is the result's _meta member; it names the server (see
+	// [Meta.ServerInfo]).
+	Meta Meta `json:"_meta,omitzero"`
+	// ResultType is [ResultTypeComplete]. Required.
+	ResultType ResultType `json:"resultType,omitempty"`
+	// SupportedVersions lists the revisions the server serves without a
+	// handshake; the client picks one for its requests. Required.
+	SupportedVersions []string `json:"supportedVersions"`
+	// Capabilities are the optional features the server supports.
+	// Required; an empty value declares none.
+	Capabilities *ServerCapabilities `json:"capabilities"`
+	// Instructions is natural-language guidance on using the server, which
+	// a client may put in a model's system prompt. Optional.
+	Instructions string `json:"instructions,omitempty"`
+	// TTLMs is how long, in milliseconds, the client may cache the
+	// result. Required on the wire; servers fill it in.
+	TTLMs *int64 `json:"ttlMs,omitzero"`
+	// CacheScope says who may share a cached copy. Required on the wire;
+	// servers fill it in.
+	CacheScope CacheScope `json:"cacheScope,omitzero"`
+}
+
+func (p *DiscoverParams) meta() *Meta       { return &p.Meta }
+func (r *DiscoverResult) resultMeta() *Meta { return &r.Meta }
+
+// Error codes of 2026-07-28.
+const (
+	// CodeHeaderMismatch: an HTTP header disagrees with the request body,
+	// or a required header is missing or malformed (HTTP 400).
+	CodeHeaderMismatch = -32020
+	// CodeMissingRequiredClientCapability: serving the request needs a
+	// client capability the request did not declare; the error's data is
+	// a [MissingRequiredClientCapabilityData] (HTTP 400).
+	CodeMissingRequiredClientCapability = -32021
+	// CodeUnsupportedProtocolVersion: the server does not serve the
+	// revision the request names; the error's data is an
+	// [UnsupportedProtocolVersionData] (HTTP 400).
+	CodeUnsupportedProtocolVersion = -32022
+)
+
+// UnsupportedProtocolVersionData is the data of a
+// [CodeUnsupportedProtocolVersion] error.
+type UnsupportedProtocolVersionData struct {
+	// Supported lists the revisions the server serves; the client should
+	// retry with one it supports too. Required.
+	Supported []string `json:"supported"`
+	// Requested is the revision the request named. Required.
+	Requested string `json:"requested"`
+}
+
+// MissingRequiredClientCapabilityData is the data of a
+// [CodeMissingRequiredClientCapability] error.
+type MissingRequiredClientCapabilityData struct {
+	// RequiredCapabilities are the client capabilities serving the
+	// request needs. Required.
+	RequiredCapabilities *ClientCapabilities `json:"requiredCapabilities"`
+}
