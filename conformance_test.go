@@ -216,6 +216,88 @@ func TestConformanceHandshakeEra(t *testing.T) {
 	}
 }
 
+// modernMeta is the _meta of a 2026-07-28 request that declares no client
+// capabilities, with the given extra members.
+func modernMeta(extra string) string {
+	m := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
+	if extra != "" {
+		m += "," + extra
+	}
+	return m + "}"
+}
+
+// TestConformanceModernEra plays 2026-07-28 requests over a stream
+// transport, where the first message decides the era: each request is
+// served on its own, checked for the _meta members the revision requires,
+// and answered with a typed result (resultType, cache hints).
+func TestConformanceModernEra(t *testing.T) {
+	meta := modernMeta("")
+	echoTool := `{"name":"echo","description":"Echoes its input.","inputSchema":"*","outputSchema":"*"}`
+	t.Run("served without initialize", func(t *testing.T) {
+		runScript(t, []step{
+			{`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + modernMeta(`"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}`) + `}}`,
+				`{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"conformance","version":"1.0.0"}},"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"logging":{},"tools":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true}},"ttlMs":0,"cacheScope":"private"}}`},
+			{`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`,
+				`{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","tools":[` + echoTool + `],"ttlMs":0,"cacheScope":"private"}}`},
+			{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"},` + meta + `}}`,
+				`{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","content":[{"type":"text","text":"{\"message\":\"hi\"}"}],"structuredContent":{"message":"hi"}}}`},
+			{`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope",` + meta + `}}`, `{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"Unknown tool: nope"}}`},
+			// An unknown resource is -32602 on this revision, with its URI.
+			{`{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"test://missing",` + meta + `}}`,
+				`{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"Resource not found","data":{"uri":"test://missing"}}}`},
+			{`{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{"uri":"test://static",` + meta + `}}`,
+				`{"jsonrpc":"2.0","id":6,"result":{"resultType":"complete","contents":[{"uri":"test://static","mimeType":"text/plain","text":"hello"}],"ttlMs":0,"cacheScope":"private"}}`},
+			{`{"jsonrpc":"2.0","id":7,"method":"no/such/method","params":{` + meta + `}}`, `{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"Method not found: no/such/method"}}`},
+			{`{"jsonrpc":"2.0","id":8,"method":"prompts/list","params":{` + meta + `}}`, `{"jsonrpc":"2.0","id":8,"error":{"code":-32601,"message":"*"}}`},
+		})
+	})
+	t.Run("the _meta a request must carry", func(t *testing.T) {
+		runScript(t, []step{
+			{`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`,
+				`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid params: missing _meta member io.modelcontextprotocol/protocolVersion"}}`},
+			{`{"jsonrpc":"2.0","id":2,"method":"server/discover"}`,
+				`{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"invalid params: missing _meta member io.modelcontextprotocol/protocolVersion"}}`},
+			{`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+				`{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"invalid params: missing _meta member io.modelcontextprotocol/clientCapabilities"}}`},
+			{`{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+				`{"jsonrpc":"2.0","id":4,"error":{"code":-32022,"message":"Unsupported protocol version: 2099-01-01","data":{"supported":["2026-07-28"],"requested":"2099-01-01"}}}`},
+			{`{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":20260728,"io.modelcontextprotocol/clientCapabilities":{}}}}`,
+				`{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"*"}}`},
+			{`{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[]}}}`,
+				`{"jsonrpc":"2.0","id":6,"error":{"code":-32602,"message":"*"}}`},
+			{`{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":"2026-07-28"}}`,
+				`{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"*"}}`},
+			// A request without _meta on a connection the first message made
+			// modern is a malformed modern request.
+			{`{"jsonrpc":"2.0","id":8,"method":"tools/list"}`,
+				`{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"invalid params: missing _meta member io.modelcontextprotocol/protocolVersion"}}`},
+			{`{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{` + meta + `}}`, `{"jsonrpc":"2.0","id":9,"result":"*"}`},
+		})
+	})
+	t.Run("methods the revision removed", func(t *testing.T) {
+		var steps []step
+		for i, m := range []string{"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"} {
+			id := strconv.Itoa(i + 1)
+			steps = append(steps, step{`{"jsonrpc":"2.0","id":` + id + `,"method":"` + m + `","params":{"uri":"test://static","level":"info",` + meta + `}}`,
+				`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32601,"message":"Method not found: ` + m + ` (removed in 2026-07-28)"}}`})
+		}
+		// The first message made the connection modern: initialize
+		// without _meta does not start a handshake.
+		steps = append(steps, step{initLine(9, "2025-11-25"), `{"jsonrpc":"2.0","id":9,"error":{"code":-32601,"message":"*"}}`})
+		runScript(t, steps)
+	})
+	t.Run("a modern request on a handshake connection", func(t *testing.T) {
+		runScript(t, []step{
+			{initLine(1, "2025-11-25"), initResult(1, "2025-11-25")},
+			{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, ""},
+			{`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`,
+				`{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"invalid request: a 2026-07-28 request on a connection initialized with 2025-11-25"}}`},
+			{`{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{` + meta + `}}`, `{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"*"}}`},
+			{`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`, `{"jsonrpc":"2.0","id":4,"result":"*"}`},
+		})
+	})
+}
+
 func TestConformanceVersionNegotiation(t *testing.T) {
 	tests := []struct{ asked, want string }{
 		{"2024-11-05", "2024-11-05"},

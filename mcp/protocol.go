@@ -93,6 +93,8 @@ type Params interface {
 // Result is implemented by every result type.
 type Result interface {
 	resultMeta() *Meta
+	resultType() *ResultType
+	cacheHints() (ttl **int64, scope *CacheScope)
 	// nilMember returns the path of a required member the result lacks
 	// (generated, see jsonmethods.go).
 	nilMember() string
@@ -1533,3 +1535,36 @@ type MissingRequiredClientCapabilityData struct {
 	// request needs. Required.
 	RequiredCapabilities *ClientCapabilities `json:"requiredCapabilities"`
 }
+
+// resultType and cacheHints give the fields a result of 2026-07-28
+// carries beyond the handshake era's (see Server.completeModern).
+func (r *InitializeResult) resultType() *ResultType               { return &r.ResultType }
+func (r *EmptyResult) resultType() *ResultType                    { return &r.ResultType }
+func (r *ListToolsResult) resultType() *ResultType                { return &r.ResultType }
+func (r *CallToolResult) resultType() *ResultType                 { return &r.ResultType }
+func (r *ListResourcesResult) resultType() *ResultType            { return &r.ResultType }
+func (r *ListResourceTemplatesResult) resultType() *ResultType    { return &r.ResultType }
+func (r *ReadResourceResult) resultType() *ResultType             { return &r.ResultType }
+func (r *ListPromptsResult) resultType() *ResultType              { return &r.ResultType }
+func (r *GetPromptResult) resultType() *ResultType                { return &r.ResultType }
+func (r *CompleteResult) resultType() *ResultType                 { return &r.ResultType }
+func (r *CreateMessageResult) resultType() *ResultType            { return &r.ResultType }
+func (r *ListRootsResult) resultType() *ResultType                { return &r.ResultType }
+func (r *ElicitResult) resultType() *ResultType                   { return &r.ResultType }
+func (r *DiscoverResult) resultType() *ResultType                 { return &r.ResultType }
+func (r *InitializeResult) cacheHints() (**int64, *CacheScope)    { return nil, nil }
+func (r *EmptyResult) cacheHints() (**int64, *CacheScope)         { return nil, nil }
+func (r *ListToolsResult) cacheHints() (**int64, *CacheScope)     { return &r.TTLMs, &r.CacheScope }
+func (r *CallToolResult) cacheHints() (**int64, *CacheScope)      { return nil, nil }
+func (r *ListResourcesResult) cacheHints() (**int64, *CacheScope) { return &r.TTLMs, &r.CacheScope }
+func (r *ListResourceTemplatesResult) cacheHints() (**int64, *CacheScope) {
+	return &r.TTLMs, &r.CacheScope
+}
+func (r *ReadResourceResult) cacheHints() (**int64, *CacheScope)  { return &r.TTLMs, &r.CacheScope }
+func (r *ListPromptsResult) cacheHints() (**int64, *CacheScope)   { return &r.TTLMs, &r.CacheScope }
+func (r *GetPromptResult) cacheHints() (**int64, *CacheScope)     { return nil, nil }
+func (r *CompleteResult) cacheHints() (**int64, *CacheScope)      { return nil, nil }
+func (r *CreateMessageResult) cacheHints() (**int64, *CacheScope) { return nil, nil }
+func (r *ListRootsResult) cacheHints() (**int64, *CacheScope)     { return nil, nil }
+func (r *ElicitResult) cacheHints() (**int64, *CacheScope)        { return nil, nil }
+func (r *DiscoverResult) cacheHints() (**int64, *CacheScope)      { return &r.TTLMs, &r.CacheScope }

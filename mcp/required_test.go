@@ -19,6 +19,7 @@ import (
 var validParams = map[string]string{
 	MethodInitialize:                `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}`,
 	MethodPing:                      `{}`,
+	MethodServerDiscover:            `{}`,
 	MethodToolsList:                 `{}`,
 	MethodToolsCall:                 `{"name":"x"}`,
 	MethodResourcesList:             `{}`,

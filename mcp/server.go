@@ -26,6 +26,15 @@ type ServerOptions struct {
 	// PageSize is the number of items in one page of a list result.
 	// Zero means 1000.
 	PageSize int
+	// CacheTTL is how long a 2026-07-28 client may cache a list result,
+	// a resources/read result or the server/discover result (their ttlMs)
+	// when the handler did not say. Zero means 0: the client should fetch
+	// again each time it needs one.
+	CacheTTL time.Duration
+	// CacheScope says who may share those cached results when the handler
+	// did not say: [CacheScopePublic] when they hold nothing specific to
+	// a user. The zero value means [CacheScopePrivate].
+	CacheScope CacheScope
 	// Logger receives the server's own diagnostics (handler panics,
 	// failed notifications). Nil discards them. Never the client's data.
 	Logger *slog.Logger
@@ -275,6 +284,9 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 		ss.generation = s.currentGeneration()
 		ss.version = sc.ProtocolVersion()
 		ss.clientCaps = &ClientCapabilities{}
+		if isModernVersion(ss.version) {
+			ss.era = eraModern // an exchange of 2026-07-28 or later
+		}
 	}
 	conn := jsonrpc.NewConn(tc, &jsonrpc.ConnOptions{
 		Handler:       ss,

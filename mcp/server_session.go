@@ -20,6 +20,7 @@ type ServerSession struct {
 
 	mu            sync.Mutex
 	stateless     bool // one exchange of a stateless transport; set before the session serves
+	era           era  // what the first message chose (see modern.go)
 	state         sessionState
 	sendingNotes  bool // a goroutine is sending notes (kept here, where it packs with the other flags)
 	version       string
@@ -107,7 +108,7 @@ func (ss *ServerSession) ClientCapabilities() *ClientCapabilities {
 func (ss *ServerSession) initialized() bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return ss.state >= stateInitialized
+	return ss.state >= stateInitialized && ss.era != eraModern
 }
 
 // initGeneration returns the server's feature generation when the
@@ -115,7 +116,7 @@ func (ss *ServerSession) initialized() bool {
 func (ss *ServerSession) initGeneration() (uint64, bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return ss.generation, ss.state >= stateInitialized
+	return ss.generation, ss.state >= stateInitialized && ss.era != eraModern
 }
 
 // queueNote queues n for sending, unless an equal note waits already. A
@@ -257,6 +258,9 @@ func (ss *ServerSession) initHandled() {
 func (ss *ServerSession) handleRequest(ctx context.Context, req Request) (Result, error) {
 	method := req.Method()
 	m := serverMethods[method]
+	if ss.isModernRequest(req) {
+		return ss.handleModern(ctx, req, m)
+	}
 	ss.mu.Lock()
 	state, wait := ss.state, ss.initWait
 	ss.mu.Unlock()
@@ -335,6 +339,7 @@ func (s *Server) declares(name string) bool {
 
 // serverMethods is every method a server receives.
 var serverMethods = map[string]inMethod[*ServerSession]{
+	MethodServerDiscover:         serverMethodFor(MethodServerDiscover, (*ServerSession).discover),
 	MethodInitialize:             serverMethodFor(MethodInitialize, (*ServerSession).initialize),
 	MethodPing:                   serverMethodFor(MethodPing, (*ServerSession).ping),
 	MethodToolsList:              serverMethodFor(MethodToolsList, (*ServerSession).listTools),
@@ -364,6 +369,7 @@ func (ss *ServerSession) initialize(ctx context.Context, req *InitializeRequest)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: session already initialized"}
 	}
 	ss.state = stateInitialized
+	ss.era = eraHandshake
 	ss.generation = generation
 	ss.version = version
 	ss.clientInfo = p.ClientInfo

@@ -171,6 +171,12 @@ func serverMethodFor[P any, PP interface {
 			if err != nil {
 				return nil, err
 			}
+			if p.meta().ProtocolVersion != "" && removedInModern(method) {
+				// The method does not exist on this request's revision,
+				// whatever its params.
+				ss.chooseModern()
+				return nil, errRemovedInModern(method)
+			}
 			if m := missingMember(raw, required); m != "" {
 				return nil, missingParamError(m)
 			}

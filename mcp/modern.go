@@ -1,0 +1,205 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// The stateless era (2026-07-28 and later). A request of that era carries
+// its protocol revision and the client's capabilities in _meta, and a
+// server serves it on its own: there is no initialize, and nothing carries
+// over from one request to the next. One Server serves both eras: on a
+// Streamable HTTP endpoint each modern POST is an exchange of its own (see
+// transport.StatelessConn), and on a stream transport (stdio) the first
+// message decides, an initialize selecting the handshake era for the
+// connection and a modern request the stateless one.
+
+// era is what a session's first message chose.
+type era uint8
+
+const (
+	eraUnknown   era = iota // nothing decided yet
+	eraHandshake            // initialize: the handshake-era lifecycle
+	eraModern               // a 2026-07-28 request: each request on its own
+)
+
+// removedInModern reports whether method is one that 2026-07-28 removed:
+// on a modern request it does not exist (-32601, HTTP 404).
+func removedInModern(method string) bool {
+	switch method {
+	case MethodInitialize, MethodPing, MethodLoggingSetLevel, MethodResourcesSubscribe, MethodResourcesUnsubscribe,
+		NotificationInitialized, NotificationRootsListChanged:
+		return true
+	}
+	return false
+}
+
+func errRemovedInModern(method string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + method + " (removed in " + Version20260728 + ")"}
+}
+
+// chooseModern makes a connection whose first message is a modern
+// request a modern one.
+func (ss *ServerSession) chooseModern() {
+	ss.mu.Lock()
+	if ss.era == eraUnknown {
+		ss.era = eraModern
+	}
+	ss.mu.Unlock()
+}
+
+// isModernRequest reports whether req is to be served as a request of the
+// stateless era: it names a revision in _meta, arrives on a modern
+// connection, or is server/discover, which exists in no other era.
+func (ss *ServerSession) isModernRequest(req Request) bool {
+	if req.Parameters().meta().ProtocolVersion != "" || req.Method() == MethodServerDiscover {
+		return true
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.era == eraModern
+}
+
+// handleModern serves a request of the stateless era: it checks the
+// request's _meta (revision, client capabilities), refuses the methods
+// the era removed, runs the method and marks its result complete.
+func (ss *ServerSession) handleModern(ctx context.Context, req Request, m inMethod[*ServerSession]) (Result, error) {
+	method := req.Method()
+	meta := req.Parameters().meta()
+	ss.mu.Lock()
+	switch ss.era {
+	case eraUnknown:
+		ss.era = eraModern // the first message decides
+	case eraHandshake:
+		v := ss.version
+		ss.mu.Unlock()
+		if m.notification {
+			return nil, nil
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			Message: fmt.Sprintf("invalid request: a %s request on a connection initialized with %s", meta.ProtocolVersion, v)}
+	}
+	ss.mu.Unlock()
+	if m.notification {
+		// notifications/cancelled is the jsonrpc layer's; the era defines
+		// no other client notification.
+		return nil, nil
+	}
+	if removedInModern(method) {
+		return nil, errRemovedInModern(method)
+	}
+	if err := checkModernMeta(meta); err != nil {
+		return nil, err
+	}
+	if cap := serverCapabilityFor(method); cap != "" && !ss.server.declares(cap) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + method + " (server has no " + cap + " capability)"}
+	}
+	res, err := m.handle(ctx, ss, req)
+	if err != nil {
+		var nf *ResourceNotFoundError
+		if errors.As(err, &nf) {
+			// -32602 on this revision, with the URI (SEP-2164).
+			e := nf.WireError()
+			e.Code = jsonrpc.CodeInvalidParams
+			return nil, e
+		}
+		return nil, err
+	}
+	if res == nil {
+		return nil, nil
+	}
+	ss.server.completeModern(res)
+	return res, nil
+}
+
+// checkModernMeta checks the _meta members every request of the stateless
+// era must carry, and the revision it names.
+func checkModernMeta(meta *Meta) error {
+	if meta.ProtocolVersion == "" {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: missing _meta member " + metaKeyProtocolVersion}
+	}
+	if !slices.Contains(modernVersions, meta.ProtocolVersion) {
+		data, _ := json.Marshal(&UnsupportedProtocolVersionData{Supported: modernVersions, Requested: meta.ProtocolVersion})
+		return &jsonrpc.Error{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version: " + meta.ProtocolVersion, Data: data}
+	}
+	if meta.ClientCapabilities == nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: missing _meta member " + metaKeyClientCapabilities}
+	}
+	return nil
+}
+
+// completeModern fills in what a result of the stateless era carries
+// beyond the handshake era's: its type and, for results a client may
+// cache, how long and for whom (unless the handler set them).
+func (s *Server) completeModern(res Result) {
+	if rt := res.resultType(); *rt == "" {
+		*rt = ResultTypeComplete
+	}
+	if ttl, scope := res.cacheHints(); ttl != nil {
+		if *ttl == nil {
+			ms := s.opts.CacheTTL.Milliseconds()
+			*ttl = &ms
+		}
+		if *scope == "" {
+			*scope = s.cacheScope()
+		}
+	}
+}
+
+// cacheScope is the scope of cacheable results without one of their own.
+func (s *Server) cacheScope() CacheScope {
+	if s.opts.CacheScope != "" {
+		return s.opts.CacheScope
+	}
+	return CacheScopePrivate
+}
+
+// discover answers server/discover: the revisions served without a
+// handshake, the capabilities and instructions, and the server's name in
+// _meta.
+func (ss *ServerSession) discover(_ context.Context, _ *ServerRequest[*DiscoverParams]) (*DiscoverResult, error) {
+	s := ss.server
+	info := s.impl
+	return &DiscoverResult{
+		Meta:              Meta{ServerInfo: &info},
+		SupportedVersions: slices.Clone(modernVersions),
+		Capabilities:      s.capabilities(),
+		Instructions:      s.opts.Instructions,
+	}, nil
+}
+
+// ProtocolVersion returns the revision the request is made under: the one
+// its _meta names (2026-07-28 and later), or else the one its session
+// negotiated.
+func (r *ServerRequest[P]) ProtocolVersion() string {
+	if v := r.Params.meta().ProtocolVersion; v != "" {
+		return v
+	}
+	return r.Session.ProtocolVersion()
+}
+
+// ClientCapabilities returns the capabilities the client declared for the
+// request: in its _meta (2026-07-28 and later), or else at initialize.
+func (r *ServerRequest[P]) ClientCapabilities() *ClientCapabilities {
+	if c := r.Params.meta().ClientCapabilities; c != nil {
+		return c
+	}
+	return r.Session.ClientCapabilities()
+}
+
+// ClientInfo returns what the client said about itself: in the request's
+// _meta (2026-07-28 and later, optional there), or else at initialize.
+func (r *ServerRequest[P]) ClientInfo() *Implementation {
+	if c := r.Params.meta().ClientInfo; c != nil {
+		return c
+	}
+	if r.Params.meta().ProtocolVersion != "" {
+		return nil
+	}
+	return r.Session.ClientInfo()
+}
