@@ -386,12 +386,13 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 		return
 	}
 	var (
-		s     *httpSession
-		a     *admission
-		limit = h.maxBody
+		s      *httpSession
+		a      *admission
+		limit  = h.maxBody
+		modern = r.Header.Get(headerSessionID) == "" && isModernVersion(r.Header.Get(headerProtocolVersion))
 	)
 	switch {
-	case h.opts.Stateless:
+	case h.opts.Stateless || modern:
 		// MaxSessions bounds the exchanges in progress. Not per peer:
 		// behind a load balancer, where stateless servers usually are,
 		// every client would be one peer.
@@ -464,6 +465,8 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 	}
 	info := newHTTPRequestInfo(r)
 	switch {
+	case modern:
+		h.serveModern(w, r, msg, msgs, requests, isBatch, info)
 	case h.opts.Stateless:
 		h.serveStateless(w, r, msg, msgs, requests, init, isBatch, info)
 	case s == nil:

@@ -30,6 +30,7 @@ type httpSession struct {
 	principal string
 	adm       *admission // the session's slot in the table; nil when stateless
 	stateless bool
+	modern    bool // an exchange of 2026-07-28 or later (see streamable_modern.go)
 	// Guarded by mu, with the fields below; kept beside stateless so that
 	// the flags share a word.
 	closed bool
@@ -340,7 +341,11 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 	defer st.mu.Unlock()
 	if body := st.jsonBody; body != nil {
 		st.jsonBody = nil
-		writeJSONBody(w, http.StatusOK, body, st.initOK, s.id, s.h.writeTO)
+		status := http.StatusOK
+		if s.modern {
+			status = modernStatus(body)
+		}
+		writeJSONBody(w, status, body, st.initOK, s.id, s.h.writeTO)
 		return st.initOK
 	}
 	if !st.done && s.isClosed() {
