@@ -360,18 +360,26 @@ func TestConformanceBadInput(t *testing.T) {
 // programs in internal/conformance: TestOfficialSuiteServer runs its
 // server scenarios against everything-server over Streamable HTTP, and
 // TestOfficialSuiteClient runs its client scenarios with everything-client.
-// Both use the frozen requirement set of one revision and the
-// expected-failures file beside the fixtures; every FAILURE or WARNING
-// check outside that file fails the test.
+// The server is run three times against one running fixture, one URL:
+// with the frozen requirement sets of 2025-11-25 and of 2026-07-28, and
+// with every scenario (--suite all, each at the revision that introduced
+// it), so that one endpoint is shown to serve both eras. The client runs
+// the 2025-11-25 set. Every run uses the expected-failures file beside
+// the fixtures; every FAILURE or WARNING check outside that file fails the
+// test.
 
 // Pinned versions: the suite, the Node.js runtime it needs (>= 22; it is
 // installed from npm as a package when the node on PATH is older), and the
-// requirement set to run.
+// requirement set the client runs.
 const (
 	officialSuiteVersion      = "0.2.0-alpha.12"
 	officialSuiteNodeVersion  = "22.23.3"
 	officialSuiteRequirements = "2025-11-25"
 )
+
+// serverSuiteRuns are the runs of the server scenarios, each a
+// requirement set or, for "all", every scenario.
+var serverSuiteRuns = []string{"2025-11-25", "2026-07-28", "all"}
 
 const (
 	expectedFailuresFile = "internal/conformance/expected-failures.yaml"
@@ -818,9 +826,12 @@ func parseConsole(out string) []string {
 // notScored reads the not_scored section of the installed suite's
 // requirement set: the scenarios of mode ("server" or "client") that run
 // but do not count for the revision, with the reason.
-func (s *officialSuite) notScored(t *testing.T, mode string) map[string]string {
+func (s *officialSuite) notScored(t *testing.T, mode, requirements string) map[string]string {
 	t.Helper()
-	file := filepath.Join(filepath.Dir(filepath.Dir(s.cli)), "requirements", officialSuiteRequirements+".yaml")
+	if requirements == "all" {
+		return nil // every scenario counts
+	}
+	file := filepath.Join(filepath.Dir(filepath.Dir(s.cli)), "requirements", requirements+".yaml")
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatalf("reading the requirement set: %v", err)
@@ -905,7 +916,7 @@ func readExpectedFailures(t *testing.T) map[string]map[string]string {
 // each scenario's client exit status ("0", a code, or "timeout"); a
 // client that did not exit 0 fails a scenario that is not expected to
 // fail. It logs "<mode>: N/M scenarios passed".
-func judge(t *testing.T, mode, out, console string, suiteCode int, notScored, expected map[string]string, clientExit func(string) string) {
+func judge(t *testing.T, mode, requirements, out, console string, suiteCode int, notScored, expected map[string]string, clientExit func(string) string) {
 	t.Helper()
 	results := readResults(t, out, mode)
 	names := parseConsole(console)
@@ -971,7 +982,7 @@ func judge(t *testing.T, mode, out, console string, suiteCode int, notScored, ex
 			t.Logf("%s scenario %s fails as expected (%s)", mode, name, expected[name])
 		}
 		if why, ns := notScored[name]; ns {
-			t.Logf("%s scenario %s is not scored by %s (%s)", mode, name, officialSuiteRequirements, why)
+			t.Logf("%s scenario %s is not scored by %s (%s)", mode, name, requirements, why)
 		}
 	}
 	for name := range expected {
@@ -979,7 +990,7 @@ func judge(t *testing.T, mode, out, console string, suiteCode int, notScored, ex
 			t.Logf("%s: %s is listed in %s but did not run", mode, name, expectedFailuresFile)
 		}
 	}
-	t.Logf("%s: %d/%d scenarios passed (%d/%d of those scored by the %s requirement set)", mode, passed, len(names), scoredPassed, scored, officialSuiteRequirements)
+	t.Logf("%s, %s: %d/%d scenarios passed (%d/%d of those scored)", mode, requirements, passed, len(names), scoredPassed, scored)
 	if suiteCode != 0 && problems == 0 {
 		t.Errorf("%s: the suite exited with %d though every result matched %s; its output ends:\n%s", mode, suiteCode, expectedFailuresFile, tail(console, 40))
 	}
@@ -992,17 +1003,24 @@ func TestOfficialSuiteServer(t *testing.T) {
 	suite := installedSuite(t)
 	expected := readExpectedFailures(t)
 	url, serverLog := startHTTPFixture(t, buildFixture(t, "everything-server"))
-	out := suiteOutDir(t, "server")
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, console := suite.run(t, out, nil, "server", "--url", url,
-		"--requirements", officialSuiteRequirements, "-o", out,
-		"--expected-failures", filepath.Join(wd, expectedFailuresFile))
-	judge(t, "server", out, console, code, suite.notScored(t, "server"), expected["server"], nil)
-	if t.Failed() {
-		t.Logf("everything-server stderr:\n%s", tail(serverLog.String(), 40))
+	for _, run := range serverSuiteRuns {
+		t.Run(run, func(t *testing.T) {
+			out := suiteOutDir(t, "server-"+run)
+			args := []string{"server", "--url", url, "--requirements", run, "-o", out,
+				"--expected-failures", filepath.Join(wd, expectedFailuresFile)}
+			if run == "all" {
+				args[3], args[4] = "--suite", "all"
+			}
+			code, console := suite.run(t, out, nil, args...)
+			judge(t, "server", run, out, console, code, suite.notScored(t, "server", run), expected["server"], nil)
+			if t.Failed() {
+				t.Logf("everything-server stderr:\n%s", tail(serverLog.String(), 40))
+			}
+		})
 	}
 }
 
@@ -1082,7 +1100,7 @@ func TestOfficialSuiteClient(t *testing.T) {
 		"--requirements", officialSuiteRequirements, "-o", out,
 		"--expected-failures", filepath.Join(wd, expectedFailuresFile))
 	exits := clientExits(t, rcDir)
-	judge(t, "client", out, console, code, suite.notScored(t, "client"), expected["client"], func(scenario string) string {
+	judge(t, "client", officialSuiteRequirements, out, console, code, suite.notScored(t, "client", officialSuiteRequirements), expected["client"], func(scenario string) string {
 		return exits[scenario]
 	})
 }
