@@ -116,3 +116,43 @@ func fromWire(err error) error {
 	}
 	return err
 }
+
+// MissingClientCapabilityError is the error of an ask (Elicit,
+// CreateMessage, ListRoots) on a 2026-07-28 request whose client did not
+// declare the capability it needs. Returned by the handler, it is sent as
+// error -32021 naming the capability; errors.As finds the
+// [*CapabilityError] it wraps.
+type MissingClientCapabilityError struct {
+	Err *CapabilityError
+}
+
+// Error implements error.
+func (e *MissingClientCapabilityError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the CapabilityError.
+func (e *MissingClientCapabilityError) Unwrap() error { return e.Err }
+
+// WireError implements [ProtocolError]: -32021 with the required
+// capabilities.
+func (e *MissingClientCapabilityError) WireError() *jsonrpc.Error {
+	required := &ClientCapabilities{}
+	switch top, sub, _ := strings.Cut(e.Err.Capability, "."); top {
+	case "sampling":
+		required.Sampling = &SamplingCapabilities{}
+		if sub == "tools" {
+			required.Sampling.Tools = &struct{}{}
+		}
+	case "elicitation":
+		required.Elicitation = &ElicitationCapabilities{}
+		switch sub {
+		case "url":
+			required.Elicitation.URL = &URLElicitationCapabilities{}
+		case "form":
+			required.Elicitation.Form = &FormElicitationCapabilities{}
+		}
+	case "roots":
+		required.Roots = &RootsCapabilities{}
+	}
+	data, _ := json.Marshal(&MissingRequiredClientCapabilityData{RequiredCapabilities: required})
+	return &jsonrpc.Error{Code: CodeMissingRequiredClientCapability, Message: "Missing required client capability: " + e.Err.Capability, Data: data}
+}

@@ -605,6 +605,44 @@ func (x InitializedParams) MarshalJSON() ([]byte, error) { return marshalStd(&x)
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *InitializedParams) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 
+// wireInputRequest is InputRequest without methods, for the default struct encoding.
+type wireInputRequest InputRequest
+
+// MarshalJSONTo implements the JSON engine's MarshalerTo.
+func (x *InputRequest) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireInputRequest)(x))
+}
+
+// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
+func (x *InputRequest) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireInputRequest)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x InputRequest) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *InputRequest) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireInputRequiredResult is InputRequiredResult without methods, for the default struct encoding.
+type wireInputRequiredResult InputRequiredResult
+
+// MarshalJSONTo implements the JSON engine's MarshalerTo.
+func (x *InputRequiredResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireInputRequiredResult)(x))
+}
+
+// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
+func (x *InputRequiredResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireInputRequiredResult)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x InputRequiredResult) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *InputRequiredResult) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
 // wireListPromptsParams is ListPromptsParams without methods, for the default struct encoding.
 type wireListPromptsParams ListPromptsParams
 
@@ -1729,6 +1767,14 @@ func (x *InitializeResult) nilMember() string {
 }
 
 func (x *InitializedParams) nilMember() string {
+	return ""
+}
+
+func (x *InputRequest) nilMember() string {
+	return ""
+}
+
+func (x *InputRequiredResult) nilMember() string {
 	return ""
 }
 

@@ -37,6 +37,8 @@ var protocolTypes = []any{
 	new(InitializeParams),
 	new(InitializeResult),
 	new(InitializedParams),
+	new(InputRequest),
+	new(InputRequiredResult),
 	new(ListPromptsParams),
 	new(ListPromptsResult),
 	new(ListResourceTemplatesParams),

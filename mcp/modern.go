@@ -28,6 +28,9 @@ const (
 	eraModern               // a 2026-07-28 request: each request on its own
 )
 
+// logLevelKey is the context key of a 2026-07-28 request's log level.
+type logLevelKey struct{}
+
 // removedInModern reports whether method is one that 2026-07-28 removed:
 // on a modern request it does not exist (-32601, HTTP 404).
 func removedInModern(method string) bool {
@@ -99,7 +102,29 @@ func (ss *ServerSession) handleModern(ctx context.Context, req Request, m inMeth
 	if cap := serverCapabilityFor(method); cap != "" && !ss.server.declares(cap) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + method + " (server has no " + cap + " capability)"}
 	}
+	if meta.LogLevel != "" {
+		ctx = context.WithValue(ctx, logLevelKey{}, meta.LogLevel)
+	}
+	var round *inputRound
+	if supportsInput(method) {
+		var err error
+		if round, err = ss.server.startInputRound(ctx, req); err != nil {
+			return nil, err
+		}
+		ctx = context.WithValue(ctx, inputRoundKey{}, round)
+	}
 	res, err := m.handle(ctx, ss, req)
+	if round != nil {
+		// A run that asked for input the client has not given is answered
+		// with the asks, whatever the handler made of the failed ask.
+		ir, ierr := ss.server.finishInputRound(ctx, req, round)
+		if ierr != nil {
+			return nil, ierr
+		}
+		if ir != nil {
+			return ir, nil
+		}
+	}
 	if err != nil {
 		var nf *ResourceNotFoundError
 		if errors.As(err, &nf) {

@@ -512,6 +512,16 @@ type CallToolParams struct {
 	// Arguments is a JSON object holding the tool's arguments, which should
 	// match its InputSchema. Optional; empty means no arguments.
 	Arguments json.RawMessage `json:"arguments,omitzero"`
+	// InputResponses answers, by key, the input requests of the
+	// InputRequiredResult a 2026-07-28 server answered an earlier try of
+	// this request with (see [InputRequiredResult]); each value is the
+	// client's result for that request (an ElicitResult, a
+	// CreateMessageResult or a ListRootsResult). Servers read it through
+	// the session's Elicit, CreateMessage and ListRoots. Optional.
+	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
+	// RequestState echoes, unchanged, the requestState of that
+	// InputRequiredResult. Optional.
+	RequestState string `json:"requestState,omitempty"`
 }
 
 // CallToolResult is the answer to tools/call. A failure of the tool itself
@@ -681,6 +691,16 @@ type ReadResourceParams struct {
 	// server accepts, such as an expansion of one of its templates.
 	// Required.
 	URI string `json:"uri"`
+	// InputResponses answers, by key, the input requests of the
+	// InputRequiredResult a 2026-07-28 server answered an earlier try of
+	// this request with (see [InputRequiredResult]); each value is the
+	// client's result for that request (an ElicitResult, a
+	// CreateMessageResult or a ListRootsResult). Servers read it through
+	// the session's Elicit, CreateMessage and ListRoots. Optional.
+	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
+	// RequestState echoes, unchanged, the requestState of that
+	// InputRequiredResult. Optional.
+	RequestState string `json:"requestState,omitempty"`
 }
 
 // ReadResourceResult holds a resource's contents.
@@ -913,6 +933,16 @@ type GetPromptParams struct {
 	Name string `json:"name"`
 	// Arguments maps argument names to their values, all strings. Optional.
 	Arguments map[string]string `json:"arguments,omitzero"`
+	// InputResponses answers, by key, the input requests of the
+	// InputRequiredResult a 2026-07-28 server answered an earlier try of
+	// this request with (see [InputRequiredResult]); each value is the
+	// client's result for that request (an ElicitResult, a
+	// CreateMessageResult or a ListRootsResult). Servers read it through
+	// the session's Elicit, CreateMessage and ListRoots. Optional.
+	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
+	// RequestState echoes, unchanged, the requestState of that
+	// InputRequiredResult. Optional.
+	RequestState string `json:"requestState,omitempty"`
 }
 
 // GetPromptResult is a rendered prompt.

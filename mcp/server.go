@@ -35,6 +35,17 @@ type ServerOptions struct {
 	// did not say: [CacheScopePublic] when they hold nothing specific to
 	// a user. The zero value means [CacheScopePrivate].
 	CacheScope CacheScope
+	// RequestStateKeys are the HMAC-SHA256 keys of the requestState of
+	// 2026-07-28 input-required results (see [InputRequiredResult]): the
+	// first signs, every one verifies, so a key can be rotated by putting
+	// the new one first and dropping the old one after RequestStateTTL.
+	// Replicas that serve the same clients must share them. Nil means a
+	// random key made when first needed, valid in this process only.
+	// Keys are secrets: never log them.
+	RequestStateKeys [][]byte
+	// RequestStateTTL is how long a requestState stays valid. Zero means
+	// 10 minutes.
+	RequestStateTTL time.Duration
 	// Logger receives the server's own diagnostics (handler panics,
 	// failed notifications). Nil discards them. Never the client's data.
 	Logger *slog.Logger
@@ -174,6 +185,7 @@ type Server struct {
 	opts      ServerOptions
 	logger    *slog.Logger
 	reflector *schema.Reflector
+	states    stateSigner // of 2026-07-28 request states, set up on first use
 
 	mu        sync.RWMutex
 	tools     features[*serverTool]

@@ -461,11 +461,23 @@ func (ss *ServerSession) complete(ctx context.Context, req *CompleteRequest) (*C
 	return res, nil
 }
 
-// checkClient returns a CapabilityError unless the client declared cap.
-func (ss *ServerSession) checkClient(method, capability string, has func(*ClientCapabilities) bool) error {
+// checkClient returns a CapabilityError unless the client declared cap:
+// at initialize, or, for an ask of a handler serving a 2026-07-28 request
+// (round non-nil), in that request's _meta, where the error is a
+// MissingClientCapabilityError (-32021).
+func (ss *ServerSession) checkClient(round *inputRound, method, capability string, has func(*ClientCapabilities) bool) error {
+	if round != nil {
+		if round.caps == nil || !has(round.caps) {
+			return &MissingClientCapabilityError{Err: &CapabilityError{Method: method, Capability: capability, Peer: "client"}}
+		}
+		return nil
+	}
 	ss.mu.Lock()
-	caps, state := ss.clientCaps, ss.state
+	caps, state, era := ss.clientCaps, ss.state, ss.era
 	ss.mu.Unlock()
+	if era == eraModern {
+		return fmt.Errorf("mcp: %s: a 2026-07-28 request can ask the client for input only in tools/call, prompts/get and resources/read", method)
+	}
 	if state == stateNew {
 		return ErrNotInitialized
 	}
@@ -502,13 +514,17 @@ func (ss *ServerSession) Ping(ctx context.Context) error {
 // A ctx without a deadline is bounded by
 // [ServerOptions.ClientRequestTimeout].
 func (ss *ServerSession) ListRoots(ctx context.Context, params *ListRootsParams) (*ListRootsResult, error) {
-	if err := ss.checkClient(MethodRootsList, "roots", func(c *ClientCapabilities) bool { return c.Roots != nil }); err != nil {
+	round := inputRoundFrom(ctx)
+	if err := ss.checkClient(round, MethodRootsList, "roots", func(c *ClientCapabilities) bool { return c.Roots != nil }); err != nil {
 		return nil, err
 	}
 	if params == nil {
 		params = &ListRootsParams{}
 	}
 	res := &ListRootsResult{}
+	if round != nil {
+		return res, round.ask(ctx, MethodRootsList, params, res)
+	}
 	return res, ss.request(ctx, MethodRootsList, params, res)
 }
 
@@ -518,15 +534,19 @@ func (ss *ServerSession) ListRoots(ctx context.Context, params *ListRootsParams)
 // A ctx without a deadline is bounded by
 // [ServerOptions.ClientRequestTimeout].
 func (ss *ServerSession) CreateMessage(ctx context.Context, params *CreateMessageParams) (*CreateMessageResult, error) {
-	if err := ss.checkClient(MethodSamplingCreateMessage, "sampling", func(c *ClientCapabilities) bool { return c.Sampling != nil }); err != nil {
+	round := inputRoundFrom(ctx)
+	if err := ss.checkClient(round, MethodSamplingCreateMessage, "sampling", func(c *ClientCapabilities) bool { return c.Sampling != nil }); err != nil {
 		return nil, err
 	}
 	if len(params.Tools) > 0 {
-		if err := ss.checkClient(MethodSamplingCreateMessage, "sampling.tools", func(c *ClientCapabilities) bool { return c.Sampling.Tools != nil }); err != nil {
+		if err := ss.checkClient(round, MethodSamplingCreateMessage, "sampling.tools", func(c *ClientCapabilities) bool { return c.Sampling.Tools != nil }); err != nil {
 			return nil, err
 		}
 	}
 	res := &CreateMessageResult{}
+	if round != nil {
+		return res, round.ask(ctx, MethodSamplingCreateMessage, params, res)
+	}
 	return res, ss.request(ctx, MethodSamplingCreateMessage, params, res)
 }
 
@@ -543,19 +563,23 @@ func (ss *ServerSession) Elicit(ctx context.Context, params *ElicitParams) (*Eli
 		p.Mode = ElicitModeURL
 		params = &p
 	}
-	if err := ss.checkClient(MethodElicitationCreate, "elicitation", func(c *ClientCapabilities) bool { return c.Elicitation != nil }); err != nil {
+	round := inputRoundFrom(ctx)
+	if err := ss.checkClient(round, MethodElicitationCreate, "elicitation", func(c *ClientCapabilities) bool { return c.Elicitation != nil }); err != nil {
 		return nil, err
 	}
 	if params.Mode == ElicitModeURL {
-		if err := ss.checkClient(MethodElicitationCreate, "elicitation.url", func(c *ClientCapabilities) bool { return c.Elicitation.URL != nil }); err != nil {
+		if err := ss.checkClient(round, MethodElicitationCreate, "elicitation.url", func(c *ClientCapabilities) bool { return c.Elicitation.URL != nil }); err != nil {
 			return nil, err
 		}
-	} else if err := ss.checkClient(MethodElicitationCreate, "elicitation.form", func(c *ClientCapabilities) bool {
+	} else if err := ss.checkClient(round, MethodElicitationCreate, "elicitation.form", func(c *ClientCapabilities) bool {
 		return c.Elicitation.Form != nil || c.Elicitation.URL == nil // {} means form
 	}); err != nil {
 		return nil, err
 	}
 	res := &ElicitResult{}
+	if round != nil {
+		return res, round.ask(ctx, MethodElicitationCreate, params, res)
+	}
 	return res, ss.request(ctx, MethodElicitationCreate, params, res)
 }
 
@@ -569,8 +593,11 @@ func (ss *ServerSession) NotifyElicitationComplete(ctx context.Context, id strin
 // without waiting; it is dropped if the session's queue is full.
 func (ss *ServerSession) queueLog(params *LoggingMessageParams) {
 	ss.mu.Lock()
-	min := ss.logLevel
+	min, era := ss.logLevel, ss.era
 	ss.mu.Unlock()
+	if era == eraModern {
+		return // 2026-07-28: log messages only about a request that asked
+	}
 	if min != "" && params.Level.less(min) {
 		return
 	}
@@ -579,13 +606,21 @@ func (ss *ServerSession) queueLog(params *LoggingMessageParams) {
 
 // Log sends a log message to the client, if its level is at or above the
 // level the client set with logging/setLevel (every message, before the
-// client sets one). It is the one way a server logs to its client;
-// [NewLoggingHandler] adapts it to log/slog. Inside a handler, pass the
-// handler's ctx so the message travels with the request it concerns.
+// client sets one). On a 2026-07-28 request the level is the request's
+// own (its _meta logLevel), and without one nothing is sent. It is the
+// one way a server logs to its client; [NewLoggingHandler] adapts it to
+// log/slog. Inside a handler, pass the handler's ctx so the message
+// travels with the request it concerns.
 func (ss *ServerSession) Log(ctx context.Context, params *LoggingMessageParams) error {
 	ss.mu.Lock()
-	min := ss.logLevel
+	min, era := ss.logLevel, ss.era
 	ss.mu.Unlock()
+	if era == eraModern {
+		min, _ = ctx.Value(logLevelKey{}).(LoggingLevel)
+		if min == "" {
+			return nil
+		}
+	}
 	if min != "" && params.Level.less(min) {
 		return nil
 	}

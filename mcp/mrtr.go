@@ -1,0 +1,381 @@
+package mcp
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// Multi round-trip requests (2026-07-28, SEP-2322). A handler that needs
+// input from the client (an elicitation, a sampling, the roots) asks for
+// it through its session's Elicit, CreateMessage or ListRoots, the same
+// code on both eras. On a handshake-era session the ask is a request to
+// the client, as it always was. On a 2026-07-28 request there is no
+// channel back to the client: the ask fails with [ErrInputRequired], the
+// handler returns that error, and the server answers the request with an
+// [InputRequiredResult] listing every ask of this run. The client answers
+// them and sends the request again, with the answers (inputResponses) and
+// the requestState the server gave it; the server runs the handler again
+// from the start, and this time each ask the client answered returns its
+// answer. So a handler must ask the same things, with the same params, in
+// every run until it has its answers, and must not act on the world
+// before its last ask.
+//
+// The requestState holds the answers of the earlier rounds, which the
+// client sends only once, and binds them to the request they were given
+// for: the method, the params (but for _meta, inputResponses and
+// requestState), the caller's principal, and an expiry. It is signed
+// with HMAC-SHA256 under a key of the server's (see
+// [ServerOptions.RequestStateKeys]), so a state that was altered, has
+// expired, or was issued for another request or by another key is refused
+// (-32602). It takes no memory on the server: any replica that shares the
+// key can serve the retry.
+
+// ErrInputRequired is the error Elicit, CreateMessage and ListRoots return
+// on a 2026-07-28 request whose client has not answered the ask yet.
+// Return it from the handler (wrapped or not): the server then answers
+// with an [InputRequiredResult], and the client's retry runs the handler
+// again, with the answer.
+var ErrInputRequired = errors.New("mcp: the request needs input from the client; return this error from the handler")
+
+// InputRequiredResult is a 2026-07-28 server's answer to a tools/call,
+// prompts/get or resources/read that needs input from the client first:
+// the client fulfils the input requests and sends the request again, with
+// the answers and the request state.
+type InputRequiredResult struct {
+	// Meta is the result's _meta member (see [Meta]). Optional.
+	Meta Meta `json:"_meta,omitzero"`
+	// ResultType is [ResultTypeInputRequired]. Required.
+	ResultType ResultType `json:"resultType,omitempty"`
+	// InputRequests are the requests the client must fulfil, by key; the
+	// retry carries each answer under the same key. Optional, but one of
+	// InputRequests and RequestState is present.
+	InputRequests map[string]*InputRequest `json:"inputRequests,omitempty"`
+	// RequestState is opaque to the client, which sends it back unchanged
+	// with the retry. Optional.
+	RequestState string `json:"requestState,omitempty"`
+}
+
+// InputRequest is one request a server needs the client to fulfil before
+// it can complete a 2026-07-28 request: elicitation/create,
+// sampling/createMessage or roots/list, with its params.
+type InputRequest struct {
+	// Method is the request's method. Required.
+	Method string `json:"method"`
+	// Params are the request's params, as for the method sent as a
+	// request of its own. Optional.
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+func (r *InputRequiredResult) resultMeta() *Meta                  { return &r.Meta }
+func (r *InputRequiredResult) resultType() *ResultType            { return &r.ResultType }
+func (r *InputRequiredResult) cacheHints() (**int64, *CacheScope) { return nil, nil }
+
+// supportsInput reports whether a request of method may be answered with
+// an InputRequiredResult.
+func supportsInput(method string) bool {
+	switch method {
+	case MethodToolsCall, MethodPromptsGet, MethodResourcesRead:
+		return true
+	}
+	return false
+}
+
+// retryFields gives the members a retry of a request carries, for the
+// params types of the methods that support input requests.
+func retryFields(p Params) (*map[string]json.RawMessage, *string) {
+	switch p := p.(type) {
+	case *CallToolParams:
+		return &p.InputResponses, &p.RequestState
+	case *GetPromptParams:
+		return &p.InputResponses, &p.RequestState
+	case *ReadResourceParams:
+		return &p.InputResponses, &p.RequestState
+	}
+	return nil, nil
+}
+
+type inputKeyKey struct{}
+
+// WithInputKey returns a context under which the next Elicit,
+// CreateMessage or ListRoots of a handler serving a 2026-07-28 request is
+// keyed by key in the [InputRequiredResult] (and in the client's answers).
+// Without it the key is derived from the method and the params, the same
+// in every run. Keys must be unique within a request.
+func WithInputKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, inputKeyKey{}, key)
+}
+
+// inputRound is the state of one run of a handler serving a 2026-07-28
+// request that supports input requests.
+type inputRound struct {
+	caps *ClientCapabilities
+
+	mu      sync.Mutex
+	answers map[string]json.RawMessage // from requestState and inputResponses
+	used    map[string]json.RawMessage // the answers the run asked for
+	pending map[string]*InputRequest   // the asks not answered yet
+	seen    map[string]int             // derived keys, for repeats
+}
+
+type inputRoundKey struct{}
+
+func inputRoundFrom(ctx context.Context) *inputRound {
+	r, _ := ctx.Value(inputRoundKey{}).(*inputRound)
+	return r
+}
+
+// ask answers an Elicit, CreateMessage or ListRoots of a handler serving a
+// 2026-07-28 request: from the client's answers, or by recording the ask
+// and returning ErrInputRequired.
+func (r *inputRound) ask(ctx context.Context, method string, params Params, result Result) error {
+	data, err := marshalStd(params)
+	if err != nil {
+		return fmt.Errorf("mcp: encoding %s params: %w", method, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key, _ := ctx.Value(inputKeyKey{}).(string)
+	if key == "" {
+		sum := sha256.Sum256(append([]byte(method+"\x00"), data...))
+		key = method + "#" + hex.EncodeToString(sum[:6])
+		if n := r.seen[key]; n > 0 {
+			r.seen[key] = n + 1
+			key = fmt.Sprintf("%s.%d", key, n+1)
+		} else {
+			r.seen[key] = 1
+		}
+	}
+	if answer, ok := r.answers[key]; ok {
+		if err := unmarshalStd(answer, result); err == nil && result.nilMember() == "" {
+			r.used[key] = answer
+			return nil
+		}
+		// An answer that is not the method's result is no answer: ask
+		// again.
+	}
+	if len(r.pending) >= maxInputRequests {
+		return fmt.Errorf("mcp: more than %d input requests in one round", maxInputRequests)
+	}
+	r.pending[key] = &InputRequest{Method: method, Params: data}
+	return fmt.Errorf("%s %q: %w", method, key, ErrInputRequired)
+}
+
+// Bounds on input requests and request state.
+const (
+	// maxInputRequests bounds the input requests of one round.
+	maxInputRequests = 64
+	// maxRequestState bounds a requestState the server accepts or issues.
+	maxRequestState = 1 << 20
+	// defaultRequestStateTTL is how long a requestState is valid when
+	// ServerOptions.RequestStateTTL is zero.
+	defaultRequestStateTTL = 10 * time.Minute
+)
+
+// requestState is what a requestState carries, before it is signed.
+type requestState struct {
+	Version   int                        `json:"v"`
+	Expires   int64                      `json:"exp"`         // Unix seconds
+	Method    string                     `json:"m"`           // the request's method
+	Params    string                     `json:"p"`           // digest of its params
+	Principal string                     `json:"pr"`          // digest of the caller's principal
+	Answers   map[string]json.RawMessage `json:"a"`           // the answers so far
+	Asked     []string                   `json:"k,omitempty"` // the keys asked last
+}
+
+// stateSigner signs and verifies request states with the server's keys.
+type stateSigner struct {
+	once sync.Once
+	keys [][]byte // the first signs; every one verifies
+	ttl  time.Duration
+}
+
+func (s *stateSigner) init(opts *ServerOptions) {
+	s.once.Do(func() {
+		for _, k := range opts.RequestStateKeys {
+			if len(k) > 0 {
+				s.keys = append(s.keys, slices.Clone(k))
+			}
+		}
+		if len(s.keys) == 0 {
+			k := make([]byte, 32)
+			rand.Read(k) // never fails
+			s.keys = [][]byte{k}
+		}
+		s.ttl = opts.RequestStateTTL
+		if s.ttl <= 0 {
+			s.ttl = defaultRequestStateTTL
+		}
+	})
+}
+
+func mac(key, payload []byte) []byte {
+	h := hmac.New(sha256.New, key)
+	h.Write(payload)
+	return h.Sum(nil)
+}
+
+// sign returns the requestState for st: "v1." then the payload and its
+// HMAC, base64url.
+func (s *stateSigner) sign(st *requestState) (string, error) {
+	payload, err := jsonv2.Marshal(st, jsonv2.Deterministic(true))
+	if err != nil {
+		return "", err
+	}
+	enc := base64.RawURLEncoding
+	out := "v1." + enc.EncodeToString(payload) + "." + enc.EncodeToString(mac(s.keys[0], payload))
+	if len(out) > maxRequestState {
+		return "", fmt.Errorf("mcp: request state of %d bytes exceeds %d", len(out), maxRequestState)
+	}
+	return out, nil
+}
+
+// errBadState is the error a requestState that fails verification gets.
+func errBadState(why string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: requestState " + why}
+}
+
+// verify checks a requestState and returns what it carries.
+func (s *stateSigner) verify(state string, now time.Time) (*requestState, error) {
+	if len(state) > maxRequestState {
+		return nil, errBadState("too large")
+	}
+	rest, ok := strings.CutPrefix(state, "v1.")
+	if !ok {
+		return nil, errBadState("is not one this server issued")
+	}
+	p64, m64, ok := strings.Cut(rest, ".")
+	if !ok {
+		return nil, errBadState("is malformed")
+	}
+	enc := base64.RawURLEncoding
+	payload, err1 := enc.DecodeString(p64)
+	sig, err2 := enc.DecodeString(m64)
+	if err1 != nil || err2 != nil {
+		return nil, errBadState("is malformed")
+	}
+	valid := false
+	for _, k := range s.keys {
+		if hmac.Equal(sig, mac(k, payload)) {
+			valid = true
+			break
+		}
+	}
+	if !valid {
+		return nil, errBadState("failed verification (altered, or signed with another key)")
+	}
+	var st requestState
+	if err := jsonv2.Unmarshal(payload, &st); err != nil || st.Version != 1 {
+		return nil, errBadState("is malformed")
+	}
+	if now.Unix() > st.Expires {
+		return nil, errBadState("has expired")
+	}
+	return &st, nil
+}
+
+// digest returns a short, stable digest of s.
+func digest(s []byte) string {
+	sum := sha256.Sum256(s)
+	return base64.RawURLEncoding.EncodeToString(sum[:16])
+}
+
+// paramsDigest digests the params of a request as the client sent them
+// but for _meta and the retry's own members, which change from one try to
+// the next.
+func paramsDigest(p Params) (string, error) {
+	responses, state := retryFields(p)
+	meta := p.meta()
+	savedMeta, savedResponses, savedState := *meta, *responses, *state
+	*meta, *responses, *state = Meta{}, nil, ""
+	data, err := marshalStd(p)
+	*meta, *responses, *state = savedMeta, savedResponses, savedState
+	if err != nil {
+		return "", err
+	}
+	return digest(data), nil
+}
+
+// startInputRound prepares the run of a handler serving req, a 2026-07-28
+// request of a method that supports input requests: it verifies the
+// request state, if any, and gathers the client's answers.
+func (s *Server) startInputRound(ctx context.Context, req Request) (*inputRound, error) {
+	s.states.init(&s.opts)
+	p := req.Parameters()
+	responses, state := retryFields(p)
+	r := &inputRound{
+		caps:    p.meta().ClientCapabilities,
+		answers: map[string]json.RawMessage{},
+		used:    map[string]json.RawMessage{},
+		pending: map[string]*InputRequest{},
+		seen:    map[string]int{},
+	}
+	if *state != "" {
+		st, err := s.states.verify(*state, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		pd, err := paramsDigest(p)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case st.Method != req.Method() || st.Params != pd:
+			return nil, errBadState("was issued for another request")
+		case st.Principal != digest([]byte(transport.PrincipalFromContext(ctx))):
+			return nil, errBadState("was issued to another caller")
+		}
+		maps.Copy(r.answers, st.Answers)
+	}
+	for k, v := range *responses {
+		if len(r.answers) >= 4*maxInputRequests && r.answers[k] == nil {
+			break // bounded: enough answers for any handler
+		}
+		r.answers[k] = v
+	}
+	return r, nil
+}
+
+// finishInputRound turns a run that asked for input the client has not
+// given into an InputRequiredResult; it returns nil when the run asked
+// for none.
+func (s *Server) finishInputRound(ctx context.Context, req Request, r *inputRound) (*InputRequiredResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.pending) == 0 {
+		return nil, nil
+	}
+	pd, err := paramsDigest(req.Parameters())
+	if err != nil {
+		return nil, err
+	}
+	st := &requestState{
+		Version:   1,
+		Expires:   time.Now().Add(s.states.ttl).Unix(),
+		Method:    req.Method(),
+		Params:    pd,
+		Principal: digest([]byte(transport.PrincipalFromContext(ctx))),
+		Answers:   r.used,
+		Asked:     slices.Sorted(maps.Keys(r.pending)),
+	}
+	state, err := s.states.sign(st)
+	if err != nil {
+		return nil, err
+	}
+	return &InputRequiredResult{ResultType: ResultTypeInputRequired, InputRequests: r.pending, RequestState: state}, nil
+}
