@@ -1,0 +1,195 @@
+package mcpkit_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// wirePeer drives one server session line by line over pipes.
+type wirePeer struct {
+	t     *testing.T
+	w     io.Writer
+	lines chan string
+}
+
+func newWirePeer(t *testing.T, s *mcp.Server) *wirePeer {
+	t.Helper()
+	clientR, serverW := io.Pipe()
+	serverR, clientW := io.Pipe()
+	ss, err := s.Connect(context.Background(), &transport.IOTransport{Reader: serverR, Writer: serverW})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &wirePeer{t: t, w: clientW, lines: make(chan string)}
+	go func() {
+		defer close(p.lines)
+		sc := bufio.NewScanner(clientR)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+	}()
+	t.Cleanup(func() {
+		clientW.Close()
+		ss.Wait()
+		clientR.Close()
+		for range p.lines {
+		}
+	})
+	return p
+}
+
+// call sends line and returns the next line the server writes, decoded.
+func (p *wirePeer) call(line string) map[string]any {
+	p.t.Helper()
+	if _, err := io.WriteString(p.w, line+"\n"); err != nil {
+		p.t.Fatal(err)
+	}
+	select {
+	case got := <-p.lines:
+		var m map[string]any
+		if err := json.Unmarshal([]byte(got), &m); err != nil {
+			p.t.Fatalf("answer is not JSON: %s", got)
+		}
+		return m
+	case <-time.After(10 * time.Second):
+		p.t.Fatalf("no answer to %s", line)
+		return nil
+	}
+}
+
+func mrtrServer(t *testing.T, opts *mcp.ServerOptions) *mcp.Server {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "mrtr", Version: "1"}, opts)
+	type in struct {
+		Greeting string `json:"greeting"`
+	}
+	err := mcp.AddTool(s, &mcp.Tool{Name: "greet", Description: "Asks the user's name, then greets them."},
+		func(ctx context.Context, req *mcp.CallToolRequest, a in) (string, error) {
+			res, err := req.Elicit(mcp.WithInputKey(ctx, "name"), &mcp.ElicitParams{Message: "Your name?",
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)})
+			if err != nil {
+				return "", err
+			}
+			return a.Greeting + ", " + res.Content["name"].(string), nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func resultText(t *testing.T, m map[string]any) string {
+	t.Helper()
+	res, ok := m["result"].(map[string]any)
+	if !ok {
+		t.Fatalf("no result: %v", m)
+	}
+	content := res["content"].([]any)
+	return content[0].(map[string]any)["text"].(string)
+}
+
+func errorCode(m map[string]any) float64 {
+	e, _ := m["error"].(map[string]any)
+	c, _ := e["code"].(float64)
+	return c
+}
+
+// TestMRTROnTheWire plays the 2026-07-28 input round trip of a handler
+// that elicits, with the retries a client makes and the ones an attacker
+// would: the state altered, carried to other params or to another server,
+// and a client that did not declare elicitation. The same handler serves a
+// handshake-era session with a request to the client.
+func TestMRTROnTheWire(t *testing.T) {
+	const caps = `"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}`
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` + caps + `}`
+	call := func(id, greeting, extra string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"greet","arguments":{"greeting":"` + greeting + `"},` + meta + extra + `}}`
+	}
+	key := []byte("a shared key of at least 16 bytes")
+	p := newWirePeer(t, mrtrServer(t, &mcp.ServerOptions{RequestStateKeys: [][]byte{key}}))
+
+	first := p.call(call("1", "Hello", ""))
+	res := first["result"].(map[string]any)
+	if res["resultType"] != "input_required" {
+		t.Fatalf("first try: %v", first)
+	}
+	ask := res["inputRequests"].(map[string]any)["name"].(map[string]any)
+	if ask["method"] != "elicitation/create" || ask["params"].(map[string]any)["message"] != "Your name?" {
+		t.Fatalf("input request: %v", ask)
+	}
+	state := res["requestState"].(string)
+	answer := `,"inputResponses":{"name":{"action":"accept","content":{"name":"Ada"}}},"requestState":` + strconvQuote(state)
+
+	if got := resultText(t, p.call(call("2", "Hello", answer))); got != "Hello, Ada" {
+		t.Fatalf("retry: %q", got)
+	}
+	tests := []struct {
+		name, line string
+		code       float64
+		msg        string
+	}{
+		{"tampered", call("3", "Hello", strings.Replace(answer, state, state[:len(state)-2]+"AA", 1)), -32602, "failed verification"},
+		{"other params", call("4", "Goodbye", answer), -32602, "issued for another request"},
+		{"not a state", call("5", "Hello", strings.Replace(answer, state, "forged", 1)), -32602, "not one this server issued"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := p.call(tt.line)
+			if errorCode(got) != tt.code || !strings.Contains(got["error"].(map[string]any)["message"].(string), tt.msg) {
+				t.Fatalf("got %v, want %v mentioning %q", got, tt.code, tt.msg)
+			}
+		})
+	}
+	t.Run("another server's key", func(t *testing.T) {
+		q := newWirePeer(t, mrtrServer(t, &mcp.ServerOptions{RequestStateKeys: [][]byte{[]byte("some other key, 16 bytes or more")}}))
+		if got := q.call(call("1", "Hello", answer)); errorCode(got) != -32602 {
+			t.Fatalf("got %v", got)
+		}
+	})
+	t.Run("the same replica set", func(t *testing.T) {
+		q := newWirePeer(t, mrtrServer(t, &mcp.ServerOptions{RequestStateKeys: [][]byte{[]byte("a newer key, 16 bytes or more"), key}}))
+		if got := resultText(t, q.call(call("1", "Hello", answer))); got != "Hello, Ada" {
+			t.Fatalf("retry on another replica: %q", got)
+		}
+	})
+	t.Run("undeclared capability", func(t *testing.T) {
+		q := newWirePeer(t, mrtrServer(t, nil))
+		line := strings.Replace(call("1", "Hello", ""), caps, `"io.modelcontextprotocol/clientCapabilities":{}`, 1)
+		got := q.call(line)
+		if errorCode(got) != -32021 {
+			t.Fatalf("got %v, want -32021", got)
+		}
+		data := got["error"].(map[string]any)["data"].(map[string]any)
+		if _, ok := data["requiredCapabilities"].(map[string]any)["elicitation"]; !ok {
+			t.Fatalf("data %v does not name elicitation", data)
+		}
+	})
+	t.Run("handshake era", func(t *testing.T) {
+		q := newWirePeer(t, mrtrServer(t, nil))
+		q.call(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"c","version":"1"}}}`)
+		io.WriteString(q.w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+		req := q.call(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet","arguments":{"greeting":"Hi"}}}`)
+		if req["method"] != "elicitation/create" {
+			t.Fatalf("the server sent %v, want an elicitation/create request", req)
+		}
+		id, _ := json.Marshal(req["id"])
+		got := q.call(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"action":"accept","content":{"name":"Grace"}}}`)
+		if text := resultText(t, got); text != "Hi, Grace" {
+			t.Fatalf("handshake-era result: %q", text)
+		}
+	})
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
