@@ -1,0 +1,127 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// TestModernHTTPStatuses posts 2026-07-28 requests, good and bad, to a
+// dual-era endpoint and checks the HTTP status and the JSON-RPC answer of
+// each, and that the endpoint keeps serving sessions of the handshake era.
+func TestModernHTTPStatuses(t *testing.T) {
+	checkGoroutines(t)
+	s := NewServer(&Implementation{Name: "dual", Version: "1"}, nil)
+	if err := AddTool(s, &Tool{Name: "echo"}, func(ctx context.Context, req *CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (string, error) {
+		return in.Text, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h := NewStreamableHTTPHandler(s, nil)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	defer h.Close()
+
+	meta := func(version string) string {
+		return `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + version + `","io.modelcontextprotocol/clientCapabilities":{}}`
+	}
+	const v = "2026-07-28"
+	type hdr = map[string]string
+	std := func(method, name string) hdr {
+		h := hdr{"MCP-Protocol-Version": v, "Mcp-Method": method}
+		if name != "" {
+			h["Mcp-Name"] = name
+		}
+		return h
+	}
+	tests := []struct {
+		name   string
+		header hdr
+		body   string
+		status int
+		code   float64 // 0: a result
+		msg    string  // a substring of the error message
+	}{
+		{"discover", std("server/discover", ""), `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta(v) + `}}`, 200, 0, ""},
+		{"tools/call", std("tools/call", "echo"), `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},` + meta(v) + `}}`, 200, 0, ""},
+		{"Mcp-Name in base64", std("tools/call", "=?base64?ZWNobw==?="), `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},` + meta(v) + `}}`, 200, 0, ""},
+		{"missing _meta", std("server/discover", ""), `{"jsonrpc":"2.0","id":4,"method":"server/discover","params":{}}`, 400, -32602, "protocolVersion"},
+		{"missing capabilities", std("tools/list", ""), `{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, 400, -32602, "clientCapabilities"},
+		{"version not a string", std("tools/list", ""), `{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":7,"io.modelcontextprotocol/clientCapabilities":{}}}}`, 400, -32602, ""},
+		{"header and body disagree", std("tools/list", ""), `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{` + meta("2099-01-01") + `}}`, 400, -32020, "MCP-Protocol-Version"},
+		{"unsupported version", hdr{"MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "tools/list"}, `{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{` + meta("2099-01-01") + `}}`, 400, -32022, "2099-01-01"},
+		{"missing Mcp-Method", hdr{"MCP-Protocol-Version": v}, `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{` + meta(v) + `}}`, 400, -32020, "Mcp-Method"},
+		{"Mcp-Method disagrees", std("tools/call", "echo"), `{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{` + meta(v) + `}}`, 400, -32020, "Mcp-Method"},
+		{"missing Mcp-Name", std("tools/call", ""), `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo",` + meta(v) + `}}`, 400, -32020, "Mcp-Name"},
+		{"Mcp-Name disagrees", std("tools/call", "other"), `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"echo",` + meta(v) + `}}`, 400, -32020, "Mcp-Name"},
+		{"Mcp-Name bad base64", std("tools/call", "=?base64?***?="), `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"echo",` + meta(v) + `}}`, 400, -32020, "Mcp-Name"},
+		{"removed method", std("ping", ""), `{"jsonrpc":"2.0","id":14,"method":"ping","params":{` + meta(v) + `}}`, 404, -32601, "removed"},
+		{"unknown method", std("no/such", ""), `{"jsonrpc":"2.0","id":15,"method":"no/such","params":{` + meta(v) + `}}`, 404, -32601, ""},
+		{"a batch", std("tools/list", ""), `[{"jsonrpc":"2.0","id":16,"method":"tools/list","params":{` + meta(v) + `}}]`, 400, -32600, "batch"},
+		{"a notification", std("notifications/cancelled", ""), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, 202, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(tt.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range tt.header {
+				req.Header.Set(k, v)
+			}
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, body)
+			}
+			if resp.Header.Get("Mcp-Session-Id") != "" {
+				t.Fatal("a 2026-07-28 exchange was given a session")
+			}
+			if tt.status == 202 {
+				return
+			}
+			var m struct {
+				ID     any             `json:"id"`
+				Result json.RawMessage `json:"result"`
+				Error  *struct {
+					Code    float64 `json:"code"`
+					Message string  `json:"message"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(body, &m); err != nil {
+				t.Fatalf("answer %s: %v", body, err)
+			}
+			if tt.code == 0 {
+				if m.Error != nil || !strings.Contains(string(m.Result), `"resultType":"complete"`) {
+					t.Fatalf("answer %s, want a complete result", body)
+				}
+				return
+			}
+			if m.Error == nil || m.Error.Code != tt.code || !strings.Contains(m.Error.Message, tt.msg) {
+				t.Fatalf("answer %s, want error %v mentioning %q", body, tt.code, tt.msg)
+			}
+			if tt.code != -32600 && m.ID == nil {
+				t.Fatalf("answer %s does not carry the request's id", body)
+			}
+		})
+	}
+	// The same endpoint serves handshake-era sessions.
+	c := NewClient(&Implementation{Name: "c", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), streamableClient(srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if cs.ProtocolVersion() != LatestVersion {
+		t.Fatalf("handshake session negotiated %s", cs.ProtocolVersion())
+	}
+}
