@@ -1354,6 +1354,84 @@ func (x SubscribeParams) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *SubscribeParams) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 
+// wireSubscriptionFilter is SubscriptionFilter without methods, for the default struct encoding.
+type wireSubscriptionFilter SubscriptionFilter
+
+// MarshalJSONTo implements the JSON engine's MarshalerTo.
+func (x *SubscriptionFilter) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireSubscriptionFilter)(x))
+}
+
+// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
+func (x *SubscriptionFilter) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireSubscriptionFilter)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x SubscriptionFilter) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *SubscriptionFilter) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireSubscriptionsAcknowledgedParams is SubscriptionsAcknowledgedParams without methods, for the default struct encoding.
+type wireSubscriptionsAcknowledgedParams SubscriptionsAcknowledgedParams
+
+// MarshalJSONTo implements the JSON engine's MarshalerTo.
+func (x *SubscriptionsAcknowledgedParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireSubscriptionsAcknowledgedParams)(x))
+}
+
+// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
+func (x *SubscriptionsAcknowledgedParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireSubscriptionsAcknowledgedParams)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x SubscriptionsAcknowledgedParams) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *SubscriptionsAcknowledgedParams) UnmarshalJSON(data []byte) error {
+	return unmarshalStd(data, x)
+}
+
+// wireSubscriptionsListenParams is SubscriptionsListenParams without methods, for the default struct encoding.
+type wireSubscriptionsListenParams SubscriptionsListenParams
+
+// MarshalJSONTo implements the JSON engine's MarshalerTo.
+func (x *SubscriptionsListenParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireSubscriptionsListenParams)(x))
+}
+
+// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
+func (x *SubscriptionsListenParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireSubscriptionsListenParams)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x SubscriptionsListenParams) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *SubscriptionsListenParams) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireSubscriptionsListenResult is SubscriptionsListenResult without methods, for the default struct encoding.
+type wireSubscriptionsListenResult SubscriptionsListenResult
+
+// MarshalJSONTo implements the JSON engine's MarshalerTo.
+func (x *SubscriptionsListenResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireSubscriptionsListenResult)(x))
+}
+
+// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
+func (x *SubscriptionsListenResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireSubscriptionsListenResult)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x SubscriptionsListenResult) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *SubscriptionsListenResult) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
 // wireTextContent is TextContent without methods, for the default struct encoding.
 type wireTextContent TextContent
 
@@ -1987,6 +2065,28 @@ func (x *SetLevelParams) nilMember() string {
 }
 
 func (x *SubscribeParams) nilMember() string {
+	return ""
+}
+
+func (x *SubscriptionFilter) nilMember() string {
+	return ""
+}
+
+func (x *SubscriptionsAcknowledgedParams) nilMember() string {
+	if x.Notifications == nil {
+		return "notifications"
+	}
+	return ""
+}
+
+func (x *SubscriptionsListenParams) nilMember() string {
+	if x.Notifications == nil {
+		return "notifications"
+	}
+	return ""
+}
+
+func (x *SubscriptionsListenResult) nilMember() string {
 	return ""
 }
 

@@ -60,7 +60,7 @@ func (ss *ServerSession) chooseModern() {
 // stateless era: it names a revision in _meta, arrives on a modern
 // connection, or is server/discover, which exists in no other era.
 func (ss *ServerSession) isModernRequest(req Request) bool {
-	if req.Parameters().meta().ProtocolVersion != "" || req.Method() == MethodServerDiscover {
+	if m := req.Method(); req.Parameters().meta().ProtocolVersion != "" || m == MethodServerDiscover || m == MethodSubscriptionsListen {
 		return true
 	}
 	ss.mu.Lock()

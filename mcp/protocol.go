@@ -46,7 +46,10 @@ func SupportedVersions() []string {
 const (
 	// MethodServerDiscover asks a server for its revisions and
 	// capabilities (2026-07-28).
-	MethodServerDiscover         = "server/discover"
+	MethodServerDiscover = "server/discover"
+	// MethodSubscriptionsListen opens a stream of change notifications
+	// (2026-07-28).
+	MethodSubscriptionsListen    = "subscriptions/listen"
 	MethodInitialize             = "initialize"
 	MethodPing                   = "ping"
 	MethodToolsList              = "tools/list"
@@ -77,6 +80,9 @@ const (
 	NotificationToolListChanged     = "notifications/tools/list_changed"
 	NotificationRootsListChanged    = "notifications/roots/list_changed"
 	NotificationElicitationComplete = "notifications/elicitation/complete"
+	// NotificationSubscriptionsAcknowledged opens a subscriptions/listen
+	// stream (2026-07-28).
+	NotificationSubscriptionsAcknowledged = "notifications/subscriptions/acknowledged"
 )
 
 // ProgressToken identifies the request a progress notification is about:
@@ -1598,3 +1604,59 @@ func (r *CreateMessageResult) cacheHints() (**int64, *CacheScope) { return nil, 
 func (r *ListRootsResult) cacheHints() (**int64, *CacheScope)     { return nil, nil }
 func (r *ElicitResult) cacheHints() (**int64, *CacheScope)        { return nil, nil }
 func (r *DiscoverResult) cacheHints() (**int64, *CacheScope)      { return &r.TTLMs, &r.CacheScope }
+
+// SubscriptionFilter chooses the change notifications a
+// subscriptions/listen stream carries (2026-07-28); a server sends no
+// other kind on it.
+type SubscriptionFilter struct {
+	// ToolsListChanged asks for notifications/tools/list_changed.
+	ToolsListChanged bool `json:"toolsListChanged,omitzero"`
+	// PromptsListChanged asks for notifications/prompts/list_changed.
+	PromptsListChanged bool `json:"promptsListChanged,omitzero"`
+	// ResourcesListChanged asks for
+	// notifications/resources/list_changed.
+	ResourcesListChanged bool `json:"resourcesListChanged,omitzero"`
+	// ResourceSubscriptions asks for notifications/resources/updated about
+	// these resource URIs (what resources/subscribe did before).
+	ResourceSubscriptions []string `json:"resourceSubscriptions,omitzero"`
+}
+
+// SubscriptionsListenParams are the params of subscriptions/listen
+// (2026-07-28).
+type SubscriptionsListenParams struct {
+	// Meta is the request's _meta member (see [Meta]).
+	Meta Meta `json:"_meta,omitzero"`
+	// Notifications are the kinds of notification the client wants.
+	// Required.
+	Notifications *SubscriptionFilter `json:"notifications"`
+}
+
+// SubscriptionsListenResult ends a subscriptions/listen stream the server
+// closes gracefully (at shutdown, say); its _meta names the subscription
+// (see [Meta.SubscriptionID]).
+type SubscriptionsListenResult struct {
+	// Meta is the result's _meta member; it carries the subscription ID.
+	Meta Meta `json:"_meta,omitzero"`
+	// ResultType is [ResultTypeComplete].
+	ResultType ResultType `json:"resultType,omitempty"`
+}
+
+// SubscriptionsAcknowledgedParams are the params of
+// notifications/subscriptions/acknowledged, the first message of a
+// subscriptions/listen stream.
+type SubscriptionsAcknowledgedParams struct {
+	// Meta is the notification's _meta member; it carries the
+	// subscription ID.
+	Meta Meta `json:"_meta,omitzero"`
+	// Notifications are the kinds of notification requested that the
+	// server will send: those it does not support are left out. Required.
+	Notifications *SubscriptionFilter `json:"notifications"`
+}
+
+func (p *SubscriptionsListenParams) meta() *Meta       { return &p.Meta }
+func (p *SubscriptionsAcknowledgedParams) meta() *Meta { return &p.Meta }
+func (r *SubscriptionsListenResult) resultMeta() *Meta { return &r.Meta }
+func (r *SubscriptionsListenResult) resultType() *ResultType {
+	return &r.ResultType
+}
+func (r *SubscriptionsListenResult) cacheHints() (**int64, *CacheScope) { return nil, nil }

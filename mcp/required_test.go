@@ -20,6 +20,7 @@ var validParams = map[string]string{
 	MethodInitialize:                `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}`,
 	MethodPing:                      `{}`,
 	MethodServerDiscover:            `{}`,
+	MethodSubscriptionsListen:       `{"notifications":{}}`,
 	MethodToolsList:                 `{}`,
 	MethodToolsCall:                 `{"name":"x"}`,
 	MethodResourcesList:             `{}`,

@@ -112,6 +112,14 @@ func (s *Server) ResourceUpdated(ctx context.Context, params *ResourceUpdatedPar
 			ss.queueNote(queuedNote{method: NotificationResourceUpdated, params: &p, key: p.URI})
 		}
 	}
+	s.notifyListeners(NotificationResourceUpdated, func(id jsonrpc.ID) Params {
+		q := p
+		q.Meta.SubscriptionID = id
+		return &q
+	}, func(l *listener) bool {
+		_, ok := l.uris[p.URI]
+		return ok
+	})
 	return nil
 }
 

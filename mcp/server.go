@@ -193,6 +193,7 @@ type Server struct {
 	templates features[*serverTemplate]
 	prompts   features[*serverPrompt]
 	sessions  map[*ServerSession]struct{}
+	listeners map[*listener]struct{} // open subscriptions/listen streams
 	// changed holds the list_changed notifications owed to the sessions
 	// (at most one per method), each with the generation of the newest
 	// change it reports: a session initialized at or after that
@@ -447,6 +448,10 @@ func (s *Server) flushChanges() {
 				ss.queueNote(queuedNote{method: c.method, params: listChangedParams(c.method), key: c.method})
 			}
 		}
+	}
+	for _, c := range changes {
+		s.notifyListeners(c.method, func(id jsonrpc.ID) Params { return taggedListChanged(c.method, id) },
+			func(l *listener) bool { return l.listChangedFor(c.method) && c.generation > l.generation })
 	}
 }
 

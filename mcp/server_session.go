@@ -340,6 +340,7 @@ func (s *Server) declares(name string) bool {
 // serverMethods is every method a server receives.
 var serverMethods = map[string]inMethod[*ServerSession]{
 	MethodServerDiscover:         serverMethodFor(MethodServerDiscover, (*ServerSession).discover),
+	MethodSubscriptionsListen:    serverMethodFor(MethodSubscriptionsListen, (*ServerSession).listen),
 	MethodInitialize:             serverMethodFor(MethodInitialize, (*ServerSession).initialize),
 	MethodPing:                   serverMethodFor(MethodPing, (*ServerSession).ping),
 	MethodToolsList:              serverMethodFor(MethodToolsList, (*ServerSession).listTools),
