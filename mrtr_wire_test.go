@@ -193,3 +193,79 @@ func strconvQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestListenOnTheWire opens a subscriptions/listen stream over stdio and
+// checks that the acknowledgment comes first with what the server
+// honours, that the changes asked for arrive tagged with the subscription
+// ID while others do not, and that notifications/cancelled ends it.
+func TestListenOnTheWire(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "listen", Version: "1"}, &mcp.ServerOptions{ListChangedDelay: -1})
+	if err := s.AddResource(&mcp.Resource{URI: "test://a", Name: "a"}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "a"}}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	addTool := func(name string) {
+		if err := s.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addTool("first")
+	p := newWirePeer(t, s)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	ack := p.call(`{"jsonrpc":"2.0","id":"sub-1","method":"subscriptions/listen","params":{` + meta + `,"notifications":{"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["test://a"]}}}`)
+	if ack["method"] != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("first message %v, want the acknowledgment", ack)
+	}
+	params := ack["params"].(map[string]any)
+	if params["_meta"].(map[string]any)["io.modelcontextprotocol/subscriptionId"] != "sub-1" {
+		t.Fatalf("acknowledgment %v does not carry the subscription ID", params)
+	}
+	got, _ := json.Marshal(params["notifications"])
+	if want := `{"resourceSubscriptions":["test://a"],"toolsListChanged":true}`; string(got) != want {
+		t.Fatalf("acknowledged %s, want %s (the server has no prompts)", got, want)
+	}
+	next := func() map[string]any {
+		t.Helper()
+		select {
+		case line := <-p.lines:
+			var m map[string]any
+			json.Unmarshal([]byte(line), &m)
+			return m
+		case <-time.After(10 * time.Second):
+			t.Fatal("no notification")
+			return nil
+		}
+	}
+	addTool("second")
+	n := next()
+	if n["method"] != "notifications/tools/list_changed" || n["params"].(map[string]any)["_meta"].(map[string]any)["io.modelcontextprotocol/subscriptionId"] != "sub-1" {
+		t.Fatalf("after a tool was added: %v", n)
+	}
+	// An update of a resource the stream did not ask about is not sent;
+	// the next one, about test://a, is the next message.
+	if err := s.ResourceUpdated(t.Context(), &mcp.ResourceUpdatedParams{URI: "test://other"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ResourceUpdated(t.Context(), &mcp.ResourceUpdatedParams{URI: "test://a"}); err != nil {
+		t.Fatal(err)
+	}
+	n = next()
+	if n["method"] != "notifications/resources/updated" || n["params"].(map[string]any)["uri"] != "test://a" ||
+		n["params"].(map[string]any)["_meta"].(map[string]any)["io.modelcontextprotocol/subscriptionId"] != "sub-1" {
+		t.Fatalf("after test://a was updated: %v", n)
+	}
+	// Cancelling ends the stream: the next answer is the next request's.
+	io.WriteString(p.w, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"sub-1"}}`+"\n")
+	got2 := p.call(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`)
+	if got2["id"] != float64(2) {
+		t.Fatalf("after cancelling the stream: %v", got2)
+	}
+	addTool("third") // nobody listens: nothing is sent
+	got3 := p.call(`{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{` + meta + `}}`)
+	if got3["id"] != float64(3) {
+		t.Fatalf("a notification reached a cancelled stream: %v", got3)
+	}
+}

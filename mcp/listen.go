@@ -108,6 +108,9 @@ func (ss *ServerSession) listen(ctx context.Context, req *ServerRequest[*Subscri
 	for {
 		select {
 		case n := <-l.notes:
+			if err := ctx.Err(); err != nil {
+				return nil, err // ended: nothing more goes out on it
+			}
 			if err := ss.notify(ctx, n.method, n.params); err != nil {
 				return nil, err
 			}

@@ -89,8 +89,11 @@ func (ss *ServerSession) handleModern(ctx context.Context, req Request, m inMeth
 	}
 	ss.mu.Unlock()
 	if m.notification {
-		// notifications/cancelled is the jsonrpc layer's; the era defines
-		// no other client notification.
+		// The era defines one client notification: notifications/cancelled
+		// (on stdio; on HTTP closing the response cancels).
+		if method == NotificationCancelled {
+			return m.handle(ctx, ss, req)
+		}
 		return nil, nil
 	}
 	if removedInModern(method) {

@@ -229,10 +229,22 @@ func (ss *ServerSession) Handle(ctx context.Context, req *jsonrpc.Request) (any,
 }
 
 // received sees every incoming message in arrival order (see
-// jsonrpc.ConnOptions.OnReceive): it records an initialize that has
-// arrived, so that what the client sent after it is not refused as coming
-// before it, whichever handler starts first.
+// jsonrpc.ConnOptions.OnReceive): it applies notifications/cancelled at
+// once, and records an initialize that has arrived, so that what the
+// client sent after it is not refused as coming before it, whichever
+// handler starts first.
 func (ss *ServerSession) received(req *jsonrpc.Request) {
+	if req.Method == NotificationCancelled {
+		// Cancelled here, in arrival order: whatever the client sends
+		// after it meets the request cancelled already.
+		var p struct {
+			RequestID jsonrpc.ID `json:"requestId"`
+		}
+		if unmarshalStd(req.Params, &p) == nil && p.RequestID.IsValid() {
+			ss.conn.Cancel(p.RequestID)
+		}
+		return
+	}
 	if req.Method != MethodInitialize {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -25,23 +26,37 @@ import (
 // that stops reading fills the pipe and would hold the writer, and the
 // caller, past its context: then the connection is closed, which ends the
 // write (part of the line may be out, so the stream could not go on
-// anyway).
+// anyway). A write still in progress writeGrace after ctx ended counts as
+// held: the grace keeps a write that was just finishing (the peer had read
+// it) from closing a connection that is fine.
 func (c *lineConn) writeWithin(ctx context.Context, buf []byte) (int, error) {
 	if ctx.Done() == nil {
 		return c.w.Write(buf) // the context never ends: nothing to watch
 	}
 	var writing atomic.Bool
+	var grace atomic.Pointer[time.Timer]
 	writing.Store(true)
 	stop := context.AfterFunc(ctx, func() {
 		if writing.Load() {
-			c.Close()
+			grace.Store(time.AfterFunc(writeGrace, func() {
+				if writing.Load() {
+					c.Close()
+				}
+			}))
 		}
 	})
 	n, err := c.w.Write(buf)
 	writing.Store(false)
 	stop()
+	if t := grace.Load(); t != nil {
+		t.Stop()
+	}
 	return n, err
 }
+
+// writeGrace is how long a write may go on after its context ended before
+// the connection is closed to end it.
+const writeGrace = 100 * time.Millisecond
 
 type lineConn struct {
 	fr *frameReader // owned by the reading goroutine
