@@ -39,6 +39,7 @@ type ToolContenter interface {
 type serverTool struct {
 	tool    *Tool
 	handler ToolHandler
+	headers []headerParam // its x-mcp-header marks
 }
 
 // AddTool registers a tool whose input schema is given in t.InputSchema
@@ -64,8 +65,12 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) error {
 	} else if !json.Valid(tool.InputSchema) {
 		return fmt.Errorf("mcp: tool %q: input schema is not valid JSON", t.Name)
 	}
+	headers, err := headerParams(tool.InputSchema)
+	if err != nil {
+		return fmt.Errorf("mcp: tool %q: %w", t.Name, err)
+	}
 	s.mu.Lock()
-	s.tools.add(tool.Name, &serverTool{tool: &tool, handler: h})
+	s.tools.add(tool.Name, &serverTool{tool: &tool, handler: h, headers: headers})
 	s.mu.Unlock()
 	s.broadcast(NotificationToolListChanged, &ToolListChangedParams{}, nil)
 	return nil
@@ -243,6 +248,12 @@ func (ss *ServerSession) callTool(ctx context.Context, req *CallToolRequest) (*C
 	s.mu.RUnlock()
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Unknown tool: " + req.Params.Name}
+	}
+	if len(t.headers) > 0 && req.Params.Meta.ProtocolVersion != "" && req.Extra != nil && req.Extra.Header != nil {
+		// A 2026-07-28 call over HTTP: the mirrored arguments must agree.
+		if err := checkHeaderParams(t.headers, req.Extra.Header, req.Params.Arguments); err != nil {
+			return nil, err
+		}
 	}
 	res, err := t.handler(ctx, req)
 	if err != nil {

@@ -235,6 +235,18 @@ func addModernTools(s *mcp.Server) error {
 			return err
 		}
 	}
+	// test_x_mcp_header mirrors its region argument into Mcp-Param-Region.
+	if err := s.AddTool(&mcp.Tool{Name: "test_x_mcp_header", Description: "Runs a query in a region (its region travels in the Mcp-Param-Region header).",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"query":{"type":"string"}},"required":["region"]}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in struct {
+				Region string `json:"region"`
+			}
+			json.Unmarshal(req.Params.Arguments, &in)
+			return text("Query run in " + in.Region), nil
+		}); err != nil {
+		return err
+	}
 	return s.AddPrompt(&mcp.Prompt{Name: "test_input_required_result_prompt", Description: "A prompt that asks the user for its context (elicitation)."},
 		func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			res, err := req.Elicit(mcp.WithInputKey(ctx, "user_context"), &mcp.ElicitParams{Message: "What context should the prompt use?", RequestedSchema: json.RawMessage(contextSchema)})

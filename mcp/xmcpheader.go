@@ -1,0 +1,196 @@
+package mcp
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// x-mcp-header (2026-07-28, SEP-2243). A tool's input schema may mark a
+// property with "x-mcp-header": Name; on Streamable HTTP the client then
+// mirrors the argument into the header Mcp-Param-Name, so that gateways
+// can route on it without reading the body, and the server checks that
+// the two agree. The marks are checked when the tool is registered.
+
+// headerParam is one property of a tool's input marked x-mcp-header.
+type headerParam struct {
+	name string   // the header is Mcp-Param-<name>
+	path []string // the chain of properties keys from the schema root
+	typ  string   // "string", "integer" or "boolean"
+}
+
+// maxSafeInteger is the largest integer a JavaScript number holds exactly.
+const maxSafeInteger = 1<<53 - 1
+
+// headerParams returns the x-mcp-header marks of an input schema, or an
+// error naming the first one that breaks the rules: a header name that is
+// empty, not an HTTP token, or not unique (case-insensitively); a mark on
+// a property that is not a string, an integer or a boolean, or that is
+// not reachable from the root through properties alone.
+func headerParams(schema json.RawMessage) ([]headerParam, error) {
+	if !strings.Contains(string(schema), "x-mcp-header") {
+		return nil, nil // the common case, without decoding
+	}
+	var root any
+	if err := json.Unmarshal(schema, &root); err != nil {
+		return nil, err
+	}
+	var out []headerParam
+	seen := map[string]bool{}
+	var walk func(v any, path []string, static bool) error
+	walk = func(v any, path []string, static bool) error {
+		switch v := v.(type) {
+		case []any:
+			for _, e := range v {
+				if err := walk(e, path, false); err != nil {
+					return err
+				}
+			}
+		case map[string]any:
+			if h, ok := v["x-mcp-header"]; ok {
+				name, isString := h.(string)
+				where := "/" + strings.Join(path, "/")
+				switch {
+				case !static || len(path) == 0:
+					return fmt.Errorf("x-mcp-header at %s: allowed only on properties reached through properties alone", where)
+				case !isString || !isToken(name):
+					return fmt.Errorf("x-mcp-header at %s: %v is not an HTTP token", where, h)
+				case seen[strings.ToLower(name)]:
+					return fmt.Errorf("x-mcp-header at %s: %q is used twice", where, name)
+				}
+				typ, _ := v["type"].(string)
+				if typ != "string" && typ != "integer" && typ != "boolean" {
+					return fmt.Errorf("x-mcp-header at %s: the property's type must be string, integer or boolean, not %v", where, v["type"])
+				}
+				seen[strings.ToLower(name)] = true
+				out = append(out, headerParam{name: name, path: append([]string(nil), path...), typ: typ})
+			}
+			for k, sub := range v {
+				if k == "properties" {
+					props, ok := sub.(map[string]any)
+					if !ok {
+						continue
+					}
+					for name, p := range props {
+						if err := walk(p, append(path, name), static); err != nil {
+							return err
+						}
+					}
+					continue
+				}
+				if err := walk(sub, path, false); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return out, walk(root, nil, true)
+}
+
+// isToken reports whether s is an HTTP field-name token (RFC 9110, 5.1).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// checkHeaderParams checks the Mcp-Param headers of a tools/call against
+// its arguments: every marked argument present (and not null) must come
+// with its header, carrying the same value. It returns a -32020 error
+// naming the first disagreement.
+func checkHeaderParams(params []headerParam, header http.Header, arguments json.RawMessage) error {
+	var args map[string]any
+	if len(arguments) > 0 {
+		if err := json.Unmarshal(arguments, &args); err != nil {
+			return nil // the arguments are refused elsewhere
+		}
+	}
+	for _, p := range params {
+		var v any = args
+		for _, k := range p.path {
+			m, ok := v.(map[string]any)
+			if !ok {
+				v = nil
+				break
+			}
+			v = m[k]
+		}
+		if v == nil {
+			continue // absent: no header is expected
+		}
+		name := "Mcp-Param-" + p.name
+		values := header.Values(name)
+		if len(values) == 0 {
+			return headerMismatch("missing " + name + " header")
+		}
+		got, ok := decodeParamHeader(values[0])
+		if len(values) != 1 || !ok {
+			return headerMismatch(name + " header value is not valid")
+		}
+		if !sameHeaderValue(p.typ, got, v) {
+			return headerMismatch(name + " header does not match the body")
+		}
+	}
+	return nil
+}
+
+func headerMismatch(msg string) error {
+	return &jsonrpc.Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + msg}
+}
+
+// decodeParamHeader decodes an Mcp-Param value: Base64 between =?base64?
+// and ?= (strictly: padding and alphabet), or else the value as it is,
+// which must be visible ASCII, space or tab.
+func decodeParamHeader(v string) (string, bool) {
+	if strings.HasPrefix(v, "=?base64?") && strings.HasSuffix(v, "?=") && len(v) >= len("=?base64??=") {
+		b, err := base64.StdEncoding.Strict().DecodeString(v[len("=?base64?") : len(v)-2])
+		if err != nil {
+			return "", false
+		}
+		return string(b), true
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < 0x20 || c > 0x7e) && c != '\t' {
+			return "", false
+		}
+	}
+	return v, true
+}
+
+// sameHeaderValue reports whether the header text h mirrors the argument
+// v of a property of type typ; integers compare as numbers.
+func sameHeaderValue(typ, h string, v any) bool {
+	switch typ {
+	case "string":
+		s, ok := v.(string)
+		return ok && s == h
+	case "boolean":
+		b, ok := v.(bool)
+		return ok && strconv.FormatBool(b) == h
+	case "integer":
+		n, ok := v.(float64)
+		if !ok || n != math.Trunc(n) || math.Abs(n) > maxSafeInteger {
+			return false
+		}
+		f, err := strconv.ParseFloat(h, 64)
+		return err == nil && f == n
+	}
+	return false
+}
