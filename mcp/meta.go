@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -125,6 +126,28 @@ func (m Meta) MarshalJSONTo(enc *jsontext.Encoder) error {
 	return enc.WriteToken(jsontext.EndObject)
 }
 
+// metaKeyOf returns name as a string: one of the constant keys MCP
+// defines, without an allocation, or a copy.
+func metaKeyOf(name []byte) string {
+	switch string(name) {
+	case metaKeyProgressToken:
+		return metaKeyProgressToken
+	case metaKeyProtocolVersion:
+		return metaKeyProtocolVersion
+	case metaKeyClientCapabilities:
+		return metaKeyClientCapabilities
+	case metaKeyClientInfo:
+		return metaKeyClientInfo
+	case metaKeyLogLevel:
+		return metaKeyLogLevel
+	case metaKeyServerInfo:
+		return metaKeyServerInfo
+	case metaKeySubscriptionID:
+		return metaKeySubscriptionID
+	}
+	return string(name)
+}
+
 // isMetaKey reports whether k is a _meta key with a field of its own.
 func isMetaKey(k string) bool {
 	switch k {
@@ -157,11 +180,22 @@ func (m *Meta) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	}
 	*m = Meta{}
 	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
+		// The name as raw JSON: the keys MCP defines are matched without
+		// making a string of them.
+		quoted, err := dec.ReadValue()
 		if err != nil {
 			return err
 		}
-		k := name.String()
+		var k string
+		if bytes.IndexByte(quoted, '\\') < 0 {
+			k = metaKeyOf(quoted[1 : len(quoted)-1])
+		} else {
+			u, err := jsontext.AppendUnquote(nil, quoted)
+			if err != nil {
+				return err
+			}
+			k = string(u)
+		}
 		switch k {
 		case metaKeyProgressToken:
 			err = jsonv2.UnmarshalDecode(dec, &m.ProgressToken)

@@ -2,10 +2,15 @@ package mcp
 
 import (
 	"context"
+	"sync"
+
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -212,7 +217,8 @@ func (r *ServerRequest[P]) ProtocolVersion() string {
 }
 
 // ClientCapabilities returns the capabilities the client declared for the
-// request: in its _meta (2026-07-28 and later), or else at initialize.
+// request: in its _meta (2026-07-28 and later), or else at initialize. Do
+// not modify them: requests that declare the same share them.
 func (r *ServerRequest[P]) ClientCapabilities() *ClientCapabilities {
 	if c := r.Params.meta().ClientCapabilities; c != nil {
 		return c
@@ -230,4 +236,51 @@ func (r *ServerRequest[P]) ClientInfo() *Implementation {
 		return nil
 	}
 	return r.Session.ClientInfo()
+}
+
+// capsCache keeps the client capabilities of recent 2026-07-28 requests,
+// decoded, by their JSON text: a client sends the same ones with every
+// request, and decoding them is a good part of reading the request. The
+// values are shared between the requests that carry the same text, so
+// they must not be modified (see [ServerRequest.ClientCapabilities]).
+type capsCache struct {
+	option jsonv2.Options // decodes *ClientCapabilities through the cache
+
+	mu sync.Mutex
+	m  map[string]*ClientCapabilities
+}
+
+// maxCachedCaps bounds the capsCache; past it, the cache starts afresh.
+const maxCachedCaps = 64
+
+func (c *capsCache) init() {
+	c.option = jsonv2.WithUnmarshalers(jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, v **ClientCapabilities) error {
+		raw, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if raw.Kind() == 'n' {
+			*v = nil
+			return nil
+		}
+		c.mu.Lock()
+		cached := c.m[string(raw)]
+		c.mu.Unlock()
+		if cached != nil {
+			*v = cached
+			return nil
+		}
+		caps := &ClientCapabilities{}
+		if err := jsonv2.Unmarshal(raw, caps); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		if c.m == nil || len(c.m) >= maxCachedCaps {
+			c.m = make(map[string]*ClientCapabilities)
+		}
+		c.m[string(raw)] = caps
+		c.mu.Unlock()
+		*v = caps
+		return nil
+	}))
 }

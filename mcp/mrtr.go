@@ -154,6 +154,9 @@ func (r *inputRound) ask(ctx context.Context, method string, params Params, resu
 	if key == "" {
 		sum := sha256.Sum256(append([]byte(method+"\x00"), data...))
 		key = method + "#" + hex.EncodeToString(sum[:6])
+		if r.seen == nil {
+			r.seen = map[string]int{}
+		}
 		if n := r.seen[key]; n > 0 {
 			r.seen[key] = n + 1
 			key = fmt.Sprintf("%s.%d", key, n+1)
@@ -163,6 +166,9 @@ func (r *inputRound) ask(ctx context.Context, method string, params Params, resu
 	}
 	if answer, ok := r.answers[key]; ok {
 		if err := unmarshalStd(answer, result); err == nil && result.nilMember() == "" {
+			if r.used == nil {
+				r.used = map[string]json.RawMessage{}
+			}
 			r.used[key] = answer
 			return nil
 		}
@@ -171,6 +177,9 @@ func (r *inputRound) ask(ctx context.Context, method string, params Params, resu
 	}
 	if len(r.pending) >= maxInputRequests {
 		return fmt.Errorf("mcp: more than %d input requests in one round", maxInputRequests)
+	}
+	if r.pending == nil {
+		r.pending = map[string]*InputRequest{}
 	}
 	r.pending[key] = &InputRequest{Method: method, Params: data}
 	return fmt.Errorf("%s %q: %w", method, key, ErrInputRequired)
@@ -318,13 +327,7 @@ func (s *Server) startInputRound(ctx context.Context, req Request) (*inputRound,
 	s.states.init(&s.opts)
 	p := req.Parameters()
 	responses, state := retryFields(p)
-	r := &inputRound{
-		caps:    p.meta().ClientCapabilities,
-		answers: map[string]json.RawMessage{},
-		used:    map[string]json.RawMessage{},
-		pending: map[string]*InputRequest{},
-		seen:    map[string]int{},
-	}
+	r := &inputRound{caps: p.meta().ClientCapabilities} // maps made when needed
 	if *state != "" {
 		st, err := s.states.verify(*state, time.Now())
 		if err != nil {
@@ -340,9 +343,12 @@ func (s *Server) startInputRound(ctx context.Context, req Request) (*inputRound,
 		case st.Principal != digest([]byte(transport.PrincipalFromContext(ctx))):
 			return nil, errBadState("was issued to another caller")
 		}
-		maps.Copy(r.answers, st.Answers)
+		r.answers = st.Answers
 	}
 	for k, v := range *responses {
+		if r.answers == nil {
+			r.answers = make(map[string]json.RawMessage, len(*responses))
+		}
 		if len(r.answers) >= 4*maxInputRequests && r.answers[k] == nil {
 			break // bounded: enough answers for any handler
 		}
@@ -370,7 +376,7 @@ func (s *Server) finishInputRound(ctx context.Context, req Request, r *inputRoun
 		Method:    req.Method(),
 		Params:    pd,
 		Principal: digest([]byte(transport.PrincipalFromContext(ctx))),
-		Answers:   r.used,
+		Answers:   r.used, // may be nil: the first round
 		Asked:     slices.Sorted(maps.Keys(r.pending)),
 	}
 	state, err := s.states.sign(st)

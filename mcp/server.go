@@ -186,6 +186,7 @@ type Server struct {
 	logger    *slog.Logger
 	reflector *schema.Reflector
 	states    stateSigner // of 2026-07-28 request states, set up on first use
+	caps      capsCache   // decoded client capabilities of 2026-07-28 requests
 
 	mu        sync.RWMutex
 	tools     features[*serverTool]
@@ -216,6 +217,7 @@ type pendingChange struct {
 // opts may be nil.
 func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 	s := &Server{sessions: make(map[*ServerSession]struct{})}
+	s.caps.init()
 	if impl != nil {
 		s.impl = *impl
 	}

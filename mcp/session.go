@@ -34,12 +34,12 @@ type inMethod[S any] struct {
 func decodeParams[P any, PP interface {
 	*P
 	Params
-}](raw json.RawMessage) (PP, error) {
+}](raw json.RawMessage, opts ...jsonv2.Options) (PP, error) {
 	p := PP(new(P))
 	if len(raw) == 0 || string(raw) == "null" {
 		return p, nil
 	}
-	if err := jsonv2.Unmarshal(raw, p); err != nil {
+	if err := jsonv2.Unmarshal(raw, p, opts...); err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
 	}
 	return p, nil
@@ -167,7 +167,7 @@ func serverMethodFor[P any, PP interface {
 	return inMethod[*ServerSession]{
 		required: required,
 		newRequest: func(ss *ServerSession, raw json.RawMessage, extra *RequestExtra) (Request, error) {
-			p, err := decodeParams[P, PP](raw)
+			p, err := decodeParams[P, PP](raw, ss.server.caps.option)
 			if err != nil {
 				return nil, err
 			}
