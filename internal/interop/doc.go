@@ -5,6 +5,10 @@
 //   - ts_client_test.go: the TypeScript SDK client (ts_client.mjs, run
 //     with node) drives mcpkit's example stdio server
 //     (examples/stdio-server).
+//   - ts_v2_client_test.go: the TypeScript SDK v2 client
+//     (@modelcontextprotocol/client, ts_v2_client.mjs) in its 2026-07-28
+//     mode drives mcpkit's conformance fixture server over stdio and
+//     Streamable HTTP, input_required rounds included.
 //   - everything_test.go: mcpkit's Client drives the TypeScript
 //     reference server @modelcontextprotocol/server-everything over stdio,
 //     calling everything it offers and answering its sampling,

@@ -1,0 +1,144 @@
+package interop
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// tsV2Summary is what ts_v2_client.mjs prints.
+type tsV2Summary struct {
+	ProtocolVersion string            `json:"protocolVersion"`
+	Tools           []string          `json:"tools"`
+	Calls           map[string]string `json:"calls"`
+	Errors          map[string]string `json:"errors"`
+	Prompt          string            `json:"prompt"`
+	Resource        string            `json:"resource"`
+	Counts          map[string]int    `json:"counts"`
+}
+
+// buildFixtureServer builds the conformance fixture everything-server.
+func buildFixtureServer(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "everything-server")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./internal/conformance/everything-server")
+	cmd.Dir = repoRoot(t)
+	cmd.WaitDelay = 5 * time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./internal/conformance/everything-server: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runTSV2Client runs ts_v2_client.mjs against target and returns its
+// summary.
+func runTSV2Client(ctx context.Context, t *testing.T, modules string, target ...string) *tsV2Summary {
+	t.Helper()
+	work := t.TempDir()
+	if err := os.Symlink(filepath.Join(modules, "node_modules"), filepath.Join(work, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile("ts_v2_client.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scriptPath := filepath.Join(work, "ts_v2_client.mjs")
+	if err := os.WriteFile(scriptPath, script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, "node", append([]string{scriptPath}, target...)...)
+	cmd.Dir = work
+	cmd.WaitDelay = 5 * time.Second
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node ts_v2_client.mjs: %v\nstderr:\n%s\nstdout:\n%s", err, tail(stderr.String(), 8000), tail(string(out), 8000))
+	}
+	var sum tsV2Summary
+	if err := json.Unmarshal(out, &sum); err != nil {
+		t.Fatalf("summary: %v\n%s", err, tail(string(out), 8000))
+	}
+	return &sum
+}
+
+// TestTypeScriptV2ClientModernEra runs the official TypeScript SDK v2
+// client (@modelcontextprotocol/client) in its 2026-07-28 mode against
+// mcpkit's conformance fixture server, over stdio and over Streamable
+// HTTP: it discovers the server, lists the tools and calls tools, a
+// prompt and a resource whose handlers ask for elicitation, sampling and
+// roots, which it answers through input_required rounds.
+func TestTypeScriptV2ClientModernEra(t *testing.T) {
+	modules := nodeModules(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	bin := buildFixtureServer(ctx, t)
+
+	check := func(t *testing.T, sum *tsV2Summary) {
+		t.Helper()
+		if len(sum.Errors) > 0 {
+			t.Fatalf("errors: %v", sum.Errors)
+		}
+		if sum.ProtocolVersion != mcp.Version20260728 {
+			t.Fatalf("negotiated %q, want %s", sum.ProtocolVersion, mcp.Version20260728)
+		}
+		if !slices.Contains(sum.Tools, "test_input_required_result_multiple_inputs") {
+			t.Fatalf("tools: %v", sum.Tools)
+		}
+		want := map[string]string{
+			"test_simple_text":                           "This is a simple text response for testing.",
+			"test_input_required_result_elicitation":     "Hello, Ada!",
+			"test_input_required_result_sampling":        "Sampling response: Paris",
+			"test_input_required_result_list_roots":      "Client roots: file:///interop",
+			"test_input_required_result_multiple_inputs": "Name: Ada; greeting: Paris; roots: file:///interop",
+			"test_input_required_result_multi_round":     "Ada likes blue",
+		}
+		for name, text := range want {
+			if sum.Calls[name] != text {
+				t.Errorf("%s: %q, want %q", name, sum.Calls[name], text)
+			}
+		}
+		if sum.Prompt != "Use this context: interop" || sum.Resource == "" {
+			t.Errorf("prompt %q, resource %q", sum.Prompt, sum.Resource)
+		}
+		// elicitation: 1 + 1 + 2 (multi round) + 1 (prompt); sampling and
+		// roots: 1 + 1 (multiple inputs) each.
+		if sum.Counts["elicitation"] != 5 || sum.Counts["sampling"] != 2 || sum.Counts["roots"] != 2 {
+			t.Errorf("input requests answered: %v", sum.Counts)
+		}
+	}
+	t.Run("stdio", func(t *testing.T) {
+		check(t, runTSV2Client(ctx, t, modules, "--", bin))
+	})
+	t.Run("streamable HTTP", func(t *testing.T) {
+		// The fixture picks a port and prints "listening on <URL>".
+		cmd := exec.CommandContext(ctx, bin, "-http", "127.0.0.1:0")
+		cmd.WaitDelay = 5 * time.Second
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}()
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+		if err != nil || !ok {
+			t.Fatalf("the fixture server said %q (%v)", line, err)
+		}
+		check(t, runTSV2Client(ctx, t, modules, "--url", url))
+	})
+}
