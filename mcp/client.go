@@ -19,7 +19,15 @@ type ClientOptions struct {
 	// ProtocolVersion is the revision to ask for in initialize. Empty
 	// means [LatestVersion]. If the server answers with another revision
 	// this client supports, the session uses it; otherwise Connect fails.
+	// [Version20260728] pins the stateless era instead: no initialize,
+	// server/discover at Connect, the _meta envelope on every request, and
+	// input_required results answered by the handlers below (over stream
+	// transports, so far; see [ClientSession.DiscoverResult]).
 	ProtocolVersion string
+	// MaxInputRounds bounds the input_required rounds of one 2026-07-28
+	// request; past it the call fails with an [*InputRoundsError]. Zero
+	// means 8.
+	MaxInputRounds int
 	// Capabilities adds to the capabilities the client declares. Roots
 	// (with listChanged) are always declared; sampling when
 	// CreateMessageHandler is set; elicitation (form, and url if
@@ -185,6 +193,20 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 	if version == "" {
 		version = LatestVersion
 	}
+	if isModernVersion(version) {
+		if _, isHTTP := tc.(interface{ SetProtocolVersion(string) }); isHTTP {
+			conn.Close()
+			return nil, fmt.Errorf("mcp: the client speaks %s over stream transports only, so far (stdio, subprocess, in-memory, reader/writer)", version)
+		}
+		if err := cs.connectModern(ctx, version); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		c.mu.Lock()
+		c.sessions[cs] = struct{}{}
+		c.mu.Unlock()
+		return cs, nil
+	}
 	info := c.impl
 	res := &InitializeResult{}
 	if err := cs.call(ctx, MethodInitialize, &InitializeParams{
@@ -240,8 +262,11 @@ type ClientSession struct {
 	tconn  transport.Conn
 	recv   MethodHandler
 
+	modern *modernClient // set by Connect for a session of the stateless era
+
 	mu       sync.Mutex
 	init     *InitializeResult
+	discover *DiscoverResult   // the stateless era's server/discover answer
 	progress map[string]func() // progress token -> timeout reset
 	nextTok  int64
 }
@@ -256,6 +281,9 @@ func (cs *ClientSession) InitializeResult() *InitializeResult {
 
 // ProtocolVersion returns the negotiated revision ("" during the handshake).
 func (cs *ClientSession) ProtocolVersion() string {
+	if cs.modern != nil {
+		return cs.modern.version
+	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if cs.init == nil {
@@ -304,6 +332,9 @@ func (cs *ClientSession) handleRequest(ctx context.Context, req Request) (Result
 func (cs *ClientSession) serverCaps() *ServerCapabilities {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
+	if cs.discover != nil && cs.discover.Capabilities != nil {
+		return cs.discover.Capabilities
+	}
 	if cs.init == nil || cs.init.Capabilities == nil {
 		return &ServerCapabilities{}
 	}

@@ -232,6 +232,9 @@ type endpoint struct {
 	conn   *jsonrpc.Conn
 	send   MethodHandler // sending middleware chain ending in the wire
 	logger *slog.Logger
+	// modernCall, when set (a client of the stateless era, see
+	// client_modern.go), sends requests in place of the plain call.
+	modernCall func(context.Context, *outgoing) (Result, error)
 }
 
 // outgoing is an OutgoingRequest with the place its result goes.
@@ -258,6 +261,9 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 	}
 	if o.result == nil {
 		return nil, e.conn.Notify(ctx, o.method, raw)
+	}
+	if e.modernCall != nil {
+		return e.modernCall(ctx, o)
 	}
 	res, err := e.conn.Call(ctx, o.method, raw)
 	if err != nil {

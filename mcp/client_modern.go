@@ -1,0 +1,188 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// The client side of 2026-07-28. A client whose ClientOptions.ProtocolVersion
+// names that revision (or a later one) speaks it: Connect asks the server
+// with server/discover instead of initialize, every request carries the
+// _meta envelope (the revision, the client's capabilities and name), and
+// the input_required results of tools/call, prompts/get and
+// resources/read are answered by the client's own handlers (sampling,
+// elicitation, roots) and the request sent again, up to
+// ClientOptions.MaxInputRounds rounds; the caller sees the final result.
+// Over stream transports (stdio, a subprocess, in-memory, a reader/writer
+// pair). Detecting the era of an unknown server, and Streamable HTTP, come
+// next.
+
+// defaultMaxInputRounds bounds the input rounds of one request when
+// ClientOptions.MaxInputRounds is zero.
+const defaultMaxInputRounds = 8
+
+// InputRoundsError reports a request the server still answered with
+// input_required after ClientOptions.MaxInputRounds rounds.
+type InputRoundsError struct {
+	Method string
+	Rounds int
+}
+
+// Error implements error.
+func (e *InputRoundsError) Error() string {
+	return fmt.Sprintf("mcp: %s: the server still asks for input after %d rounds (ClientOptions.MaxInputRounds)", e.Method, e.Rounds)
+}
+
+// InputRequestError reports an input request of the server that the
+// client could not fulfil, such as one for a capability it did not
+// declare; Err says why (a *jsonrpc.Error from the client's own handler).
+type InputRequestError struct {
+	Method string // the request the server answered with input_required
+	Key    string // the input request's key
+	Input  string // its method, such as "sampling/createMessage"
+	Err    error
+}
+
+// Error implements error.
+func (e *InputRequestError) Error() string {
+	return fmt.Sprintf("mcp: %s: cannot fulfil the server's %s input request %q: %v", e.Method, e.Input, e.Key, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *InputRequestError) Unwrap() error { return e.Err }
+
+// modernClient is the state of a client session of the stateless era.
+type modernClient struct {
+	version string
+	caps    *ClientCapabilities
+	info    *Implementation
+	rounds  int
+}
+
+// fill puts the _meta envelope into p, leaving what the caller set.
+func (m *modernClient) fill(p Params) {
+	meta := p.meta()
+	if meta.ProtocolVersion == "" {
+		meta.ProtocolVersion = m.version
+	}
+	if meta.ClientCapabilities == nil {
+		meta.ClientCapabilities = m.caps
+	}
+	if meta.ClientInfo == nil {
+		meta.ClientInfo = m.info
+	}
+}
+
+// connectModern finishes Connect for the stateless era: server/discover
+// tells the client what the server offers.
+func (cs *ClientSession) connectModern(ctx context.Context, version string) error {
+	c := cs.client
+	info := c.impl
+	rounds := c.opts.MaxInputRounds
+	if rounds <= 0 {
+		rounds = defaultMaxInputRounds
+	}
+	cs.modern = &modernClient{version: version, caps: c.capabilities(), info: &info, rounds: rounds}
+	cs.endpoint.modernCall = cs.modernCall
+	res := &DiscoverResult{}
+	if err := cs.call(ctx, MethodServerDiscover, &DiscoverParams{}, res); err != nil {
+		if je := (*jsonrpc.Error)(nil); errors.As(err, &je) && je.Code == CodeUnsupportedProtocolVersion {
+			var data UnsupportedProtocolVersionData
+			json.Unmarshal(je.Data, &data)
+			return &VersionError{Requested: version, Offered: fmt.Sprint(data.Supported)}
+		}
+		return fmt.Errorf("mcp: server/discover: %w", err)
+	}
+	cs.mu.Lock()
+	cs.discover = res
+	cs.mu.Unlock()
+	return nil
+}
+
+// modernCall sends a request of the stateless era: with the _meta
+// envelope, and again with the answers while the server asks for input.
+func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, error) {
+	m := cs.modern
+	m.fill(o.params)
+	responses, state := retryFields(o.params)
+	for round := 0; ; round++ {
+		raw, err := marshalStd(o.params)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: encoding %s params: %w", o.method, err)
+		}
+		res, err := cs.conn.Call(ctx, o.method, raw)
+		if err != nil {
+			return nil, fromWire(err)
+		}
+		if responses != nil && bytes.Contains(res, []byte(ResultTypeInputRequired)) {
+			var ir InputRequiredResult
+			if err := unmarshalStd(res, &ir); err != nil {
+				return nil, fmt.Errorf("mcp: decoding %s result: %w", o.method, err)
+			}
+			if ir.ResultType == ResultTypeInputRequired {
+				if round+1 >= m.rounds {
+					return nil, &InputRoundsError{Method: o.method, Rounds: round + 1}
+				}
+				answers, err := cs.fulfil(ctx, o.method, ir.InputRequests)
+				if err != nil {
+					return nil, err
+				}
+				*responses, *state = answers, ir.RequestState
+				continue
+			}
+		}
+		if err := unmarshalStd(res, o.result); err != nil {
+			return nil, fmt.Errorf("mcp: decoding %s result: %w", o.method, err)
+		}
+		if mm := o.result.nilMember(); mm != "" {
+			return nil, &ResultError{Method: o.method, Member: mm}
+		}
+		return o.result, nil
+	}
+}
+
+// inputID is the JSON-RPC ID input requests are handled under; it never
+// goes on the wire.
+var inputID = jsonrpc.StringID("input-request")
+
+// fulfil answers the input requests of an input_required result with the
+// client's own handlers (and middleware), as if the server had sent them
+// as requests.
+func (cs *ClientSession) fulfil(ctx context.Context, method string, reqs map[string]*InputRequest) (map[string]json.RawMessage, error) {
+	out := make(map[string]json.RawMessage, len(reqs))
+	for key, in := range reqs {
+		if in == nil {
+			continue
+		}
+		switch in.Method {
+		case MethodElicitationCreate, MethodSamplingCreateMessage, MethodRootsList:
+		default:
+			return nil, &InputRequestError{Method: method, Key: key, Input: in.Method,
+				Err: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "not an input request method"}}
+		}
+		res, err := dispatch(ctx, cs, clientMethods, cs.recv, &jsonrpc.Request{ID: inputID, Method: in.Method, Params: in.Params})
+		if err != nil {
+			return nil, &InputRequestError{Method: method, Key: key, Input: in.Method, Err: err}
+		}
+		data, err := marshalStd(res)
+		if err != nil {
+			return nil, &InputRequestError{Method: method, Key: key, Input: in.Method, Err: err}
+		}
+		out[key] = data
+	}
+	return out, nil
+}
+
+// DiscoverResult returns what server/discover said of a server of the
+// stateless era (2026-07-28): its revisions, capabilities, identity (in
+// _meta) and instructions; nil for a session of the handshake era.
+func (cs *ClientSession) DiscoverResult() *DiscoverResult {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.discover
+}

@@ -1,0 +1,145 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// modernPair connects a client pinned to 2026-07-28 to s over in-memory
+// transports.
+func modernPair(t *testing.T, s *Server, opts *ClientOptions) *ClientSession {
+	t.Helper()
+	ct, st := transport.NewInMemoryTransports()
+	ss, err := s.Connect(t.Context(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close(); ss.Wait() })
+	o := ClientOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	o.ProtocolVersion = Version20260728
+	cs, err := NewClient(&Implementation{Name: "modern", Version: "1"}, &o).Connect(t.Context(), ct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestModernClient checks the client of the stateless era against the
+// server: discover at Connect, the _meta envelope the server requires,
+// and input_required rounds answered by the client's own handlers, the
+// caller seeing only the final result.
+func TestModernClient(t *testing.T) {
+	checkGoroutines(t)
+	s := NewServer(&Implementation{Name: "dual", Version: "2"}, &ServerOptions{Instructions: "be nice"})
+	type none struct{}
+	if err := AddTool(s, &Tool{Name: "ask"}, func(ctx context.Context, req *CallToolRequest, _ none) (string, error) {
+		who, err := req.Elicit(ctx, &ElicitParams{Message: "Who?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+		if err != nil {
+			return "", err
+		}
+		res, err := req.CreateMessage(ctx, &CreateMessageParams{MaxTokens: 5, Messages: []*SamplingMessage{{Role: RoleUser, Content: Contents{&TextContent{Text: "hi"}}}}})
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%v/%s/%s", who.Content["name"], res.Content[0].(*TextContent).Text, req.ProtocolVersion()), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := AddTool(s, &Tool{Name: "greedy"}, func(ctx context.Context, req *CallToolRequest, _ none) (string, error) {
+		// A new question every round: the client gives up.
+		var n int
+		for {
+			n++
+			if _, err := req.Elicit(ctx, &ElicitParams{Message: fmt.Sprint("question ", n), RequestedSchema: json.RawMessage(`{"type":"object"}`)}); err != nil {
+				return "", err
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	elicits, samplings := 0, 0
+	cs := modernPair(t, s, &ClientOptions{
+		MaxInputRounds: 3,
+		ElicitationHandler: func(context.Context, *ElicitRequest) (*ElicitResult, error) {
+			elicits++
+			return &ElicitResult{Action: ElicitActionAccept, Content: map[string]any{"name": "Ada"}}, nil
+		},
+		CreateMessageHandler: func(context.Context, *CreateMessageRequest) (*CreateMessageResult, error) {
+			samplings++
+			return &CreateMessageResult{Role: RoleAssistant, Content: Contents{&TextContent{Text: "yo"}}, Model: "m"}, nil
+		},
+	})
+	if got := cs.ProtocolVersion(); got != Version20260728 {
+		t.Fatalf("ProtocolVersion %q", got)
+	}
+	d := cs.DiscoverResult()
+	if d == nil || d.Meta.ServerInfo == nil || d.Meta.ServerInfo.Name != "dual" || d.Instructions != "be nice" || d.Capabilities.Tools == nil {
+		t.Fatalf("DiscoverResult %+v", d)
+	}
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil || len(tools.Tools) != 2 || tools.ResultType != ResultTypeComplete {
+		t.Fatalf("ListTools: %+v, %v", tools, err)
+	}
+	res, err := cs.CallTool(t.Context(), &CallToolParams{Name: "ask"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].(*TextContent).Text; got != "Ada/yo/2026-07-28" || res.ResultType != ResultTypeComplete {
+		t.Fatalf("CallTool: %q (%s)", got, res.ResultType)
+	}
+	if elicits != 1 || samplings != 1 {
+		t.Fatalf("handlers ran %d and %d times, want once each", elicits, samplings)
+	}
+	var rounds *InputRoundsError
+	if _, err := cs.CallTool(t.Context(), &CallToolParams{Name: "greedy"}); !errors.As(err, &rounds) || rounds.Rounds != 3 {
+		t.Fatalf("a server that keeps asking: %v", err)
+	}
+}
+
+// TestModernClientUndeclaredInput checks that an input request the client
+// has no handler for fails the call with a typed error, and that a
+// server without the revision fails Connect.
+func TestModernClientUndeclaredInput(t *testing.T) {
+	checkGoroutines(t)
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+	type none struct{}
+	if err := AddTool(s, &Tool{Name: "roots"}, func(ctx context.Context, req *CallToolRequest, _ none) (string, error) {
+		if _, err := req.ListRoots(ctx); err != nil {
+			return "", err
+		}
+		return "ok", nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The client declares roots (always) but no sampling: a server that
+	// asks for sampling anyway gets a refusal from the client.
+	if err := AddTool(s, &Tool{Name: "sample"}, func(ctx context.Context, req *CallToolRequest, _ none) (string, error) {
+		_, err := req.CreateMessage(ctx, &CreateMessageParams{MaxTokens: 5, Messages: []*SamplingMessage{{Role: RoleUser, Content: Contents{&TextContent{Text: "hi"}}}}})
+		return "", err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cs := modernPair(t, s, nil)
+	if res, err := cs.CallTool(t.Context(), &CallToolParams{Name: "roots"}); err != nil || res.Content[0].(*TextContent).Text != "ok" {
+		t.Fatalf("roots: %+v, %v", res, err)
+	}
+	_, err := cs.CallTool(t.Context(), &CallToolParams{Name: "sample"})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != CodeMissingRequiredClientCapability {
+		t.Fatalf("sampling the client did not declare: %v, want -32021 from the server", err)
+	}
+	if !strings.Contains(err.Error(), "sampling") {
+		t.Fatalf("error %v does not name sampling", err)
+	}
+}
