@@ -194,9 +194,9 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 		version = LatestVersion
 	}
 	if isModernVersion(version) {
-		if _, isHTTP := tc.(interface{ SetProtocolVersion(string) }); isHTTP {
-			conn.Close()
-			return nil, fmt.Errorf("mcp: the client speaks %s over stream transports only, so far (stdio, subprocess, in-memory, reader/writer)", version)
+		if pv, isHTTP := tc.(interface{ SetProtocolVersion(string) }); isHTTP {
+			pv.SetProtocolVersion(version) // the revision's Streamable HTTP: no session
+			cs.httpHeaders = true
 		}
 		if err := cs.connectModern(ctx, version); err != nil {
 			conn.Close()
@@ -262,13 +262,17 @@ type ClientSession struct {
 	tconn  transport.Conn
 	recv   MethodHandler
 
-	modern *modernClient // set by Connect for a session of the stateless era
+	modern      *modernClient // set by Connect for a session of the stateless era
+	httpHeaders bool          // over Streamable HTTP: tools' x-mcp-header marks apply
 
 	mu       sync.Mutex
 	init     *InitializeResult
-	discover *DiscoverResult   // the stateless era's server/discover answer
-	progress map[string]func() // progress token -> timeout reset
-	nextTok  int64
+	discover *DiscoverResult // the stateless era's server/discover answer
+	// toolHeaders holds the x-mcp-header marks of the tools the last
+	// tools/list returned, by name (stateless era, over HTTP).
+	toolHeaders map[string][]headerParam
+	progress    map[string]func() // progress token -> timeout reset
+	nextTok     int64
 }
 
 // InitializeResult returns the server's answer to initialize: its

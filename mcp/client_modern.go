@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"strconv"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // The client side of 2026-07-28. A client whose ClientOptions.ProtocolVersion
@@ -18,9 +21,12 @@ import (
 // resources/read are answered by the client's own handlers (sampling,
 // elicitation, roots) and the request sent again, up to
 // ClientOptions.MaxInputRounds rounds; the caller sees the final result.
-// Over stream transports (stdio, a subprocess, in-memory, a reader/writer
-// pair). Detecting the era of an unknown server, and Streamable HTTP, come
-// next.
+// Over any transport: on Streamable HTTP the connection switches to the
+// revision's rules (a POST per message, no session; see
+// transport.StreamableClientTransport), the calls carry the Mcp-Param
+// headers of their tools' x-mcp-header marks, and tools/list drops the
+// tools whose marks break the rules. Detecting the era of an unknown
+// server comes next.
 
 // defaultMaxInputRounds bounds the input rounds of one request when
 // ClientOptions.MaxInputRounds is zero.
@@ -109,6 +115,14 @@ func (cs *ClientSession) connectModern(ctx context.Context, version string) erro
 func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, error) {
 	m := cs.modern
 	m.fill(o.params)
+	if p, ok := o.params.(*CallToolParams); ok && cs.httpHeaders {
+		cs.mu.Lock()
+		marks := cs.toolHeaders[p.Name]
+		cs.mu.Unlock()
+		if h := paramHeaders(marks, p.Arguments); h != nil {
+			ctx = transport.WithHTTPHeader(ctx, h)
+		}
+	}
 	responses, state := retryFields(o.params)
 	for round := 0; ; round++ {
 		raw, err := marshalStd(o.params)
@@ -142,8 +156,76 @@ func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, e
 		if mm := o.result.nilMember(); mm != "" {
 			return nil, &ResultError{Method: o.method, Member: mm}
 		}
+		if list, ok := o.result.(*ListToolsResult); ok && cs.httpHeaders {
+			cs.checkToolHeaders(list)
+		}
 		return o.result, nil
 	}
+}
+
+// checkToolHeaders drops from a tools/list result the tools whose
+// x-mcp-header marks break the rules (a client over Streamable HTTP must
+// not call them), saying why in the log, and keeps the marks of the
+// others for their calls.
+func (cs *ClientSession) checkToolHeaders(list *ListToolsResult) {
+	kept := list.Tools[:0]
+	cs.mu.Lock()
+	if cs.toolHeaders == nil {
+		cs.toolHeaders = make(map[string][]headerParam)
+	}
+	for _, t := range list.Tools {
+		marks, err := headerParams(t.InputSchema)
+		if err != nil {
+			cs.client.logger.Warn("mcp: dropping a tool with an invalid x-mcp-header", "tool", t.Name, "err", err)
+			delete(cs.toolHeaders, t.Name)
+			continue
+		}
+		if marks == nil {
+			delete(cs.toolHeaders, t.Name)
+		} else {
+			cs.toolHeaders[t.Name] = marks
+		}
+		kept = append(kept, t)
+	}
+	cs.mu.Unlock()
+	list.Tools = kept
+}
+
+// paramHeaders returns the Mcp-Param headers of a call's arguments, for
+// the tool's x-mcp-header marks: one per argument present and not null.
+func paramHeaders(marks []headerParam, arguments json.RawMessage) http.Header {
+	if len(marks) == 0 || len(arguments) == 0 {
+		return nil
+	}
+	var args map[string]any
+	if json.Unmarshal(arguments, &args) != nil {
+		return nil
+	}
+	h := http.Header{}
+	for _, p := range marks {
+		var v any = args
+		for _, k := range p.path {
+			m, ok := v.(map[string]any)
+			if !ok {
+				v = nil
+				break
+			}
+			v = m[k]
+		}
+		var s string
+		switch v := v.(type) {
+		case string:
+			s = transport.EncodeHeaderValue(v)
+		case bool:
+			s = strconv.FormatBool(v)
+		case float64:
+			s = strconv.FormatFloat(v, 'f', -1, 64)
+		default:
+			continue
+		}
+		h.Set("Mcp-Param-"+p.name, s)
+	}
+	return h
 }
 
 // inputID is the JSON-RPC ID input requests are handled under; it never

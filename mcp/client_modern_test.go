@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -141,5 +142,91 @@ func TestModernClientUndeclaredInput(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "sampling") {
 		t.Fatalf("error %v does not name sampling", err)
+	}
+}
+
+// TestModernClientHTTP runs the client of 2026-07-28 over Streamable HTTP
+// against the dual-era handler: no session, the revision's headers
+// (Mcp-Param of an x-mcp-header tool included, which the server checks),
+// input rounds, and errors that come with a 4xx status.
+func TestModernClientHTTP(t *testing.T) {
+	checkGoroutines(t)
+	s := NewServer(&Implementation{Name: "dual", Version: "2"}, nil)
+	if err := s.AddTool(&Tool{Name: "region", InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"}}}`)},
+		func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+			return &CallToolResult{Content: []Content{&TextContent{Text: req.Extra.Header.Get("Mcp-Param-Region") + "|" + req.Extra.Header.Get("Mcp-Param-N")}}}, nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	type none struct{}
+	if err := AddTool(s, &Tool{Name: "ask"}, func(ctx context.Context, req *CallToolRequest, _ none) (string, error) {
+		res, err := req.Elicit(ctx, &ElicitParams{Message: "Who?", RequestedSchema: json.RawMessage(`{"type":"object"}`)})
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprint(res.Content["name"]), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h := NewStreamableHTTPHandler(s, nil)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	defer h.Close()
+	c := NewClient(&Implementation{Name: "modern", Version: "1"}, &ClientOptions{
+		ProtocolVersion: Version20260728,
+		ElicitationHandler: func(context.Context, *ElicitRequest) (*ElicitResult, error) {
+			return &ElicitResult{Action: ElicitActionAccept, Content: map[string]any{"name": "Grace"}}, nil
+		},
+	})
+	cs, err := c.Connect(t.Context(), &transport.StreamableClientTransport{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if cs.ID() != "" || cs.ProtocolVersion() != Version20260728 || cs.DiscoverResult() == nil {
+		t.Fatalf("session %q, version %q, discover %v", cs.ID(), cs.ProtocolVersion(), cs.DiscoverResult())
+	}
+	if _, err := cs.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(t.Context(), &CallToolParams{Name: "region", Arguments: json.RawMessage(`{"region":"Zürich","n":42}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].(*TextContent).Text; got != "=?base64?WsO8cmljaA==?=|42" {
+		t.Fatalf("the headers the server saw: %q", got)
+	}
+	res, err = cs.CallTool(t.Context(), &CallToolParams{Name: "ask"})
+	if err != nil || res.Content[0].(*TextContent).Text != "Grace" {
+		t.Fatalf("input round over HTTP: %+v, %v", res, err)
+	}
+	// ping was removed in 2026-07-28: 404 with -32601, delivered as the
+	// answer.
+	var je *jsonrpc.Error
+	if err := cs.Ping(t.Context()); !errors.As(err, &je) || je.Code != jsonrpc.CodeMethodNotFound {
+		t.Fatalf("ping: %v", err)
+	}
+}
+
+// TestModernClientDropsInvalidTools checks that a tools/list over HTTP
+// loses the tools whose x-mcp-header marks break the rules.
+func TestModernClientDropsInvalidTools(t *testing.T) {
+	cs := &ClientSession{client: NewClient(&Implementation{Name: "c", Version: "1"}, nil)}
+	list := &ListToolsResult{Tools: []*Tool{
+		{Name: "good", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"}}}`)},
+		{Name: "number", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number","x-mcp-header":"A"}}}`)},
+		{Name: "plain", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		{Name: "in-items", InputSchema: json.RawMessage(`{"type":"object","properties":{"l":{"type":"array","items":{"type":"string","x-mcp-header":"L"}}}}`)},
+	}}
+	cs.checkToolHeaders(list)
+	var names []string
+	for _, t := range list.Tools {
+		names = append(names, t.Name)
+	}
+	if got := strings.Join(names, ","); got != "good,plain" {
+		t.Fatalf("kept %s, want good,plain", got)
+	}
+	if len(cs.toolHeaders["good"]) != 1 {
+		t.Fatalf("marks kept: %v", cs.toolHeaders)
 	}
 }

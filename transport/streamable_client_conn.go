@@ -43,6 +43,7 @@ type streamableClientConn struct {
 	// Streamable HTTP and the legacy fallback.
 	firstSem chan struct{}
 	decided  atomic.Bool
+	modern   atomic.Bool // 2026-07-28 or later: see streamable_client_modern.go
 	legacy   atomic.Pointer[legacySession]
 
 	reinitSem chan struct{} // one reinitialization at a time
@@ -87,10 +88,15 @@ func (c *streamableClientConn) SessionID() string {
 
 // SetProtocolVersion makes later requests carry the MCP-Protocol-Version
 // header with v. An empty v removes the header.
+//
+// A revision of 2026-07-28 or later switches the connection to that
+// revision's Streamable HTTP (see streamable_client_modern.go); it must be
+// set before the first Write.
 func (c *streamableClientConn) SetProtocolVersion(v string) {
 	c.mu.Lock()
 	c.protocolVersion = v
 	c.mu.Unlock()
+	c.modern.Store(isModernVersion(v))
 }
 
 func (c *streamableClientConn) version() string {
@@ -118,6 +124,9 @@ func (c *streamableClientConn) Write(ctx context.Context, m jsonrpc.Message) err
 	body, err := jsonrpc.EncodeMessage(m)
 	if err != nil {
 		return err
+	}
+	if c.modern.Load() {
+		return c.closedOr(c.writeModern(ctx, m, body))
 	}
 	if !c.decided.Load() {
 		select {

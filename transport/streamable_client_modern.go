@@ -1,0 +1,106 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/go-json-experiment/json"
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// The client of Streamable HTTP in 2026-07-28 and later, which the mcp
+// package selects with SetProtocolVersion: every message is a POST of its
+// own, with no session, no standalone stream and no DELETE. Each carries
+// MCP-Protocol-Version, Mcp-Method and, for tools/call, prompts/get and
+// resources/read, Mcp-Name (Base64 in its sentinel form when the value is
+// not plain ASCII); the caller adds Mcp-Param-* headers through
+// WithHTTPHeader. The server's errors come with a 4xx status and the
+// JSON-RPC error as the body, which is the answer.
+
+// writeModern POSTs m with the revision's headers and handles the answer.
+func (c *streamableClientConn) writeModern(ctx context.Context, m jsonrpc.Message, body []byte) error {
+	method, name := "", ""
+	if r, ok := m.(*jsonrpc.Request); ok {
+		method = r.Method
+		name = mirroredName(r)
+	}
+	rctx, release := c.link(ctx)
+	owned := false // a goroutine took over rctx
+	defer func() {
+		if !owned {
+			release()
+		}
+	}()
+	req, err := c.newRequest(rctx, http.MethodPost, c.url, body,
+		"Content-Type", contentTypeJSON, "Accept", acceptJSONOrSSE, headerProtocolVersion, c.version(),
+		headerMethod, method, headerName, name)
+	if err != nil {
+		return err
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("transport: POST: %w", err)
+	}
+	if !isSuccess(resp.StatusCode) && mediaType(resp.Header.Get("Content-Type")) == "application/json" {
+		// The body is the answer when it answers the request.
+		data, rerr := readSized(&io.LimitedReader{R: resp.Body, N: int64(c.limit) + 1}, resp.ContentLength, int64(c.limit))
+		resp.Body.Close()
+		if rerr == nil {
+			if msg, derr := jsonrpc.DecodeMessage(data); derr == nil {
+				if r, ok := msg.(*jsonrpc.Response); ok && r.ID.IsValid() {
+					st := &clientStream{inline: true}
+					st.expect(m)
+					c.readJSON(rctx, io.NopCloser(bytes.NewReader(data)), int64(len(data)), st)
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("transport: the server answered %s: %s", resp.Status, bytes.TrimSpace(data))
+	}
+	owned, err = c.handle(rctx, release, m, resp, false)
+	return err
+}
+
+// mirroredName returns the Mcp-Name header of a request: its params' name
+// (tools/call, prompts/get) or uri (resources/read), encoded for a header;
+// "" for other methods.
+func mirroredName(r *jsonrpc.Request) string {
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	switch r.Method {
+	case "tools/call", "prompts/get":
+		if json.Unmarshal(r.Params, &p) == nil {
+			return EncodeHeaderValue(p.Name)
+		}
+	case "resources/read":
+		if json.Unmarshal(r.Params, &p) == nil {
+			return EncodeHeaderValue(p.URI)
+		}
+	}
+	return ""
+}
+
+// EncodeHeaderValue returns v as the value of a header that mirrors a
+// request body value in Streamable HTTP of 2026-07-28 (Mcp-Name,
+// Mcp-Param-*): as it is when it is plain ASCII (visible characters and
+// inner spaces), else in the Base64 sentinel form =?base64?...?=, which
+// also carries a plain value that looks like that form.
+func EncodeHeaderValue(v string) string {
+	plain := v != "" && v[0] != ' ' && v[len(v)-1] != ' ' &&
+		!(len(v) >= len("=?base64??=") && v[:len("=?base64?")] == "=?base64?" && v[len(v)-2:] == "?=")
+	for i := 0; plain && i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e {
+			plain = false
+		}
+	}
+	if plain || v == "" {
+		return v
+	}
+	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
+}
