@@ -364,7 +364,7 @@ func TestConformanceBadInput(t *testing.T) {
 // with the frozen requirement sets of 2025-11-25 and of 2026-07-28, and
 // with every scenario (--suite all, each at the revision that introduced
 // it), so that one endpoint is shown to serve both eras. The client runs
-// the 2025-11-25 set. Every run uses the expected-failures file beside
+// the 2025-11-25 and 2026-07-28 sets. Every run uses the expected-failures file beside
 // the fixtures; every FAILURE or WARNING check outside that file fails the
 // test.
 
@@ -380,6 +380,10 @@ const (
 // serverSuiteRuns are the runs of the server scenarios, each a
 // requirement set or, for "all", every scenario.
 var serverSuiteRuns = []string{"2025-11-25", "2026-07-28", "all"}
+
+// clientSuiteRuns are the requirement sets the client runs; each scenario
+// names the revision the client is to speak (the fixture pins it).
+var clientSuiteRuns = []string{"2025-11-25", "2026-07-28"}
 
 const (
 	expectedFailuresFile = "internal/conformance/expected-failures.yaml"
@@ -1074,33 +1078,37 @@ func TestOfficialSuiteClient(t *testing.T) {
 	suite := installedSuite(t)
 	expected := readExpectedFailures(t)
 	bin := buildFixture(t, "everything-client")
-	tmp := t.TempDir()
-	if strings.ContainsAny(tmp, " \t\n'\"\\$`") {
-		t.Skipf("temporary directory %q cannot be used in the suite's shell command", tmp)
-	}
-	wrapper := filepath.Join(tmp, "client.sh")
-	if err := os.WriteFile(wrapper, []byte(clientWrapper), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	rcDir := filepath.Join(tmp, "rc")
-	if err := os.Mkdir(rcDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out := suiteOutDir(t, "client")
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := []string{
-		"MCPKIT_CLIENT=" + bin,
-		"MCPKIT_CLIENT_RC_DIR=" + rcDir,
-		fmt.Sprintf("MCPKIT_CLIENT_DEADLINE=%d", int(clientDeadline/time.Second)),
+	for _, run := range clientSuiteRuns {
+		t.Run(run, func(t *testing.T) {
+			tmp := t.TempDir()
+			if strings.ContainsAny(tmp, " \t\n'\"\\$`") {
+				t.Skipf("temporary directory %q cannot be used in the suite's shell command", tmp)
+			}
+			wrapper := filepath.Join(tmp, "client.sh")
+			if err := os.WriteFile(wrapper, []byte(clientWrapper), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			rcDir := filepath.Join(tmp, "rc")
+			if err := os.Mkdir(rcDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			out := suiteOutDir(t, "client-"+run)
+			env := []string{
+				"MCPKIT_CLIENT=" + bin,
+				"MCPKIT_CLIENT_RC_DIR=" + rcDir,
+				fmt.Sprintf("MCPKIT_CLIENT_DEADLINE=%d", int(clientDeadline/time.Second)),
+			}
+			code, console := suite.run(t, out, env, "client", "--command", wrapper,
+				"--requirements", run, "-o", out,
+				"--expected-failures", filepath.Join(wd, expectedFailuresFile))
+			exits := clientExits(t, rcDir)
+			judge(t, "client", run, out, console, code, suite.notScored(t, "client", run), expected["client"], func(scenario string) string {
+				return exits[scenario]
+			})
+		})
 	}
-	code, console := suite.run(t, out, env, "client", "--command", wrapper,
-		"--requirements", officialSuiteRequirements, "-o", out,
-		"--expected-failures", filepath.Join(wd, expectedFailuresFile))
-	exits := clientExits(t, rcDir)
-	judge(t, "client", officialSuiteRequirements, out, console, code, suite.notScored(t, "client", officialSuiteRequirements), expected["client"], func(scenario string) string {
-		return exits[scenario]
-	})
 }

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/transport"
@@ -96,13 +98,33 @@ func (cs *ClientSession) connectModern(ctx context.Context, version string) erro
 	cs.modern = &modernClient{version: version, caps: c.capabilities(), info: &info, rounds: rounds}
 	cs.endpoint.modernCall = cs.modernCall
 	res := &DiscoverResult{}
-	if err := cs.call(ctx, MethodServerDiscover, &DiscoverParams{}, res); err != nil {
-		if je := (*jsonrpc.Error)(nil); errors.As(err, &je) && je.Code == CodeUnsupportedProtocolVersion {
-			var data UnsupportedProtocolVersionData
-			json.Unmarshal(je.Data, &data)
-			return &VersionError{Requested: version, Offered: fmt.Sprint(data.Supported)}
+	for retried := false; ; retried = true {
+		err := cs.call(ctx, MethodServerDiscover, &DiscoverParams{}, res)
+		if err == nil {
+			break
 		}
-		return fmt.Errorf("mcp: server/discover: %w", err)
+		je := (*jsonrpc.Error)(nil)
+		if !errors.As(err, &je) || je.Code != CodeUnsupportedProtocolVersion {
+			return fmt.Errorf("mcp: server/discover: %w", err)
+		}
+		// The server names the revisions it serves: retry, once, with the
+		// newest this client speaks too.
+		var data UnsupportedProtocolVersionData
+		json.Unmarshal(je.Data, &data)
+		next := ""
+		for _, v := range modernVersions {
+			if slices.Contains(data.Supported, v) {
+				next = v
+				break
+			}
+		}
+		if next == "" || retried {
+			return &VersionError{Requested: cs.modern.version, Offered: strings.Join(data.Supported, ", ")}
+		}
+		cs.modern.version = next
+		if pv, ok := cs.tconn.(interface{ SetProtocolVersion(string) }); ok {
+			pv.SetProtocolVersion(next)
+		}
 	}
 	cs.mu.Lock()
 	cs.discover = res

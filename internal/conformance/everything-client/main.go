@@ -42,6 +42,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/mcpkit/mcpkit/mcp"
@@ -73,6 +74,52 @@ var scenarios = map[string]func(ctx context.Context, cs *mcp.ClientSession) erro
 	"elicitation-sep1034-client-defaults": callTool("test_client_elicitation_defaults"),
 	"sse-retry":                           callTool("test_reconnection"),
 	"json-schema-2020-12-preservation":    echoSchema,
+	"http-custom-headers":                 contextToolCalls,
+	"http-invalid-tool-headers":           callEveryTool,
+	"sep-2322-client-request-state":       callEveryTool,
+}
+
+// contextToolCalls lists the tools and makes the calls the scenario names
+// in MCP_CONFORMANCE_CONTEXT ({"toolCalls":[{"name":..., "arguments":...}]}).
+func contextToolCalls(ctx context.Context, cs *mcp.ClientSession) error {
+	var sc struct {
+		ToolCalls []struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"toolCalls"`
+	}
+	if err := json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &sc); err != nil {
+		return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+	}
+	if _, err := tools(ctx, cs); err != nil {
+		return err
+	}
+	for _, c := range sc.ToolCalls {
+		if err := call(ctx, cs, c.Name, c.Arguments); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// callEveryTool lists the tools and calls each, all at once, with no
+// arguments: the client keeps each call's input rounds apart.
+func callEveryTool(ctx context.Context, cs *mcp.ClientSession) error {
+	all, err := tools(ctx, cs)
+	if err != nil {
+		return err
+	}
+	errs := make([]error, len(all))
+	var wg sync.WaitGroup
+	for i, t := range all {
+		wg.Go(func() {
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: t.Name, Arguments: json.RawMessage(`{}`)}); err != nil {
+				errs[i] = fmt.Errorf("calling %s: %w", t.Name, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // run connects to url and plays the scenario.
@@ -87,7 +134,7 @@ func run(ctx context.Context, scenario, version, url string) error {
 			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{}}, nil
 		},
 	}
-	if slices.Contains(mcp.SupportedVersions(), version) {
+	if slices.Contains(mcp.SupportedVersions(), version) || version == mcp.Version20260728 {
 		opts.ProtocolVersion = version
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "mcpkit-conformance-client", Version: "1.0.0"}, opts)
@@ -106,6 +153,15 @@ func run(ctx context.Context, scenario, version, url string) error {
 	return err
 }
 
+// serverCaps returns the server's capabilities: from initialize, or from
+// server/discover (2026-07-28).
+func serverCaps(cs *mcp.ClientSession) *mcp.ServerCapabilities {
+	if d := cs.DiscoverResult(); d != nil {
+		return d.Capabilities
+	}
+	return cs.InitializeResult().Capabilities
+}
+
 // tools lists every tool the server offers.
 func tools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
 	var all []*mcp.Tool
@@ -120,7 +176,7 @@ func tools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
 
 // listTools lists the tools, if the server offers any.
 func listTools(ctx context.Context, cs *mcp.ClientSession) error {
-	if caps := cs.InitializeResult().Capabilities; caps == nil || caps.Tools == nil {
+	if caps := serverCaps(cs); caps == nil || caps.Tools == nil {
 		return nil
 	}
 	_, err := tools(ctx, cs)
