@@ -276,7 +276,9 @@ type ClientSession struct {
 }
 
 // InitializeResult returns the server's answer to initialize: its
-// revision, capabilities, identity and instructions.
+// revision, capabilities, identity and instructions. In the stateless era
+// (2026-07-28), which has no initialize, it holds the same from
+// server/discover (see [ClientSession.DiscoverResult]).
 func (cs *ClientSession) InitializeResult() *InitializeResult {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()

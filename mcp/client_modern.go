@@ -126,8 +126,20 @@ func (cs *ClientSession) connectModern(ctx context.Context, version string) erro
 			pv.SetProtocolVersion(next)
 		}
 	}
+	// InitializeResult answers the same questions in this era, from
+	// server/discover, so code written for the handshake era keeps
+	// working.
+	serverInfo := res.Meta.ServerInfo
+	if serverInfo == nil {
+		serverInfo = &Implementation{}
+	}
+	caps := res.Capabilities
+	if caps == nil {
+		caps = &ServerCapabilities{}
+	}
 	cs.mu.Lock()
 	cs.discover = res
+	cs.init = &InitializeResult{ProtocolVersion: cs.modern.version, Capabilities: caps, ServerInfo: serverInfo, Instructions: res.Instructions}
 	cs.mu.Unlock()
 	return nil
 }
