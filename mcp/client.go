@@ -24,6 +24,19 @@ type ClientOptions struct {
 	// input_required results answered by the handlers below (over stream
 	// transports, so far; see [ClientSession.DiscoverResult]).
 	ProtocolVersion string
+	// Era chooses the protocol era Connect speaks: [EraHandshake] (the
+	// zero value, for now), [EraModern], or [EraAuto], which asks the
+	// server with server/discover first and speaks 2026-07-28 when the
+	// server answers as a server of that era does, and otherwise falls
+	// back to initialize (on stdio also when the server does not answer
+	// within DiscoverTimeout). A ProtocolVersion pins the era of its
+	// revision.
+	Era Era
+	// DiscoverTimeout bounds the server/discover probe of EraAuto on
+	// transports other than Streamable HTTP, where some servers of the
+	// handshake era never answer a request before initialize. Zero means
+	// 2 seconds.
+	DiscoverTimeout time.Duration
 	// MaxInputRounds bounds the input_required rounds of one 2026-07-28
 	// request; past it the call fails with an [*InputRoundsError]. Zero
 	// means 8.
@@ -190,22 +203,46 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 	conn.Start()
 
 	version := c.opts.ProtocolVersion
-	if version == "" {
-		version = LatestVersion
+	era := c.opts.Era
+	switch {
+	case version != "" && isModernVersion(version):
+		era = EraModern // a pinned revision pins its era
+	case version != "":
+		era = EraHandshake
 	}
-	if isModernVersion(version) {
-		if pv, isHTTP := tc.(interface{ SetProtocolVersion(string) }); isHTTP {
+	if era != EraHandshake {
+		if version == "" || !isModernVersion(version) {
+			version = modernVersions[0]
+		}
+		pv, isHTTP := tc.(interface{ SetProtocolVersion(string) })
+		if isHTTP {
 			pv.SetProtocolVersion(version) // the revision's Streamable HTTP: no session
 			cs.httpHeaders = true
 		}
-		if err := cs.connectModern(ctx, version); err != nil {
+		err := cs.connectModern(ctx, version, era == EraAuto)
+		switch {
+		case err == nil:
+			c.mu.Lock()
+			c.sessions[cs] = struct{}{}
+			c.mu.Unlock()
+			return cs, nil
+		case era == EraModern || !errors.Is(err, errNotModern):
 			conn.Close()
 			return nil, err
 		}
-		c.mu.Lock()
-		c.sessions[cs] = struct{}{}
-		c.mu.Unlock()
-		return cs, nil
+		// EraAuto and a server of the handshake era: initialize.
+		c.logger.Debug("mcp: the server is not of the stateless era; initializing", "err", err)
+		cs.resetModern()
+		if isHTTP {
+			pv.SetProtocolVersion("")
+		}
+		version = c.opts.ProtocolVersion
+		if version == "" || isModernVersion(version) {
+			version = LatestVersion
+		}
+	}
+	if version == "" {
+		version = LatestVersion
 	}
 	info := c.impl
 	res := &InitializeResult{}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/transport"
@@ -86,9 +87,59 @@ func (m *modernClient) fill(p Params) {
 	}
 }
 
+// Era is a protocol era a client can speak (see [ClientOptions.Era]).
+type Era int
+
+// Eras.
+const (
+	// EraHandshake speaks the handshake era (initialize), revisions
+	// 2024-11-05 to 2025-11-25. It is the zero value for now: EraAuto
+	// becomes the default once the client of the stateless era covers
+	// what the handshake era's does (subscriptions/listen, list caching).
+	EraHandshake Era = iota
+	// EraAuto asks the server (server/discover) and speaks its era,
+	// falling back to initialize for a server of the handshake era.
+	EraAuto
+	// EraModern speaks the stateless era, 2026-07-28, and fails to
+	// connect to a server that does not.
+	EraModern
+)
+
+// errNotModern marks a server that did not answer server/discover as a
+// server of the stateless era does.
+var errNotModern = errors.New("mcp: the server is not of the stateless era")
+
+// defaultDiscoverTimeout bounds EraAuto's probe on stream transports when
+// ClientOptions.DiscoverTimeout is zero.
+const defaultDiscoverTimeout = 2 * time.Second
+
+// isModernError reports whether err is one of the errors only a server of
+// the stateless era sends.
+func isModernError(err error) bool {
+	je := (*jsonrpc.Error)(nil)
+	if !errors.As(err, &je) {
+		return false
+	}
+	switch je.Code {
+	case CodeHeaderMismatch, CodeMissingRequiredClientCapability, CodeUnsupportedProtocolVersion:
+		return true
+	}
+	return false
+}
+
+// resetModern undoes connectModern's setup after a probe that found a
+// server of the handshake era.
+func (cs *ClientSession) resetModern() {
+	cs.modern = nil
+	cs.endpoint.modernCall = nil
+	cs.httpHeaders = false
+}
+
 // connectModern finishes Connect for the stateless era: server/discover
-// tells the client what the server offers.
-func (cs *ClientSession) connectModern(ctx context.Context, version string) error {
+// tells the client what the server offers. With probe (EraAuto), an
+// answer that does not come from a server of that era is reported as
+// errNotModern, for Connect to fall back to initialize.
+func (cs *ClientSession) connectModern(ctx context.Context, version string, probe bool) error {
 	c := cs.client
 	info := c.impl
 	rounds := c.opts.MaxInputRounds
@@ -99,9 +150,24 @@ func (cs *ClientSession) connectModern(ctx context.Context, version string) erro
 	cs.endpoint.modernCall = cs.modernCall
 	res := &DiscoverResult{}
 	for retried := false; ; retried = true {
-		err := cs.call(ctx, MethodServerDiscover, &DiscoverParams{}, res)
+		pctx, cancel := ctx, context.CancelFunc(func() {})
+		if _, isHTTP := cs.tconn.(interface{ SetProtocolVersion(string) }); probe && !isHTTP {
+			d := c.opts.DiscoverTimeout
+			if d <= 0 {
+				d = defaultDiscoverTimeout
+			}
+			pctx, cancel = context.WithTimeoutCause(ctx, d, errNotModern)
+		}
+		err := cs.call(pctx, MethodServerDiscover, &DiscoverParams{}, res)
+		cancel()
 		if err == nil {
 			break
+		}
+		if probe && !isModernError(err) {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%w: server/discover: %w", errNotModern, err)
 		}
 		je := (*jsonrpc.Error)(nil)
 		if !errors.As(err, &je) || je.Code != CodeUnsupportedProtocolVersion {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/transport"
@@ -228,5 +229,46 @@ func TestModernClientDropsInvalidTools(t *testing.T) {
 	}
 	if len(cs.toolHeaders["good"]) != 1 {
 		t.Fatalf("marks kept: %v", cs.toolHeaders)
+	}
+}
+
+// TestEraAutoFallsBack checks EraAuto against servers of the handshake
+// era over a stream transport: one that refuses server/discover and one
+// that never answers it (DiscoverTimeout); both end up initialized.
+func TestEraAutoFallsBack(t *testing.T) {
+	checkGoroutines(t)
+	for _, silent := range []bool{false, true} {
+		t.Run(fmt.Sprint("silent=", silent), func(t *testing.T) {
+			ct, st := transport.NewInMemoryTransports()
+			sc, err := st.Connect(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var peer *jsonrpc.Conn
+			peer = jsonrpc.NewConn(sc, &jsonrpc.ConnOptions{Handler: jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+				switch req.Method {
+				case MethodServerDiscover:
+					if silent {
+						<-ctx.Done() // a server that ignores requests before initialize
+						return nil, ctx.Err()
+					}
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: server/discover before initialize"}
+				case MethodInitialize:
+					return json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"old","version":"1"}}`), nil
+				}
+				return nil, nil
+			})})
+			peer.Start()
+			defer func() { peer.Close(); peer.Wait() }()
+			c := NewClient(&Implementation{Name: "auto", Version: "1"}, &ClientOptions{Era: EraAuto, DiscoverTimeout: 50 * time.Millisecond})
+			cs, err := c.Connect(t.Context(), ct)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if cs.ProtocolVersion() != Version20251125 || cs.DiscoverResult() != nil || cs.InitializeResult().ServerInfo.Name != "old" {
+				t.Fatalf("after the fallback: %s, %+v", cs.ProtocolVersion(), cs.InitializeResult())
+			}
+		})
 	}
 }

@@ -14,13 +14,15 @@ import (
 	"github.com/mcpkit/mcpkit/transport"
 )
 
-// TestEraMatrix connects mcpkit's client, pinned to each era, to a server
-// of each kind, over stdio and Streamable HTTP: mcpkit's fixture server
-// (both eras on one endpoint) and the TypeScript reference server
-// server-everything (the handshake era only). A handshake client works
-// with both; a client pinned to 2026-07-28 works with the dual server and
-// fails Connect with an error naming server/discover against the
-// handshake-only one (pinned: no fallback).
+// TestEraMatrix connects mcpkit's client, pinned to each era or finding
+// it (EraAuto), to a server of each kind, over stdio and Streamable HTTP:
+// mcpkit's fixture server (both eras on one endpoint) and the TypeScript
+// reference server server-everything (the handshake era only). A
+// handshake client works with both; a client pinned to 2026-07-28 works
+// with the dual server and fails Connect with an error naming
+// server/discover against the handshake-only one (pinned: no fallback);
+// EraAuto speaks 2026-07-28 with the dual server and falls back to
+// initialize with the other.
 func TestEraMatrix(t *testing.T) {
 	modules := nodeModules(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
@@ -69,11 +71,20 @@ func TestEraMatrix(t *testing.T) {
 	}
 	for _, srv := range servers {
 		for _, kind := range []string{"stdio", "http"} {
-			for _, version := range []string{mcp.Version20251125, mcp.Version20260728} {
+			for _, version := range []string{mcp.Version20251125, mcp.Version20260728, "auto"} {
 				t.Run(srv.name+"/"+kind+"/client "+version, func(t *testing.T) {
-					c := mcp.NewClient(&mcp.Implementation{Name: "matrix", Version: "1"}, &mcp.ClientOptions{ProtocolVersion: version})
+					opts := &mcp.ClientOptions{ProtocolVersion: version}
+					if version == "auto" {
+						// The client finds the era: the server's newest.
+						opts = &mcp.ClientOptions{Era: mcp.EraAuto}
+						version = mcp.Version20251125
+						if srv.dual {
+							version = mcp.Version20260728
+						}
+					}
+					c := mcp.NewClient(&mcp.Implementation{Name: "matrix", Version: "1"}, opts)
 					cs, err := c.Connect(ctx, srv.transport(t, kind))
-					if version == mcp.Version20260728 && !srv.dual {
+					if opts.ProtocolVersion == mcp.Version20260728 && !srv.dual {
 						if err == nil {
 							cs.Close()
 							t.Fatal("a client pinned to 2026-07-28 connected to a handshake-only server")
