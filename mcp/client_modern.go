@@ -70,7 +70,18 @@ type modernClient struct {
 	version string
 	caps    *ClientCapabilities
 	info    *Implementation
+	pre     *metaEncodings // caps and info, encoded once
 	rounds  int
+}
+
+func newModernClient(version string, caps *ClientCapabilities, info *Implementation, rounds int) *modernClient {
+	m := &modernClient{version: version, caps: caps, info: info, rounds: rounds}
+	capsJSON, err1 := marshalStd(caps)
+	infoJSON, err2 := marshalStd(info)
+	if err1 == nil && err2 == nil {
+		m.pre = &metaEncodings{caps: caps, capsJSON: capsJSON, info: info, infoJSON: infoJSON}
+	}
+	return m
 }
 
 // fill puts the _meta envelope into p, leaving what the caller set.
@@ -85,6 +96,7 @@ func (m *modernClient) fill(p Params) {
 	if meta.ClientInfo == nil {
 		meta.ClientInfo = m.info
 	}
+	meta.pre = m.pre
 }
 
 // Era is a protocol era a client can speak (see [ClientOptions.Era]).
@@ -146,7 +158,7 @@ func (cs *ClientSession) connectModern(ctx context.Context, version string, prob
 	if rounds <= 0 {
 		rounds = defaultMaxInputRounds
 	}
-	cs.modern = &modernClient{version: version, caps: c.capabilities(), info: &info, rounds: rounds}
+	cs.modern = newModernClient(version, c.capabilities(), &info, rounds)
 	cs.endpoint.modernCall = cs.modernCall
 	res := &DiscoverResult{}
 	for retried := false; ; retried = true {

@@ -51,6 +51,21 @@ type Meta struct {
 	// Other holds every other member, by key, each a JSON value. Keys of
 	// the fields above are not written from Other.
 	Other map[string]json.RawMessage `json:"-"`
+
+	// pre holds the encodings of ClientCapabilities and ClientInfo when
+	// the client filled them in (see modernClient.fill), so that the
+	// envelope every request carries is not encoded anew each time.
+	pre *metaEncodings
+}
+
+// metaEncodings are the JSON encodings of a client's capabilities and
+// identity, made once; they are used only while the Meta still points at
+// the values they encode.
+type metaEncodings struct {
+	caps     *ClientCapabilities
+	capsJSON jsontext.Value
+	info     *Implementation
+	infoJSON jsontext.Value
 }
 
 // The _meta keys MCP defines.
@@ -90,10 +105,24 @@ func (m Meta) MarshalJSONTo(enc *jsontext.Encoder) error {
 	if m.ProtocolVersion != "" {
 		err = errors.Join(err, member(metaKeyProtocolVersion, m.ProtocolVersion))
 	}
-	if m.ClientCapabilities != nil {
+	raw := func(name string, v jsontext.Value) error {
+		if err := enc.WriteToken(jsontext.String(name)); err != nil {
+			return err
+		}
+		return enc.WriteValue(v)
+	}
+	switch {
+	case m.ClientCapabilities == nil:
+	case m.pre != nil && m.pre.caps == m.ClientCapabilities:
+		err = errors.Join(err, raw(metaKeyClientCapabilities, m.pre.capsJSON))
+	default:
 		err = errors.Join(err, member(metaKeyClientCapabilities, m.ClientCapabilities))
 	}
-	if m.ClientInfo != nil {
+	switch {
+	case m.ClientInfo == nil:
+	case m.pre != nil && m.pre.info == m.ClientInfo:
+		err = errors.Join(err, raw(metaKeyClientInfo, m.pre.infoJSON))
+	default:
 		err = errors.Join(err, member(metaKeyClientInfo, m.ClientInfo))
 	}
 	if m.LogLevel != "" {

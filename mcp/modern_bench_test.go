@@ -68,3 +68,48 @@ func BenchmarkServerCallByEra(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCallByEra measures one tools/call of a typed echo tool through
+// mcpkit's Client and Server, in process, in each era: a handshake-era
+// session, and a client of the stateless era (EraModern), whose requests
+// carry the _meta envelope and whose results are checked for input rounds.
+func BenchmarkCallByEra(b *testing.B) {
+	for _, era := range []struct {
+		name string
+		era  Era
+	}{{"handshake", EraHandshake}, {"modern", EraModern}} {
+		b.Run(era.name, func(b *testing.B) {
+			s := NewServer(&Implementation{Name: "bench", Version: "1"}, nil)
+			type in struct {
+				Message string `json:"message"`
+			}
+			if err := AddTool(s, &Tool{Name: "echo"}, func(_ context.Context, _ *CallToolRequest, a in) (string, error) {
+				return a.Message, nil
+			}); err != nil {
+				b.Fatal(err)
+			}
+			ct, st := transport.NewInMemoryTransports()
+			ctx := context.Background()
+			ss, err := s.Connect(ctx, st)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ss.Close()
+			cs, err := NewClient(&Implementation{Name: "bench", Version: "1"}, &ClientOptions{Era: era.era}).Connect(ctx, ct)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			args := json.RawMessage(`{"message":"hello"}`)
+			if _, err := cs.CallTool(ctx, &CallToolParams{Name: "echo", Arguments: args}); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := cs.CallTool(ctx, &CallToolParams{Name: "echo", Arguments: args}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
