@@ -244,8 +244,7 @@ func TestEraAutoFallsBack(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var peer *jsonrpc.Conn
-			peer = jsonrpc.NewConn(sc, &jsonrpc.ConnOptions{Handler: jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			peer := jsonrpc.NewConn(sc, &jsonrpc.ConnOptions{Handler: jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 				switch req.Method {
 				case MethodServerDiscover:
 					if silent {
