@@ -57,9 +57,11 @@ var inProcessTargets = []target{
 	{"mcpgo-pipe", mcpgoPipe},
 }
 
-// latestTargets are extra BenchmarkInProcess targets at the other SDKs'
-// default protocol revision, to show what pinning changes.
+// latestTargets are extra BenchmarkInProcess targets at the stateless
+// 2026-07-28 revision: the other SDKs' default, and mcpkit's client
+// pinned to it (EraModern), against the same servers.
 var latestTargets = []target{
+	{"mcpkit-pipe-latest", mcpkitPipeLatest},
 	{"gosdk-pipe-latest", gosdkPipeLatest},
 	{"mcpgo-pipe-latest", mcpgoPipeLatest},
 }

@@ -20,7 +20,12 @@ var mcpkitArgs = mcpkitecho.EchoIn{Message: message}
 // that expects a text result (structured: a text block holding the JSON of
 // EchoOut).
 func mcpkitCaller(tb testing.TB, ct transport.Transport, structured bool) (caller, *mcp.ClientSession) {
-	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	return mcpkitCallerWith(tb, ct, structured, nil)
+}
+
+// mcpkitCallerWith is mcpkitCaller with client options.
+func mcpkitCallerWith(tb testing.TB, ct transport.Transport, structured bool, opts *mcp.ClientOptions) (caller, *mcp.ClientSession) {
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, opts)
 	cs, err := c.Connect(context.Background(), ct)
 	if err != nil {
 		tb.Fatal(err)
@@ -70,6 +75,11 @@ func mcpkitCallText(ctx context.Context, cs *mcp.ClientSession, name string, arg
 // mcpkitConnected serves an echo server over st and connects a client over
 // ct.
 func mcpkitConnected(tb testing.TB, st, ct transport.Transport, structured bool) caller {
+	return mcpkitConnectedWith(tb, st, ct, structured, nil)
+}
+
+// mcpkitConnectedWith is mcpkitConnected with client options.
+func mcpkitConnectedWith(tb testing.TB, st, ct transport.Transport, structured bool, opts *mcp.ClientOptions) caller {
 	newServer := mcpkitecho.NewServer
 	if structured {
 		newServer = mcpkitecho.NewStructuredServer
@@ -82,12 +92,21 @@ func mcpkitConnected(tb testing.TB, st, ct transport.Transport, structured bool)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	call, cs := mcpkitCaller(tb, ct, structured)
+	call, cs := mcpkitCallerWith(tb, ct, structured, opts)
 	tb.Cleanup(func() {
 		cs.Close()
 		ss.Wait()
 	})
 	return call
+}
+
+// mcpkitPipeLatest is mcpkitPipe with the client of the stateless era
+// (2026-07-28), as the other SDKs' -latest targets.
+func mcpkitPipeLatest(tb testing.TB) caller {
+	c2sR, c2sW, s2cR, s2cW := pipes()
+	return mcpkitConnectedWith(tb,
+		&transport.IOTransport{Reader: c2sR, Writer: s2cW},
+		&transport.IOTransport{Reader: s2cR, Writer: c2sW}, false, &mcp.ClientOptions{Era: mcp.EraModern})
 }
 
 // mcpkitInMemory uses mcpkit's in-memory transport pair, which passes
