@@ -300,6 +300,7 @@ type ClientSession struct {
 	recv   MethodHandler
 
 	modern      *modernClient // set by Connect for a session of the stateless era
+	cache       resultCache   // the stateless era's cacheable results
 	httpHeaders bool          // over Streamable HTTP: tools' x-mcp-header marks apply
 
 	mu       sync.Mutex
@@ -497,6 +498,7 @@ func (cs *ClientSession) logNote(ctx context.Context, req *ClientRequest[*Loggin
 }
 
 func (cs *ClientSession) toolsChangedNote(ctx context.Context, req *ClientRequest[*ToolListChangedParams]) (*EmptyResult, error) {
+	cs.cache.clear(MethodToolsList) // what changed is fetched again
 	if h := cs.client.opts.ToolListChangedHandler; h != nil {
 		h(ctx, req)
 	}
@@ -504,6 +506,7 @@ func (cs *ClientSession) toolsChangedNote(ctx context.Context, req *ClientReques
 }
 
 func (cs *ClientSession) promptsChangedNote(ctx context.Context, req *ClientRequest[*PromptListChangedParams]) (*EmptyResult, error) {
+	cs.cache.clear(MethodPromptsList) // what changed is fetched again
 	if h := cs.client.opts.PromptListChangedHandler; h != nil {
 		h(ctx, req)
 	}
@@ -511,6 +514,7 @@ func (cs *ClientSession) promptsChangedNote(ctx context.Context, req *ClientRequ
 }
 
 func (cs *ClientSession) resourcesChangedNote(ctx context.Context, req *ClientRequest[*ResourceListChangedParams]) (*EmptyResult, error) {
+	cs.cache.clear(MethodResourcesList, MethodResourcesTemplatesList) // what changed is fetched again
 	if h := cs.client.opts.ResourceListChangedHandler; h != nil {
 		h(ctx, req)
 	}
@@ -518,6 +522,7 @@ func (cs *ClientSession) resourcesChangedNote(ctx context.Context, req *ClientRe
 }
 
 func (cs *ClientSession) resourceUpdatedNote(ctx context.Context, req *ClientRequest[*ResourceUpdatedParams]) (*EmptyResult, error) {
+	cs.cache.clear(MethodResourcesRead) // what changed is fetched again
 	if h := cs.client.opts.ResourceUpdatedHandler; h != nil {
 		h(ctx, req)
 	}

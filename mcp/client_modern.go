@@ -236,6 +236,12 @@ func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, e
 		}
 	}
 	responses, state := retryFields(o.params)
+	key := cacheKey(o.method, o.params)
+	if key != "" && ctx.Value(withoutCacheKey{}) == nil {
+		if data, ok := cs.cache.get(key, time.Now()); ok && unmarshalStd(data, o.result) == nil {
+			return o.result, nil
+		}
+	}
 	for round := 0; ; round++ {
 		raw, err := marshalStd(o.params)
 		if err != nil {
@@ -270,6 +276,9 @@ func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, e
 		}
 		if list, ok := o.result.(*ListToolsResult); ok && cs.httpHeaders {
 			cs.checkToolHeaders(list)
+		}
+		if key != "" {
+			cs.cache.put(key, o.result, res, time.Now())
 		}
 		return o.result, nil
 	}

@@ -271,3 +271,54 @@ func TestEraAutoFallsBack(t *testing.T) {
 		})
 	}
 }
+
+// TestModernClientCache checks the client's cache of 2026-07-28 results:
+// a list the server lets it keep is served from the cache until it
+// expires, WithoutCache and ClearCache go to the server, and a ttlMs of 0
+// is never cached.
+func TestModernClientCache(t *testing.T) {
+	checkGoroutines(t)
+	for _, ttl := range []time.Duration{time.Hour, 0} {
+		t.Run(fmt.Sprint("ttl=", ttl), func(t *testing.T) {
+			var lists int
+			s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{CacheTTL: ttl, Middleware: []Middleware{
+				func(next MethodHandler) MethodHandler {
+					return func(ctx context.Context, req Request) (Result, error) {
+						if req.Method() == MethodToolsList {
+							lists++
+						}
+						return next(ctx, req)
+					}
+				},
+			}})
+			if err := s.AddTool(&Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+				return &CallToolResult{}, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			cs := modernPair(t, s, nil)
+			list := func(ctx context.Context) {
+				t.Helper()
+				res, err := cs.ListTools(ctx, nil)
+				if err != nil || len(res.Tools) != 1 {
+					t.Fatalf("ListTools: %+v, %v", res, err)
+				}
+			}
+			list(t.Context())
+			list(t.Context())
+			want := 1
+			if ttl == 0 {
+				want = 2
+			}
+			if lists != want {
+				t.Fatalf("two lists reached the server %d times, want %d", lists, want)
+			}
+			list(WithoutCache(t.Context()))
+			cs.ClearCache()
+			list(t.Context())
+			if lists != want+2 {
+				t.Fatalf("after a bypass and a clear, %d lists reached the server, want %d", lists, want+2)
+			}
+		})
+	}
+}
