@@ -7,10 +7,11 @@ import (
 )
 
 // The client's cache of 2026-07-28 results. A server of that era says how
-// long a client may keep a list result, a resources/read result or its
-// server/discover answer (ttlMs) and who may share it (cacheScope); a
-// client session of that era keeps those with a positive ttlMs and
-// answers the same request from the cache until they expire. A session's
+// long a client may keep a list result or a resources/read result (ttlMs)
+// and who may share it (cacheScope); a client session of that era keeps
+// those with a positive ttlMs and answers the same request from the cache
+// until they expire. (Its server/discover answer is asked for once, at
+// Connect.) A session's
 // cache is its own, so both scopes are honoured. ClearCache empties it,
 // and a context from WithoutCache goes to the server whatever the cache
 // holds (and refreshes it).
