@@ -357,6 +357,17 @@ func (c *Conn) shutdown(err error) error {
 	return nil
 }
 
+type callIDKey struct{}
+
+// WithCallID returns a context under which [Conn.Call] sends its request
+// with id instead of a number of its own choosing: for a caller that needs
+// to know the id before the answer (MCP's subscriptions/listen, whose
+// notifications carry it). The caller keeps the ids it chooses unique
+// among its requests in flight; a string id never meets Call's numbers.
+func WithCallID(ctx context.Context, id ID) context.Context {
+	return context.WithValue(ctx, callIDKey{}, id)
+}
+
 // Call sends a request and waits for its response. params must be raw JSON
 // (an object or array) or nil. The result is the raw JSON of the response's
 // result; a peer's error is returned as an [*Error].
@@ -365,7 +376,10 @@ func (c *Conn) shutdown(err error) error {
 // and reports it to [ConnOptions.OnCancel]. If the connection closes first,
 // Call returns an error that matches [ErrClosed].
 func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	id := Int64ID(c.nextID.Add(1))
+	id, chosen := ctx.Value(callIDKey{}).(ID)
+	if !chosen {
+		id = Int64ID(c.nextID.Add(1))
+	}
 	ch := make(chan *Response, 1)
 	c.mu.Lock()
 	if c.closed || c.endErr != nil {
@@ -375,6 +389,10 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 		}
 		c.mu.Unlock()
 		return nil, closedError(err)
+	}
+	if _, dup := c.pending[id]; dup {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("jsonrpc: sending %s: request id %s is in flight already", method, id)
 	}
 	c.pending[id] = ch
 	if c.lent != 0 {

@@ -301,6 +301,7 @@ type ClientSession struct {
 
 	modern      *modernClient // set by Connect for a session of the stateless era
 	cache       resultCache   // the stateless era's cacheable results
+	listeners   listenWaiters // Listen calls waiting for their acknowledgment
 	httpHeaders bool          // over Streamable HTTP: tools' x-mcp-header marks apply
 
 	mu       sync.Mutex
@@ -436,18 +437,19 @@ var errRequestTimeout = errors.New("mcp: request timed out")
 
 // clientMethods is every method a client receives.
 var clientMethods = map[string]inMethod[*ClientSession]{
-	MethodPing:                      clientMethodFor(MethodPing, (*ClientSession).ping),
-	MethodRootsList:                 clientMethodFor(MethodRootsList, (*ClientSession).listRoots),
-	MethodSamplingCreateMessage:     clientMethodFor(MethodSamplingCreateMessage, (*ClientSession).createMessage),
-	MethodElicitationCreate:         clientMethodFor(MethodElicitationCreate, (*ClientSession).elicit),
-	NotificationCancelled:           notification(clientMethodFor(NotificationCancelled, (*ClientSession).cancelledNote)),
-	NotificationProgress:            notification(clientMethodFor(NotificationProgress, (*ClientSession).progressNote)),
-	NotificationMessage:             notification(clientMethodFor(NotificationMessage, (*ClientSession).logNote)),
-	NotificationToolListChanged:     notification(clientMethodFor(NotificationToolListChanged, (*ClientSession).toolsChangedNote)),
-	NotificationPromptListChanged:   notification(clientMethodFor(NotificationPromptListChanged, (*ClientSession).promptsChangedNote)),
-	NotificationResourceListChanged: notification(clientMethodFor(NotificationResourceListChanged, (*ClientSession).resourcesChangedNote)),
-	NotificationResourceUpdated:     notification(clientMethodFor(NotificationResourceUpdated, (*ClientSession).resourceUpdatedNote)),
-	NotificationElicitationComplete: notification(clientMethodFor(NotificationElicitationComplete, (*ClientSession).elicitationCompleteNote)),
+	MethodPing:                            clientMethodFor(MethodPing, (*ClientSession).ping),
+	MethodRootsList:                       clientMethodFor(MethodRootsList, (*ClientSession).listRoots),
+	MethodSamplingCreateMessage:           clientMethodFor(MethodSamplingCreateMessage, (*ClientSession).createMessage),
+	MethodElicitationCreate:               clientMethodFor(MethodElicitationCreate, (*ClientSession).elicit),
+	NotificationCancelled:                 notification(clientMethodFor(NotificationCancelled, (*ClientSession).cancelledNote)),
+	NotificationProgress:                  notification(clientMethodFor(NotificationProgress, (*ClientSession).progressNote)),
+	NotificationMessage:                   notification(clientMethodFor(NotificationMessage, (*ClientSession).logNote)),
+	NotificationToolListChanged:           notification(clientMethodFor(NotificationToolListChanged, (*ClientSession).toolsChangedNote)),
+	NotificationPromptListChanged:         notification(clientMethodFor(NotificationPromptListChanged, (*ClientSession).promptsChangedNote)),
+	NotificationResourceListChanged:       notification(clientMethodFor(NotificationResourceListChanged, (*ClientSession).resourcesChangedNote)),
+	NotificationResourceUpdated:           notification(clientMethodFor(NotificationResourceUpdated, (*ClientSession).resourceUpdatedNote)),
+	NotificationElicitationComplete:       notification(clientMethodFor(NotificationElicitationComplete, (*ClientSession).elicitationCompleteNote)),
+	NotificationSubscriptionsAcknowledged: notification(clientMethodFor(NotificationSubscriptionsAcknowledged, (*ClientSession).subscriptionAcknowledged)),
 }
 
 func (cs *ClientSession) ping(context.Context, *ClientRequest[*PingParams]) (*EmptyResult, error) {

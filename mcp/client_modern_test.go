@@ -322,3 +322,74 @@ func TestModernClientCache(t *testing.T) {
 		})
 	}
 }
+
+// TestModernClientListen opens subscriptions/listen from the client of
+// 2026-07-28, over in-memory transports and Streamable HTTP: the
+// acknowledgment says what the server honours, a tool added on the
+// server reaches ToolListChangedHandler, and Close ends the stream.
+func TestModernClientListen(t *testing.T) {
+	checkGoroutines(t)
+	for _, kind := range []string{"in-memory", "http"} {
+		t.Run(kind, func(t *testing.T) {
+			s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{ListChangedDelay: -1})
+			add := func(name string) {
+				if err := s.AddTool(&Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+					return &CallToolResult{}, nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			add("first")
+			changed := make(chan struct{}, 4)
+			opts := &ClientOptions{Era: EraModern, ToolListChangedHandler: func(context.Context, *ClientRequest[*ToolListChangedParams]) {
+				changed <- struct{}{}
+			}}
+			var cs *ClientSession
+			if kind == "in-memory" {
+				cs = modernPair(t, s, opts)
+			} else {
+				h := NewStreamableHTTPHandler(s, nil)
+				srv := httptest.NewServer(h)
+				t.Cleanup(func() { srv.Close(); h.Close() })
+				var err error
+				cs, err = NewClient(&Implementation{Name: "c", Version: "1"}, opts).Connect(t.Context(), &transport.StreamableClientTransport{URL: srv.URL})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { cs.Close() })
+			}
+			sub, err := cs.Listen(t.Context(), &SubscriptionFilter{ToolsListChanged: true, PromptsListChanged: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sub.Acknowledged.ToolsListChanged || sub.Acknowledged.PromptsListChanged {
+				t.Fatalf("acknowledged %+v, want tools only (the server has no prompts)", sub.Acknowledged)
+			}
+			add("second")
+			select {
+			case <-changed:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no list_changed on the subscription")
+			}
+			if err := sub.Close(); err != nil || sub.Err() != nil {
+				t.Fatalf("Close: %v, %v", err, sub.Err())
+			}
+		})
+	}
+	// A handshake-era session has no Listen.
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+	ct, st := transport.NewInMemoryTransports()
+	ss, err := s.Connect(t.Context(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { ss.Close(); ss.Wait() }()
+	cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, nil).Connect(t.Context(), ct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.Listen(t.Context(), nil); err == nil {
+		t.Fatal("Listen on a handshake-era session")
+	}
+}
