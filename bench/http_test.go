@@ -151,14 +151,25 @@ func mcpkitNoStreamHTTPDial(ctx context.Context, hc *http.Client, url string) (*
 }
 
 func mcpkitHTTPDialWith(ctx context.Context, t *transport.StreamableClientTransport) (*httpConn, error) {
-	c := mcpkit.NewClient(&mcpkit.Implementation{Name: "bench", Version: "1"}, nil)
+	return mcpkitHTTPDialEra(ctx, t, mcpkit.EraHandshake, pinnedVersion)
+}
+
+// mcpkitModernHTTPDial dials with the client of the stateless era
+// (2026-07-28): every call is a POST of its own, with no session.
+func mcpkitModernHTTPDial(ctx context.Context, hc *http.Client, url string) (*httpConn, error) {
+	return mcpkitHTTPDialEra(ctx, &transport.StreamableClientTransport{URL: url, HTTPClient: hc}, mcpkit.EraModern, mcpkit.Version20260728)
+}
+
+// mcpkitHTTPDialEra dials with a client of era and checks the revision.
+func mcpkitHTTPDialEra(ctx context.Context, t *transport.StreamableClientTransport, era mcpkit.Era, want string) (*httpConn, error) {
+	c := mcpkit.NewClient(&mcpkit.Implementation{Name: "bench", Version: "1"}, &mcpkit.ClientOptions{Era: era})
 	cs, err := c.Connect(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	if v := cs.InitializeResult().ProtocolVersion; v != pinnedVersion {
+	if v := cs.ProtocolVersion(); v != want {
 		cs.Close()
-		return nil, fmt.Errorf("mcpkit negotiated protocol %s, want %s", v, pinnedVersion)
+		return nil, fmt.Errorf("mcpkit negotiated protocol %s, want %s", v, want)
 	}
 	return &httpConn{
 		echo: mcpkitEcho(cs, false),
@@ -326,7 +337,10 @@ func (s *httpServer) dial(tb testing.TB, t httpTarget) *httpConn {
 // time per call across all sessions; p50-µs and p99-µs are the latency
 // of one call.
 func BenchmarkHTTPConcurrent50(b *testing.B) {
-	for _, t := range httpTargets {
+	// mcpkit-latest: the client of 2026-07-28 against the same handler
+	// (its requests served statelessly, each a POST of its own).
+	targets := slices.Insert(slices.Clone(httpTargets), 2, httpTarget{"mcpkit-latest", mcpkitHTTPServe, mcpkitModernHTTPDial})
+	for _, t := range targets {
 		b.Run(t.name, func(b *testing.B) {
 			s := startHTTP(b, t)
 			conns := make([]*httpConn, httpSessions)
