@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -8,6 +9,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // TestModernHTTPStatuses posts 2026-07-28 requests, good and bad, to a
@@ -123,5 +127,73 @@ func TestModernHTTPStatuses(t *testing.T) {
 	defer cs.Close()
 	if cs.ProtocolVersion() != LatestVersion {
 		t.Fatalf("handshake session negotiated %s", cs.ProtocolVersion())
+	}
+}
+
+// TestModernHTTPPerPeerBound checks that 2026-07-28 exchanges held open
+// (subscriptions/listen streams) count against MaxSessionsPerPeer on an
+// endpoint that serves sessions too: one peer cannot hold every slot.
+func TestModernHTTPPerPeerBound(t *testing.T) {
+	checkGoroutines(t)
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+	if err := s.AddTool(&Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+		return &CallToolResult{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h := NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{MaxSessionsPerPeer: 2})
+	// Loopback addresses are not counted per peer; principals are.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(transport.WithPrincipal(r.Context(), "alice")))
+	}))
+	defer srv.Close()
+	defer h.Close()
+	post := func(ctx context.Context, method, params string) *http.Response {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}` + params + `}}`
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", method)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	var cancels []context.CancelFunc
+	defer func() {
+		for _, c := range cancels {
+			c()
+		}
+	}()
+	for i := range 2 {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancels = append(cancels, cancel)
+		resp := post(ctx, "subscriptions/listen", `,"notifications":{"toolsListChanged":true}`)
+		defer resp.Body.Close()
+		// The acknowledgment is the stream's first event: the listen is open.
+		line, err := bufio.NewReader(resp.Body).ReadString('}')
+		if resp.StatusCode != 200 || err != nil || !strings.Contains(line, "acknowledged") {
+			t.Fatalf("listen %d: %d %q %v", i, resp.StatusCode, line, err)
+		}
+	}
+	resp := post(t.Context(), "tools/list", "")
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("a third exchange of a peer holding two: %d, want 429", resp.StatusCode)
+	}
+	cancels[0]() // the client closes one stream
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		resp := post(t.Context(), "tools/list", "")
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a stream closed: %d", resp.StatusCode)
+		}
+		time.Sleep(10 * time.Millisecond) // polling: the server notices the close on its own
 	}
 }

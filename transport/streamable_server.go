@@ -393,10 +393,17 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 	)
 	switch {
 	case h.opts.Stateless || modern:
-		// MaxSessions bounds the exchanges in progress. Not per peer:
-		// behind a load balancer, where stateless servers usually are,
-		// every client would be one peer.
-		if a = h.reserve(w, r, sessionLimits{max: h.limits.max}); a == nil {
+		// MaxSessions bounds the exchanges in progress. In stateless mode
+		// not per peer: behind a load balancer, where stateless servers
+		// usually are, every client would be one peer. On an endpoint
+		// that also serves sessions, a 2026-07-28 exchange (a
+		// subscriptions/listen stream can last) takes a slot of its peer
+		// as a session does, so that one peer cannot hold them all.
+		lim := sessionLimits{max: h.limits.max}
+		if !h.opts.Stateless {
+			lim = h.limits
+		}
+		if a = h.reserve(w, r, lim); a == nil {
 			return
 		}
 		defer h.sessions.release(a)
