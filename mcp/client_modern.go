@@ -324,17 +324,8 @@ func paramHeaders(marks []headerParam, arguments json.RawMessage) http.Header {
 	}
 	h := http.Header{}
 	for _, p := range marks {
-		var v any = args
-		for _, k := range p.path {
-			m, ok := v.(map[string]any)
-			if !ok {
-				v = nil
-				break
-			}
-			v = m[k]
-		}
 		var s string
-		switch v := v.(type) {
+		switch v := argumentAt(args, p.path).(type) {
 		case string:
 			s = transport.EncodeHeaderValue(v)
 		case bool:

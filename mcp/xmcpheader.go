@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // x-mcp-header (2026-07-28, SEP-2243). A tool's input schema may mark a
@@ -123,15 +123,7 @@ func checkHeaderParams(params []headerParam, header http.Header, arguments json.
 		}
 	}
 	for _, p := range params {
-		var v any = args
-		for _, k := range p.path {
-			m, ok := v.(map[string]any)
-			if !ok {
-				v = nil
-				break
-			}
-			v = m[k]
-		}
+		v := argumentAt(args, p.path)
 		if v == nil {
 			continue // absent: no header is expected
 		}
@@ -140,7 +132,7 @@ func checkHeaderParams(params []headerParam, header http.Header, arguments json.
 		if len(values) == 0 {
 			return headerMismatch("missing " + name + " header")
 		}
-		got, ok := decodeParamHeader(values[0])
+		got, ok := transport.DecodeHeaderValue(values[0])
 		if len(values) != 1 || !ok {
 			return headerMismatch(name + " header value is not valid")
 		}
@@ -151,27 +143,21 @@ func checkHeaderParams(params []headerParam, header http.Header, arguments json.
 	return nil
 }
 
-func headerMismatch(msg string) error {
-	return &jsonrpc.Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + msg}
+// argumentAt returns the value at path in decoded arguments, or nil.
+func argumentAt(args map[string]any, path []string) any {
+	var v any = args
+	for _, k := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
 }
 
-// decodeParamHeader decodes an Mcp-Param value: Base64 between =?base64?
-// and ?= (strictly: padding and alphabet), or else the value as it is,
-// which must be visible ASCII, space or tab.
-func decodeParamHeader(v string) (string, bool) {
-	if strings.HasPrefix(v, "=?base64?") && strings.HasSuffix(v, "?=") && len(v) >= len("=?base64??=") {
-		b, err := base64.StdEncoding.Strict().DecodeString(v[len("=?base64?") : len(v)-2])
-		if err != nil {
-			return "", false
-		}
-		return string(b), true
-	}
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; (c < 0x20 || c > 0x7e) && c != '\t' {
-			return "", false
-		}
-	}
-	return v, true
+func headerMismatch(msg string) error {
+	return &jsonrpc.Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + msg}
 }
 
 // sameHeaderValue reports whether the header text h mirrors the argument

@@ -129,7 +129,7 @@ func checkModernRequest(header http.Header, req *jsonrpc.Request, version string
 	if !ok || len(name) != 1 {
 		return codeHeaderMismatch, "Header mismatch: missing Mcp-Name header"
 	}
-	value, ok := decodeHeaderValue(name[0])
+	value, ok := DecodeHeaderValue(name[0])
 	if !ok {
 		return codeHeaderMismatch, "Header mismatch: Mcp-Name header value is not valid"
 	}
@@ -139,15 +139,14 @@ func checkModernRequest(header http.Header, req *jsonrpc.Request, version string
 	return 0, ""
 }
 
-// decodeHeaderValue decodes a header value that mirrors a body value:
-// as it is, or in the Base64 sentinel form =?base64?...?= for a value
-// that is not plain visible ASCII.
-func decodeHeaderValue(v string) (string, bool) {
-	if enc, ok := strings.CutPrefix(v, "=?base64?"); ok {
-		if enc, ok = strings.CutSuffix(enc, "?="); !ok {
-			return "", false
-		}
-		b, err := base64.StdEncoding.DecodeString(enc)
+// DecodeHeaderValue decodes the value of a header that mirrors a request
+// body value in Streamable HTTP of 2026-07-28 (Mcp-Name, Mcp-Param-*):
+// Base64 between =?base64? and ?= (strictly: padding and alphabet), or
+// else the value as it is, which must be visible ASCII, space or tab. It
+// reports false for a value that is neither.
+func DecodeHeaderValue(v string) (string, bool) {
+	if strings.HasPrefix(v, "=?base64?") && strings.HasSuffix(v, "?=") && len(v) >= len("=?base64??=") {
+		b, err := base64.StdEncoding.Strict().DecodeString(v[len("=?base64?") : len(v)-2])
 		if err != nil {
 			return "", false
 		}

@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"os/exec"
@@ -41,21 +40,7 @@ func TestEraMatrix(t *testing.T) {
 			if kind == "stdio" {
 				return &transport.CommandTransport{Command: exec.Command(fixture), TerminateDuration: 3 * time.Second}
 			}
-			cmd := exec.CommandContext(ctx, fixture, "-http", "127.0.0.1:0")
-			cmd.WaitDelay = 5 * time.Second
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			line, err := bufio.NewReader(stdout).ReadString('\n')
-			url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-			if err != nil || !ok {
-				t.Fatalf("the fixture server said %q (%v)", line, err)
-			}
+			url := startFixtureHTTP(ctx, t, fixture)
 			return &transport.StreamableClientTransport{URL: url, DisableSSEFallback: true}
 		}},
 		{"server-everything (handshake era)", false, func(t *testing.T, kind string) transport.Transport {

@@ -39,6 +39,32 @@ func buildFixtureServer(ctx context.Context, t *testing.T) string {
 	return bin
 }
 
+// startFixtureHTTP runs the fixture server bin over Streamable HTTP on a
+// port it picks (it prints "listening on <URL>"), until the test ends,
+// and returns its URL.
+func startFixtureHTTP(ctx context.Context, t *testing.T, bin string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, "-http", "127.0.0.1:0")
+	cmd.WaitDelay = 5 * time.Second
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if err != nil || !ok {
+		t.Fatalf("the fixture server said %q (%v)", line, err)
+	}
+	return url
+}
+
 // runTSV2Client runs ts_v2_client.mjs against target and returns its
 // summary.
 func runTSV2Client(ctx context.Context, t *testing.T, modules string, target ...string) *tsV2Summary {
@@ -120,25 +146,7 @@ func TestTypeScriptV2ClientModernEra(t *testing.T) {
 		check(t, runTSV2Client(ctx, t, modules, "--", bin))
 	})
 	t.Run("streamable HTTP", func(t *testing.T) {
-		// The fixture picks a port and prints "listening on <URL>".
-		cmd := exec.CommandContext(ctx, bin, "-http", "127.0.0.1:0")
-		cmd.WaitDelay = 5 * time.Second
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}()
-		line, err := bufio.NewReader(stdout).ReadString('\n')
-		url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-		if err != nil || !ok {
-			t.Fatalf("the fixture server said %q (%v)", line, err)
-		}
+		url := startFixtureHTTP(ctx, t, bin)
 		check(t, runTSV2Client(ctx, t, modules, "--url", url))
 	})
 }
