@@ -92,56 +92,57 @@ func (m Meta) MarshalJSONTo(enc *jsontext.Encoder) error {
 	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
 		return err
 	}
-	member := func(name string, v any) error {
-		if err := enc.WriteToken(jsontext.String(name)); err != nil {
-			return err
-		}
-		return jsonv2.MarshalEncode(enc, v)
-	}
-	var err error
 	if m.ProgressToken.IsValid() {
-		err = errors.Join(err, member(metaKeyProgressToken, m.ProgressToken))
-	}
-	if m.ProtocolVersion != "" {
-		err = errors.Join(err, member(metaKeyProtocolVersion, m.ProtocolVersion))
-	}
-	raw := func(name string, v jsontext.Value) error {
-		if err := enc.WriteToken(jsontext.String(name)); err != nil {
+		if err := writeName(enc, metaKeyProgressToken); err != nil {
 			return err
 		}
-		return enc.WriteValue(v)
+		if err := m.ProgressToken.MarshalJSONTo(enc); err != nil {
+			return err
+		}
 	}
-	switch {
-	case m.ClientCapabilities == nil:
-	case m.pre != nil && m.pre.caps == m.ClientCapabilities:
-		err = errors.Join(err, raw(metaKeyClientCapabilities, m.pre.capsJSON))
-	default:
-		err = errors.Join(err, member(metaKeyClientCapabilities, m.ClientCapabilities))
+	if err := writeStringMember(enc, metaKeyProtocolVersion, m.ProtocolVersion); err != nil {
+		return err
 	}
-	switch {
-	case m.ClientInfo == nil:
-	case m.pre != nil && m.pre.info == m.ClientInfo:
-		err = errors.Join(err, raw(metaKeyClientInfo, m.pre.infoJSON))
-	default:
-		err = errors.Join(err, member(metaKeyClientInfo, m.ClientInfo))
+	if m.ClientCapabilities != nil {
+		if err := writeName(enc, metaKeyClientCapabilities); err != nil {
+			return err
+		}
+		if err := m.pre.writeCaps(enc, m.ClientCapabilities); err != nil {
+			return err
+		}
 	}
-	if m.LogLevel != "" {
-		err = errors.Join(err, member(metaKeyLogLevel, m.LogLevel))
+	if m.ClientInfo != nil {
+		if err := writeName(enc, metaKeyClientInfo); err != nil {
+			return err
+		}
+		if err := m.pre.writeInfo(enc, m.ClientInfo); err != nil {
+			return err
+		}
+	}
+	if err := writeStringMember(enc, metaKeyLogLevel, string(m.LogLevel)); err != nil {
+		return err
 	}
 	if m.ServerInfo != nil {
-		err = errors.Join(err, member(metaKeyServerInfo, m.ServerInfo))
+		if err := writeName(enc, metaKeyServerInfo); err != nil {
+			return err
+		}
+		if err := m.ServerInfo.MarshalJSONTo(enc); err != nil {
+			return err
+		}
 	}
 	if m.SubscriptionID.IsValid() {
-		err = errors.Join(err, member(metaKeySubscriptionID, m.SubscriptionID))
-	}
-	if err != nil {
-		return err
+		if err := writeName(enc, metaKeySubscriptionID); err != nil {
+			return err
+		}
+		if err := m.SubscriptionID.MarshalJSONTo(enc); err != nil {
+			return err
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(m.Other)) {
 		if isMetaKey(k) {
 			continue
 		}
-		if err := enc.WriteToken(jsontext.String(k)); err != nil {
+		if err := writeName(enc, k); err != nil {
 			return err
 		}
 		v := m.Other[k]
@@ -153,6 +154,38 @@ func (m Meta) MarshalJSONTo(enc *jsontext.Encoder) error {
 		}
 	}
 	return enc.WriteToken(jsontext.EndObject)
+}
+
+func writeName(enc *jsontext.Encoder, name string) error {
+	return enc.WriteToken(jsontext.String(name))
+}
+
+// writeStringMember writes the member name: v, unless v is empty.
+func writeStringMember(enc *jsontext.Encoder, name, v string) error {
+	if v == "" {
+		return nil
+	}
+	if err := writeName(enc, name); err != nil {
+		return err
+	}
+	return enc.WriteToken(jsontext.String(v))
+}
+
+// writeCaps writes c: its encoding made once, when e holds the encoding of
+// this very value, else encoded now.
+func (e *metaEncodings) writeCaps(enc *jsontext.Encoder, c *ClientCapabilities) error {
+	if e != nil && e.caps == c {
+		return enc.WriteValue(e.capsJSON)
+	}
+	return c.MarshalJSONTo(enc)
+}
+
+// writeInfo is writeCaps for the client's identity.
+func (e *metaEncodings) writeInfo(enc *jsontext.Encoder, i *Implementation) error {
+	if e != nil && e.info == i {
+		return enc.WriteValue(e.infoJSON)
+	}
+	return i.MarshalJSONTo(enc)
 }
 
 // metaKeyOf returns name as a string: one of the constant keys MCP

@@ -61,16 +61,12 @@ func (ss *ServerSession) chooseModern() {
 	ss.mu.Unlock()
 }
 
-// isModernRequest reports whether req is to be served as a request of the
-// stateless era: it names a revision in _meta, arrives on a modern
-// connection, or is server/discover, which exists in no other era.
-func (ss *ServerSession) isModernRequest(req Request) bool {
-	if m := req.Method(); req.Parameters().meta().ProtocolVersion != "" || m == MethodServerDiscover || m == MethodSubscriptionsListen {
-		return true
-	}
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return ss.era == eraModern
+// isModernRequest reports whether req is one of the stateless era by
+// itself: it names a revision in _meta, or its method exists in no other
+// era. (On a connection the first message made modern, every request is.)
+func isModernRequest(req Request) bool {
+	m := req.Method()
+	return req.Parameters().meta().ProtocolVersion != "" || m == MethodServerDiscover || m == MethodSubscriptionsListen
 }
 
 // handleModern serves a request of the stateless era: it checks the

@@ -23,22 +23,8 @@ func BenchmarkServerCallByEra(b *testing.B) {
 		{"modern", `{"name":"echo","arguments":{"message":"hello"},` + modernMeta + `}`, `"resultType":"complete"`},
 	} {
 		b.Run(era.name, func(b *testing.B) {
-			s := NewServer(&Implementation{Name: "bench", Version: "1"}, nil)
-			type in struct {
-				Message string `json:"message"`
-			}
-			if err := AddTool(s, &Tool{Name: "echo"}, func(_ context.Context, _ *CallToolRequest, a in) (string, error) {
-				return a.Message, nil
-			}); err != nil {
-				b.Fatal(err)
-			}
-			ct, st := transport.NewInMemoryTransports()
+			ct := echoServerTransport(b)
 			ctx := context.Background()
-			ss, err := s.Connect(ctx, st)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer ss.Close()
 			tc, err := ct.Connect(ctx)
 			if err != nil {
 				b.Fatal(err)
@@ -79,22 +65,8 @@ func BenchmarkCallByEra(b *testing.B) {
 		era  Era
 	}{{"handshake", EraHandshake}, {"modern", EraModern}} {
 		b.Run(era.name, func(b *testing.B) {
-			s := NewServer(&Implementation{Name: "bench", Version: "1"}, nil)
-			type in struct {
-				Message string `json:"message"`
-			}
-			if err := AddTool(s, &Tool{Name: "echo"}, func(_ context.Context, _ *CallToolRequest, a in) (string, error) {
-				return a.Message, nil
-			}); err != nil {
-				b.Fatal(err)
-			}
-			ct, st := transport.NewInMemoryTransports()
+			ct := echoServerTransport(b)
 			ctx := context.Background()
-			ss, err := s.Connect(ctx, st)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer ss.Close()
 			cs, err := NewClient(&Implementation{Name: "bench", Version: "1"}, &ClientOptions{Era: era.era}).Connect(ctx, ct)
 			if err != nil {
 				b.Fatal(err)
@@ -112,4 +84,25 @@ func BenchmarkCallByEra(b *testing.B) {
 			}
 		})
 	}
+}
+
+// echoServerTransport serves a server with a typed echo tool over an
+// in-memory pair, closed when b ends, and returns the client's end.
+func echoServerTransport(b *testing.B) transport.Transport {
+	s := NewServer(&Implementation{Name: "bench", Version: "1"}, nil)
+	type in struct {
+		Message string `json:"message"`
+	}
+	if err := AddTool(s, &Tool{Name: "echo"}, func(_ context.Context, _ *CallToolRequest, a in) (string, error) {
+		return a.Message, nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	ct, st := transport.NewInMemoryTransports()
+	ss, err := s.Connect(context.Background(), st)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ss.Close() })
+	return ct
 }

@@ -270,12 +270,12 @@ func (ss *ServerSession) initHandled() {
 func (ss *ServerSession) handleRequest(ctx context.Context, req Request) (Result, error) {
 	method := req.Method()
 	m := serverMethods[method]
-	if ss.isModernRequest(req) {
+	ss.mu.Lock()
+	state, wait, era := ss.state, ss.initWait, ss.era
+	ss.mu.Unlock()
+	if era == eraModern || isModernRequest(req) {
 		return ss.handleModern(ctx, req, m)
 	}
-	ss.mu.Lock()
-	state, wait := ss.state, ss.initWait
-	ss.mu.Unlock()
 	if state == stateNew && wait != nil && method != MethodInitialize && method != MethodPing {
 		// An initialize arrived before this message: wait for it.
 		select {

@@ -133,25 +133,33 @@ type tsClientOptions struct {
 	TimeoutMs      int                          `json:"timeoutMs,omitempty"`
 }
 
+// stageScript copies the node script name into a new directory beside a
+// link to the installed node_modules, from which it resolves its imports,
+// and returns the directory and the script's path there.
+func stageScript(t *testing.T, modules, name string) (work, path string) {
+	t.Helper()
+	work = t.TempDir()
+	if err := os.Symlink(filepath.Join(modules, "node_modules"), filepath.Join(work, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(work, name)
+	if err := os.WriteFile(path, script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return work, path
+}
+
 // runTSClient runs ts_client.mjs against target (its arguments after the
 // options file: "--" and a server command, or "--url" or "--sse" and a
 // URL) and returns its summary.
 func runTSClient(ctx context.Context, t *testing.T, modules string, opts *tsClientOptions, target ...string) *tsSummary {
 	t.Helper()
-	work := t.TempDir()
-	// The script resolves its imports from the node_modules beside it.
-	if err := os.Symlink(filepath.Join(modules, "node_modules"), filepath.Join(work, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	script, err := os.ReadFile("ts_client.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	scriptPath := filepath.Join(work, "ts_client.mjs")
+	work, scriptPath := stageScript(t, modules, "ts_client.mjs")
 	optsPath := filepath.Join(work, "options.json")
-	if err := os.WriteFile(scriptPath, script, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	if err := os.WriteFile(optsPath, mustJSON(opts), 0o644); err != nil {
 		t.Fatal(err)
 	}

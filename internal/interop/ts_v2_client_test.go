@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -69,18 +68,7 @@ func startFixtureHTTP(ctx context.Context, t *testing.T, bin string) string {
 // summary.
 func runTSV2Client(ctx context.Context, t *testing.T, modules string, target ...string) *tsV2Summary {
 	t.Helper()
-	work := t.TempDir()
-	if err := os.Symlink(filepath.Join(modules, "node_modules"), filepath.Join(work, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	script, err := os.ReadFile("ts_v2_client.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	scriptPath := filepath.Join(work, "ts_v2_client.mjs")
-	if err := os.WriteFile(scriptPath, script, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	work, scriptPath := stageScript(t, modules, "ts_v2_client.mjs")
 	cmd := exec.CommandContext(ctx, "node", append([]string{scriptPath}, target...)...)
 	cmd.Dir = work
 	cmd.WaitDelay = 5 * time.Second
