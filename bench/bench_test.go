@@ -59,7 +59,8 @@ var inProcessTargets = []target{
 
 // latestTargets are extra BenchmarkInProcess targets at the stateless
 // 2026-07-28 revision: the other SDKs' default, and mcpkit's client
-// pinned to it (EraModern), against the same servers.
+// at its default (EraAuto), which finds that revision, against the same
+// servers.
 var latestTargets = []target{
 	{"mcpkit-pipe-latest", mcpkitPipeLatest},
 	{"gosdk-pipe-latest", gosdkPipeLatest},

@@ -154,10 +154,11 @@ func mcpkitHTTPDialWith(ctx context.Context, t *transport.StreamableClientTransp
 	return mcpkitHTTPDialEra(ctx, t, mcpkit.EraHandshake, pinnedVersion)
 }
 
-// mcpkitModernHTTPDial dials with the client of the stateless era
-// (2026-07-28): every call is a POST of its own, with no session.
+// mcpkitModernHTTPDial dials with the default client (EraAuto), which
+// finds 2026-07-28 with mcpkit's server: every call is a POST of its own,
+// with no session.
 func mcpkitModernHTTPDial(ctx context.Context, hc *http.Client, url string) (*httpConn, error) {
-	return mcpkitHTTPDialEra(ctx, &transport.StreamableClientTransport{URL: url, HTTPClient: hc}, mcpkit.EraModern, mcpkit.Version20260728)
+	return mcpkitHTTPDialEra(ctx, &transport.StreamableClientTransport{URL: url, HTTPClient: hc}, mcpkit.EraAuto, mcpkit.Version20260728)
 }
 
 // mcpkitHTTPDialEra dials with a client of era and checks the revision.
@@ -192,16 +193,23 @@ func gosdkHTTPServe() (http.Handler, func(), error) {
 	return gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s }, nil), func() {}, nil
 }
 
+// gosdkHTTPDial dials with go-sdk's client asking for pinnedVersion.
 func gosdkHTTPDial(ctx context.Context, hc *http.Client, url string) (*httpConn, error) {
+	return gosdkHTTPDialVersion(ctx, hc, url, pinnedVersion)
+}
+
+// gosdkHTTPDialVersion dials with go-sdk's client asking for protocol
+// revision version, and checks that it got it.
+func gosdkHTTPDialVersion(ctx context.Context, hc *http.Client, url, version string) (*httpConn, error) {
 	c := gosdk.NewClient(&gosdk.Implementation{Name: "bench", Version: "1"}, nil)
 	cs, err := c.Connect(ctx, &gosdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc},
-		&gosdk.ClientSessionOptions{ProtocolVersion: pinnedVersion})
+		&gosdk.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return nil, err
 	}
-	if v := cs.InitializeResult().ProtocolVersion; v != pinnedVersion {
+	if v := cs.InitializeResult().ProtocolVersion; v != version {
 		cs.Close()
-		return nil, fmt.Errorf("gosdk negotiated protocol %s, want %s", v, pinnedVersion)
+		return nil, fmt.Errorf("gosdk negotiated protocol %s, want %s", v, version)
 	}
 	return &httpConn{
 		echo: gosdkEcho(cs),
@@ -224,12 +232,19 @@ func mcpgoHTTPServe() (http.Handler, func(), error) {
 	return h, func() {}, nil
 }
 
+// mcpgoHTTPDial dials with mcp-go's client asking for pinnedVersion.
 func mcpgoHTTPDial(ctx context.Context, hc *http.Client, url string) (*httpConn, error) {
+	return mcpgoHTTPDialVersion(ctx, hc, url, pinnedVersion)
+}
+
+// mcpgoHTTPDialVersion dials with mcp-go's client asking for protocol
+// revision version, and checks that it got it.
+func mcpgoHTTPDialVersion(ctx context.Context, hc *http.Client, url, version string) (*httpConn, error) {
 	c, err := mcpgoclient.NewStreamableHttpClient(url, mcpgotransport.WithHTTPBasicClient(hc))
 	if err != nil {
 		return nil, err
 	}
-	if err := mcpgoStart(ctx, c, pinnedVersion); err != nil {
+	if err := mcpgoStart(ctx, c, version); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -271,9 +286,18 @@ type httpServer struct {
 // with tb.Cleanup. Cleanups run last-in first-out, so sessions a caller
 // registers afterwards are closed before the server stops.
 func startHTTP(tb testing.TB, t httpTarget) *httpServer {
+	return startHTTPWrapped(tb, t, nil)
+}
+
+// startHTTPWrapped is startHTTP serving wrap(h) instead of t's handler h,
+// for example to watch the requests; a nil wrap serves h.
+func startHTTPWrapped(tb testing.TB, t httpTarget, wrap func(http.Handler) http.Handler) *httpServer {
 	h, release, err := t.serve()
 	if err != nil {
 		tb.Fatal(err)
+	}
+	if wrap != nil {
+		h = wrap(h)
 	}
 	srv, err := listenHTTP(h)
 	if err != nil {
@@ -342,51 +366,58 @@ func BenchmarkHTTPConcurrent50(b *testing.B) {
 	targets := slices.Insert(slices.Clone(httpTargets), 2, httpTarget{"mcpkit-latest", mcpkitHTTPServe, mcpkitModernHTTPDial})
 	for _, t := range targets {
 		b.Run(t.name, func(b *testing.B) {
-			s := startHTTP(b, t)
-			conns := make([]*httpConn, httpSessions)
-			for i := range conns {
-				conns[i] = s.dial(b, t)
-				if err := conns[i].echo(context.Background()); err != nil {
-					b.Fatal(err)
+			runHTTPConcurrent(b, startHTTP(b, t), t)
+		})
+	}
+}
+
+// runHTTPConcurrent opens httpSessions clients of t to s, makes one echo
+// call on each, then times b.N echo calls shared out among them, one
+// goroutine per client, and reports calls/s and the p50 and p99 latency
+// of one call.
+func runHTTPConcurrent(b *testing.B, s *httpServer, t httpTarget) {
+	conns := make([]*httpConn, httpSessions)
+	for i := range conns {
+		conns[i] = s.dial(b, t)
+		if err := conns[i].echo(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	lat := make([][]time.Duration, httpSessions)
+	for i := range lat {
+		lat[i] = make([]time.Duration, 0, b.N/httpSessions+1)
+	}
+	var (
+		next     atomic.Int64
+		wg       sync.WaitGroup
+		firstErr atomic.Pointer[error]
+	)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i, c := range conns {
+		wg.Go(func() {
+			for next.Add(1) <= int64(b.N) {
+				start := time.Now()
+				if err := c.echo(ctx); err != nil {
+					firstErr.CompareAndSwap(nil, &err)
+					return
 				}
-			}
-			lat := make([][]time.Duration, httpSessions)
-			for i := range lat {
-				lat[i] = make([]time.Duration, 0, b.N/httpSessions+1)
-			}
-			var (
-				next     atomic.Int64
-				wg       sync.WaitGroup
-				firstErr atomic.Pointer[error]
-			)
-			ctx := context.Background()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i, c := range conns {
-				wg.Go(func() {
-					for next.Add(1) <= int64(b.N) {
-						start := time.Now()
-						if err := c.echo(ctx); err != nil {
-							firstErr.CompareAndSwap(nil, &err)
-							return
-						}
-						lat[i] = append(lat[i], time.Since(start))
-					}
-				})
-			}
-			wg.Wait()
-			b.StopTimer()
-			if err := firstErr.Load(); err != nil {
-				b.Fatal(*err)
-			}
-			reportRate(b)
-			all := slices.Concat(lat...)
-			slices.Sort(all)
-			if len(all) > 0 {
-				b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
-				b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+				lat[i] = append(lat[i], time.Since(start))
 			}
 		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	if err := firstErr.Load(); err != nil {
+		b.Fatal(*err)
+	}
+	reportRate(b)
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	if len(all) > 0 {
+		b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
+		b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
 	}
 }
 

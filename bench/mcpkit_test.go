@@ -16,19 +16,30 @@ import (
 // call, as the other SDKs' clients do.
 var mcpkitArgs = mcpkitecho.EchoIn{Message: message}
 
-// mcpkitCaller connects an mcpkit client over ct and adapts it to a caller
-// that expects a text result (structured: a text block holding the JSON of
+// mcpkitCaller connects an mcpkit client pinned to the handshake era
+// (and so to [pinnedVersion]) over ct and adapts it to a caller that
+// expects a text result (structured: a text block holding the JSON of
 // EchoOut).
 func mcpkitCaller(tb testing.TB, ct transport.Transport, structured bool) (caller, *mcp.ClientSession) {
-	return mcpkitCallerWith(tb, ct, structured, nil)
+	return mcpkitCallerEra(tb, ct, structured, mcp.EraHandshake)
 }
 
-// mcpkitCallerWith is mcpkitCaller with client options.
-func mcpkitCallerWith(tb testing.TB, ct transport.Transport, structured bool, opts *mcp.ClientOptions) (caller, *mcp.ClientSession) {
-	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, opts)
+// mcpkitCallerEra is mcpkitCaller with a client of era: EraHandshake
+// must get [pinnedVersion], any other era 2026-07-28 (EraAuto, the
+// default, finds it with mcpkit's server).
+func mcpkitCallerEra(tb testing.TB, ct transport.Transport, structured bool, era mcp.Era) (caller, *mcp.ClientSession) {
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Era: era})
 	cs, err := c.Connect(context.Background(), ct)
 	if err != nil {
 		tb.Fatal(err)
+	}
+	want := mcp.Version20260728
+	if era == mcp.EraHandshake {
+		want = pinnedVersion
+	}
+	if v := cs.ProtocolVersion(); v != want {
+		cs.Close()
+		tb.Fatalf("mcpkit negotiated protocol %s, want %s", v, want)
 	}
 	return mcpkitEcho(cs, structured), cs
 }
@@ -75,11 +86,12 @@ func mcpkitCallText(ctx context.Context, cs *mcp.ClientSession, name string, arg
 // mcpkitConnected serves an echo server over st and connects a client over
 // ct.
 func mcpkitConnected(tb testing.TB, st, ct transport.Transport, structured bool) caller {
-	return mcpkitConnectedWith(tb, st, ct, structured, nil)
+	return mcpkitConnectedEra(tb, st, ct, structured, mcp.EraHandshake)
 }
 
-// mcpkitConnectedWith is mcpkitConnected with client options.
-func mcpkitConnectedWith(tb testing.TB, st, ct transport.Transport, structured bool, opts *mcp.ClientOptions) caller {
+// mcpkitConnectedEra is mcpkitConnected with a client of era (see
+// mcpkitCallerEra).
+func mcpkitConnectedEra(tb testing.TB, st, ct transport.Transport, structured bool, era mcp.Era) caller {
 	newServer := mcpkitecho.NewServer
 	if structured {
 		newServer = mcpkitecho.NewStructuredServer
@@ -92,7 +104,7 @@ func mcpkitConnectedWith(tb testing.TB, st, ct transport.Transport, structured b
 	if err != nil {
 		tb.Fatal(err)
 	}
-	call, cs := mcpkitCallerWith(tb, ct, structured, opts)
+	call, cs := mcpkitCallerEra(tb, ct, structured, era)
 	tb.Cleanup(func() {
 		cs.Close()
 		ss.Wait()
@@ -100,13 +112,14 @@ func mcpkitConnectedWith(tb testing.TB, st, ct transport.Transport, structured b
 	return call
 }
 
-// mcpkitPipeLatest is mcpkitPipe with the client of the stateless era
-// (2026-07-28), as the other SDKs' -latest targets.
+// mcpkitPipeLatest is mcpkitPipe with the default client (EraAuto),
+// which finds 2026-07-28 with mcpkit's server, as the other SDKs'
+// -latest targets speak it by default.
 func mcpkitPipeLatest(tb testing.TB) caller {
 	c2sR, c2sW, s2cR, s2cW := pipes()
-	return mcpkitConnectedWith(tb,
+	return mcpkitConnectedEra(tb,
 		&transport.IOTransport{Reader: c2sR, Writer: s2cW},
-		&transport.IOTransport{Reader: s2cR, Writer: c2sW}, false, &mcp.ClientOptions{Era: mcp.EraModern})
+		&transport.IOTransport{Reader: s2cR, Writer: c2sW}, false, mcp.EraAuto)
 }
 
 // mcpkitInMemory uses mcpkit's in-memory transport pair, which passes

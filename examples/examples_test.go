@@ -40,13 +40,21 @@ func TestStdioClientAgainstServer(t *testing.T) {
 		{
 			args: []string{"--", server},
 			want: []string{
-				"server: mcpkit-example 1.0.0 (protocol 2025-11-25)",
+				"server: mcpkit-example 1.0.0 (protocol 2026-07-28)",
 				"  add\n", "  countdown\n", "  echo\n", "  summarize\n", "  word_count\n",
 				"  readme (example://readme)", "  logo (example://logo.png)",
 				"  greeting (greeting://{name})",
 				"  code_review\n",
 				"call echo {\"message\":\"hello\"}:\n  text: {\"message\":\"hello\"}",
 			},
+		},
+		{
+			args: []string{"-era", "handshake", "--", server},
+			want: []string{"server: mcpkit-example 1.0.0 (protocol 2025-11-25)", "  echo\n", "text: {\"message\":\"hello\"}"},
+		},
+		{
+			args: []string{"-era", "modern", "-tool", "countdown", "-args", `{"from":2}`, server},
+			want: []string{"server: mcpkit-example 1.0.0 (protocol 2026-07-28)", "text: liftoff"},
 		},
 		{
 			args: []string{"-tool", "add", "-args", `{"a":2,"b":3}`, server},
@@ -108,12 +116,21 @@ func TestClientAgainstHTTPServer(t *testing.T) {
 	base := line[i:j]
 	// Streamable HTTP, and the legacy endpoint reached through the
 	// client's automatic fallback.
-	for _, url := range []string{base + "/mcp", base + "/sse"} {
-		out, err := exec.CommandContext(ctx, client, "-url", url, "-tool", "add", "-args", `{"a":2,"b":3}`).CombinedOutput()
+	// The default client speaks 2026-07-28 to the dual-era endpoint, and
+	// reaches the legacy one (server/discover and initialize refused,
+	// then the HTTP+SSE transport), where initialize settles the
+	// revision.
+	for _, tt := range []struct{ url, era, version string }{
+		{base + "/mcp", "auto", "2026-07-28"},
+		{base + "/mcp", "handshake", "2025-11-25"},
+		{base + "/sse", "auto", "2025-11-25"},
+	} {
+		url := tt.url
+		out, err := exec.CommandContext(ctx, client, "-era", tt.era, "-url", url, "-tool", "add", "-args", `{"a":2,"b":3}`).CombinedOutput()
 		if err != nil {
 			t.Fatalf("stdio-client -url %s: %v\n%s", url, err, out)
 		}
-		for _, w := range []string{"server: mcpkit-example 1.0.0", "  greeting (greeting://{name})", `text: {"sum":5}`} {
+		for _, w := range []string{"server: mcpkit-example 1.0.0 (protocol " + tt.version + ")", "  greeting (greeting://{name})", `text: {"sum":5}`} {
 			if !strings.Contains(string(out), w) {
 				t.Errorf("stdio-client -url %s output lacks %q:\n%s", url, w, out)
 			}

@@ -16,20 +16,24 @@ import (
 // ClientOptions configures a [Client]. The zero value is usable: such a
 // client declares no capabilities beyond roots.
 type ClientOptions struct {
-	// ProtocolVersion is the revision to ask for in initialize. Empty
-	// means [LatestVersion]. If the server answers with another revision
-	// this client supports, the session uses it; otherwise Connect fails.
-	// [Version20260728] pins the stateless era instead: no initialize,
-	// server/discover at Connect, the _meta envelope on every request, and
-	// input_required results answered by the handlers below (over stream
-	// transports, so far; see [ClientSession.DiscoverResult]).
+	// ProtocolVersion pins a revision. Empty means the newest revision
+	// this client speaks in the era Connect finds (see Era):
+	// [Version20260728], or [LatestVersion] in initialize. A handshake
+	// revision is asked for in initialize; if the server answers with
+	// another revision this client supports, the session uses it,
+	// otherwise Connect fails. [Version20260728] pins the stateless era:
+	// no initialize, server/discover at Connect, the _meta envelope on
+	// every request, and input_required results answered by the handlers
+	// below (see [ClientSession.DiscoverResult]).
 	ProtocolVersion string
-	// Era chooses the protocol era Connect speaks: [EraHandshake] (the
-	// zero value, for now), [EraModern], or [EraAuto], which asks the
-	// server with server/discover first and speaks 2026-07-28 when the
-	// server answers as a server of that era does, and otherwise falls
-	// back to initialize (on stdio also when the server does not answer
-	// within DiscoverTimeout). A ProtocolVersion pins the era of its
+	// Era chooses the protocol era Connect speaks. The zero value,
+	// [EraAuto], asks the server with server/discover first and speaks
+	// 2026-07-28 when the server answers as a server of that era does,
+	// and otherwise falls back to initialize (on stdio also when the
+	// server does not answer within DiscoverTimeout; over Streamable HTTP
+	// further to the 2024-11-05 HTTP+SSE transport when initialize is
+	// refused too). [EraHandshake] goes straight to initialize;
+	// [EraModern] never falls back. A ProtocolVersion pins the era of its
 	// revision.
 	Era Era
 	// DiscoverTimeout bounds the server/discover probe of EraAuto on
@@ -149,6 +153,9 @@ func (c *Client) rootsChanged() {
 	}
 	c.mu.Unlock()
 	for _, cs := range sessions {
+		if cs.modern != nil {
+			continue // 2026-07-28: the server asks for roots within a request
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		if err := cs.notify(ctx, NotificationRootsListChanged, &RootsListChangedParams{}); err != nil {
 			c.logger.Debug("mcp: roots notification failed", "err", err)
@@ -209,6 +216,10 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 		era = EraModern // a pinned revision pins its era
 	case version != "":
 		era = EraHandshake
+	case era == EraAuto:
+		if h, ok := tc.(transport.HandshakeOnlyConn); ok && h.HandshakeOnly() {
+			era = EraHandshake // the legacy HTTP+SSE transport
+		}
 	}
 	if era != EraHandshake {
 		if version == "" || !isModernVersion(version) {

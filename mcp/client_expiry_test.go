@@ -25,7 +25,7 @@ func TestHTTPClientSessionExpiry(t *testing.T) {
 		srv := httptest.NewServer(h)
 		defer srv.Close()
 		defer h.Close()
-		c := NewClient(&Implementation{Name: "c", Version: "1"}, nil)
+		c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{Era: EraHandshake})
 		ctx := context.Background()
 		cs, err := c.Connect(ctx, &transport.StreamableClientTransport{URL: srv.URL, MinRetryDelay: time.Millisecond})
 		must(t, err)
@@ -69,6 +69,7 @@ func TestHTTPClientSessionExpiry(t *testing.T) {
 		defer h.Close()
 		logs := make(chan any, 10)
 		c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
+			Era:                   EraHandshake, // sessions
 			LoggingMessageHandler: func(_ context.Context, req *ClientRequest[*LoggingMessageParams]) { logs <- req.Params.Data },
 		})
 		ctx := context.Background()

@@ -2,11 +2,18 @@ package mcp
 
 import (
 	"context"
+	"fmt"
 	"iter"
 )
 
 // Ping checks that the server is responsive.
+//
+// In 2026-07-28, which removed ping, it asks server/discover instead,
+// bypassing the result cache: an answer means the server is there.
 func (cs *ClientSession) Ping(ctx context.Context) error {
+	if cs.modern != nil {
+		return cs.request(WithoutCache(ctx), MethodServerDiscover, &DiscoverParams{}, &DiscoverResult{})
+	}
 	return cs.request(ctx, MethodPing, &PingParams{}, &EmptyResult{})
 }
 
@@ -73,6 +80,9 @@ func (cs *ClientSession) Subscribe(ctx context.Context, params *SubscribeParams)
 	if err := cs.checkServer(MethodResourcesSubscribe, "resources.subscribe", c.Resources != nil && c.Resources.Subscribe); err != nil {
 		return err
 	}
+	if cs.modern != nil {
+		return removedMethod(MethodResourcesSubscribe, cs.modern.version, "ClientSession.Listen")
+	}
 	return cs.request(ctx, MethodResourcesSubscribe, params, &EmptyResult{})
 }
 
@@ -81,6 +91,9 @@ func (cs *ClientSession) Unsubscribe(ctx context.Context, params *UnsubscribePar
 	c := cs.serverCaps()
 	if err := cs.checkServer(MethodResourcesUnsubscribe, "resources.subscribe", c.Resources != nil && c.Resources.Subscribe); err != nil {
 		return err
+	}
+	if cs.modern != nil {
+		return removedMethod(MethodResourcesUnsubscribe, cs.modern.version, "Subscription.Close")
 	}
 	return cs.request(ctx, MethodResourcesUnsubscribe, params, &EmptyResult{})
 }
@@ -116,11 +129,26 @@ func (cs *ClientSession) Complete(ctx context.Context, params *CompleteParams) (
 }
 
 // SetLoggingLevel asks the server to send log messages at level and above.
+//
+// In 2026-07-28, which replaced logging/setLevel with a level per
+// request, nothing is sent: every later request of the session carries
+// level in its _meta (a request's own Meta.LogLevel wins), and the
+// server sends log messages only while it serves such a request.
 func (cs *ClientSession) SetLoggingLevel(ctx context.Context, level LoggingLevel) error {
 	if err := cs.checkServer(MethodLoggingSetLevel, "logging", cs.serverCaps().Logging != nil); err != nil {
 		return err
 	}
+	if cs.modern != nil {
+		cs.modern.logLevel.Store(&level)
+		return nil
+	}
 	return cs.request(ctx, MethodLoggingSetLevel, &SetLevelParams{Level: level}, &EmptyResult{})
+}
+
+// removedMethod is the error of a method the session's revision removed,
+// naming its successor.
+func removedMethod(method, version, successor string) error {
+	return fmt.Errorf("%w: %s is not part of %s; use %s", ErrRemovedMethod, method, version, successor)
 }
 
 // pages walks every page of a list method, yielding each item.

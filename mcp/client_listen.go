@@ -5,15 +5,16 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
-// Subscription is an open subscriptions/listen stream of a client of the
-// stateless era (2026-07-28): the change notifications it asked for reach
-// the ClientOptions handlers (ToolListChangedHandler,
-// ResourceUpdatedHandler and the like) until it is closed or its server
-// ends it.
+// Subscription is what [ClientSession.Listen] opened: in 2026-07-28 a
+// subscriptions/listen stream, whose change notifications reach the
+// ClientOptions handlers (ToolListChangedHandler, ResourceUpdatedHandler
+// and the like) until it is closed or its server ends it; in the
+// handshake era the resources/subscribe subscriptions of its resources.
 type Subscription struct {
 	// Acknowledged is what the server agreed to send: the kinds asked for
 	// that it supports.
@@ -24,8 +25,13 @@ type Subscription struct {
 	err    error // set before done is closed
 }
 
-// Close ends the subscription (on HTTP by closing its response, on stdio
-// with notifications/cancelled) and waits for it to end.
+// unsubscribeTimeout bounds each resources/unsubscribe of a handshake-era
+// Subscription's Close.
+const unsubscribeTimeout = 10 * time.Second
+
+// Close ends the subscription (in 2026-07-28 on HTTP by closing its
+// response, on stdio with notifications/cancelled; in the handshake era
+// with resources/unsubscribe) and waits for it to end.
 func (s *Subscription) Close() error {
 	s.cancel()
 	<-s.done
@@ -57,17 +63,23 @@ type listenWaiters struct {
 // acknowledged it.
 var errListenNoAck = errors.New("mcp: the subscription ended before the server acknowledged it")
 
-// Listen opens a subscriptions/listen stream asking for the notifications
-// filter names, and returns once the server acknowledged it. It needs a
-// session of the stateless era (see [ClientOptions.Era]). ctx bounds the
-// wait for the acknowledgment; the subscription lasts until Close or the
-// session's end.
+// Listen asks for the change notifications filter names, and returns
+// once the server acknowledged them; they reach the ClientOptions
+// handlers. ctx bounds the wait for the acknowledgment; the subscription
+// lasts until Close or the session's end.
+//
+// In 2026-07-28 Listen opens a subscriptions/listen stream. In the
+// handshake era, where a server sends list_changed notifications to every
+// session unasked, Acknowledged holds the kinds the server declared
+// (ServerCapabilities listChanged), and the resources are subscribed to
+// with resources/subscribe (undone by Close); so code written with Listen
+// works in both eras.
 func (cs *ClientSession) Listen(ctx context.Context, filter *SubscriptionFilter) (*Subscription, error) {
-	if cs.modern == nil {
-		return nil, errors.New("mcp: Listen needs a session of the stateless era (2026-07-28); in the handshake era, notifications come unasked and resources/subscribe subscribes")
-	}
 	if filter == nil {
 		filter = &SubscriptionFilter{}
+	}
+	if cs.modern == nil {
+		return cs.listenHandshake(ctx, filter)
 	}
 	id := cs.nextListenID()
 	ack := make(chan *SubscriptionsAcknowledgedParams, 1)
@@ -131,4 +143,45 @@ func (cs *ClientSession) subscriptionAcknowledged(_ context.Context, req *Client
 		}
 	}
 	return nil, nil
+}
+
+// listenHandshake is Listen in the handshake era: what the server
+// declared, and resources/subscribe for the resources.
+func (cs *ClientSession) listenHandshake(ctx context.Context, filter *SubscriptionFilter) (*Subscription, error) {
+	caps := cs.serverCaps()
+	var ack SubscriptionFilter
+	ack.ToolsListChanged = filter.ToolsListChanged && caps.Tools != nil && caps.Tools.ListChanged
+	ack.PromptsListChanged = filter.PromptsListChanged && caps.Prompts != nil && caps.Prompts.ListChanged
+	ack.ResourcesListChanged = filter.ResourcesListChanged && caps.Resources != nil && caps.Resources.ListChanged
+	if len(filter.ResourceSubscriptions) > 0 && caps.Resources != nil && caps.Resources.Subscribe {
+		for _, uri := range filter.ResourceSubscriptions {
+			if err := cs.request(ctx, MethodResourcesSubscribe, &SubscribeParams{URI: uri}, &EmptyResult{}); err != nil {
+				cs.unsubscribeAll(ack.ResourceSubscriptions)
+				return nil, err
+			}
+			ack.ResourceSubscriptions = append(ack.ResourceSubscriptions, uri)
+		}
+	}
+	lctx, cancel := context.WithCancel(context.Background())
+	s := &Subscription{Acknowledged: ack, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		select {
+		case <-lctx.Done():
+			cs.unsubscribeAll(ack.ResourceSubscriptions)
+		case <-cs.Done():
+		}
+	}()
+	return s, nil
+}
+
+// unsubscribeAll undoes the resources/subscribe of each of uris.
+func (cs *ClientSession) unsubscribeAll(uris []string) {
+	for _, uri := range uris {
+		ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
+		if err := cs.request(ctx, MethodResourcesUnsubscribe, &UnsubscribeParams{URI: uri}, &EmptyResult{}); err != nil {
+			cs.client.logger.Debug("mcp: resources/unsubscribe failed", "uri", uri, "err", err)
+		}
+		cancel()
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -28,8 +29,15 @@ import (
 // revision's rules (a POST per message, no session; see
 // transport.StreamableClientTransport), the calls carry the Mcp-Param
 // headers of their tools' x-mcp-header marks, and tools/list drops the
-// tools whose marks break the rules. Detecting the era of an unknown
-// server comes next.
+// tools whose marks break the rules. With ClientOptions.Era at its zero
+// value, EraAuto, Connect finds the era of the server itself.
+//
+// The methods the revision removed keep working where they have a
+// successor: SetLoggingLevel sets the logLevel every later request
+// carries, Ping asks server/discover, and AddRoots/RemoveRoots send no
+// notification (the server asks for roots within a request).
+// Subscribe and Unsubscribe fail with ErrRemovedMethod: Listen is their
+// successor.
 
 // defaultMaxInputRounds bounds the input rounds of one request when
 // ClientOptions.MaxInputRounds is zero.
@@ -65,13 +73,19 @@ func (e *InputRequestError) Error() string {
 // Unwrap returns Err.
 func (e *InputRequestError) Unwrap() error { return e.Err }
 
+// ErrRemovedMethod reports a method the session's protocol revision
+// removed and that has no successor the client could use in its place,
+// such as resources/subscribe in 2026-07-28 (see [ClientSession.Listen]).
+var ErrRemovedMethod = errors.New("mcp: method removed in the session's protocol revision")
+
 // modernClient is the state of a client session of the stateless era.
 type modernClient struct {
-	version string
-	caps    *ClientCapabilities
-	info    *Implementation
-	pre     *metaEncodings // caps and info, encoded once
-	rounds  int
+	version  string
+	caps     *ClientCapabilities
+	info     *Implementation
+	pre      *metaEncodings // caps and info, encoded once
+	rounds   int
+	logLevel atomic.Pointer[LoggingLevel] // set by SetLoggingLevel
 }
 
 func newModernClient(version string, caps *ClientCapabilities, info *Implementation, rounds int) *modernClient {
@@ -96,6 +110,11 @@ func (m *modernClient) fill(p Params) {
 	if meta.ClientInfo == nil {
 		meta.ClientInfo = m.info
 	}
+	if meta.LogLevel == "" {
+		if l := m.logLevel.Load(); l != nil {
+			meta.LogLevel = *l
+		}
+	}
 	meta.pre = m.pre
 }
 
@@ -104,18 +123,31 @@ type Era int
 
 // Eras.
 const (
+	// EraAuto, the zero value, asks the server (server/discover) and
+	// speaks its era: 2026-07-28 with a server of the stateless era,
+	// otherwise initialize and the newest handshake revision both sides
+	// speak.
+	EraAuto Era = iota
 	// EraHandshake speaks the handshake era (initialize), revisions
-	// 2024-11-05 to 2025-11-25. It is the zero value for now: EraAuto
-	// becomes the default once the client of the stateless era covers
-	// what the handshake era's does (subscriptions/listen, list caching).
-	EraHandshake Era = iota
-	// EraAuto asks the server (server/discover) and speaks its era,
-	// falling back to initialize for a server of the handshake era.
-	EraAuto
+	// 2024-11-05 to 2025-11-25, without probing.
+	EraHandshake
 	// EraModern speaks the stateless era, 2026-07-28, and fails to
 	// connect to a server that does not.
 	EraModern
 )
+
+// String returns "auto", "handshake" or "modern".
+func (e Era) String() string {
+	switch e {
+	case EraAuto:
+		return "auto"
+	case EraHandshake:
+		return "handshake"
+	case EraModern:
+		return "modern"
+	}
+	return "Era(" + strconv.Itoa(int(e)) + ")"
+}
 
 // errNotModern marks a server that did not answer server/discover as a
 // server of the stateless era does.
@@ -198,6 +230,31 @@ func (cs *ClientSession) connectModern(ctx context.Context, version string, prob
 		}
 		if next == "" || retried {
 			return &VersionError{Requested: cs.modern.version, Offered: strings.Join(data.Supported, ", ")}
+		}
+		cs.modern.version = next
+		if pv, ok := cs.tconn.(interface{ SetProtocolVersion(string) }); ok {
+			pv.SetProtocolVersion(next)
+		}
+	}
+	// The answer names the revisions the server serves: the session
+	// speaks the newest one this client speaks too. An answer naming
+	// none (a server that is not of the stateless era, or one that serves
+	// this client only with initialize) fails a pinned era and sends
+	// EraAuto to initialize.
+	if !slices.Contains(res.SupportedVersions, cs.modern.version) {
+		next := ""
+		for _, v := range modernVersions {
+			if slices.Contains(res.SupportedVersions, v) {
+				next = v
+				break
+			}
+		}
+		if next == "" {
+			err := &VersionError{Requested: cs.modern.version, Offered: strings.Join(res.SupportedVersions, ", ")}
+			if probe {
+				return fmt.Errorf("%w: server/discover: %w", errNotModern, err)
+			}
+			return err
 		}
 		cs.modern.version = next
 		if pv, ok := cs.tconn.(interface{ SetProtocolVersion(string) }); ok {

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -201,10 +204,8 @@ func TestModernClientHTTP(t *testing.T) {
 	if err != nil || res.Content[0].(*TextContent).Text != "Grace" {
 		t.Fatalf("input round over HTTP: %+v, %v", res, err)
 	}
-	// ping was removed in 2026-07-28: 404 with -32601, delivered as the
-	// answer.
-	var je *jsonrpc.Error
-	if err := cs.Ping(t.Context()); !errors.As(err, &je) || je.Code != jsonrpc.CodeMethodNotFound {
+	// ping was removed in 2026-07-28: Ping asks server/discover.
+	if err := cs.Ping(t.Context()); err != nil {
 		t.Fatalf("ping: %v", err)
 	}
 }
@@ -329,7 +330,7 @@ func TestModernClientCache(t *testing.T) {
 // server reaches ToolListChangedHandler, and Close ends the stream.
 func TestModernClientListen(t *testing.T) {
 	checkGoroutines(t)
-	for _, kind := range []string{"in-memory", "http"} {
+	for _, kind := range []string{"in-memory", "http", "handshake"} {
 		t.Run(kind, func(t *testing.T) {
 			s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{ListChangedDelay: -1})
 			add := func(name string) {
@@ -345,9 +346,13 @@ func TestModernClientListen(t *testing.T) {
 				changed <- struct{}{}
 			}}
 			var cs *ClientSession
-			if kind == "in-memory" {
+			switch kind {
+			case "in-memory":
 				cs = modernPair(t, s, opts)
-			} else {
+			case "handshake":
+				opts.Era = EraHandshake
+				cs, _ = connect(t, s, NewClient(&Implementation{Name: "c", Version: "1"}, opts))
+			default:
 				h := NewStreamableHTTPHandler(s, nil)
 				srv := httptest.NewServer(h)
 				t.Cleanup(func() { srv.Close(); h.Close() })
@@ -376,20 +381,137 @@ func TestModernClientListen(t *testing.T) {
 			}
 		})
 	}
-	// A handshake-era session has no Listen.
-	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
-	ct, st := transport.NewInMemoryTransports()
-	ss, err := s.Connect(t.Context(), st)
+	// In the handshake era Listen subscribes to resources with
+	// resources/subscribe, and Close unsubscribes.
+	var mu sync.Mutex
+	var received []string
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{
+		Capabilities: &ServerCapabilities{Resources: &ResourceCapabilities{Subscribe: true}},
+		Middleware: []Middleware{func(next MethodHandler) MethodHandler {
+			return func(ctx context.Context, req Request) (Result, error) {
+				uri := ""
+				switch p := req.Parameters().(type) {
+				case *SubscribeParams:
+					uri = p.URI
+				case *UnsubscribeParams:
+					uri = p.URI
+				}
+				if uri != "" {
+					mu.Lock()
+					received = append(received, req.Method()+" "+uri)
+					mu.Unlock()
+				}
+				return next(ctx, req)
+			}
+		}},
+	})
+	updated := make(chan string, 4)
+	cs, _ := connect(t, s, NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *ClientRequest[*ResourceUpdatedParams]) { updated <- req.Params.URI },
+	}))
+	sub, err := cs.Listen(t.Context(), &SubscriptionFilter{ToolsListChanged: true, ResourceSubscriptions: []string{"test://a", "test://b"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { ss.Close(); ss.Wait() }()
-	cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, nil).Connect(t.Context(), ct)
-	if err != nil {
+	if want := (SubscriptionFilter{ResourceSubscriptions: []string{"test://a", "test://b"}}); !reflect.DeepEqual(sub.Acknowledged, want) {
+		t.Errorf("acknowledged %+v, want %+v (no tools declared)", sub.Acknowledged, want)
+	}
+	if err := s.ResourceUpdated(t.Context(), &ResourceUpdatedParams{URI: "test://b"}); err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
-	if _, err := cs.Listen(t.Context(), nil); err == nil {
-		t.Fatal("Listen on a handshake-era session")
+	select {
+	case u := <-updated:
+		if u != "test://b" {
+			t.Errorf("updated %q", u)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no resources/updated")
+	}
+	if err := sub.Close(); err != nil || sub.Err() != nil {
+		t.Fatalf("Close: %v, %v", err, sub.Err())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"resources/subscribe test://a", "resources/subscribe test://b", "resources/unsubscribe test://a", "resources/unsubscribe test://b"}
+	if !slices.Equal(received, want) {
+		t.Errorf("the server received %q, want %q", received, want)
+	}
+}
+
+// TestModernClientRemovedMethods checks what the client does in
+// 2026-07-28 with the methods that revision removed: SetLoggingLevel
+// becomes the logLevel of every later request, Ping asks
+// server/discover, Subscribe and Unsubscribe fail with ErrRemovedMethod
+// without a request, and AddRoots sends no notification.
+func TestModernClientRemovedMethods(t *testing.T) {
+	checkGoroutines(t)
+	var mu sync.Mutex
+	var received []string // methods the server received
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{
+		Capabilities: &ServerCapabilities{Logging: &LoggingCapabilities{}, Resources: &ResourceCapabilities{Subscribe: true}},
+		Middleware: []Middleware{func(next MethodHandler) MethodHandler {
+			return func(ctx context.Context, req Request) (Result, error) {
+				mu.Lock()
+				received = append(received, req.Method())
+				mu.Unlock()
+				return next(ctx, req)
+			}
+		}},
+	})
+	type none struct{}
+	if err := AddTool(s, &Tool{Name: "chatty"}, func(ctx context.Context, req *CallToolRequest, _ none) (string, error) {
+		req.Session.Log(ctx, &LoggingMessageParams{Level: LoggingLevelDebug, Data: json.RawMessage(`"debug"`)})
+		req.Session.Log(ctx, &LoggingMessageParams{Level: LoggingLevelError, Data: json.RawMessage(`"error"`)})
+		return "ok", nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	logs := make(chan LoggingLevel, 10)
+	cs := modernPair(t, s, &ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *ClientRequest[*LoggingMessageParams]) { logs <- req.Params.Level },
+	})
+	// call calls chatty and returns the levels of the first n log
+	// messages that follow (in order: they come before the result).
+	call := func(n int) []LoggingLevel {
+		t.Helper()
+		if _, err := cs.CallTool(t.Context(), &CallToolParams{Name: "chatty"}); err != nil {
+			t.Fatal(err)
+		}
+		var got []LoggingLevel
+		for range n {
+			select {
+			case l := <-logs:
+				got = append(got, l)
+			case <-time.After(10 * time.Second):
+				t.Fatalf("no log message after %v", got)
+			}
+		}
+		return got
+	}
+	call(0) // no logLevel: a message sent anyway would show up below
+	if err := cs.SetLoggingLevel(t.Context(), LoggingLevelWarning); err != nil {
+		t.Fatal(err)
+	}
+	if got := call(1); !slices.Equal(got, []LoggingLevel{LoggingLevelError}) {
+		t.Errorf("log messages at warning: %v, want [error]", got)
+	}
+	if err := cs.Ping(t.Context()); err != nil {
+		t.Errorf("Ping: %v", err)
+	}
+	if err := cs.Subscribe(t.Context(), &SubscribeParams{URI: "test://r"}); !errors.Is(err, ErrRemovedMethod) {
+		t.Errorf("Subscribe: %v, want ErrRemovedMethod", err)
+	}
+	if err := cs.Unsubscribe(t.Context(), &UnsubscribeParams{URI: "test://r"}); !errors.Is(err, ErrRemovedMethod) {
+		t.Errorf("Unsubscribe: %v, want ErrRemovedMethod", err)
+	}
+	cs.client.AddRoots(&Root{URI: "file:///tmp"})
+	if err := cs.Ping(t.Context()); err != nil { // after anything AddRoots sent
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{MethodServerDiscover, MethodToolsCall, MethodToolsCall, MethodServerDiscover, MethodServerDiscover}
+	if !slices.Equal(received, want) {
+		t.Errorf("the server received %v, want %v", received, want)
 	}
 }

@@ -114,7 +114,7 @@ func Example_inMemory() {
 	ss.Wait()
 	fmt.Println("closed")
 	// Output:
-	// server: server-under-test 2025-11-25
+	// server: server-under-test 2026-07-28
 	// echo: hi
 	// closed
 }
@@ -141,7 +141,8 @@ func ExampleClient_Connect() {
 
 // A server served over Streamable HTTP, and a client that connects to it.
 // The handler is an http.Handler: mount it on any mux, behind any
-// middleware.
+// middleware. It serves both protocol eras; the default client asks the
+// server's era and speaks 2026-07-28, a POST per request.
 func ExampleNewStreamableHTTPHandler() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "http-server", Version: "1.0.0"}, nil)
 	err := mcp.AddTool(s, &mcp.Tool{Name: "whoami"},
@@ -169,13 +170,13 @@ func ExampleNewStreamableHTTPHandler() {
 	}
 	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
 	// Output:
-	// protocol: 2025-11-25
+	// protocol: 2026-07-28
 	// called over application/json
 }
 
 // The legacy HTTP+SSE transport, for clients that predate Streamable
-// HTTP. The transport does not limit the protocol revision: the session
-// negotiates the newest one both sides support.
+// HTTP. It carries the handshake era; within that era the session
+// negotiates the newest revision both sides support.
 func ExampleNewSSEHandler() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "legacy-server", Version: "1.0.0"}, nil)
 	srv := httptest.NewServer(mcp.NewSSEHandler(s, nil))

@@ -97,10 +97,17 @@ func ExampleServer_Batch() {
 		},
 	})
 	defer done()
+	// Change notifications come to a client that listens for them (in
+	// the handshake era they come unasked; Listen works in both).
+	sub, err := cs.Listen(context.Background(), &mcp.SubscriptionFilter{ToolsListChanged: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sub.Close()
 	noop := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{}, nil
 	}
-	err := s.Batch(func() error {
+	err = s.Batch(func() error {
 		for _, name := range []string{"a", "b", "c"} {
 			if err := s.AddTool(&mcp.Tool{Name: name}, noop); err != nil {
 				return err

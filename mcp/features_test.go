@@ -263,7 +263,9 @@ func TestWireLogging(t *testing.T) {
 	ss.Wait()
 	mu.Lock()
 	defer mu.Unlock()
-	if !strings.Contains(buf.String(), `"method":"initialize"`) || !strings.Contains(buf.String(), `"method":"ping"`) {
+	// The default client asks server/discover first (EraAuto), finds
+	// 2026-07-28, and pings with server/discover too.
+	if n := strings.Count(buf.String(), `send {"jsonrpc":"2.0","id":`); n != 2 || strings.Count(buf.String(), `"method":"server/discover"`) != 2 {
 		t.Errorf("wire log:\n%s", buf.String())
 	}
 }

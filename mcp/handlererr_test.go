@@ -119,6 +119,9 @@ func TestHandlerErrorsOnTheWire(t *testing.T) {
 		return nil, err
 	}))
 	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
+		// Requests to the client, whose failures become tool errors
+		// (TestModernClientUndeclaredInput covers 2026-07-28).
+		Era: EraHandshake,
 		ElicitationHandler: func(context.Context, *ElicitRequest) (*ElicitResult, error) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "no UI"}
 		},

@@ -119,7 +119,7 @@ func TestModernHTTPStatuses(t *testing.T) {
 		})
 	}
 	// The same endpoint serves handshake-era sessions.
-	c := NewClient(&Implementation{Name: "c", Version: "1"}, nil)
+	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{Era: EraHandshake})
 	cs, err := c.Connect(t.Context(), streamableClient(srv.URL))
 	if err != nil {
 		t.Fatal(err)

@@ -15,84 +15,99 @@ import (
 )
 
 // TestHTTPTransports runs one client scenario over every HTTP transport
-// configuration, end to end through real HTTP on loopback.
+// configuration, end to end through real HTTP on loopback, with the
+// client pinned to the handshake era and with the default client, which
+// finds the era itself (autoVersion is the revision it must get).
 func TestHTTPTransports(t *testing.T) {
 	checkGoroutines(t)
 	tests := []struct {
-		name      string
-		stateless bool
-		client    func(url string) transport.Transport
-		handler   func(s *Server) (http.Handler, func())
+		name        string
+		stateless   bool
+		autoVersion string
+		client      func(url string) transport.Transport
+		handler     func(s *Server) (http.Handler, func())
 	}{
-		{"streamable auto", false, streamableClient, streamableHandler(nil)},
-		{"streamable json", false, streamableClient, streamableHandler(&transport.StreamableHTTPOptions{ResponseMode: transport.ResponseJSON})},
-		{"streamable sse", false, streamableClient, streamableHandler(&transport.StreamableHTTPOptions{ResponseMode: transport.ResponseSSE})},
-		{"streamable resumable", false, streamableClient, streamableHandler(&transport.StreamableHTTPOptions{EventStore: transport.NewMemoryEventStore(nil)})},
-		{"stateless", true, streamableClient, streamableHandler(&transport.StreamableHTTPOptions{Stateless: true})},
-		{"legacy sse", false, func(url string) transport.Transport { return &transport.SSEClientTransport{URL: url} }, sseHandler},
-		{"legacy sse by fallback", false, streamableClient, sseHandler},
+		{"streamable auto", false, Version20260728, streamableClient, streamableHandler(nil)},
+		{"streamable json", false, Version20260728, streamableClient, streamableHandler(&transport.StreamableHTTPOptions{ResponseMode: transport.ResponseJSON})},
+		{"streamable sse", false, Version20260728, streamableClient, streamableHandler(&transport.StreamableHTTPOptions{ResponseMode: transport.ResponseSSE})},
+		{"streamable resumable", false, Version20260728, streamableClient, streamableHandler(&transport.StreamableHTTPOptions{EventStore: transport.NewMemoryEventStore(nil)})},
+		{"stateless", true, Version20260728, streamableClient, streamableHandler(&transport.StreamableHTTPOptions{Stateless: true})},
+		{"legacy sse", false, LatestVersion, func(url string) transport.Transport { return &transport.SSEClientTransport{URL: url} }, sseHandler},
+		{"legacy sse by fallback", false, LatestVersion, streamableClient, sseHandler},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := httpTestServer(t)
-			h, closeHandler := tt.handler(s)
-			srv := httptest.NewServer(h)
-			defer srv.Close()
-			defer closeHandler()
-			c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
-				CreateMessageHandler: func(ctx context.Context, req *CreateMessageRequest) (*CreateMessageResult, error) {
-					return &CreateMessageResult{Role: RoleAssistant, Model: "m", Content: Contents{&TextContent{Text: "sampled"}}}, nil
-				},
-				ElicitationHandler: func(ctx context.Context, req *ElicitRequest) (*ElicitResult, error) {
-					return &ElicitResult{Action: ElicitActionAccept, Content: map[string]any{"name": "Ada"}}, nil
-				},
+		for _, era := range []Era{EraHandshake, EraAuto} {
+			t.Run(tt.name+"/"+era.String(), func(t *testing.T) {
+				testHTTPTransport(t, era, tt.stateless, tt.autoVersion, tt.client, tt.handler)
 			})
-			c.AddRoots(&Root{URI: "file:///work", Name: "work"})
-			ctx := context.Background()
-			cs, err := c.Connect(ctx, tt.client(srv.URL))
-			must(t, err)
-			defer cs.Close()
+		}
+	}
+}
 
-			tools, err := cs.ListTools(ctx, nil)
-			must(t, err)
-			if len(tools.Tools) != 6 {
-				t.Fatalf("%d tools", len(tools.Tools))
-			}
-			res, err := cs.CallTool(ctx, &CallToolParams{Name: "add", Arguments: []byte(`{"a":1,"b":2}`)})
-			must(t, err)
-			if got := res.Content[0].(*TextContent).Text; got != `{"sum":3}` {
-				t.Errorf("add: %q", got)
-			}
-			rr, err := cs.ReadResource(ctx, &ReadResourceParams{URI: "test://a"})
-			must(t, err)
-			if rr.Contents[0].Text != "A" {
-				t.Errorf("read: %+v", rr.Contents[0])
-			}
-			params := &CallToolParams{Name: "progress"}
-			SetProgressToken(params, jsonrpc.StringID("p"))
-			res, err = cs.CallTool(ctx, params)
-			must(t, err)
-			if got := res.Content[0].(*TextContent).Text; got != "done" {
-				t.Errorf("progress tool: %q", got)
-			}
-			res, err = cs.CallTool(ctx, &CallToolParams{Name: "headers"})
-			must(t, err)
-			if got := res.Content[0].(*TextContent).Text; got != "http" {
-				t.Errorf("headers tool: %q", got)
-			}
-			res, err = cs.CallTool(ctx, &CallToolParams{Name: "ask"})
-			if tt.stateless {
-				// No client capabilities in a stateless exchange.
-				if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*TextContent).Text, "capability") {
-					t.Errorf("stateless ask: %+v, %v", res, err)
-				}
-				return
-			}
-			must(t, err)
-			if got := res.Content[0].(*TextContent).Text; got != "file:///work|sampled|Ada" || res.IsError {
-				t.Errorf("ask: %q (isError %v)", got, res.IsError)
-			}
-		})
+// testHTTPTransport is one run of TestHTTPTransports.
+func testHTTPTransport(t *testing.T, era Era, stateless bool, autoVersion string, client func(url string) transport.Transport, handler func(s *Server) (http.Handler, func())) {
+	s := httpTestServer(t)
+	h, closeHandler := handler(s)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	defer closeHandler()
+	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
+		Era: era,
+		CreateMessageHandler: func(ctx context.Context, req *CreateMessageRequest) (*CreateMessageResult, error) {
+			return &CreateMessageResult{Role: RoleAssistant, Model: "m", Content: Contents{&TextContent{Text: "sampled"}}}, nil
+		},
+		ElicitationHandler: func(ctx context.Context, req *ElicitRequest) (*ElicitResult, error) {
+			return &ElicitResult{Action: ElicitActionAccept, Content: map[string]any{"name": "Ada"}}, nil
+		},
+	})
+	c.AddRoots(&Root{URI: "file:///work", Name: "work"})
+	ctx := context.Background()
+	cs, err := c.Connect(ctx, client(srv.URL))
+	must(t, err)
+	defer cs.Close()
+	if want := map[Era]string{EraHandshake: LatestVersion, EraAuto: autoVersion}[era]; cs.ProtocolVersion() != want {
+		t.Errorf("protocol %s, want %s", cs.ProtocolVersion(), want)
+	}
+
+	tools, err := cs.ListTools(ctx, nil)
+	must(t, err)
+	if len(tools.Tools) != 6 {
+		t.Fatalf("%d tools", len(tools.Tools))
+	}
+	res, err := cs.CallTool(ctx, &CallToolParams{Name: "add", Arguments: []byte(`{"a":1,"b":2}`)})
+	must(t, err)
+	if got := res.Content[0].(*TextContent).Text; got != `{"sum":3}` {
+		t.Errorf("add: %q", got)
+	}
+	rr, err := cs.ReadResource(ctx, &ReadResourceParams{URI: "test://a"})
+	must(t, err)
+	if rr.Contents[0].Text != "A" {
+		t.Errorf("read: %+v", rr.Contents[0])
+	}
+	params := &CallToolParams{Name: "progress"}
+	SetProgressToken(params, jsonrpc.StringID("p"))
+	res, err = cs.CallTool(ctx, params)
+	must(t, err)
+	if got := res.Content[0].(*TextContent).Text; got != "done" {
+		t.Errorf("progress tool: %q", got)
+	}
+	res, err = cs.CallTool(ctx, &CallToolParams{Name: "headers"})
+	must(t, err)
+	if got := res.Content[0].(*TextContent).Text; got != "http" {
+		t.Errorf("headers tool: %q", got)
+	}
+	res, err = cs.CallTool(ctx, &CallToolParams{Name: "ask"})
+	if stateless && era == EraHandshake {
+		// No client capabilities in a stateless exchange of the
+		// handshake era; in 2026-07-28 every request carries them.
+		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*TextContent).Text, "capability") {
+			t.Errorf("stateless ask: %+v, %v", res, err)
+		}
+		return
+	}
+	must(t, err)
+	if got := res.Content[0].(*TextContent).Text; got != "file:///work|sampled|Ada" || res.IsError {
+		t.Errorf("ask: %q (isError %v)", got, res.IsError)
 	}
 }
 
@@ -159,7 +174,7 @@ func TestHTTPSessionsVisibleToServer(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	defer h.Close()
-	c := NewClient(&Implementation{Name: "c", Version: "1"}, nil)
+	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{Era: EraHandshake})
 	ctx := context.Background()
 	cs, err := c.Connect(ctx, &transport.StreamableClientTransport{URL: srv.URL})
 	must(t, err)

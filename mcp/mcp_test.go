@@ -35,9 +35,17 @@ func checkGoroutines(t *testing.T) {
 }
 
 // connect joins a client and a server over the in-memory transport and
-// closes both at the end of the test.
+// closes both at the end of the test. A client left at the default era
+// (EraAuto, which finds 2026-07-28 with our server) is pinned to the
+// handshake era: the tests using connect are about that era's semantics
+// (sessions, requests to the client, list_changed and log notifications
+// between requests); modernPair, the modern-era tests and the
+// ByEra benchmarks cover the other.
 func connect(t *testing.T, s *Server, c *Client) (*ClientSession, *ServerSession) {
 	t.Helper()
+	if c.opts.Era == EraAuto && c.opts.ProtocolVersion == "" {
+		c.opts.Era = EraHandshake
+	}
 	ct, st := transport.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := s.Connect(ctx, st)

@@ -71,7 +71,8 @@ func TestClientSkipsChattyServerOutput(t *testing.T) {
 		defer mu.Unlock()
 		return logs.Write(p)
 	}), nil))
-	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{Logger: logger})
+	// The fake server answers one request, initialize.
+	c := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{Logger: logger, Era: EraHandshake})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // a guard against the deadlock
 	defer cancel()
 	cs, err := c.Connect(ctx, &transport.IOTransport{Reader: s2cR, Writer: c2sW})

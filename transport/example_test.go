@@ -103,8 +103,10 @@ func ExampleStreamableClientTransport() {
 	c := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1.0.0"}, nil)
 	cs, err := c.Connect(ctx, &transport.StreamableClientTransport{
 		URL: srv.URL,
-		// Start a new session, transparently, when the server has
-		// forgotten ours (after a restart, say).
+		// With a server of the handshake era: start a new session,
+		// transparently, when the server has forgotten ours (after a
+		// restart, say). The 2026-07-28 revision, which the default
+		// client finds here, has no sessions to forget.
 		ReinitializeOnSessionExpired: true,
 	})
 	if err != nil {
@@ -114,7 +116,7 @@ func ExampleStreamableClientTransport() {
 	info := cs.InitializeResult().ServerInfo
 	fmt.Println(info.Name, info.Version, cs.ProtocolVersion())
 	// Output:
-	// remote 2.0.0 2025-11-25
+	// remote 2.0.0 2026-07-28
 }
 
 // Any reader and writer pair carries a session, one line of JSON per

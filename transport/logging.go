@@ -26,7 +26,9 @@ import (
 // never interleaved; Writer need not be safe for concurrent use.
 //
 // The connection keeps the wrapped connection's contract and passes its
-// SessionID through (see [SessionConn]). A write is logged after it was
+// SessionID through (see [SessionConn]); it is a [ProtocolVersionSetter]
+// exactly when the wrapped connection is one, so a client finds the same
+// transport kind (stream or Streamable HTTP) through the wrapper. A write is logged after it was
 // attempted, with its error if it failed.
 type LoggingTransport struct {
 	// Transport is the transport to wrap. Required.
@@ -50,8 +52,14 @@ func (t *LoggingTransport) Connect(ctx context.Context) (Conn, error) {
 	if c.logger == nil && c.w == nil {
 		c.w = os.Stderr
 	}
+	if _, ok := inner.(ProtocolVersionSetter); ok {
+		return &loggingVersionConn{c}, nil
+	}
 	return c, nil
 }
+
+// loggingVersionConn is a loggingConn around a [ProtocolVersionSetter].
+type loggingVersionConn struct{ *loggingConn }
 
 // loggingConn logs around an inner connection.
 type loggingConn struct {
@@ -95,12 +103,17 @@ func (c *loggingConn) SessionID() string {
 	return ""
 }
 
+// HandshakeOnly reports what the inner connection reports (see
+// [HandshakeOnlyConn]).
+func (c *loggingConn) HandshakeOnly() bool {
+	h, ok := c.inner.(HandshakeOnlyConn)
+	return ok && h.HandshakeOnly()
+}
+
 // SetProtocolVersion passes the negotiated protocol version to the inner
-// connection when it takes it (see [ProtocolVersionSetter]).
-func (c *loggingConn) SetProtocolVersion(v string) {
-	if s, ok := c.inner.(ProtocolVersionSetter); ok {
-		s.SetProtocolVersion(v)
-	}
+// connection (see [ProtocolVersionSetter]).
+func (c *loggingVersionConn) SetProtocolVersion(v string) {
+	c.inner.(ProtocolVersionSetter).SetProtocolVersion(v)
 }
 
 // log records one message (m non-nil) or one failure to decode or send.

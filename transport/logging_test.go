@@ -171,3 +171,43 @@ func TestLoggingTransportSessionID(t *testing.T) {
 		t.Error("Connect without a Transport succeeded")
 	}
 }
+
+// TestLoggingTransportKeepsKind checks that the wrapper is a
+// ProtocolVersionSetter exactly when what it wraps is one, and reports
+// HandshakeOnly as what it wraps does: a client finds the same transport
+// kind through it (a stream transport must not look like Streamable
+// HTTP).
+func TestLoggingTransportKeepsKind(t *testing.T) {
+	ct, _ := NewInMemoryTransports()
+	tests := []struct {
+		name          string
+		inner         Transport
+		setter        bool
+		handshakeOnly bool
+	}{
+		{"in-memory", ct, false, false},
+		{"streamable HTTP", &StreamableClientTransport{URL: "http://127.0.0.1:1/mcp"}, true, false},
+		{"HTTP+SSE", connTransport{&sseClientConn{}}, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := (&LoggingTransport{Transport: tt.inner, Writer: io.Discard}).Connect(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := c.(ProtocolVersionSetter); ok != tt.setter {
+				t.Errorf("ProtocolVersionSetter: %v, want %v", ok, tt.setter)
+			}
+			h, ok := c.(HandshakeOnlyConn)
+			if !ok || h.HandshakeOnly() != tt.handshakeOnly {
+				t.Errorf("HandshakeOnly: %v (implemented %v), want %v", ok && h.HandshakeOnly(), ok, tt.handshakeOnly)
+			}
+		})
+	}
+}
+
+// connTransport is a Transport whose Connect returns one given
+// connection.
+type connTransport struct{ c Conn }
+
+func (t connTransport) Connect(context.Context) (Conn, error) { return t.c, nil }

@@ -79,6 +79,10 @@ type sseClientConn struct {
 	legacy *legacySession
 }
 
+// HandshakeOnly reports true: the HTTP+SSE transport is of revision
+// 2024-11-05 (see [HandshakeOnlyConn]).
+func (c *sseClientConn) HandshakeOnly() bool { return true }
+
 // Read returns the next message of the event stream.
 func (c *sseClientConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return c.read(ctx)

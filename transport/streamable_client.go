@@ -147,6 +147,17 @@ type ProtocolVersionSetter interface {
 	SetProtocolVersion(v string)
 }
 
+// HandshakeOnlyConn is implemented by connections that may know they
+// carry only the handshake era of MCP (initialize; revisions 2024-11-05
+// to 2025-11-25): the 2024-11-05 HTTP+SSE transport's, and wrappers of
+// connections, which ask what they wrap. A client that finds the era of
+// its server itself does not ask the stateless era of such a connection.
+type HandshakeOnlyConn interface {
+	// HandshakeOnly reports whether the connection carries only the
+	// handshake era.
+	HandshakeOnly() bool
+}
+
 // ErrSessionExpired is matched, with errors.Is, by a [*SessionExpiredError].
 var ErrSessionExpired = errors.New("transport: session expired")
 

@@ -10,6 +10,10 @@
 //
 //	go run ./examples/stdio-client -url http://127.0.0.1:8080/mcp
 //
+// By default the client asks the server which protocol era it speaks
+// (server/discover) and uses 2026-07-28 when it can, and the initialize
+// handshake otherwise; -era handshake or -era modern pins one.
+//
 // Without -tool it calls echo with {"message":"hello"} when the server has
 // such a tool, and otherwise the first tool whose input schema requires
 // nothing, called with no arguments.
@@ -34,12 +38,14 @@ func main() {
 	args := flag.String("args", "", "the tool's arguments, as a JSON object")
 	timeout := flag.Duration("timeout", time.Minute, "overall time limit")
 	url := flag.String("url", "", "connect to this HTTP endpoint instead of starting a command")
+	eraName := flag.String("era", "auto", "protocol era: auto, handshake (initialize) or modern (2026-07-28)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: stdio-client [-tool NAME] [-args JSON] [--] command [arg...]\n       stdio-client [-tool NAME] [-args JSON] -url URL\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: stdio-client [-era ERA] [-tool NAME] [-args JSON] [--] command [arg...]\n       stdio-client [-era ERA] [-tool NAME] [-args JSON] -url URL\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if (flag.NArg() == 0) == (*url == "") {
+	era, ok := map[string]mcp.Era{"auto": mcp.EraAuto, "handshake": mcp.EraHandshake, "modern": mcp.EraModern}[*eraName]
+	if !ok || (flag.NArg() == 0) == (*url == "") {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -53,14 +59,14 @@ func main() {
 		cmd.Stderr = os.Stderr
 		t = &transport.CommandTransport{Command: cmd}
 	}
-	if err := run(ctx, t, *tool, *args); err != nil {
+	if err := run(ctx, t, era, *tool, *args); err != nil {
 		fmt.Fprintln(os.Stderr, "stdio-client:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, t transport.Transport, toolName, args string) error {
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcpkit-stdio-client", Version: "1.0.0"}, nil)
+func run(ctx context.Context, t transport.Transport, era mcp.Era, toolName, args string) error {
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpkit-stdio-client", Version: "1.0.0"}, &mcp.ClientOptions{Era: era})
 	cs, err := client.Connect(ctx, t)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 )
 
@@ -42,7 +43,7 @@ func TestHostileServerAnswers(t *testing.T) {
 			})})
 			conn.Start()
 			defer func() { conn.Close(); conn.Wait() }()
-			err = run(context.Background(), ct, "", "")
+			err = run(context.Background(), ct, mcp.EraHandshake, "", "")
 			if wantErr := tt.name != "empty answers"; (err != nil) != wantErr {
 				t.Errorf("run: %v, want an error: %v", err, wantErr)
 			}

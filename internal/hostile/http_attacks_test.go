@@ -520,6 +520,7 @@ func TestAttackExpiredSessionReinitializeRestoresSubscriptions(t *testing.T) {
 	u := serveHTTP(t, s, nil)
 	updated := make(chan string, 100)
 	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, &mcp.ClientOptions{
+		Era: mcp.EraHandshake, // sessions and resources/subscribe
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ClientRequest[*mcp.ResourceUpdatedParams]) {
 			select {
 			case updated <- req.Params.URI:

@@ -210,9 +210,10 @@ func checkGoroutines(t *testing.T) {
 	})
 }
 
-// newClient is our client.
+// newClient is our client, pinned to the handshake era: the attacks here
+// go after sessions (initialize, session IDs, expiry, resumption).
 func newClient() *mcp.Client {
-	return mcp.NewClient(&mcp.Implementation{Name: "hostile-test", Version: "0"}, nil)
+	return mcp.NewClient(&mcp.Implementation{Name: "hostile-test", Version: "0"}, &mcp.ClientOptions{Era: mcp.EraHandshake})
 }
 
 // ctxFor is a context bounding one step of a test.

@@ -53,6 +53,15 @@ func TestEraMatrix(t *testing.T) {
 			}
 			return &transport.StreamableClientTransport{URL: startNodeHTTPServer(t, everything, "streamableHttp", &stderr) + "/mcp", DisableSSEFallback: true}
 		}},
+		// The TypeScript SDK v2 server (ts_v2_server.mjs): both eras on
+		// one endpoint, like mcpkit's fixture.
+		{"TypeScript v2 server (dual era)", true, func(t *testing.T, kind string) transport.Transport {
+			var stderr syncBuffer
+			if kind == "stdio" {
+				return &transport.CommandTransport{Command: tsV2ServerCommand(t, modules, &stderr), TerminateDuration: 3 * time.Second}
+			}
+			return &transport.StreamableClientTransport{URL: startTSV2ServerHTTP(ctx, t, modules, &stderr), DisableSSEFallback: true}
+		}},
 	}
 	for _, srv := range servers {
 		for _, kind := range []string{"stdio", "http"} {

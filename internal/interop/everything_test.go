@@ -82,11 +82,24 @@ func runServerEverything(t *testing.T, requestStreams bool, newTransport func(t 
 		RequestTimeout: 20 * time.Second,
 	})
 	h.client.AddRoots(&mcp.Root{URI: rootURI1, Name: "first"})
-
 	var stderr syncBuffer
 	var wire syncBuffer
+	tr := newTransport(t, pkgDir, &stderr)
+	// The default client (EraAuto) probes with server/discover first; a
+	// server of the handshake era refuses it, and the client falls back
+	// to initialize. On stdio the refusal is a JSON-RPC error; over HTTP
+	// it is a status (400 from Streamable HTTP, 404 from the legacy
+	// endpoint), which the wire log records as a failed send.
+	// The HTTP+SSE transport carries only the handshake era: no probe.
+	switch tr.(type) {
+	case *transport.StreamableClientTransport:
+		h.expect(expectedError{Why: "server/discover probe of the default client (EraAuto)", Dir: "send", Codes: []int{0}, Message: "transport: "})
+	case *transport.SSEClientTransport:
+	default:
+		h.expect(expectedError{Why: "server/discover probe of the default client (EraAuto)", Dir: "recv", Codes: []int{jsonrpc.CodeMethodNotFound}})
+	}
 	cs, err := h.client.Connect(ctx, &transport.LoggingTransport{
-		Transport: newTransport(t, pkgDir, &stderr),
+		Transport: tr,
 		Writer:    &wire,
 	})
 	if err != nil {

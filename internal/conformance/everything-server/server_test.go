@@ -42,6 +42,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f := &fixture{}
 	c := mcp.NewClient(&mcp.Implementation{Name: "fixture-test", Version: "0"}, &mcp.ClientOptions{
+		Era: mcp.EraHandshake, // logging/setLevel, resources/subscribe and requests to the client between calls
 		LoggingMessageHandler: func(_ context.Context, req *mcp.ClientRequest[*mcp.LoggingMessageParams]) {
 			p := req.Params
 			f.mu.Lock()
