@@ -381,9 +381,10 @@ const (
 // requirement set or, for "all", every scenario.
 var serverSuiteRuns = []string{"2025-11-25", "2026-07-28", "all"}
 
-// clientSuiteRuns are the requirement sets the client runs; each scenario
-// names the revision the client is to speak (the fixture pins it).
-var clientSuiteRuns = []string{"2025-11-25", "2026-07-28"}
+// clientSuiteRuns are the runs of the client scenarios, each a
+// requirement set or, for "all", every scenario; each scenario names the
+// revision the client is to speak (the fixture pins it).
+var clientSuiteRuns = []string{"2025-11-25", "2026-07-28", "all"}
 
 const (
 	expectedFailuresFile = "internal/conformance/expected-failures.yaml"
@@ -1102,9 +1103,12 @@ func TestOfficialSuiteClient(t *testing.T) {
 				"MCPKIT_CLIENT_RC_DIR=" + rcDir,
 				fmt.Sprintf("MCPKIT_CLIENT_DEADLINE=%d", int(clientDeadline/time.Second)),
 			}
-			code, console := suite.run(t, out, env, "client", "--command", wrapper,
-				"--requirements", run, "-o", out,
-				"--expected-failures", filepath.Join(wd, expectedFailuresFile))
+			args := []string{"client", "--command", wrapper, "--requirements", run, "-o", out,
+				"--expected-failures", filepath.Join(wd, expectedFailuresFile)}
+			if run == "all" {
+				args[3], args[4] = "--suite", "all"
+			}
+			code, console := suite.run(t, out, env, args...)
 			exits := clientExits(t, rcDir)
 			judge(t, "client", run, out, console, code, suite.notScored(t, "client", run), expected["client"], func(scenario string) string {
 				return exits[scenario]

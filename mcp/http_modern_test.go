@@ -130,6 +130,73 @@ func TestModernHTTPStatuses(t *testing.T) {
 	}
 }
 
+// TestModernOnlyHTTPEndpoint checks an endpoint that serves only
+// 2026-07-28 (StreamableHTTPOptions.SupportedVersions): GET and DELETE
+// get 405, a Mcp-Session-Id header is ignored, initialize gets 400, and
+// the clients behave: the default one speaks 2026-07-28, one pinned to
+// the handshake era fails.
+func TestModernOnlyHTTPEndpoint(t *testing.T) {
+	checkGoroutines(t)
+	s := NewServer(&Implementation{Name: "modern", Version: "1"}, nil)
+	h := NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{SupportedVersions: []string{Version20260728}})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	defer h.Close()
+	const discover = `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	modern := map[string]string{"MCP-Protocol-Version": Version20260728, "Mcp-Method": "server/discover"}
+	tests := []struct {
+		name   string
+		method string
+		header map[string]string
+		body   string
+		status int
+	}{
+		{"GET", http.MethodGet, map[string]string{"MCP-Protocol-Version": Version20260728}, "", 405},
+		{"DELETE", http.MethodDelete, map[string]string{"Mcp-Session-Id": "abc"}, "", 405},
+		{"discover", http.MethodPost, modern, discover, 200},
+		{"discover with a session ID", http.MethodPost, map[string]string{"MCP-Protocol-Version": Version20260728, "Mcp-Method": "server/discover", "Mcp-Session-Id": "abc"}, discover, 200},
+		{"initialize", http.MethodPost, nil, initialize, 400},
+		{"initialize naming 2025-11-25", http.MethodPost, map[string]string{"MCP-Protocol-Version": "2025-11-25"}, initialize, 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, srv.URL, strings.NewReader(tt.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range tt.header {
+				req.Header.Set(k, v)
+			}
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, body)
+			}
+			if tt.status == 405 && resp.Header.Get("Allow") != "POST" {
+				t.Errorf("Allow %q, want POST", resp.Header.Get("Allow"))
+			}
+			if resp.Header.Get("Mcp-Session-Id") != "" {
+				t.Error("a session ID was minted or echoed")
+			}
+		})
+	}
+	cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, nil).Connect(t.Context(), streamableClient(srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if cs.ProtocolVersion() != Version20260728 {
+		t.Errorf("the default client speaks %s", cs.ProtocolVersion())
+	}
+	if _, err := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{Era: EraHandshake}).Connect(t.Context(), &transport.StreamableClientTransport{URL: srv.URL, DisableSSEFallback: true}); err == nil {
+		t.Error("a client of the handshake era connected to an endpoint of 2026-07-28 only")
+	}
+}
+
 // TestModernHTTPPerPeerBound checks that 2026-07-28 exchanges held open
 // (subscriptions/listen streams) count against MaxSessionsPerPeer on an
 // endpoint that serves sessions too: one peer cannot hold every slot.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -143,7 +144,11 @@ type StreamableHTTPOptions struct {
 	Security HTTPSecurity
 	// SupportedVersions lists the protocol revisions accepted in the
 	// MCP-Protocol-Version header; a request naming another is refused
-	// with 400. Nil accepts any.
+	// with 400. Nil accepts any. A list of revisions of the stateless era
+	// only (2026-07-28) makes an endpoint of that era only, as the
+	// revision asks of one: GET and DELETE get 405, a Mcp-Session-Id
+	// header is ignored, and a request without the revision in its
+	// MCP-Protocol-Version header (initialize, say) gets 400.
 	SupportedVersions []string
 	// DisableHijack keeps standalone GET streams on net/http's request
 	// goroutine. By default, once its headers are out, a GET stream on an
@@ -196,6 +201,7 @@ type StreamableHTTPHandler struct {
 	maxEvent    int
 	retry       time.Duration
 	writeTO     time.Duration
+	modernOnly  bool // SupportedVersions names only revisions of the stateless era
 
 	sessions sessionSet[*httpSession]
 	holders  holderSet // of hijacked GET streams
@@ -234,6 +240,7 @@ func NewStreamableHTTPHandler(connect ConnectFunc, opts *StreamableHTTPOptions) 
 		h.maxInit = h.maxBody
 	}
 	h.bodyTO = positiveOr(h.opts.ReadBodyTimeout, defaultReadBodyTimeout)
+	h.modernOnly = h.opts.SupportedVersions != nil && !slices.ContainsFunc(h.opts.SupportedVersions, func(v string) bool { return !isModernVersion(v) })
 	h.maxEvent = h.opts.MaxEventBytes
 	if h.maxEvent <= 0 {
 		h.maxEvent = DefaultMaxMessageSize
@@ -303,19 +310,19 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 	case http.MethodPost:
 		h.servePOST(w, r)
 	case http.MethodGet:
-		if h.opts.Stateless {
+		if h.opts.Stateless || h.modernOnly {
 			methodNotAllowed(w, "POST")
 			return
 		}
 		h.serveGET(w, r)
 	case http.MethodDelete:
-		if h.opts.Stateless {
+		if h.opts.Stateless || h.modernOnly {
 			methodNotAllowed(w, "POST")
 			return
 		}
 		h.serveDELETE(w, r)
 	default:
-		if h.opts.Stateless {
+		if h.opts.Stateless || h.modernOnly {
 			methodNotAllowed(w, "POST")
 		} else {
 			methodNotAllowed(w, "GET, POST, DELETE")
@@ -389,8 +396,16 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 		s      *httpSession
 		a      *admission
 		limit  = h.maxBody
-		modern = r.Header.Get(headerSessionID) == "" && isModernVersion(r.Header.Get(headerProtocolVersion))
+		modern = (r.Header.Get(headerSessionID) == "" || h.modernOnly) && isModernVersion(r.Header.Get(headerProtocolVersion))
 	)
+	if h.modernOnly && !modern {
+		// No handshake on an endpoint of the stateless era only.
+		if _, ok := h.checkVersion(w, r); ok {
+			writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
+				"Bad Request: this endpoint serves only "+strings.Join(h.opts.SupportedVersions, ", ")+"; MCP-Protocol-Version must name it")
+		}
+		return
+	}
 	switch {
 	case h.opts.Stateless || modern:
 		// MaxSessions bounds the exchanges in progress. In stateless mode
