@@ -94,8 +94,19 @@ func newModernClient(version string, caps *ClientCapabilities, info *Implementat
 	infoJSON, err2 := marshalStd(info)
 	if err1 == nil && err2 == nil {
 		m.pre = &metaEncodings{caps: caps, capsJSON: capsJSON, info: info, infoJSON: infoJSON}
+		m.encodeEnvelope()
 	}
 	return m
+}
+
+// encodeEnvelope encodes, once, the _meta of a request that carries
+// nothing but the session's revision, capabilities and identity.
+func (m *modernClient) encodeEnvelope() {
+	pre := m.pre
+	pre.envelope = nil
+	if env, err := marshalStd(Meta{ProtocolVersion: m.version, ClientCapabilities: m.caps, ClientInfo: m.info, pre: pre}); err == nil {
+		pre.version, pre.envelope = m.version, env
+	}
 }
 
 // fill puts the _meta envelope into p, leaving what the caller set.
@@ -232,6 +243,9 @@ func (cs *ClientSession) connectModern(ctx context.Context, version string, prob
 			return &VersionError{Requested: cs.modern.version, Offered: strings.Join(data.Supported, ", ")}
 		}
 		cs.modern.version = next
+		if cs.modern.pre != nil {
+			cs.modern.encodeEnvelope()
+		}
 		if pv, ok := cs.tconn.(interface{ SetProtocolVersion(string) }); ok {
 			pv.SetProtocolVersion(next)
 		}
@@ -257,6 +271,9 @@ func (cs *ClientSession) connectModern(ctx context.Context, version string, prob
 			return err
 		}
 		cs.modern.version = next
+		if cs.modern.pre != nil {
+			cs.modern.encodeEnvelope()
+		}
 		if pv, ok := cs.tconn.(interface{ SetProtocolVersion(string) }); ok {
 			pv.SetProtocolVersion(next)
 		}

@@ -66,6 +66,17 @@ type metaEncodings struct {
 	capsJSON jsontext.Value
 	info     *Implementation
 	infoJSON jsontext.Value
+	// envelope is the encoding of the whole _meta of a request that
+	// carries nothing but version, caps and info.
+	version  string
+	envelope jsontext.Value
+}
+
+// isEnvelope reports whether m is the _meta envelope e encodes whole.
+func (e *metaEncodings) isEnvelope(m *Meta) bool {
+	return e != nil && e.envelope != nil && m.ProtocolVersion == e.version && m.ClientCapabilities == e.caps &&
+		m.ClientInfo == e.info && !m.ProgressToken.IsValid() && m.LogLevel == "" && m.ServerInfo == nil &&
+		!m.SubscriptionID.IsValid() && len(m.Other) == 0
 }
 
 // The _meta keys MCP defines.
@@ -89,6 +100,9 @@ func (m Meta) IsZero() bool {
 // MarshalJSONTo implements the JSON engine's MarshalerTo: the members MCP
 // defines first, in a fixed order, then Other's, sorted by key.
 func (m Meta) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if m.pre.isEnvelope(&m) {
+		return enc.WriteValue(m.pre.envelope)
+	}
 	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
 		return err
 	}

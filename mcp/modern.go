@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"sync"
 
@@ -235,22 +236,59 @@ func (r *ServerRequest[P]) ClientInfo() *Implementation {
 }
 
 // capsCache keeps the client capabilities of recent 2026-07-28 requests,
-// decoded, by their JSON text: a client sends the same ones with every
-// request, and decoding them is a good part of reading the request. The
-// values are shared between the requests that carry the same text, so
-// they must not be modified (see [ServerRequest.ClientCapabilities]).
+// decoded, by their JSON text, and whole _meta envelopes that carry
+// nothing particular to one request (no progress token, no other keys):
+// a client sends the same ones with every request, and decoding them is
+// a good part of reading the request. The values are shared between the
+// requests that carry the same text, so they must not be modified (see
+// [ServerRequest.ClientCapabilities] and [ServerRequest.ClientInfo]).
 type capsCache struct {
-	option jsonv2.Options // decodes *ClientCapabilities through the cache
+	option jsonv2.Options // decodes *ClientCapabilities and Meta through the cache
 
-	mu sync.Mutex
-	m  map[string]*ClientCapabilities
+	mu    sync.Mutex
+	m     map[string]*ClientCapabilities
+	metas map[string]Meta
+}
+
+// cacheableMeta reports whether m holds nothing particular to one
+// request, so that a capsCache may keep it.
+func cacheableMeta(m *Meta) bool {
+	return !m.ProgressToken.IsValid() && !m.SubscriptionID.IsValid() && m.ServerInfo == nil && len(m.Other) == 0
 }
 
 // maxCachedCaps bounds the capsCache; past it, the cache starts afresh.
 const maxCachedCaps = 64
 
 func (c *capsCache) init() {
-	c.option = jsonv2.WithUnmarshalers(jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, v **ClientCapabilities) error {
+	metas := jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, m *Meta) error {
+		if dec.PeekKind() != '{' {
+			return jsonv2.SkipFunc // Meta's own method says what is wrong
+		}
+		raw, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		cached, ok := c.metas[string(raw)]
+		c.mu.Unlock()
+		if ok {
+			*m = cached
+			return nil
+		}
+		if err := m.UnmarshalJSONFrom(jsontext.NewDecoder(bytes.NewReader(raw), c.option)); err != nil {
+			return err
+		}
+		if cacheableMeta(m) {
+			c.mu.Lock()
+			if c.metas == nil || len(c.metas) >= maxCachedCaps {
+				c.metas = make(map[string]Meta)
+			}
+			c.metas[string(raw)] = *m
+			c.mu.Unlock()
+		}
+		return nil
+	})
+	caps := jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, v **ClientCapabilities) error {
 		raw, err := dec.ReadValue()
 		if err != nil {
 			return err
@@ -278,5 +316,6 @@ func (c *capsCache) init() {
 		c.mu.Unlock()
 		*v = caps
 		return nil
-	}))
+	})
+	c.option = jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(metas, caps))
 }

@@ -255,15 +255,15 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 	if !ok {
 		return nil, fmt.Errorf("mcp: sending middleware replaced the request with %T", req)
 	}
+	if o.result != nil && e.modernCall != nil {
+		return e.modernCall(ctx, o) // it encodes the params with their _meta envelope
+	}
 	raw, err := marshalStd(o.params)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: encoding %s params: %w", o.method, err)
 	}
 	if o.result == nil {
 		return nil, e.conn.Notify(ctx, o.method, raw)
-	}
-	if e.modernCall != nil {
-		return e.modernCall(ctx, o)
 	}
 	res, err := e.conn.Call(ctx, o.method, raw)
 	if err != nil {
