@@ -316,9 +316,13 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 	})
 	ss.endpoint.init(conn, s.opts.SendingMiddleware, s.logger)
 	ss.recv = chain(ss.handleRequest, s.opts.Middleware)
-	s.mu.Lock()
-	s.sessions[ss] = struct{}{}
-	s.mu.Unlock()
+	if !ss.stateless || ss.era != eraModern {
+		// A 2026-07-28 exchange is no session: nothing is broadcast to
+		// it (its listen streams register themselves as listeners).
+		s.mu.Lock()
+		s.sessions[ss] = struct{}{}
+		s.mu.Unlock()
+	}
 	conn.Start()
 	if s.opts.KeepAlive > 0 && !ss.stateless {
 		go keepAlive(s.opts.KeepAlive, conn.Done(), ss.Ping, ss.Close)
@@ -332,7 +336,11 @@ func (s *Server) removeSession(ss *ServerSession) {
 	s.mu.Unlock()
 }
 
-// Sessions returns the sessions connected now.
+// Sessions returns the sessions connected now: those of the handshake era
+// (including the exchanges of a stateless handshake-era endpoint in
+// progress) and connections of the stateless era over stream transports.
+// A 2026-07-28 exchange over Streamable HTTP, one POST, is not a session
+// and is not listed.
 func (s *Server) Sessions() []*ServerSession {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

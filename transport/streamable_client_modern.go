@@ -8,7 +8,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -69,21 +69,25 @@ func (c *streamableClientConn) writeModern(ctx context.Context, m jsonrpc.Messag
 // (tools/call, prompts/get) or uri (resources/read), encoded for a header;
 // "" for other methods.
 func mirroredName(r *jsonrpc.Request) string {
-	var p struct {
-		Name string `json:"name"`
-		URI  string `json:"uri"`
-	}
+	var member string
 	switch r.Method {
 	case "tools/call", "prompts/get":
-		if json.Unmarshal(r.Params, &p) == nil {
-			return EncodeHeaderValue(p.Name)
-		}
+		member = `"name"`
 	case "resources/read":
-		if json.Unmarshal(r.Params, &p) == nil {
-			return EncodeHeaderValue(p.URI)
-		}
+		member = `"uri"`
+	default:
+		return ""
 	}
-	return ""
+	var v jsontext.Value
+	if scanMembers(r.Params, func(name []byte, value jsontext.Value) {
+		if string(name) == member {
+			v = value
+		}
+	}) != nil {
+		return ""
+	}
+	s, _ := jsonString(v)
+	return EncodeHeaderValue(s)
 }
 
 // EncodeHeaderValue returns v as the value of a header that mirrors a

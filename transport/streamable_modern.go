@@ -3,11 +3,13 @@ package transport
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpkit/mcpkit/internal/jsonscan"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -38,14 +40,87 @@ const (
 func isModernVersion(v string) bool { return v >= firstModernVersion }
 
 // modernBody is what the transport reads of a modern request's params to
-// check the headers that mirror them.
+// check the headers that mirror them: raw JSON values, nil when absent.
 type modernBody struct {
-	Name *string `json:"name"`
-	URI  *string `json:"uri"`
-	Meta *struct {
-		ProtocolVersion    jsontext.Value `json:"io.modelcontextprotocol/protocolVersion"`
-		ClientCapabilities jsontext.Value `json:"io.modelcontextprotocol/clientCapabilities"`
-	} `json:"_meta"`
+	Name, URI, Meta                     jsontext.Value
+	ProtocolVersion, ClientCapabilities jsontext.Value // members of Meta
+}
+
+// scanModernBody reads the members of params that modernBody holds, in
+// one pass that decodes nothing else. The values are slices of params.
+func scanModernBody(params []byte) (modernBody, error) {
+	var b modernBody
+	err := scanMembers(params, func(name []byte, v jsontext.Value) {
+		switch string(name) {
+		case `"name"`:
+			b.Name = v
+		case `"uri"`:
+			b.URI = v
+		case `"_meta"`:
+			b.Meta = v
+		}
+	})
+	if err != nil || b.Meta.Kind() != '{' {
+		return b, err
+	}
+	err = scanMembers(b.Meta, func(name []byte, v jsontext.Value) {
+		switch string(name) {
+		case `"io.modelcontextprotocol/protocolVersion"`:
+			b.ProtocolVersion = v
+		case `"io.modelcontextprotocol/clientCapabilities"`:
+			b.ClientCapabilities = v
+		}
+	})
+	return b, err
+}
+
+// scanMembers calls member with the raw name (quoted, as it is in the
+// input; names with escapes match nothing MCP defines) and the raw value
+// of each member of obj, a JSON object; anything else is an error.
+func scanMembers(obj []byte, member func(name []byte, v jsontext.Value)) error {
+	d := jsonscan.Get(obj)
+	defer d.Release()
+	tok, err := d.ReadToken()
+	if err != nil {
+		return err
+	}
+	if tok.Kind() != '{' {
+		return errors.New("not a JSON object")
+	}
+	for d.PeekKind() != '}' {
+		name, err := d.ReadValue()
+		if err != nil {
+			return err
+		}
+		v, err := d.ReadValue()
+		if err != nil {
+			return err
+		}
+		member(name, v)
+	}
+	_, err = d.ReadToken()
+	return err
+}
+
+// jsonStringIs reports whether v, a raw JSON value, is the string s.
+func jsonStringIs(v jsontext.Value, s string) bool {
+	if plain, ok := jsonscan.PlainString(v); ok {
+		return string(plain) == s
+	}
+	u, ok := jsonString(v)
+	return ok && u == s
+}
+
+// jsonString returns the string v, a raw JSON value, holds.
+func jsonString(v jsontext.Value) (string, bool) {
+	if plain, ok := jsonscan.PlainString(v); ok {
+		return string(plain), true
+	}
+	if v.Kind() != '"' {
+		return "", false
+	}
+	u, err := jsontext.AppendUnquote(nil, v)
+	return string(u), err == nil
 }
 
 // serveModern serves a POST of the stateless era, for which an exchange
@@ -99,24 +174,25 @@ func checkModernRequest(header http.Header, req *jsonrpc.Request, version string
 	}
 	var p modernBody
 	if len(req.Params) > 0 {
-		if err := json.Unmarshal(req.Params, &p); err != nil {
+		var err error
+		if p, err = scanModernBody(req.Params); err != nil {
 			return jsonrpc.CodeInvalidParams, "invalid params: " + err.Error()
 		}
 	}
-	if p.Meta == nil || len(p.Meta.ProtocolVersion) == 0 {
+	if p.Meta.Kind() != '{' || len(p.ProtocolVersion) == 0 {
 		return jsonrpc.CodeInvalidParams, "invalid params: missing _meta member io.modelcontextprotocol/protocolVersion"
 	}
-	var bodyVersion string
-	if json.Unmarshal(p.Meta.ProtocolVersion, &bodyVersion) != nil {
-		return jsonrpc.CodeInvalidParams, "invalid params: _meta member io.modelcontextprotocol/protocolVersion must be a string"
-	}
-	if bodyVersion != version {
+	if !jsonStringIs(p.ProtocolVersion, version) {
+		bodyVersion, ok := jsonString(p.ProtocolVersion)
+		if !ok {
+			return jsonrpc.CodeInvalidParams, "invalid params: _meta member io.modelcontextprotocol/protocolVersion must be a string"
+		}
 		return codeHeaderMismatch, "Header mismatch: MCP-Protocol-Version header value '" + version + "' does not match body value '" + bodyVersion + "'"
 	}
-	if len(p.Meta.ClientCapabilities) == 0 || p.Meta.ClientCapabilities.Kind() != '{' {
+	if p.ClientCapabilities.Kind() != '{' {
 		return jsonrpc.CodeInvalidParams, "invalid params: missing _meta member io.modelcontextprotocol/clientCapabilities"
 	}
-	var source *string
+	var source jsontext.Value
 	switch req.Method {
 	case "tools/call", "prompts/get":
 		source = p.Name
@@ -133,7 +209,7 @@ func checkModernRequest(header http.Header, req *jsonrpc.Request, version string
 	if !ok {
 		return codeHeaderMismatch, "Header mismatch: Mcp-Name header value is not valid"
 	}
-	if source == nil || value != *source {
+	if !jsonStringIs(source, value) {
 		return codeHeaderMismatch, "Header mismatch: Mcp-Name header does not match the body"
 	}
 	return 0, ""
