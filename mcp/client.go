@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,7 +35,10 @@ type ClientOptions struct {
 	// further to the 2024-11-05 HTTP+SSE transport when initialize is
 	// refused too). [EraHandshake] goes straight to initialize;
 	// [EraModern] never falls back. A ProtocolVersion pins the era of its
-	// revision.
+	// revision. The client remembers the servers EraAuto found to be of
+	// the handshake era (by URL, or by command line for a subprocess) and
+	// goes straight to initialize with them; should initialize fail, it
+	// asks again next time. [ClientSession.Era] tells what a session got.
 	Era Era
 	// DiscoverTimeout bounds the server/discover probe of EraAuto on
 	// transports other than Streamable HTTP, where some servers of the
@@ -105,9 +109,60 @@ type Client struct {
 	opts   ClientOptions
 	logger *slog.Logger
 
-	mu       sync.Mutex
-	roots    features[*Root]
-	sessions map[*ClientSession]struct{}
+	mu         sync.Mutex
+	roots      features[*Root]
+	sessions   map[*ClientSession]struct{}
+	handshakes map[string]bool // servers EraAuto found to be of the handshake era, by serverKey
+}
+
+// maxRememberedServers bounds Client.handshakes; past it, the client
+// starts afresh.
+const maxRememberedServers = 256
+
+// serverKey names the server t reaches, for remembering its era: the URL
+// of a Streamable HTTP transport, the command line of a subprocess; ""
+// for other transports, whose servers are asked each time.
+func serverKey(t transport.Transport) string {
+	switch t := t.(type) {
+	case *transport.LoggingTransport:
+		return serverKey(t.Transport)
+	case *transport.StreamableClientTransport:
+		return "url\x00" + t.URL
+	case *transport.CommandTransport:
+		if t.Command == nil {
+			return ""
+		}
+		return "cmd\x00" + t.Command.Dir + "\x00" + t.Command.Path + "\x00" + strings.Join(t.Command.Args, "\x00")
+	}
+	return ""
+}
+
+// rememberEra records what EraAuto found the server of key to be.
+func (c *Client) rememberEra(key string, handshake bool) {
+	if key == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !handshake {
+		delete(c.handshakes, key)
+		return
+	}
+	if c.handshakes == nil || len(c.handshakes) >= maxRememberedServers {
+		c.handshakes = make(map[string]bool)
+	}
+	c.handshakes[key] = true
+}
+
+// rememberedHandshake reports whether EraAuto found the server of key to
+// be of the handshake era before.
+func (c *Client) rememberedHandshake(key string) bool {
+	if key == "" {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.handshakes[key]
 }
 
 // NewClient returns a client that identifies itself as impl. opts may be nil.
@@ -211,6 +266,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 
 	version := c.opts.ProtocolVersion
 	era := c.opts.Era
+	key, remembered := "", false // EraAuto: the server, and whether it was found of the handshake era before
 	switch {
 	case version != "" && isModernVersion(version):
 		era = EraModern // a pinned revision pins its era
@@ -219,6 +275,11 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 	case era == EraAuto:
 		if h, ok := tc.(transport.HandshakeOnlyConn); ok && h.HandshakeOnly() {
 			era = EraHandshake // the legacy HTTP+SSE transport
+			break
+		}
+		key = serverKey(t)
+		if c.rememberedHandshake(key) {
+			era, remembered = EraHandshake, true
 		}
 	}
 	if era != EraHandshake {
@@ -233,6 +294,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 		err := cs.connectModern(ctx, version, era == EraAuto)
 		switch {
 		case err == nil:
+			c.rememberEra(key, false)
 			c.mu.Lock()
 			c.sessions[cs] = struct{}{}
 			c.mu.Unlock()
@@ -263,10 +325,16 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 		ClientInfo:      &info,
 	}, res); err != nil {
 		conn.Close()
+		if remembered {
+			c.rememberEra(key, false) // ask the server again next time
+		}
 		if _, named := err.(*callError); !named {
 			err = fmt.Errorf("mcp: initialize: %w", err)
 		}
 		return nil, err
+	}
+	if key != "" && !remembered {
+		c.rememberEra(key, true) // EraAuto fell back
 	}
 	if !slices.Contains(SupportedVersions(), res.ProtocolVersion) {
 		conn.Close()

@@ -63,14 +63,18 @@ func (cs *ClientSession) ListResourceTemplates(ctx context.Context, params *List
 	return res, cs.request(ctx, MethodResourcesTemplatesList, params, res)
 }
 
-// ReadResource reads a resource. An unknown URI is an error matching
-// jsonrpc code -32002 (handshake era).
+// ReadResource reads a resource. For an unknown URI it returns a
+// [*ResourceNotFoundError], whether the server answered -32002 (the
+// handshake era) or -32602 naming the URI (2026-07-28).
 func (cs *ClientSession) ReadResource(ctx context.Context, params *ReadResourceParams) (*ReadResourceResult, error) {
 	if err := cs.checkServer(MethodResourcesRead, "resources", cs.serverCaps().Resources != nil); err != nil {
 		return nil, err
 	}
 	res := &ReadResourceResult{}
-	return res, cs.request(ctx, MethodResourcesRead, params, res)
+	if err := cs.request(ctx, MethodResourcesRead, params, res); err != nil {
+		return res, resourceNotFound(err, params.URI)
+	}
+	return res, nil
 }
 
 // Subscribe asks to be told when a resource changes

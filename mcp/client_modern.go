@@ -147,6 +147,15 @@ const (
 	EraModern
 )
 
+// Era returns the era the session speaks: [EraModern] (2026-07-28) or
+// [EraHandshake]; [ClientSession.ProtocolVersion] names the revision.
+func (cs *ClientSession) Era() Era {
+	if cs.modern != nil {
+		return EraModern
+	}
+	return EraHandshake
+}
+
 // String returns "auto", "handshake" or "modern".
 func (e Era) String() string {
 	switch e {

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -513,5 +515,113 @@ func TestModernClientRemovedMethods(t *testing.T) {
 	want := []string{MethodServerDiscover, MethodToolsCall, MethodToolsCall, MethodServerDiscover, MethodServerDiscover}
 	if !slices.Equal(received, want) {
 		t.Errorf("the server received %v, want %v", received, want)
+	}
+}
+
+// TestEraAutoRemembers checks that a client remembers a server that
+// EraAuto found to be of the handshake era, going straight to initialize
+// the next time, and asks again after initialize fails: here the server
+// behind the URL moves from the handshake era only to 2026-07-28 only.
+func TestEraAutoRemembers(t *testing.T) {
+	checkGoroutines(t)
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+	old := NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{SupportedVersions: []string{Version20251125}})
+	modern := NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{SupportedVersions: []string{Version20260728}})
+	defer old.Close()
+	defer modern.Close()
+	var current atomic.Pointer[transport.StreamableHTTPHandler]
+	current.Store(old)
+	var mu sync.Mutex
+	var methods []string // the Mcp-Method or, for initialize, "initialize"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			m := r.Header.Get("Mcp-Method")
+			if m == "" && r.Header.Get("Mcp-Session-Id") == "" {
+				m = "initialize"
+			}
+			if m != "" {
+				mu.Lock()
+				methods = append(methods, m)
+				mu.Unlock()
+			}
+		}
+		current.Load().ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	c := NewClient(&Implementation{Name: "c", Version: "1"}, nil)
+	connect := func() (*ClientSession, []string, error) {
+		mu.Lock()
+		methods = nil
+		mu.Unlock()
+		cs, err := c.Connect(t.Context(), &transport.StreamableClientTransport{URL: srv.URL, DisableSSEFallback: true})
+		mu.Lock()
+		defer mu.Unlock()
+		return cs, slices.Clone(methods), err
+	}
+	steps := []struct {
+		name    string
+		modern  bool // the server's era from this step on
+		want    []string
+		wantEra Era // 0 (EraAuto): Connect fails
+	}{
+		{"first: probe, then initialize", false, []string{MethodServerDiscover, "initialize"}, EraHandshake},
+		{"remembered: initialize only", false, []string{"initialize"}, EraHandshake},
+		{"the server moved: initialize fails", true, []string{"initialize"}, EraAuto},
+		{"asked again: 2026-07-28", true, []string{MethodServerDiscover}, EraModern},
+		{"modern again", true, []string{MethodServerDiscover}, EraModern},
+	}
+	for _, st := range steps {
+		if st.modern {
+			current.Store(modern)
+		}
+		cs, got, err := connect()
+		if !slices.Equal(got, st.want) {
+			t.Errorf("%s: the server got %v, want %v", st.name, got, st.want)
+		}
+		if st.wantEra == EraAuto {
+			if err == nil {
+				cs.Close()
+				t.Errorf("%s: Connect succeeded", st.name)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if cs.Era() != st.wantEra {
+			t.Errorf("%s: era %v, want %v", st.name, cs.Era(), st.wantEra)
+		}
+		cs.Close()
+	}
+}
+
+// TestReadResourceNotFound checks that ReadResource reports an unknown
+// URI as a *ResourceNotFoundError in both eras, whose answers differ
+// (-32002, and -32602 naming the URI), the wire error still reachable.
+func TestReadResourceNotFound(t *testing.T) {
+	checkGoroutines(t)
+	for _, tt := range []struct {
+		era  Era
+		code int64
+	}{{EraHandshake, jsonrpc.CodeResourceNotFound}, {EraModern, jsonrpc.CodeInvalidParams}} {
+		t.Run(tt.era.String(), func(t *testing.T) {
+			s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+			s.AddResource(&Resource{URI: "test://there", Name: "there"}, func(context.Context, *ReadResourceRequest) (*ReadResourceResult, error) {
+				return &ReadResourceResult{Contents: []*ResourceContents{{URI: "test://there", Text: "hi"}}}, nil
+			})
+			cs, _ := connect(t, s, NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{Era: tt.era}))
+			_, err := cs.ReadResource(t.Context(), &ReadResourceParams{URI: "test://nowhere"})
+			var nf *ResourceNotFoundError
+			if !errors.As(err, &nf) || nf.URI != "test://nowhere" {
+				t.Fatalf("err %v, want a *ResourceNotFoundError", err)
+			}
+			var je *jsonrpc.Error
+			if !errors.As(err, &je) || je.Code != tt.code {
+				t.Errorf("wire error %v, want code %d", je, tt.code)
+			}
+			if _, err := cs.ReadResource(t.Context(), &ReadResourceParams{URI: "test://there"}); err != nil {
+				t.Errorf("a resource that exists: %v", err)
+			}
+		})
 	}
 }

@@ -50,13 +50,48 @@ func (e *CapabilityError) Error() string {
 
 // ResourceNotFoundError is returned by resource handlers for an unknown
 // URI. It is sent with the code of the session's revision: -32002 in the
-// handshake era.
+// handshake era, -32602 with the URI in 2026-07-28. A client's
+// ReadResource returns it for either answer (and -32002 from a server of
+// any revision); errors.As finds the [*jsonrpc.Error] it came as, too.
 type ResourceNotFoundError struct {
 	URI string
+
+	wire error // the peer's error, on the client side
 }
 
 // Error implements error.
-func (e *ResourceNotFoundError) Error() string { return "resource not found: " + e.URI }
+func (e *ResourceNotFoundError) Error() string {
+	if e.wire != nil {
+		return "resource not found: " + e.URI + " (" + e.wire.Error() + ")"
+	}
+	return "resource not found: " + e.URI
+}
+
+// Unwrap returns the peer's error a client received, or nil.
+func (e *ResourceNotFoundError) Unwrap() error { return e.wire }
+
+// resourceNotFound returns err as a *ResourceNotFoundError when it is the
+// answer of a server that has no resource at uri: -32002, or -32602
+// naming uri in its data (2026-07-28); otherwise err.
+func resourceNotFound(err error, uri string) error {
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) {
+		return err
+	}
+	switch je.Code {
+	case jsonrpc.CodeResourceNotFound:
+	case jsonrpc.CodeInvalidParams:
+		var d struct {
+			URI string `json:"uri"`
+		}
+		if len(je.Data) == 0 || json.Unmarshal(je.Data, &d) != nil || d.URI != uri {
+			return err
+		}
+	default:
+		return err
+	}
+	return &ResourceNotFoundError{URI: uri, wire: err}
+}
 
 // WireError implements the conversion to a JSON-RPC error.
 func (e *ResourceNotFoundError) WireError() *jsonrpc.Error {

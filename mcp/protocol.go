@@ -37,7 +37,9 @@ var modernVersions = []string{Version20260728}
 // known or not: 2026-07-28 or later.
 func isModernVersion(v string) bool { return v >= Version20260728 }
 
-// SupportedVersions returns the revisions this package speaks, oldest first.
+// SupportedVersions returns the revisions of the handshake era this
+// package speaks, oldest first: those initialize negotiates. The package
+// speaks [Version20260728] too, without a handshake.
 func SupportedVersions() []string {
 	return []string{Version20241105, Version20250326, Version20250618, Version20251125}
 }

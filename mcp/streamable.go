@@ -12,8 +12,9 @@ import (
 //	http.Handle("/mcp", mcp.NewStreamableHTTPHandler(server, nil))
 //
 // Each session is a [ServerSession] of s. opts may be nil; when its
-// SupportedVersions is nil, the revisions this package supports are
-// accepted. See [transport.StreamableHTTPHandler] for the behaviour and
+// SupportedVersions is nil, every revision this package speaks is
+// accepted (both eras; see [transport.StreamableHTTPOptions] for an
+// endpoint of one era only). See [transport.StreamableHTTPHandler] for the behaviour and
 // [transport.StreamableHTTPOptions] for the settings, including the
 // stateless mode.
 func NewStreamableHTTPHandler(s *Server, opts *transport.StreamableHTTPOptions) *transport.StreamableHTTPHandler {
@@ -22,7 +23,7 @@ func NewStreamableHTTPHandler(s *Server, opts *transport.StreamableHTTPOptions) 
 		o = *opts
 	}
 	if o.SupportedVersions == nil {
-		o.SupportedVersions = SupportedVersions()
+		o.SupportedVersions = append(SupportedVersions(), modernVersions...)
 	}
 	if o.Logger == nil {
 		o.Logger = s.opts.Logger

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -144,6 +145,14 @@ func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Reque
 		// This revision defines no notification for a client to POST
 		// (cancellation is closing the response): accept and drop.
 		acceptNoRequests(w, msgs)
+		return
+	}
+	if h.modernVers != nil && !slices.Contains(h.modernVers, version) {
+		data, _ := json.Marshal(struct {
+			Supported []string `json:"supported"`
+			Requested string   `json:"requested"`
+		}{h.modernVers, version})
+		writeJSONRPCErrorData(w, http.StatusBadRequest, req.ID, codeUnsupportedProtocolVersion, "Unsupported protocol version: "+version, data)
 		return
 	}
 	if code, message := checkModernRequest(r.Header, req, version); code != 0 {

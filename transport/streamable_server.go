@@ -144,7 +144,10 @@ type StreamableHTTPOptions struct {
 	Security HTTPSecurity
 	// SupportedVersions lists the protocol revisions accepted in the
 	// MCP-Protocol-Version header; a request naming another is refused
-	// with 400. Nil accepts any. A list of revisions of the stateless era
+	// with 400 (-32022 with the supported revisions for a revision of the
+	// stateless era, when the list has one). Nil accepts any. A list
+	// without revisions of the stateless era makes an endpoint of the
+	// handshake era only. A list of revisions of the stateless era
 	// only (2026-07-28) makes an endpoint of that era only, as the
 	// revision asks of one: GET and DELETE get 405, a Mcp-Session-Id
 	// header is ignored, and a request without the revision in its
@@ -201,7 +204,9 @@ type StreamableHTTPHandler struct {
 	maxEvent    int
 	retry       time.Duration
 	writeTO     time.Duration
-	modernOnly  bool // SupportedVersions names only revisions of the stateless era
+	modernOnly  bool     // SupportedVersions names only revisions of the stateless era
+	noModern    bool     // SupportedVersions names no revision of the stateless era
+	modernVers  []string // the revisions of the stateless era SupportedVersions names
 
 	sessions sessionSet[*httpSession]
 	holders  holderSet // of hijacked GET streams
@@ -240,7 +245,15 @@ func NewStreamableHTTPHandler(connect ConnectFunc, opts *StreamableHTTPOptions) 
 		h.maxInit = h.maxBody
 	}
 	h.bodyTO = positiveOr(h.opts.ReadBodyTimeout, defaultReadBodyTimeout)
-	h.modernOnly = h.opts.SupportedVersions != nil && !slices.ContainsFunc(h.opts.SupportedVersions, func(v string) bool { return !isModernVersion(v) })
+	if h.opts.SupportedVersions != nil {
+		for _, v := range h.opts.SupportedVersions {
+			if isModernVersion(v) {
+				h.modernVers = append(h.modernVers, v)
+			}
+		}
+		h.modernOnly = len(h.modernVers) == len(h.opts.SupportedVersions)
+		h.noModern = len(h.modernVers) == 0
+	}
 	h.maxEvent = h.opts.MaxEventBytes
 	if h.maxEvent <= 0 {
 		h.maxEvent = DefaultMaxMessageSize
@@ -337,7 +350,12 @@ func methodNotAllowed(w http.ResponseWriter, allow string) {
 
 // writeJSONRPCError answers an HTTP exchange with a JSON-RPC error body.
 func writeJSONRPCError(w http.ResponseWriter, status int, id jsonrpc.ID, code int64, msg string) {
-	data, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: code, Message: msg}})
+	writeJSONRPCErrorData(w, status, id, code, msg, nil)
+}
+
+// writeJSONRPCErrorData is writeJSONRPCError with the error's data.
+func writeJSONRPCErrorData(w http.ResponseWriter, status int, id jsonrpc.ID, code int64, msg string, errData []byte) {
+	data, _ := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: code, Message: msg, Data: errData}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(data)
@@ -396,7 +414,7 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 		s      *httpSession
 		a      *admission
 		limit  = h.maxBody
-		modern = (r.Header.Get(headerSessionID) == "" || h.modernOnly) && isModernVersion(r.Header.Get(headerProtocolVersion))
+		modern = (r.Header.Get(headerSessionID) == "" || h.modernOnly) && isModernVersion(r.Header.Get(headerProtocolVersion)) && !h.noModern
 	)
 	if h.modernOnly && !modern {
 		// No handshake on an endpoint of the stateless era only.
