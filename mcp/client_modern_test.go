@@ -625,3 +625,45 @@ func TestReadResourceNotFound(t *testing.T) {
 		})
 	}
 }
+
+// TestCacheHintsPerCall checks the cache hints of 2026-07-28 list
+// results: the server's default (ServerOptions.CacheTTL, CacheScope), and
+// a middleware overriding them for one call.
+func TestCacheHintsPerCall(t *testing.T) {
+	checkGoroutines(t)
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{
+		CacheTTL:   time.Hour,
+		CacheScope: CacheScopePublic,
+		Middleware: []Middleware{func(next MethodHandler) MethodHandler {
+			return func(ctx context.Context, req Request) (Result, error) {
+				res, err := next(ctx, req)
+				if l, ok := res.(*ListToolsResult); ok {
+					ms := int64(42)
+					l.TTLMs, l.CacheScope = &ms, CacheScopePrivate
+				}
+				return res, err
+			}
+		}},
+	})
+	s.AddTool(&Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+		return &CallToolResult{}, nil
+	})
+	s.AddPrompt(&Prompt{Name: "p"}, func(context.Context, *GetPromptRequest) (*GetPromptResult, error) {
+		return &GetPromptResult{}, nil
+	})
+	cs := modernPair(t, s, nil)
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tools.TTLMs == nil || *tools.TTLMs != 42 || tools.CacheScope != CacheScopePrivate {
+		t.Errorf("tools/list hints %v %q, want 42 private (the middleware's)", tools.TTLMs, tools.CacheScope)
+	}
+	prompts, err := cs.ListPrompts(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prompts.TTLMs == nil || *prompts.TTLMs != 3600000 || prompts.CacheScope != CacheScopePublic {
+		t.Errorf("prompts/list hints %v %q, want 3600000 public (the server's)", prompts.TTLMs, prompts.CacheScope)
+	}
+}

@@ -29,7 +29,8 @@ type ServerOptions struct {
 	// CacheTTL is how long a 2026-07-28 client may cache a list result,
 	// a resources/read result or the server/discover result (their ttlMs)
 	// when the handler did not say. Zero means 0: the client should fetch
-	// again each time it needs one.
+	// again each time it needs one. A Middleware may set TTLMs and
+	// CacheScope on one call's result to override both.
 	CacheTTL time.Duration
 	// CacheScope says who may share those cached results when the handler
 	// did not say: [CacheScopePublic] when they hold nothing specific to
