@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -221,4 +223,50 @@ func fuzzAnswerIDs(t *testing.T, rec *httptest.ResponseRecorder) []string {
 		}
 	}
 	return ids
+}
+
+// FuzzScanModernBody feeds arbitrary params to the scan that the
+// 2026-07-28 header checks use: it must not panic, and on a JSON object
+// whose members it found it must agree with a full decode about name,
+// uri and the revision in _meta.
+func FuzzScanModernBody(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"echo","arguments":{"a":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}`,
+		`{"uri":"file:///a b","_meta":{"io.modelcontextprotocol/protocolVersion":7}}`,
+		`{"name":"\u00e9\"x","_meta":null}`,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"_meta":{}}`,
+		`[1,2]`, `"x"`, `{`, `{"name":}`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, params []byte) {
+		b, err := scanModernBody(params)
+		if err != nil {
+			return
+		}
+		var full struct {
+			Name *string `json:"name"`
+			URI  *string `json:"uri"`
+			Meta *struct {
+				Version *string `json:"io.modelcontextprotocol/protocolVersion"`
+			} `json:"_meta"`
+		}
+		if jsonv2.Unmarshal(params, &full) != nil {
+			return // types the scan does not look at, or duplicate names
+		}
+		for _, m := range []struct {
+			raw  jsontext.Value
+			want *string
+		}{{b.Name, full.Name}, {b.URI, full.URI}} {
+			got, ok := jsonString(m.raw)
+			if ok != (m.want != nil) || (ok && got != *m.want) {
+				t.Fatalf("scan %q (%v), decode %v, in %s", got, ok, m.want, params)
+			}
+		}
+		if full.Meta != nil && full.Meta.Version != nil {
+			if !jsonStringIs(b.ProtocolVersion, *full.Meta.Version) {
+				t.Fatalf("scan version %s, decode %q, in %s", b.ProtocolVersion, *full.Meta.Version, params)
+			}
+		}
+	})
 }
