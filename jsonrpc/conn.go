@@ -122,6 +122,12 @@ type ConnOptions struct {
 	// and logged. Zero means 64. (A [PushStream] delivers on goroutines
 	// of its own, which write these answers themselves.)
 	MaxQueuedErrors int
+	// BaseContext is the parent of the contexts the connection's handlers
+	// get: its values reach them, and its end cancels them (as Close
+	// does, without closing the connection). Nil means the stream's
+	// BaseContext when it is a [BaseContexter], else
+	// context.Background().
+	BaseContext context.Context
 	// InlineHandoff applies to streams that can tell whether more input
 	// is already buffered (the stdio server transport of package transport
 	// on Linux): a request read while nothing else is buffered runs on the
@@ -262,7 +268,14 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 			c.handoffIn = DefaultInlineHandoff
 		}
 	}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
+	base := opts.BaseContext
+	if bc, ok := s.(BaseContexter); ok && base == nil {
+		base = bc.BaseContext()
+	}
+	if base == nil {
+		base = context.Background()
+	}
+	c.ctx, c.cancel = context.WithCancel(base)
 	c.replyCtx = context.WithoutCancel(c.ctx)
 	return c
 }

@@ -39,6 +39,15 @@ type PushStream interface {
 	Push(receive func(Message), end func(error))
 }
 
+// BaseContexter may be implemented by a [Stream] that serves one exchange
+// bounded by a context, such as an HTTP request: a [Conn] over it makes
+// that context the parent of its handlers' contexts (unless
+// [ConnOptions.BaseContext] is set), so that the end of the exchange
+// cancels them without a watcher of their own.
+type BaseContexter interface {
+	BaseContext() context.Context
+}
+
 // handlerRunner may be implemented by a [PushStream] whose messages arrive
 // on goroutines that can serve them, such as the goroutine of the HTTP
 // request that carried a request: running the handler there spares a

@@ -161,6 +161,7 @@ func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Reque
 	}
 	s := h.newSession("", info.Principal, true, version, nil)
 	s.modern = true
+	s.exchangeCtx = r.Context()
 	defer s.terminate(ErrSessionTerminated)
 	if err := h.connect(r.Context(), statelessConn{s}); err != nil {
 		h.logger.Error("mcp http: connect failed", "err", err)

@@ -25,6 +25,10 @@ import (
 // mu. recvMu is taken before the others when they are taken together (a
 // message delivered may be answered at once).
 type httpSession struct {
+	// exchangeCtx is the context of the POST that a 2026-07-28 exchange,
+	// a session of one request, lives in: its connection's handlers
+	// descend from it, so the POST's end cancels them. Nil otherwise.
+	exchangeCtx context.Context
 	h         *StreamableHTTPHandler
 	id        string // "" in stateless mode
 	principal string
@@ -68,6 +72,10 @@ func (h *StreamableHTTPHandler) newSession(id, principal string, stateless bool,
 
 // statelessConn marks a stateless exchange's session for the ConnectFunc.
 type statelessConn struct{ *httpSession }
+
+// BaseContext implements jsonrpc.BaseContexter: the context of the POST
+// a 2026-07-28 exchange lives in, or nil.
+func (c statelessConn) BaseContext() context.Context { return c.exchangeCtx }
 
 // ProtocolVersion implements [StatelessConn].
 func (c statelessConn) ProtocolVersion() string { return c.protocolVersion() }
@@ -261,7 +269,7 @@ func (s *httpSession) idleExpired() {
 func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message, msgs []jsonrpc.Message, requests []jsonrpc.ID, info *HTTPRequestInfo, initialize bool) bool {
 	st := s.newStream(w, len(requests), initialize)
 	info.closeStream = st.closeLive
-	if s.h.opts.EventStore == nil || s.stateless {
+	if s.exchangeCtx == nil && (s.h.opts.EventStore == nil || s.stateless) {
 		// The exchange cannot be resumed: its handlers stop when the POST
 		// ends, as when the client goes away.
 		info.cancelOn, info.cancelWhy = r.Context(), errClientAbandoned
