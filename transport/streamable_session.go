@@ -29,12 +29,12 @@ type httpSession struct {
 	// a session of one request, lives in: its connection's handlers
 	// descend from it, so the POST's end cancels them. Nil otherwise.
 	exchangeCtx context.Context
-	h         *StreamableHTTPHandler
-	id        string // "" in stateless mode
-	principal string
-	adm       *admission // the session's slot in the table; nil when stateless
-	stateless bool
-	modern    bool // an exchange of 2026-07-28 or later (see streamable_modern.go)
+	h           *StreamableHTTPHandler
+	id          string // "" in stateless mode
+	principal   string
+	adm         *admission // the session's slot in the table; nil when stateless
+	stateless   bool
+	modern      bool // an exchange of 2026-07-28 or later (see streamable_modern.go)
 	// Guarded by mu, with the fields below; kept beside stateless so that
 	// the flags share a word.
 	closed bool
