@@ -3,9 +3,11 @@ package mcp
 import (
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -76,5 +78,55 @@ func TestMetaEncode(t *testing.T) {
 	}
 	if want := `{"name":"t"}`; string(got) != want {
 		t.Fatalf("empty Meta: got %s, want %s", got, want)
+	}
+}
+
+// TestCapsCacheBounds checks the bounds of the server's cache of decoded
+// _meta envelopes and client capabilities: at most maxCachedCaps entries
+// of each kind, none for a text longer than maxCachedText, and nothing
+// particular to one request (a progress token) kept.
+func TestCapsCacheBounds(t *testing.T) {
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+	decode := func(meta string) *CallToolParams {
+		t.Helper()
+		var p CallToolParams
+		if err := jsonv2.Unmarshal([]byte(`{"name":"t","_meta":`+meta+`}`), &p, s.caps.option); err != nil {
+			t.Fatal(err)
+		}
+		return &p
+	}
+	sizes := func() (int, int) {
+		s.caps.mu.Lock()
+		defer s.caps.mu.Unlock()
+		return len(s.caps.metas), len(s.caps.m)
+	}
+	envelope := func(caps string) string {
+		return `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}`
+	}
+	p1, p2 := decode(envelope(`{"roots":{}}`)), decode(envelope(`{"roots":{}}`))
+	if p1.Meta.ClientCapabilities != p2.Meta.ClientCapabilities || p1.Meta.ClientCapabilities.Roots == nil {
+		t.Error("the same envelope was not shared")
+	}
+	if m, c := sizes(); m != 1 || c != 1 {
+		t.Errorf("after one envelope: %d envelopes, %d capabilities cached", m, c)
+	}
+	big := envelope(`{"experimental":{"x":"` + strings.Repeat("a", maxCachedText) + `"}}`)
+	if p := decode(big); p.Meta.ClientCapabilities.Experimental == nil {
+		t.Error("a long envelope was not decoded")
+	}
+	if m, c := sizes(); m != 1 || c != 1 {
+		t.Errorf("a long envelope was cached: %d envelopes, %d capabilities", m, c)
+	}
+	if p := decode(`{"progressToken":7,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`); !p.Meta.ProgressToken.IsValid() {
+		t.Error("progress token lost")
+	}
+	if m, _ := sizes(); m != 1 {
+		t.Errorf("an envelope with a progress token was cached: %d envelopes", m)
+	}
+	for i := range 3 * maxCachedCaps {
+		decode(envelope(`{"experimental":{"n":` + strconv.Itoa(i) + `}}`))
+		if m, c := sizes(); m > maxCachedCaps || c > maxCachedCaps {
+			t.Fatalf("after %d envelopes: %d envelopes, %d capabilities cached", i+1, m, c)
+		}
 	}
 }

@@ -259,6 +259,11 @@ func cacheableMeta(m *Meta) bool {
 // maxCachedCaps bounds the capsCache; past it, the cache starts afresh.
 const maxCachedCaps = 64
 
+// maxCachedText bounds the JSON text of an entry of the capsCache, so
+// that a peer cannot make it hold more than maxCachedCaps times this much
+// per kind of entry: longer texts are decoded each time.
+const maxCachedText = 4 << 10
+
 func (c *capsCache) init() {
 	metas := jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, m *Meta) error {
 		if dec.PeekKind() != '{' {
@@ -278,7 +283,7 @@ func (c *capsCache) init() {
 		if err := m.UnmarshalJSONFrom(jsontext.NewDecoder(bytes.NewReader(raw), c.option)); err != nil {
 			return err
 		}
-		if cacheableMeta(m) {
+		if cacheableMeta(m) && len(raw) <= maxCachedText {
 			c.mu.Lock()
 			if c.metas == nil || len(c.metas) >= maxCachedCaps {
 				c.metas = make(map[string]Meta)
@@ -307,6 +312,10 @@ func (c *capsCache) init() {
 		caps := &ClientCapabilities{}
 		if err := jsonv2.Unmarshal(raw, caps); err != nil {
 			return err
+		}
+		if len(raw) > maxCachedText {
+			*v = caps
+			return nil
 		}
 		c.mu.Lock()
 		if c.m == nil || len(c.m) >= maxCachedCaps {
