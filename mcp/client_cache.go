@@ -16,8 +16,14 @@ import (
 // and a context from WithoutCache goes to the server whatever the cache
 // holds (and refreshes it).
 
-// maxCachedResults bounds a session's cache; past it, it starts afresh.
-const maxCachedResults = 256
+// The bounds of a session's cache, which the server fills: past
+// maxCachedResults entries or maxCachedBytes of results it starts afresh,
+// and a result longer than maxCachedResultBytes is not kept.
+const (
+	maxCachedResults     = 256
+	maxCachedBytes       = 8 << 20
+	maxCachedResultBytes = 1 << 20
+)
 
 type withoutCacheKey struct{}
 
@@ -31,8 +37,9 @@ func WithoutCache(ctx context.Context) context.Context {
 // resultCache holds the cacheable results of a client session, by method
 // and the params that tell one page or resource from another.
 type resultCache struct {
-	mu sync.Mutex
-	m  map[string]cachedResult
+	mu    sync.Mutex
+	m     map[string]cachedResult
+	bytes int // of the results in m
 }
 
 type cachedResult struct {
@@ -70,6 +77,7 @@ func (c *resultCache) get(key string, now time.Time) ([]byte, bool) {
 	}
 	if !now.Before(e.expires) {
 		delete(c.m, key)
+		c.bytes -= len(e.data)
 		return nil, false
 	}
 	return e.data, true
@@ -78,15 +86,19 @@ func (c *resultCache) get(key string, now time.Time) ([]byte, bool) {
 // put keeps a result whose ttlMs is positive.
 func (c *resultCache) put(key string, res Result, data []byte, now time.Time) {
 	ttl, _ := res.cacheHints()
-	if ttl == nil || *ttl == nil || **ttl <= 0 {
+	if ttl == nil || *ttl == nil || **ttl <= 0 || len(data) > maxCachedResultBytes {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxCachedResults {
-		c.m = make(map[string]cachedResult)
+	if old, ok := c.m[key]; ok {
+		c.bytes -= len(old.data)
+	}
+	if c.m == nil || len(c.m) >= maxCachedResults || c.bytes+len(data) > maxCachedBytes {
+		c.m, c.bytes = make(map[string]cachedResult), 0
 	}
 	c.m[key] = cachedResult{data: data, expires: now.Add(time.Duration(**ttl) * time.Millisecond)}
+	c.bytes += len(data)
 }
 
 // clear empties the cache, or, with a method, forgets that method's
@@ -95,13 +107,15 @@ func (c *resultCache) clear(methods ...string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(methods) == 0 {
-		c.m = nil
+		c.m, c.bytes = nil, 0
 		return
 	}
-	for k := range c.m {
+	for k, e := range c.m {
 		for _, m := range methods {
 			if len(k) > len(m) && k[:len(m)] == m && k[len(m)] == 0 {
 				delete(c.m, k)
+				c.bytes -= len(e.data)
+				break
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -665,5 +666,41 @@ func TestCacheHintsPerCall(t *testing.T) {
 	}
 	if prompts.TTLMs == nil || *prompts.TTLMs != 3600000 || prompts.CacheScope != CacheScopePublic {
 		t.Errorf("prompts/list hints %v %q, want 3600000 public (the server's)", prompts.TTLMs, prompts.CacheScope)
+	}
+}
+
+// TestResultCacheBounds checks the bounds of a client session's cache of
+// 2026-07-28 results, which the server fills: entries, bytes in all, and
+// the length of one result.
+func TestResultCacheBounds(t *testing.T) {
+	ms := int64(3600000)
+	res := &ListToolsResult{TTLMs: &ms}
+	now := time.Now()
+	var c resultCache
+	count := func() (int, int) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.m), c.bytes
+	}
+	c.put("big", res, make([]byte, maxCachedResultBytes+1), now)
+	if n, _ := count(); n != 0 {
+		t.Error("a result over maxCachedResultBytes was kept")
+	}
+	page := make([]byte, maxCachedResultBytes)
+	for i := range 3 * maxCachedBytes / maxCachedResultBytes {
+		c.put("tools/list\x00"+strconv.Itoa(i), res, page, now)
+		if n, b := count(); b > maxCachedBytes || n > maxCachedResults || b != n*len(page) {
+			t.Fatalf("after %d pages: %d entries, %d bytes", i+1, n, b)
+		}
+	}
+	for i := range 2 * maxCachedResults {
+		c.put("prompts/list\x00"+strconv.Itoa(i), res, []byte("{}"), now)
+		if n, _ := count(); n > maxCachedResults {
+			t.Fatalf("after %d small results: %d entries", i+1, n)
+		}
+	}
+	c.clear(MethodPromptsList)
+	if n, b := count(); n != 0 || b != 0 {
+		t.Errorf("after clearing: %d entries, %d bytes", n, b)
 	}
 }
