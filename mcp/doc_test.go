@@ -4,6 +4,9 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -67,4 +70,31 @@ func embeddedName(x ast.Expr) *ast.Ident {
 		return embeddedName(x.X)
 	}
 	return nil
+}
+
+// TestPackagesDocumented checks that every public package of the module
+// has a package doc comment that starts "Package <name>".
+func TestPackagesDocumented(t *testing.T) {
+	for _, dir := range []string{".", "../jsonrpc", "../transport", "../schema", "../auth"} {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, e := range entries {
+			if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, e.Name()), nil, parser.ParseComments|parser.PackageClauseOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Doc != nil && strings.HasPrefix(f.Doc.Text(), "Package "+f.Name.Name+" ") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("the package in %s has no package doc comment", dir)
+		}
+	}
 }
