@@ -14,6 +14,25 @@ import (
 	"github.com/mcpkit/mcpkit/transport"
 )
 
+// rawHTTP sends a request with the JSON and Accept headers of a client,
+// and header, to srv, and returns the response and its body.
+func rawHTTP(t *testing.T, srv *httptest.Server, method string, header map[string]string, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, srv.URL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp, data
+}
+
 // TestModernHTTPStatuses posts 2026-07-28 requests, good and bad, to a
 // dual-era endpoint and checks the HTTP status and the JSON-RPC answer of
 // each, and that the endpoint keeps serving sessions of the handshake era.
@@ -72,18 +91,7 @@ func TestModernHTTPStatuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(tt.body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			for k, v := range tt.header {
-				req.Header.Set(k, v)
-			}
-			resp, err := srv.Client().Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			body, _ := io.ReadAll(resp.Body)
+			resp, body := rawHTTP(t, srv, http.MethodPost, tt.header, tt.body)
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, body)
 			}
@@ -161,18 +169,7 @@ func TestModernOnlyHTTPEndpoint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, _ := http.NewRequest(tt.method, srv.URL, strings.NewReader(tt.body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			for k, v := range tt.header {
-				req.Header.Set(k, v)
-			}
-			resp, err := srv.Client().Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			body, _ := io.ReadAll(resp.Body)
+			resp, body := rawHTTP(t, srv, tt.method, tt.header, tt.body)
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, body)
 			}

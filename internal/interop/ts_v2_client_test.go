@@ -43,7 +43,14 @@ func buildFixtureServer(ctx context.Context, t *testing.T) string {
 // and returns its URL.
 func startFixtureHTTP(ctx context.Context, t *testing.T, bin string) string {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, bin, "-http", "127.0.0.1:0")
+	return startListening(t, exec.CommandContext(ctx, bin, "-http", "127.0.0.1:0"))
+}
+
+// startListening starts cmd, a server that prints "listening on <URL>"
+// as its first line of output, stops it when the test ends, and returns
+// the URL.
+func startListening(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
 	cmd.WaitDelay = 5 * time.Second
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -59,7 +66,7 @@ func startFixtureHTTP(ctx context.Context, t *testing.T, bin string) string {
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
 	if err != nil || !ok {
-		t.Fatalf("the fixture server said %q (%v)", line, err)
+		t.Fatalf("%s said %q (%v)", strings.Join(cmd.Args, " "), line, err)
 	}
 	return url
 }

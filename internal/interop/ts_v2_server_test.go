@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,24 +47,7 @@ func startTSV2ServerHTTP(ctx context.Context, t *testing.T, modules string, stde
 	cmd := exec.CommandContext(ctx, "node", script, "http")
 	cmd.Dir = work
 	cmd.Stderr = stderr
-	cmd.WaitDelay = 5 * time.Second
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-	if err != nil || !ok {
-		t.Fatalf("ts_v2_server.mjs http said %q (%v)", line, err)
-	}
-	return url
+	return startListening(t, cmd)
 }
 
 // tsV2Peer is mcpkit's client side of one connection to the TypeScript v2
