@@ -704,3 +704,35 @@ func TestResultCacheBounds(t *testing.T) {
 		t.Errorf("after clearing: %d entries, %d bytes", n, b)
 	}
 }
+
+// TestServerKeepAliveModern checks that a server's KeepAlive sends no
+// ping on a connection of 2026-07-28, which has no requests from server
+// to client, and so does not close it: the client keeps calling.
+func TestServerKeepAliveModern(t *testing.T) {
+	checkGoroutines(t)
+	var mu sync.Mutex
+	var got []string // what the client received
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{KeepAlive: time.Millisecond})
+	s.AddTool(&Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+		return &CallToolResult{}, nil
+	})
+	cs := modernPair(t, s, &ClientOptions{Middleware: []Middleware{func(next MethodHandler) MethodHandler {
+		return func(ctx context.Context, req Request) (Result, error) {
+			mu.Lock()
+			got = append(got, req.Method())
+			mu.Unlock()
+			return next(ctx, req)
+		}
+	}}})
+	for range 50 {
+		if _, err := cs.CallTool(t.Context(), &CallToolParams{Name: "t"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond) // lets the keepalive ticker run between calls; not synchronisation
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 0 {
+		t.Errorf("the client received %v", got)
+	}
+}

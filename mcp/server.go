@@ -51,7 +51,10 @@ type ServerOptions struct {
 	// failed notifications). Nil discards them. Never the client's data.
 	Logger *slog.Logger
 	// KeepAlive, if positive, pings each client at this interval and
-	// closes the session when a ping fails.
+	// closes the session when a ping fails. Connections of 2026-07-28,
+	// which have no requests from server to client, are not pinged; nor
+	// is a client before its first message, which tells its era, but one
+	// that sends nothing for two intervals is taken for dead.
 	KeepAlive time.Duration
 	// MaxConcurrentRequests bounds the requests one session handles at
 	// once; past it, requests are refused with a JSON-RPC error. Zero
@@ -326,7 +329,7 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 	}
 	conn.Start()
 	if s.opts.KeepAlive > 0 && !ss.stateless {
-		go keepAlive(s.opts.KeepAlive, conn.Done(), ss.Ping, ss.Close)
+		go keepAlive(s.opts.KeepAlive, conn.Done(), ss.keepAlivePinger(), ss.Close)
 	}
 	return ss, nil
 }

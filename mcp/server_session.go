@@ -518,8 +518,49 @@ func (ss *ServerSession) request(ctx context.Context, method string, params Para
 }
 
 // Ping checks that the client is responsive.
+//
+// A connection of 2026-07-28 has no requests from server to client: Ping
+// fails there with [ErrRemovedMethod].
 func (ss *ServerSession) Ping(ctx context.Context) error {
+	if ss.isModern() {
+		return fmt.Errorf("%w: a server sends no requests in %s", ErrRemovedMethod, Version20260728)
+	}
 	return ss.request(ctx, MethodPing, &PingParams{}, &EmptyResult{})
+}
+
+// isModern reports whether the session serves 2026-07-28 requests.
+func (ss *ServerSession) isModern() bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.era == eraModern
+}
+
+// errSilentPeer closes a session whose client sent nothing for two
+// KeepAlive intervals after connecting.
+var errSilentPeer = errors.New("mcp: the client sent nothing within two keepalive intervals")
+
+// keepAlivePinger returns the ping of ServerOptions.KeepAlive for ss: a
+// ping in the handshake era; nothing on a connection of 2026-07-28, which
+// the server cannot ask anything; and, until the client's first message
+// says the era, nothing either, but a failure once two intervals have
+// passed in silence.
+func (ss *ServerSession) keepAlivePinger() func(context.Context) error {
+	silent := 0 // intervals without a first message; keepAlive's goroutine only
+	return func(ctx context.Context) error {
+		ss.mu.Lock()
+		era := ss.era
+		ss.mu.Unlock()
+		switch era {
+		case eraHandshake:
+			return ss.Ping(ctx)
+		case eraModern:
+			return nil
+		}
+		if silent++; silent >= 2 {
+			return errSilentPeer
+		}
+		return nil
+	}
 }
 
 // ListRoots asks the client for its roots. It fails with a
