@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -294,6 +295,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 		err := cs.connectModern(ctx, version, era == EraAuto)
 		switch {
 		case err == nil:
+			cs.modernEra.Store(true)
 			c.rememberEra(key, false)
 			c.mu.Lock()
 			c.sessions[cs] = struct{}{}
@@ -379,6 +381,7 @@ type ClientSession struct {
 	recv   MethodHandler
 
 	modern      *modernClient // set by Connect for a session of the stateless era
+	modernEra   atomic.Bool   // set once Connect settled on the stateless era; read by Handle
 	cache       resultCache   // the stateless era's cacheable results
 	listeners   listenWaiters // Listen calls waiting for their acknowledgment
 	httpHeaders bool          // over Streamable HTTP: tools' x-mcp-header marks apply
@@ -443,7 +446,13 @@ func (cs *ClientSession) Done() <-chan struct{} { return cs.conn.Done() }
 func (cs *ClientSession) Err() error { return cs.conn.Err() }
 
 // Handle implements jsonrpc.Handler.
+//
+// A session of 2026-07-28 refuses requests (-32601): that revision has
+// none from server to client; the server asks within a result instead.
 func (cs *ClientSession) Handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	if cs.modernEra.Load() && !req.IsNotification() {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + req.Method + " (a server sends no requests in " + Version20260728 + ")"}
+	}
 	return dispatch(ctx, cs, clientMethods, cs.recv, req)
 }
 

@@ -736,3 +736,43 @@ func TestServerKeepAliveModern(t *testing.T) {
 		t.Errorf("the client received %v", got)
 	}
 }
+
+// TestModernClientRefusesServerRequests checks that a client session of
+// 2026-07-28 answers a request from the server with -32601, without
+// running its handler: the revision has no requests from server to
+// client.
+func TestModernClientRefusesServerRequests(t *testing.T) {
+	checkGoroutines(t)
+	ct, st := transport.NewInMemoryTransports()
+	sconn, err := st.Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := jsonrpc.NewConn(sconn, &jsonrpc.ConnOptions{Handler: jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		return json.RawMessage(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fake","version":"1"}}}`), nil
+	})})
+	fake.Start()
+	defer func() { fake.Close(); fake.Wait() }()
+	sampled := false
+	cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{
+		CreateMessageHandler: func(context.Context, *CreateMessageRequest) (*CreateMessageResult, error) {
+			sampled = true
+			return &CreateMessageResult{Role: RoleAssistant, Model: "m", Content: Contents{&TextContent{Text: "x"}}}, nil
+		},
+	}).Connect(t.Context(), ct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if cs.Era() != EraModern {
+		t.Fatalf("era %v", cs.Era())
+	}
+	_, err = fake.Call(t.Context(), MethodSamplingCreateMessage, json.RawMessage(`{"messages":[],"maxTokens":5}`))
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeMethodNotFound {
+		t.Errorf("the server's request got %v, want -32601", err)
+	}
+	if sampled {
+		t.Error("the client ran its sampling handler")
+	}
+}
