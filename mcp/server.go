@@ -307,6 +307,14 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 			ss.era = eraModern // an exchange of 2026-07-28 or later
 		}
 	}
+	// A 2026-07-28 exchange is no session: nothing is broadcast to it
+	// (its listen streams register themselves as listeners), and it
+	// takes no lock of the server's to come and go.
+	registered := !ss.stateless || ss.era != eraModern
+	var onClose func(error)
+	if registered {
+		onClose = func(error) { s.removeSession(ss) }
+	}
 	conn := jsonrpc.NewConn(tc, &jsonrpc.ConnOptions{
 		Handler:       ss,
 		MaxInFlight:   s.opts.MaxConcurrentRequests,
@@ -315,14 +323,12 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 		AllowBatch:    ss.allowBatch,
 		OnCancel:      ss.onCancel,
 		OnReceive:     ss.received,
-		OnClose:       func(error) { s.removeSession(ss) },
+		OnClose:       onClose,
 		Logger:        s.logger,
 	})
 	ss.endpoint.init(conn, s.opts.SendingMiddleware, s.logger)
 	ss.recv = chain(ss.handleRequest, s.opts.Middleware)
-	if !ss.stateless || ss.era != eraModern {
-		// A 2026-07-28 exchange is no session: nothing is broadcast to
-		// it (its listen streams register themselves as listeners).
+	if registered {
 		s.mu.Lock()
 		s.sessions[ss] = struct{}{}
 		s.mu.Unlock()
