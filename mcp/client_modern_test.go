@@ -776,3 +776,26 @@ func TestModernClientRefusesServerRequests(t *testing.T) {
 		t.Error("the client ran its sampling handler")
 	}
 }
+
+// TestServerRemovedMethodsModern checks that what a server session may
+// not send in 2026-07-28 fails with ErrRemovedMethod, from a handler of
+// such a request: ping and notifications/elicitation/complete.
+func TestServerRemovedMethodsModern(t *testing.T) {
+	checkGoroutines(t)
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+	var pingErr, completeErr error
+	s.AddTool(&Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		pingErr = req.Session.Ping(ctx)
+		completeErr = req.Session.NotifyElicitationComplete(ctx, "e1")
+		return &CallToolResult{}, nil
+	})
+	cs := modernPair(t, s, nil)
+	if _, err := cs.CallTool(t.Context(), &CallToolParams{Name: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	for name, err := range map[string]error{"Ping": pingErr, "NotifyElicitationComplete": completeErr} {
+		if !errors.Is(err, ErrRemovedMethod) {
+			t.Errorf("%s: %v, want ErrRemovedMethod", name, err)
+		}
+	}
+}

@@ -639,7 +639,13 @@ func (ss *ServerSession) Elicit(ctx context.Context, params *ElicitParams) (*Eli
 
 // NotifyElicitationComplete tells the client that the URL-mode
 // elicitation id has completed.
+//
+// 2026-07-28 removed the notification (the client's retry replaces it):
+// on a connection of that revision it fails with [ErrRemovedMethod].
 func (ss *ServerSession) NotifyElicitationComplete(ctx context.Context, id string) error {
+	if ss.isModern() {
+		return fmt.Errorf("%w: %s is not part of %s; the client's retry follows the elicitation", ErrRemovedMethod, NotificationElicitationComplete, Version20260728)
+	}
 	return ss.notify(ctx, NotificationElicitationComplete, &ElicitationCompleteParams{ElicitationID: id})
 }
 
