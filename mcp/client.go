@@ -88,7 +88,9 @@ type ClientOptions struct {
 	MaxRequestTimeout time.Duration
 
 	// KeepAlive, if positive, pings the server at this interval and closes
-	// the session when a ping fails.
+	// the session when a ping fails. In 2026-07-28 the ping is
+	// server/discover (see [ClientSession.Ping]), over stream transports
+	// only: over Streamable HTTP that revision has no connection to keep.
 	KeepAlive time.Duration
 	// MaxConcurrentRequests bounds server-to-client requests handled at
 	// once. Zero means 256.
@@ -300,6 +302,9 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 			c.mu.Lock()
 			c.sessions[cs] = struct{}{}
 			c.mu.Unlock()
+			if c.opts.KeepAlive > 0 && !isHTTP {
+				go keepAlive(c.opts.KeepAlive, conn.Done(), cs.Ping, cs.Close)
+			}
 			return cs, nil
 		case era == EraModern || !errors.Is(err, errNotModern):
 			conn.Close()

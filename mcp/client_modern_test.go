@@ -799,3 +799,45 @@ func TestServerRemovedMethodsModern(t *testing.T) {
 		}
 	}
 }
+
+// TestModernClientKeepAlive checks the client's KeepAlive in 2026-07-28
+// over a stream transport: it asks server/discover, and closes the
+// session once the server stops answering.
+func TestModernClientKeepAlive(t *testing.T) {
+	checkGoroutines(t)
+	ct, st := transport.NewInMemoryTransports()
+	sconn, err := st.Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var discovers atomic.Int32
+	stop := make(chan struct{})
+	fake := jsonrpc.NewConn(sconn, &jsonrpc.ConnOptions{Handler: jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if req.Method != MethodServerDiscover {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "no"}
+		}
+		if discovers.Add(1) > 3 {
+			select { // stops answering: the client's ping times out
+			case <-stop:
+			case <-ctx.Done():
+			}
+			return nil, ctx.Err()
+		}
+		return json.RawMessage(`{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"fake","version":"1"}}}`), nil
+	})})
+	fake.Start()
+	defer func() { close(stop); fake.Close(); fake.Wait() }()
+	cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{KeepAlive: 5 * time.Millisecond}).Connect(t.Context(), ct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	select {
+	case <-cs.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session did not end when the server stopped answering")
+	}
+	if n := discovers.Load(); n < 4 {
+		t.Errorf("server/discover asked %d times, want at least 4 (Connect and the pings)", n)
+	}
+}
