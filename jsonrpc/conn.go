@@ -160,6 +160,7 @@ const DefaultDrainTimeout = 5 * time.Second
 // A Conn is created with [NewConn] and starts reading when [Conn.Start] is
 // called. All methods are safe for concurrent use.
 type Conn struct {
+	requestBase context.Context // ConnOptions.BaseContext or the stream's; nil: ctx
 	stream      Stream
 	handler     Handler
 	maxInFlight int
@@ -236,7 +237,6 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 		drainFor:    opts.DrainTimeout,
 		skipBad:     opts.SkipUndecodable,
 		maxErrs:     opts.MaxQueuedErrors,
-		pending:     make(map[ID]chan *Response),
 		incoming:    make(map[ID]*incomingRequest),
 	}
 	if c.maxInFlight <= 0 {
@@ -272,6 +272,10 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 	if bc, ok := s.(BaseContexter); ok && base == nil {
 		base = bc.BaseContext()
 	}
+	// The contexts of requests descend from a given base directly (the
+	// connection cancels them itself when it shuts down), so that the
+	// connection's own context need not keep track of them.
+	c.requestBase = base
 	if base == nil {
 		base = context.Background()
 	}
@@ -352,6 +356,12 @@ func (c *Conn) shutdown(err error) error {
 	c.closed = true
 	c.err = err
 	c.cancel()
+	if c.requestBase != nil {
+		// Requests descend from the base, not from c.ctx.
+		for _, in := range c.incoming {
+			in.cancel(nil)
+		}
+	}
 	if c.lent != 0 {
 		// Reading is lent to a handler that may take a while; nobody
 		// reads a closed connection, so reading ends here.
@@ -406,6 +416,9 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 	if _, dup := c.pending[id]; dup {
 		c.mu.Unlock()
 		return nil, fmt.Errorf("jsonrpc: sending %s: request id %s is in flight already", method, id)
+	}
+	if c.pending == nil {
+		c.pending = make(map[ID]chan *Response) // a connection that only serves needs none
 	}
 	c.pending[id] = ch
 	if c.lent != 0 {
@@ -843,7 +856,11 @@ func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) 
 		return nil, false
 	}
 	alone = len(c.incoming) == 0
-	ctx, cancel := context.WithCancelCause(WithRelatedRequest(c.ctx, req.ID))
+	parent := c.ctx
+	if c.requestBase != nil {
+		parent = c.requestBase
+	}
+	ctx, cancel := context.WithCancelCause(WithRelatedRequest(parent, req.ID))
 	in := &incomingRequest{cancel: cancel}
 	c.incoming[req.ID] = in
 	c.wg.Add(1)

@@ -654,3 +654,51 @@ func TestOnReceiveOrder(t *testing.T) {
 		t.Fatalf("OnReceive saw %v; want %v", got, want)
 	}
 }
+
+// baseStream is a pushStream that is a BaseContexter.
+type baseStream struct {
+	*pushStream
+	base context.Context
+}
+
+func (b baseStream) BaseContext() context.Context { return b.base }
+
+type baseKey struct{}
+
+// TestConnBaseContext checks a stream's BaseContext: a handler's context
+// carries its values and ends with it, and still ends when the
+// connection shuts down while the base lives on.
+func TestConnBaseContext(t *testing.T) {
+	checkGoroutines(t)
+	for _, end := range []string{"base", "close"} {
+		t.Run(end, func(t *testing.T) {
+			base, cancelBase := context.WithCancel(context.WithValue(context.Background(), baseKey{}, "v"))
+			defer cancelBase()
+			p := &pushStream{out: make(chan Message, 8), closed: make(chan struct{})}
+			started := make(chan context.Context, 1)
+			c := NewConn(baseStream{p, base}, &ConnOptions{DrainTimeout: -1, Handler: HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+				started <- ctx
+				<-ctx.Done()
+				return nil, ctx.Err()
+			})})
+			c.Start()
+			go p.receive(&Request{ID: Int64ID(1), Method: "wait"})
+			ctx := <-started
+			if ctx.Value(baseKey{}) != "v" {
+				t.Error("the handler's context lacks the base's value")
+			}
+			if end == "base" {
+				cancelBase()
+			} else {
+				c.Close()
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatalf("the handler's context did not end with the %s", end)
+			}
+			c.Close()
+			c.Wait()
+		})
+	}
+}
