@@ -289,7 +289,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 		if version == "" || !isModernVersion(version) {
 			version = modernVersions[0]
 		}
-		pv, isHTTP := tc.(interface{ SetProtocolVersion(string) })
+		pv, isHTTP := tc.(transport.ProtocolVersionSetter)
 		if isHTTP {
 			pv.SetProtocolVersion(version) // the revision's Streamable HTTP: no session
 			cs.httpHeaders = true
@@ -299,12 +299,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 		case err == nil:
 			cs.modernEra.Store(true)
 			c.rememberEra(key, false)
-			c.mu.Lock()
-			c.sessions[cs] = struct{}{}
-			c.mu.Unlock()
-			if c.opts.KeepAlive > 0 && !isHTTP {
-				go keepAlive(c.opts.KeepAlive, conn.Done(), cs.Ping, cs.Close)
-			}
+			c.addSession(cs, !isHTTP) // over HTTP this era has no connection to keep
 			return cs, nil
 		case era == EraModern || !errors.Is(err, errNotModern):
 			conn.Close()
@@ -350,20 +345,27 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 	cs.mu.Lock()
 	cs.init = res
 	cs.mu.Unlock()
-	if pv, ok := tc.(interface{ SetProtocolVersion(string) }); ok {
+	if pv, ok := tc.(transport.ProtocolVersionSetter); ok {
 		pv.SetProtocolVersion(res.ProtocolVersion) // the MCP-Protocol-Version header of HTTP transports
 	}
 	if err := cs.notify(ctx, NotificationInitialized, &InitializedParams{}); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("mcp: initialized: %w", err)
 	}
+	c.addSession(cs, true)
+	return cs, nil
+}
+
+// addSession makes cs one of the client's sessions once it is connected,
+// and starts its keepalive when ClientOptions.KeepAlive asks for one and
+// ping is set.
+func (c *Client) addSession(cs *ClientSession, ping bool) {
 	c.mu.Lock()
 	c.sessions[cs] = struct{}{}
 	c.mu.Unlock()
-	if c.opts.KeepAlive > 0 {
-		go keepAlive(c.opts.KeepAlive, conn.Done(), cs.Ping, cs.Close)
+	if ping && c.opts.KeepAlive > 0 {
+		go keepAlive(c.opts.KeepAlive, cs.conn.Done(), cs.Ping, cs.Close)
 	}
-	return cs, nil
 }
 
 // VersionError reports that the server offered a protocol revision this

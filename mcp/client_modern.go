@@ -150,7 +150,7 @@ const (
 // Era returns the era the session speaks: [EraModern] (2026-07-28) or
 // [EraHandshake]; [ClientSession.ProtocolVersion] names the revision.
 func (cs *ClientSession) Era() Era {
-	if cs.modern != nil {
+	if cs.modernEra.Load() {
 		return EraModern
 	}
 	return EraHandshake
@@ -215,7 +215,7 @@ func (cs *ClientSession) connectModern(ctx context.Context, version string, prob
 	res := &DiscoverResult{}
 	for retried := false; ; retried = true {
 		pctx, cancel := ctx, context.CancelFunc(func() {})
-		if _, isHTTP := cs.tconn.(interface{ SetProtocolVersion(string) }); probe && !isHTTP {
+		if _, isHTTP := cs.tconn.(transport.ProtocolVersionSetter); probe && !isHTTP {
 			d := c.opts.DiscoverTimeout
 			if d <= 0 {
 				d = defaultDiscoverTimeout
@@ -251,13 +251,7 @@ func (cs *ClientSession) connectModern(ctx context.Context, version string, prob
 		if next == "" || retried {
 			return &VersionError{Requested: cs.modern.version, Offered: strings.Join(data.Supported, ", ")}
 		}
-		cs.modern.version = next
-		if cs.modern.pre != nil {
-			cs.modern.encodeEnvelope()
-		}
-		if pv, ok := cs.tconn.(interface{ SetProtocolVersion(string) }); ok {
-			pv.SetProtocolVersion(next)
-		}
+		cs.switchModernVersion(next)
 	}
 	// The answer names the revisions the server serves: the session
 	// speaks the newest one this client speaks too. An answer naming
@@ -279,13 +273,7 @@ func (cs *ClientSession) connectModern(ctx context.Context, version string, prob
 			}
 			return err
 		}
-		cs.modern.version = next
-		if cs.modern.pre != nil {
-			cs.modern.encodeEnvelope()
-		}
-		if pv, ok := cs.tconn.(interface{ SetProtocolVersion(string) }); ok {
-			pv.SetProtocolVersion(next)
-		}
+		cs.switchModernVersion(next)
 	}
 	// InitializeResult answers the same questions in this era, from
 	// server/discover, so code written for the handshake era keeps
@@ -303,6 +291,19 @@ func (cs *ClientSession) connectModern(ctx context.Context, version string, prob
 	cs.init = &InitializeResult{ProtocolVersion: cs.modern.version, Capabilities: caps, ServerInfo: serverInfo, Instructions: res.Instructions}
 	cs.mu.Unlock()
 	return nil
+}
+
+// switchModernVersion makes the session speak revision v of the stateless
+// era, which the server named: in the _meta envelope and, over HTTP, in
+// the MCP-Protocol-Version header.
+func (cs *ClientSession) switchModernVersion(v string) {
+	cs.modern.version = v
+	if cs.modern.pre != nil {
+		cs.modern.encodeEnvelope()
+	}
+	if pv, ok := cs.tconn.(transport.ProtocolVersionSetter); ok {
+		pv.SetProtocolVersion(v)
+	}
 }
 
 // modernCall sends a request of the stateless era: with the _meta

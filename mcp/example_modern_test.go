@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"net/http/httptest"
 
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
@@ -103,4 +104,33 @@ func ExampleClientSession_Listen() {
 	// Output:
 	// tools list changes acknowledged: true
 	// the tool list changed
+}
+
+// An endpoint that serves only the stateless era (2026-07-28), as the
+// revision describes one: the default client finds that era, and a client
+// pinned to the handshake era cannot initialize there.
+func ExampleNewStreamableHTTPHandler_modernOnly() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "modern-only", Version: "1.0.0"}, nil)
+	h := mcp.NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{
+		SupportedVersions: []string{mcp.Version20260728},
+	})
+	defer h.Close()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1.0.0"}, nil).
+		Connect(ctx, &transport.StreamableClientTransport{URL: srv.URL})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cs.Close()
+	fmt.Println("default client:", cs.Era(), cs.ProtocolVersion())
+
+	_, err = mcp.NewClient(&mcp.Implementation{Name: "old", Version: "1.0.0"}, &mcp.ClientOptions{Era: mcp.EraHandshake}).
+		Connect(ctx, &transport.StreamableClientTransport{URL: srv.URL, DisableSSEFallback: true})
+	fmt.Println("handshake client refused:", err != nil)
+	// Output:
+	// default client: modern 2026-07-28
+	// handshake client refused: true
 }

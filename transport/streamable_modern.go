@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"bytes"
 	"encoding/base64"
 	"errors"
 	"net/http"
@@ -246,22 +245,15 @@ func DecodeHeaderValue(v string) (string, bool) {
 	return v, true
 }
 
-// modernStatus is the HTTP status of a modern exchange's JSON answer:
+// modernStatus is the HTTP status of a modern exchange's JSON answer m:
 // 404 for a method the server does not have, 400 for the errors the
 // revision gives that status, 200 otherwise.
-func modernStatus(body []byte) int {
-	if !bytes.Contains(body, []byte(`"error"`)) {
+func modernStatus(m jsonrpc.Message) int {
+	r, ok := m.(*jsonrpc.Response)
+	if !ok || r.Error == nil {
 		return http.StatusOK
 	}
-	var res struct {
-		Error *struct {
-			Code int64 `json:"code"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(body, &res) != nil || res.Error == nil {
-		return http.StatusOK
-	}
-	switch res.Error.Code {
+	switch r.Error.Code {
 	case jsonrpc.CodeMethodNotFound:
 		return http.StatusNotFound
 	case codeHeaderMismatch, codeMissingRequiredClientCapability, codeUnsupportedProtocolVersion:

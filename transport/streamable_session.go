@@ -349,11 +349,7 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 	defer st.mu.Unlock()
 	if body := st.jsonBody; body != nil {
 		st.jsonBody = nil
-		status := http.StatusOK
-		if s.modern {
-			status = modernStatus(body)
-		}
-		writeJSONBody(w, status, body, st.initOK, s.id, s.h.writeTO)
+		writeJSONBody(w, st.jsonStatus, body, st.initOK, s.id, s.h.writeTO)
 		return st.initOK
 	}
 	if !st.done && s.isClosed() {
@@ -699,6 +695,8 @@ type httpStream struct {
 	// the HTTP handler once the stream is finished: from the handler's own
 	// goroutine, with a Content-Length and no extra flush.
 	jsonBody []byte
+	// jsonStatus is jsonBody's HTTP status.
+	jsonStatus int
 }
 
 // attach makes w the stream's live connection and returns its number
@@ -884,7 +882,10 @@ func (st *httpStream) send(ctx context.Context, m jsonrpc.Message, responses int
 			// In JSON mode the first response is the whole answer: the
 			// handler's goroutine writes it when the stream finishes.
 			st.wrote = true
-			st.jsonBody = data
+			st.jsonBody, st.jsonStatus = data, http.StatusOK
+			if st.s.modern {
+				st.jsonStatus = modernStatus(m)
+			}
 		}
 	} else {
 		if !st.sse {
