@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -839,5 +840,43 @@ func TestModernClientKeepAlive(t *testing.T) {
 	}
 	if n := discovers.Load(); n < 4 {
 		t.Errorf("server/discover asked %d times, want at least 4 (Connect and the pings)", n)
+	}
+}
+
+// TestModernClientHTTPErrorStatus checks that a JSON-RPC error the
+// server sends with a 4xx status (as 2026-07-28 asks for some codes)
+// reaches the caller as the answer to its request.
+func TestModernClientHTTPErrorStatus(t *testing.T) {
+	checkGoroutines(t)
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+	s.AddTool(&Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+		return &CallToolResult{}, nil
+	})
+	h := NewStreamableHTTPHandler(s, nil)
+	defer h.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") != MethodToolsCall {
+			h.ServeHTTP(w, r)
+			return
+		}
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		json.Unmarshal(body, &req)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32021,"message":"Missing required client capability","data":{"requiredCapabilities":{"sampling":{}}}}}`, req.ID)
+	}))
+	defer srv.Close()
+	cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, nil).Connect(t.Context(), &transport.StreamableClientTransport{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	_, err = cs.CallTool(t.Context(), &CallToolParams{Name: "t"})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != CodeMissingRequiredClientCapability {
+		t.Fatalf("CallTool: %v, want the server's -32021", err)
 	}
 }

@@ -49,12 +49,15 @@ func (c *streamableClientConn) writeModern(ctx context.Context, m jsonrpc.Messag
 		// The body is the answer when it answers the request.
 		data, rerr := readSized(&io.LimitedReader{R: resp.Body, N: int64(c.limit) + 1}, resp.ContentLength, int64(c.limit))
 		resp.Body.Close()
-		if rerr == nil {
-			if msg, derr := jsonrpc.DecodeMessage(data); derr == nil {
+		if rerr == nil && len(data) <= c.limit {
+			if msg, derr := jsonrpc.DecodeOwnedMessage(data); derr == nil { // data is ours alone
 				if r, ok := msg.(*jsonrpc.Response); ok && r.ID.IsValid() {
 					st := &clientStream{inline: true}
 					st.expect(m)
-					c.readJSON(rctx, io.NopCloser(bytes.NewReader(data)), int64(len(data)), st)
+					st.answered(msg)
+					if c.deliver(msg, nil, false) {
+						c.failPending(rctx, st, "the server's response did not answer the request")
+					}
 					return nil
 				}
 			}
