@@ -52,6 +52,21 @@ func errRemovedInModern(method string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + method + " (removed in " + Version20260728 + ")"}
 }
 
+// decodeOptions returns the options the session decodes params with: the
+// server's cache of decoded capabilities and _meta envelopes, which
+// requests of 2026-07-28 carry, unless the session is of the handshake
+// era, whose requests carry none (the cache's unmarshalers would slow
+// every decode down).
+func (ss *ServerSession) decodeOptions() []jsonv2.Options {
+	ss.mu.Lock()
+	era := ss.era
+	ss.mu.Unlock()
+	if era == eraHandshake {
+		return nil
+	}
+	return ss.server.caps.options
+}
+
 // chooseModern makes a connection whose first message is a modern
 // request a modern one.
 func (ss *ServerSession) chooseModern() {
@@ -243,7 +258,8 @@ func (r *ServerRequest[P]) ClientInfo() *Implementation {
 // requests that carry the same text, so they must not be modified (see
 // [ServerRequest.ClientCapabilities] and [ServerRequest.ClientInfo]).
 type capsCache struct {
-	option jsonv2.Options // decodes *ClientCapabilities and Meta through the cache
+	option  jsonv2.Options   // decodes *ClientCapabilities and Meta through the cache
+	options []jsonv2.Options // option alone, for passing on
 
 	mu    sync.Mutex
 	m     map[string]*ClientCapabilities
@@ -327,4 +343,5 @@ func (c *capsCache) init() {
 		return nil
 	})
 	c.option = jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(metas, caps))
+	c.options = []jsonv2.Options{c.option}
 }

@@ -167,7 +167,7 @@ func serverMethodFor[P any, PP interface {
 	return inMethod[*ServerSession]{
 		required: required,
 		newRequest: func(ss *ServerSession, raw json.RawMessage, extra *RequestExtra) (Request, error) {
-			p, err := decodeParams[P, PP](raw, ss.server.caps.option)
+			p, err := decodeParams[P, PP](raw, ss.decodeOptions()...)
 			if err != nil {
 				return nil, err
 			}
