@@ -417,11 +417,11 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 		modern = (r.Header.Get(headerSessionID) == "" || h.modernOnly) && isModernVersion(r.Header.Get(headerProtocolVersion)) && !h.noModern
 	)
 	if h.modernOnly && !modern {
-		// No handshake on an endpoint of the stateless era only.
-		if _, ok := h.checkVersion(w, r); ok {
-			writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
-				"Bad Request: this endpoint serves only "+strings.Join(h.opts.SupportedVersions, ", ")+"; MCP-Protocol-Version must name it")
-		}
+		// No handshake on an endpoint of the stateless era only: the
+		// header names no revision of that era (or none at all).
+		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
+			"Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(r.Header.Get(headerProtocolVersion))+
+				"; this endpoint serves only "+strings.Join(h.opts.SupportedVersions, ", "))
 		return
 	}
 	switch {
