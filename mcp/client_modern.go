@@ -322,7 +322,7 @@ func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, e
 	responses, state := retryFields(o.params)
 	key := cacheKey(o.method, o.params)
 	if key != "" && ctx.Value(withoutCacheKey{}) == nil {
-		if data, ok := cs.cache.get(key, time.Now()); ok && unmarshalStd(data, o.result) == nil {
+		if data, ok := cs.cache.get(key, time.Now()); ok && unmarshalReceived(data, o.result) == nil {
 			return o.result, nil
 		}
 	}
@@ -337,7 +337,7 @@ func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, e
 		}
 		if responses != nil && bytes.Contains(res, []byte(ResultTypeInputRequired)) {
 			var ir InputRequiredResult
-			if err := unmarshalStd(res, &ir); err != nil {
+			if err := unmarshalReceived(res, &ir); err != nil {
 				return nil, fmt.Errorf("mcp: decoding %s result: %w", o.method, err)
 			}
 			if ir.ResultType == ResultTypeInputRequired {
@@ -352,7 +352,7 @@ func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, e
 				continue
 			}
 		}
-		if err := unmarshalStd(res, o.result); err != nil {
+		if err := unmarshalReceived(res, o.result); err != nil {
 			return nil, fmt.Errorf("mcp: decoding %s result: %w", o.method, err)
 		}
 		if mm := o.result.nilMember(); mm != "" {

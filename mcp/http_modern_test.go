@@ -87,6 +87,13 @@ func TestModernHTTPStatuses(t *testing.T) {
 		{"removed method", std("ping", ""), `{"jsonrpc":"2.0","id":14,"method":"ping","params":{` + meta(v) + `}}`, 404, -32601, "removed"},
 		{"unknown method", std("no/such", ""), `{"jsonrpc":"2.0","id":15,"method":"no/such","params":{` + meta(v) + `}}`, 404, -32601, ""},
 		{"a batch", std("tools/list", ""), `[{"jsonrpc":"2.0","id":16,"method":"tools/list","params":{` + meta(v) + `}}]`, 400, -32600, "batch"},
+		// A member name twice: the JSON-RPC layer refuses the message, so
+		// the header checks and the params decode, which read the params
+		// again without checking names (see receivedOption), never see a
+		// second "name" or _meta that the other reading would miss.
+		{"name twice", std("tools/call", "echo"), `{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"echo","name":"other",` + meta(v) + `}}`, 400, -32700, ""},
+		{"_meta twice", std("tools/list", ""), `{"jsonrpc":"2.0","id":18,"method":"tools/list","params":{` + meta(v) + `,` + meta("2099-01-01") + `}}`, 400, -32700, ""},
+		{"a member twice in _meta", std("tools/list", ""), `{"jsonrpc":"2.0","id":19,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}}`, 400, -32700, ""},
 		{"a notification", std("notifications/cancelled", ""), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, 202, 0, ""},
 	}
 	for _, tt := range tests {
@@ -121,7 +128,7 @@ func TestModernHTTPStatuses(t *testing.T) {
 			if m.Error == nil || m.Error.Code != tt.code || !strings.Contains(m.Error.Message, tt.msg) {
 				t.Fatalf("answer %s, want error %v mentioning %q", body, tt.code, tt.msg)
 			}
-			if tt.code != -32600 && m.ID == nil {
+			if tt.code != -32600 && tt.code != -32700 && m.ID == nil {
 				t.Fatalf("answer %s does not carry the request's id", body)
 			}
 		})

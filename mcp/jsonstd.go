@@ -4,6 +4,7 @@ package mcp
 
 import (
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // The JSON boundary. The SDK encodes and decodes protocol messages with
@@ -24,6 +25,22 @@ func marshalStd(v any) ([]byte, error) {
 // unmarshalStd decodes data into v as the SDK does on the wire.
 func unmarshalStd(data []byte, v any) error {
 	return jsonv2.Unmarshal(data, v)
+}
+
+// receivedOption is the decoding option for a value that came in a
+// message the JSON-RPC layer decoded: that decode validated the whole
+// message, with its rule that no object has a member name twice, so a
+// second decode of a part of it (params, a result) need not check names
+// again. That check is most of the cost of reading a nested object such
+// as _meta, and the deepest frame of a decode, where the stack grows.
+// Values from transports that pass messages without encoding them come
+// from the peer's own encoder.
+var receivedOption = jsontext.AllowDuplicateNames(true)
+
+// unmarshalReceived decodes data, params or a result from a message the
+// JSON-RPC layer decoded, into v (see receivedOption).
+func unmarshalReceived(data []byte, v any) error {
+	return jsonv2.Unmarshal(data, v, receivedOption)
 }
 
 // MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.

@@ -91,8 +91,10 @@ const (
 )
 
 // IsZero reports whether m has no member, so that an empty _meta is
-// omitted.
-func (m Meta) IsZero() bool {
+// omitted. Its receiver is a pointer so that the JSON encoders call it
+// on the field in place: through a value receiver, each check would
+// copy the whole Meta into an interface (an allocation per message).
+func (m *Meta) IsZero() bool {
 	return !m.ProgressToken.IsValid() && m.ProtocolVersion == "" && m.ClientCapabilities == nil &&
 		m.ClientInfo == nil && m.LogLevel == "" && m.ServerInfo == nil && !m.SubscriptionID.IsValid() && len(m.Other) == 0
 }

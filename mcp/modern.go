@@ -56,13 +56,14 @@ func errRemovedInModern(method string) error {
 // server's cache of decoded capabilities and _meta envelopes, which
 // requests of 2026-07-28 carry, unless the session is of the handshake
 // era, whose requests carry none (the cache's unmarshalers would slow
-// every decode down).
+// every decode down); both skip the duplicate-name check the JSON-RPC
+// layer made (see receivedOption).
 func (ss *ServerSession) decodeOptions() []jsonv2.Options {
 	ss.mu.Lock()
 	era := ss.era
 	ss.mu.Unlock()
 	if era == eraHandshake {
-		return nil
+		return receivedOptions
 	}
 	return ss.server.caps.options
 }
@@ -259,7 +260,7 @@ func (r *ServerRequest[P]) ClientInfo() *Implementation {
 // [ServerRequest.ClientCapabilities] and [ServerRequest.ClientInfo]).
 type capsCache struct {
 	option  jsonv2.Options   // decodes *ClientCapabilities and Meta through the cache
-	options []jsonv2.Options // option alone, for passing on
+	options []jsonv2.Options // option and receivedOption, for decoding params
 
 	mu    sync.Mutex
 	m     map[string]*ClientCapabilities
@@ -343,5 +344,9 @@ func (c *capsCache) init() {
 		return nil
 	})
 	c.option = jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(metas, caps))
-	c.options = []jsonv2.Options{c.option}
+	c.options = []jsonv2.Options{c.option, receivedOption}
 }
+
+// receivedOptions are the options that decode the params of a request
+// of the handshake era (see receivedOption).
+var receivedOptions = []jsonv2.Options{receivedOption}

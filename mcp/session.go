@@ -202,7 +202,7 @@ func clientMethodFor[P any, PP interface {
 	return inMethod[*ClientSession]{
 		required: required,
 		newRequest: func(cs *ClientSession, raw json.RawMessage, _ *RequestExtra) (Request, error) {
-			p, err := decodeParams[P, PP](raw)
+			p, err := decodeParams[P, PP](raw, receivedOptions...)
 			if err != nil {
 				return nil, err
 			}
@@ -269,7 +269,7 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return nil, fromWire(err)
 	}
-	if err := jsonv2.Unmarshal(res, o.result); err != nil {
+	if err := unmarshalReceived(res, o.result); err != nil {
 		return nil, fmt.Errorf("mcp: decoding %s result: %w", o.method, err)
 	}
 	if m := o.result.nilMember(); m != "" {

@@ -76,9 +76,11 @@ func scanModernBody(params []byte) (modernBody, error) {
 
 // scanMembers calls member with the raw name (quoted, as it is in the
 // input; names with escapes match nothing MCP defines) and the raw value
-// of each member of obj, a JSON object; anything else is an error.
+// of each member of obj, a JSON object; anything else is an error. obj
+// comes from a message the JSON-RPC layer decoded, which refused any
+// object with a member name twice, so the scan does not check that again.
 func scanMembers(obj []byte, member func(name []byte, v jsontext.Value)) error {
-	d := jsonscan.Get(obj)
+	d := jsonscan.GetValidated(obj)
 	defer d.Release()
 	tok, err := d.ReadToken()
 	if err != nil {

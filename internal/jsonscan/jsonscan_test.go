@@ -29,6 +29,28 @@ func TestDecoderReadsInPlace(t *testing.T) {
 	}
 }
 
+// TestDuplicateNames checks that only GetValidated's decoders let a
+// member name twice through, also when a pooled decoder served both.
+func TestDuplicateNames(t *testing.T) {
+	const dup = `{"a":1,"a":2}`
+	for _, tt := range []struct {
+		name string
+		get  func([]byte) *Decoder
+		ok   bool
+	}{
+		{"Get", Get, false},
+		{"GetValidated", GetValidated, true},
+		{"Get after GetValidated", Get, false},
+	} {
+		d := tt.get([]byte(dup))
+		_, err := d.ReadValue()
+		d.Release()
+		if (err == nil) != tt.ok {
+			t.Errorf("%s: ReadValue(%s) error %v, want ok %v", tt.name, dup, err, tt.ok)
+		}
+	}
+}
+
 func TestPlainString(t *testing.T) {
 	for _, tt := range []struct {
 		in   string
