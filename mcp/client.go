@@ -491,7 +491,7 @@ func (cs *ClientSession) checkServer(method, capability string, has bool) error 
 
 // request sends a request with the client's timeout policy applied.
 func (cs *ClientSession) request(ctx context.Context, method string, params Params, result Result) error {
-	o := cs.client.opts
+	o := &cs.client.opts
 	if o.RequestTimeout <= 0 {
 		return cs.call(ctx, method, params, result)
 	}
@@ -518,7 +518,8 @@ func (cs *ClientSession) request(ctx context.Context, method string, params Para
 		SetProgressToken(params, tok)
 	}
 	cs.mu.Lock()
-	cs.progress[tok.Raw()] = func() { timer.Reset(o.RequestTimeout) }
+	timeout := o.RequestTimeout
+	cs.progress[tok.Raw()] = func() { timer.Reset(timeout) }
 	cs.mu.Unlock()
 	defer func() {
 		cs.mu.Lock()

@@ -115,11 +115,18 @@ func (c valuesFrom) Value(key any) any {
 	return c.values.Value(key)
 }
 
-// newHTTPRequestInfo copies what handlers may need from r.
-func newHTTPRequestInfo(r *http.Request) *HTTPRequestInfo {
+// newHTTPRequestInfo copies what handlers may need from r. Unless
+// inBase, it keeps r's context values for the handler's context; inBase
+// says that the handler's context descends from r's context already (an
+// exchange of 2026-07-28, see serveModern), which then holds them.
+func newHTTPRequestInfo(r *http.Request, inBase bool) *HTTPRequestInfo {
 	u := *r.URL
+	var values context.Context
+	if !inBase {
+		values = context.WithoutCancel(r.Context())
+	}
 	return &HTTPRequestInfo{
-		values:     context.WithoutCancel(r.Context()),
+		values:     values,
 		Method:     r.Method,
 		URL:        &u,
 		Header:     r.Header,

@@ -267,7 +267,7 @@ func (h *SSEHandler) servePOST(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	info := newHTTPRequestInfo(r)
+	info := newHTTPRequestInfo(r, false)
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
 		m.Extra = info

@@ -503,7 +503,7 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 		writeJSONRPCError(w, http.StatusBadRequest, init.ID, jsonrpc.CodeInvalidRequest, "Bad Request: initialize must be sent alone")
 		return
 	}
-	info := newHTTPRequestInfo(r)
+	info := newHTTPRequestInfo(r, modern)
 	switch {
 	case modern:
 		h.serveModern(w, r, msg, msgs, requests, isBatch, info)

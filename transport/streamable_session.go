@@ -44,7 +44,7 @@ type httpSession struct {
 
 	mu         sync.Mutex
 	version    string // negotiated protocol version
-	routes     map[jsonrpc.ID]*httpStream
+	routes     routeTable
 	streams    map[string]*httpStream // resumable streams by ID
 	standalone *httpStream
 	nextStream int64
@@ -66,7 +66,6 @@ func (h *StreamableHTTPHandler) newSession(id, principal string, stateless bool,
 		adm:       adm,
 		version:   version,
 		pushEnd:   newPushEnd(),
-		routes:    make(map[jsonrpc.ID]*httpStream),
 	}
 }
 
@@ -137,12 +136,12 @@ func (s *httpSession) cancelRoute(note *jsonrpc.Request) {
 		return
 	}
 	s.mu.Lock()
-	st := s.routes[p.RequestID]
+	st := s.routes.get(p.RequestID)
 	if st == nil || st.initialize {
 		s.mu.Unlock()
 		return // answered already, unknown, or initialize (not cancellable)
 	}
-	delete(s.routes, p.RequestID)
+	s.routes.remove(p.RequestID)
 	s.armIdleLocked()
 	s.mu.Unlock()
 	st.mu.Lock()
@@ -286,7 +285,7 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 		return false
 	}
 	for _, id := range requests {
-		if _, dup := s.routes[id]; dup {
+		if s.routes.get(id) != nil {
 			s.mu.Unlock()
 			// Nothing is delivered; every request gets its refusal.
 			writeJSONBody(w, http.StatusBadRequest, errorAnswer(requests, jsonrpc.CodeInvalidRequest, "Bad Request: request id already in flight"), false, "", 0)
@@ -297,8 +296,8 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 	// batch it sends back, which the route of that id takes once.
 	distinct := 0
 	for _, id := range requests {
-		if s.routes[id] != st {
-			s.routes[id] = st
+		if s.routes.get(id) != st {
+			s.routes.set(id, st)
 			distinct++
 		}
 	}
@@ -369,13 +368,7 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 func (st *httpStream) endClosedLocked(w http.ResponseWriter) {
 	s := st.s
 	s.mu.Lock()
-	var ids []jsonrpc.ID
-	for id, to := range s.routes {
-		if to == st {
-			delete(s.routes, id)
-			ids = append(ids, id)
-		}
-	}
+	ids := s.routes.removeStream(st, nil)
 	s.mu.Unlock()
 	slices.SortFunc(ids, func(a, b jsonrpc.ID) int { return strings.Compare(a.String(), b.String()) })
 	if len(ids) > 0 {
@@ -406,11 +399,7 @@ func (st *httpStream) onceOnLocked(w http.ResponseWriter, write func()) {
 // dropRoutesLocked forgets the routes that lead to st. It goes through
 // every route, which only the exchanges that end abnormally need.
 func (s *httpSession) dropRoutesLocked(st *httpStream) {
-	for id, to := range s.routes {
-		if to == st {
-			delete(s.routes, id)
-		}
-	}
+	s.routes.removeStream(st, nil)
 }
 
 // closedAnswer is the answer to requests that the session ended before
@@ -626,7 +615,7 @@ func (s *httpSession) Write(ctx context.Context, m jsonrpc.Message) error {
 		}
 		var related *httpStream
 		if id, ok := jsonrpc.RelatedRequest(ctx); ok {
-			related = s.routes[id]
+			related = s.routes.get(id)
 		}
 		st := s.standalone
 		s.mu.Unlock()
@@ -656,9 +645,9 @@ func (st *httpStream) carriesRequests() bool {
 func (s *httpSession) takeRoutes(id jsonrpc.ID) *httpStream {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.routes[id]
-	delete(s.routes, id)
-	if st != nil && len(s.routes) == 0 {
+	st := s.routes.get(id)
+	s.routes.remove(id)
+	if st != nil && s.routes.len() == 0 {
 		s.armIdleLocked()
 	}
 	return st
