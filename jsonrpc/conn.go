@@ -195,13 +195,13 @@ type Conn struct {
 	handoff *time.Timer
 
 	mu       sync.Mutex
-	err      error                   // why the connection closed
-	pending  map[ID]chan *Response   // outgoing calls awaiting a response
-	incoming map[ID]*incomingRequest // incoming requests being handled
-	notes    lazyQueue[*Request]     // notifications awaiting their handler
-	errq     lazyQueue[*Response]    // error responses awaiting writing
-	skipped  int                     // undecodable messages skipped
-	endErr   error                   // why input ended; non-nil once inputEnded is closed
+	err      error                 // why the connection closed
+	pending  map[ID]chan *Response // outgoing calls awaiting a response
+	incoming inflight              // incoming requests being handled
+	notes    lazyQueue[*Request]   // notifications awaiting their handler
+	errq     lazyQueue[*Response]  // error responses awaiting writing
+	skipped  int                   // undecodable messages skipped
+	endErr   error                 // why input ended; non-nil once inputEnded is closed
 	// turn numbers the requests run inline; lent is the turn whose
 	// handler holds the reading goroutine, or zero (reading is not lent,
 	// or was handed to another goroutine). readEnded is set once reader
@@ -237,7 +237,6 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 		drainFor:    opts.DrainTimeout,
 		skipBad:     opts.SkipUndecodable,
 		maxErrs:     opts.MaxQueuedErrors,
-		incoming:    make(map[ID]*incomingRequest),
 	}
 	if c.maxInFlight <= 0 {
 		c.maxInFlight = 256
@@ -358,9 +357,7 @@ func (c *Conn) shutdown(err error) error {
 	c.cancel()
 	if c.requestBase != nil {
 		// Requests descend from the base, not from c.ctx.
-		for _, in := range c.incoming {
-			in.cancel(nil)
-		}
+		c.incoming.each(func(in *incomingRequest) { in.cancel(nil) })
 	}
 	if c.lent != 0 {
 		// Reading is lent to a handler that may take a while; nobody
@@ -513,7 +510,8 @@ func (c *Conn) Notify(ctx context.Context, method string, params json.RawMessage
 func (c *Conn) Cancel(id ID) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r, ok := c.incoming[id]
+	r := c.incoming.get(id)
+	ok := r != nil
 	if ok {
 		r.cancelled = true
 		r.cancel(nil)
@@ -845,24 +843,24 @@ func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) 
 		c.mu.Unlock()
 		immediate(nil)
 		return nil, false
-	case len(c.incoming) >= c.maxInFlight:
+	case c.incoming.len() >= c.maxInFlight:
 		c.mu.Unlock()
 		immediate(&Response{ID: req.ID, Error: ErrOverloaded})
 		return nil, false
 	}
-	if _, dup := c.incoming[req.ID]; dup {
+	if c.incoming.get(req.ID) != nil {
 		c.mu.Unlock()
 		immediate(&Response{ID: req.ID, Error: &Error{Code: CodeInvalidRequest, Message: "invalid request: id already in use by a request in flight"}})
 		return nil, false
 	}
-	alone = len(c.incoming) == 0
+	alone = c.incoming.len() == 0
 	parent := c.ctx
 	if c.requestBase != nil {
 		parent = c.requestBase
 	}
 	ctx, cancel := context.WithCancelCause(WithRelatedRequest(parent, req.ID))
 	in := &incomingRequest{cancel: cancel}
-	c.incoming[req.ID] = in
+	c.incoming.add(req.ID, in)
 	c.wg.Add(1)
 	c.mu.Unlock()
 
@@ -872,7 +870,7 @@ func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) 
 		result, err := c.call(hctx, req)
 		release()
 		c.mu.Lock()
-		delete(c.incoming, req.ID)
+		c.incoming.remove(req.ID)
 		suppressed := in.cancelled
 		c.mu.Unlock()
 		cancel(nil)

@@ -249,7 +249,10 @@ func marshalContent(c Content) (jsontext.Value, error) {
 }
 
 // unmarshalContent decodes one block, dispatching on its type member.
-// raw may be a decoder's buffer: nothing decoded shares its memory.
+// raw may be a decoder's buffer: nothing decoded shares its memory. Every
+// caller has raw from a decoder that validated it, duplicate member names
+// included (or from a message whose decoding did), so neither reading of
+// it here checks names again (see receivedOption).
 func unmarshalContent(raw jsontext.Value) (Content, error) {
 	c := blankContent(raw)
 	if c == nil {
@@ -258,7 +261,7 @@ func unmarshalContent(raw jsontext.Value) (Content, error) {
 		var head struct {
 			Type string `json:"type"`
 		}
-		if err := jsonv2.Unmarshal(raw, &head); err != nil {
+		if err := jsonv2.Unmarshal(raw, &head, receivedOption); err != nil {
 			return nil, err
 		}
 		if c = newContent([]byte(head.Type)); c == nil {
@@ -268,7 +271,7 @@ func unmarshalContent(raw jsontext.Value) (Content, error) {
 			return nil, fmt.Errorf("mcp: unknown content type %q", head.Type)
 		}
 	}
-	if err := jsonv2.Unmarshal(raw, c, jsonv2.RejectUnknownMembers(false)); err != nil {
+	if err := jsonv2.Unmarshal(raw, c, jsonv2.RejectUnknownMembers(false), receivedOption); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -301,7 +304,7 @@ func newContent(typ []byte) Content {
 // without escapes. It reads raw only up to that member, which senders put
 // first.
 func blankContent(raw jsontext.Value) Content {
-	dec := jsonscan.Get(raw)
+	dec := jsonscan.GetValidated(raw)
 	defer dec.Release()
 	if dec.PeekKind() != '{' {
 		return nil
