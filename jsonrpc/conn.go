@@ -14,6 +14,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpkit/mcpkit/internal/slotmap"
 )
 
 // Handler answers requests and receives notifications arriving on a [Conn].
@@ -195,13 +196,13 @@ type Conn struct {
 	handoff *time.Timer
 
 	mu       sync.Mutex
-	err      error                 // why the connection closed
-	pending  map[ID]chan *Response // outgoing calls awaiting a response
-	incoming inflight              // incoming requests being handled
-	notes    lazyQueue[*Request]   // notifications awaiting their handler
-	errq     lazyQueue[*Response]  // error responses awaiting writing
-	skipped  int                   // undecodable messages skipped
-	endErr   error                 // why input ended; non-nil once inputEnded is closed
+	err      error                             // why the connection closed
+	pending  map[ID]chan *Response             // outgoing calls awaiting a response
+	incoming slotmap.Map[ID, *incomingRequest] // incoming requests being handled (usually one)
+	notes    lazyQueue[*Request]               // notifications awaiting their handler
+	errq     lazyQueue[*Response]              // error responses awaiting writing
+	skipped  int                               // undecodable messages skipped
+	endErr   error                             // why input ended; non-nil once inputEnded is closed
 	// turn numbers the requests run inline; lent is the turn whose
 	// handler holds the reading goroutine, or zero (reading is not lent,
 	// or was handed to another goroutine). readEnded is set once reader
@@ -357,7 +358,10 @@ func (c *Conn) shutdown(err error) error {
 	c.cancel()
 	if c.requestBase != nil {
 		// Requests descend from the base, not from c.ctx.
-		c.incoming.each(func(in *incomingRequest) { in.cancel(nil) })
+		c.incoming.DeleteFunc(func(_ ID, in *incomingRequest) bool {
+			in.cancel(nil)
+			return false
+		})
 	}
 	if c.lent != 0 {
 		// Reading is lent to a handler that may take a while; nobody
@@ -510,8 +514,7 @@ func (c *Conn) Notify(ctx context.Context, method string, params json.RawMessage
 func (c *Conn) Cancel(id ID) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r := c.incoming.get(id)
-	ok := r != nil
+	r, ok := c.incoming.Get(id)
 	if ok {
 		r.cancelled = true
 		r.cancel(nil)
@@ -843,24 +846,24 @@ func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) 
 		c.mu.Unlock()
 		immediate(nil)
 		return nil, false
-	case c.incoming.len() >= c.maxInFlight:
+	case c.incoming.Len() >= c.maxInFlight:
 		c.mu.Unlock()
 		immediate(&Response{ID: req.ID, Error: ErrOverloaded})
 		return nil, false
 	}
-	if c.incoming.get(req.ID) != nil {
+	if _, dup := c.incoming.Get(req.ID); dup {
 		c.mu.Unlock()
 		immediate(&Response{ID: req.ID, Error: &Error{Code: CodeInvalidRequest, Message: "invalid request: id already in use by a request in flight"}})
 		return nil, false
 	}
-	alone = c.incoming.len() == 0
+	alone = c.incoming.Len() == 0
 	parent := c.ctx
 	if c.requestBase != nil {
 		parent = c.requestBase
 	}
 	ctx, cancel := context.WithCancelCause(WithRelatedRequest(parent, req.ID))
 	in := &incomingRequest{cancel: cancel}
-	c.incoming.add(req.ID, in)
+	c.incoming.Set(req.ID, in)
 	c.wg.Add(1)
 	c.mu.Unlock()
 
@@ -870,7 +873,7 @@ func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) 
 		result, err := c.call(hctx, req)
 		release()
 		c.mu.Lock()
-		c.incoming.remove(req.ID)
+		c.incoming.Delete(req.ID)
 		suppressed := in.cancelled
 		c.mu.Unlock()
 		cancel(nil)

@@ -256,7 +256,7 @@ func TestConnCallContextCancel(t *testing.T) {
 	// Wait until the server is handling the request.
 	for {
 		server.mu.Lock()
-		n := server.incoming.len()
+		n := server.incoming.Len()
 		server.mu.Unlock()
 		if n == 1 {
 			break
@@ -286,7 +286,7 @@ func TestConnCloseUnblocks(t *testing.T) {
 	}()
 	for {
 		server.mu.Lock()
-		n := server.incoming.len()
+		n := server.incoming.Len()
 		server.mu.Unlock()
 		if n == 1 {
 			break

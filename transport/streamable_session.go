@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/mcpkit/mcpkit/internal/slotmap"
 	"github.com/mcpkit/mcpkit/internal/sse"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -43,9 +44,9 @@ type httpSession struct {
 	pushEnd
 
 	mu         sync.Mutex
-	version    string // negotiated protocol version
-	routes     routeTable
-	streams    map[string]*httpStream // resumable streams by ID
+	version    string                               // negotiated protocol version
+	routes     slotmap.Map[jsonrpc.ID, *httpStream] // the streams answering requests in flight (usually one)
+	streams    map[string]*httpStream               // resumable streams by ID
 	standalone *httpStream
 	nextStream int64
 	idleTimer  *time.Timer
@@ -136,12 +137,12 @@ func (s *httpSession) cancelRoute(note *jsonrpc.Request) {
 		return
 	}
 	s.mu.Lock()
-	st := s.routes.get(p.RequestID)
+	st, _ := s.routes.Get(p.RequestID)
 	if st == nil || st.initialize {
 		s.mu.Unlock()
 		return // answered already, unknown, or initialize (not cancellable)
 	}
-	s.routes.remove(p.RequestID)
+	s.routes.Delete(p.RequestID)
 	s.armIdleLocked()
 	s.mu.Unlock()
 	st.mu.Lock()
@@ -285,7 +286,7 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 		return false
 	}
 	for _, id := range requests {
-		if s.routes.get(id) != nil {
+		if _, dup := s.routes.Get(id); dup {
 			s.mu.Unlock()
 			// Nothing is delivered; every request gets its refusal.
 			writeJSONBody(w, http.StatusBadRequest, errorAnswer(requests, jsonrpc.CodeInvalidRequest, "Bad Request: request id already in flight"), false, "", 0)
@@ -296,8 +297,8 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 	// batch it sends back, which the route of that id takes once.
 	distinct := 0
 	for _, id := range requests {
-		if s.routes.get(id) != st {
-			s.routes.set(id, st)
+		if to, _ := s.routes.Get(id); to != st {
+			s.routes.Set(id, st)
 			distinct++
 		}
 	}
@@ -368,7 +369,13 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 func (st *httpStream) endClosedLocked(w http.ResponseWriter) {
 	s := st.s
 	s.mu.Lock()
-	ids := s.routes.removeStream(st, nil)
+	var ids []jsonrpc.ID
+	s.routes.DeleteFunc(func(id jsonrpc.ID, to *httpStream) bool {
+		if to == st {
+			ids = append(ids, id)
+		}
+		return to == st
+	})
 	s.mu.Unlock()
 	slices.SortFunc(ids, func(a, b jsonrpc.ID) int { return strings.Compare(a.String(), b.String()) })
 	if len(ids) > 0 {
@@ -399,7 +406,7 @@ func (st *httpStream) onceOnLocked(w http.ResponseWriter, write func()) {
 // dropRoutesLocked forgets the routes that lead to st. It goes through
 // every route, which only the exchanges that end abnormally need.
 func (s *httpSession) dropRoutesLocked(st *httpStream) {
-	s.routes.removeStream(st, nil)
+	s.routes.DeleteFunc(func(_ jsonrpc.ID, to *httpStream) bool { return to == st })
 }
 
 // closedAnswer is the answer to requests that the session ended before
@@ -615,7 +622,7 @@ func (s *httpSession) Write(ctx context.Context, m jsonrpc.Message) error {
 		}
 		var related *httpStream
 		if id, ok := jsonrpc.RelatedRequest(ctx); ok {
-			related = s.routes.get(id)
+			related, _ = s.routes.Get(id)
 		}
 		st := s.standalone
 		s.mu.Unlock()
@@ -645,9 +652,9 @@ func (st *httpStream) carriesRequests() bool {
 func (s *httpSession) takeRoutes(id jsonrpc.ID) *httpStream {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.routes.get(id)
-	s.routes.remove(id)
-	if st != nil && s.routes.len() == 0 {
+	st, _ := s.routes.Get(id)
+	s.routes.Delete(id)
+	if st != nil && s.routes.Len() == 0 {
 		s.armIdleLocked()
 	}
 	return st

@@ -21,21 +21,20 @@ type Decoder struct {
 var pool = sync.Pool{New: func() any { return new(Decoder) }}
 
 // Get returns a pooled decoder reading data. Call Release when done.
-func Get(data []byte) *Decoder {
-	d := pool.Get().(*Decoder)
-	d.buf = *bytes.NewBuffer(data) // a bytes.Buffer is read in place
-	d.Reset(&d.buf)
-	return d
-}
+func Get(data []byte) *Decoder { return get(data) }
 
 // GetValidated is Get for data that was validated already, as a part of
 // a message the JSON-RPC layer decoded: the decoder does not check that
 // no object has a member name twice, which that decode did (the check is
 // most of the cost of reading an object).
-func GetValidated(data []byte) *Decoder {
+func GetValidated(data []byte) *Decoder { return get(data, allowDuplicates) }
+
+var allowDuplicates = jsontext.AllowDuplicateNames(true) // an option value, never changed
+
+func get(data []byte, opts ...jsontext.Options) *Decoder {
 	d := pool.Get().(*Decoder)
-	d.buf = *bytes.NewBuffer(data)
-	d.Reset(&d.buf, jsontext.AllowDuplicateNames(true))
+	d.buf = *bytes.NewBuffer(data) // a bytes.Buffer is read in place
+	d.Reset(&d.buf, opts...)       // options not given are reset to their defaults
 	return d
 }
 
