@@ -1,9 +1,26 @@
-// Package auth will hold MCP authorization: the OAuth 2.1 client side
-// (metadata discovery, dynamic and client-ID-metadata registration, PKCE,
-// token refresh, step-up) and the resource-server side (bearer token
-// verification, protected resource metadata, audience checks).
+// Package auth is MCP authorization (OAuth 2.1) for both sides of an HTTP
+// connection.
 //
-// It is empty until the authorization work lands. Like package schema, it
-// will never import package mcp: the mcp and transport packages plug it in
-// through small interfaces.
+// For server authors (resource servers) it verifies bearer and DPoP-bound
+// access tokens in front of an MCP HTTP handler, publishes OAuth 2.0
+// Protected Resource Metadata (RFC 9728), answers 401 and 403 challenges
+// that tell a client where to log in and which scopes it lacks, and passes
+// the verified identity to handlers in both protocol eras.
+//
+// For hosts (clients) it finds the authorization server of a protected MCP
+// server, registers or identifies the client, obtains, stores and
+// refreshes tokens (authorization code with PKCE, client credentials,
+// enterprise-managed authorization, workload identity), signs DPoP proofs,
+// and retries a request that a server refused for want of a token or of a
+// scope.
+//
+// The package builds on golang.org/x/oauth2 for tokens and grants and on
+// github.com/go-jose/go-jose/v4 for JWS, JWK and JWT. It imports neither
+// package mcp nor package transport: an HTTP client transport takes an
+// authorizing [http.RoundTripper], and an HTTP handler is wrapped by the
+// middleware.
+//
+// URLs: every authorization server, resource and redirect URL must use
+// HTTPS, except loopback URLs (http://127.0.0.1, http://[::1] and
+// http://localhost), which are accepted for development and tests.
 package auth
