@@ -8,3 +8,5 @@ require (
 	github.com/google/jsonschema-go v0.4.3
 	github.com/yosida95/uritemplate/v3 v3.0.2
 )
+
+require golang.org/x/oauth2 v0.36.0
