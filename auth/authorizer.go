@@ -169,7 +169,8 @@ func (a *Authorizer) state(key string) *serverState {
 }
 
 // RoundTripper returns an http.RoundTripper that authorizes the requests
-// it sends with base (nil means http.DefaultTransport). Requests with a
+// it sends with base (nil means http.DefaultTransport). A token is kept
+// per origin (scheme, host and port) and sent only there. Requests with a
 // body must be replayable (GetBody set, as http.NewRequest does for
 // in-memory bodies) to be sent again after authorization; others are
 // answered with the server's refusal. Authorization failures are
@@ -344,7 +345,7 @@ func (a *Authorizer) currentToken(ctx context.Context, st *serverState) (*Stored
 		}
 		st.loaded = true
 		if t != nil && t.Token != nil && t.Token.AccessToken != "" {
-			st.tok = t
+			st.tok, st.requested = t, t.Scopes
 		}
 	}
 	tok := st.tok
