@@ -56,7 +56,8 @@ type Authorizer struct {
 	// ClientMetadataURL is the HTTPS URL of the client's Client ID
 	// Metadata Document, used as client_id at authorization servers that
 	// advertise client_id_metadata_document_supported, when none is
-	// pre-registered.
+	// pre-registered. It must be an HTTPS URL with a path; another value
+	// is not used.
 	ClientMetadataURL string
 	// Registration is the metadata sent in dynamic client registration,
 	// used at servers with a registration endpoint when there is neither

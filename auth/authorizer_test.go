@@ -6,12 +6,15 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/oauth2"
 )
 
 func TestAuthorizerAuthorizationCode(t *testing.T) {
@@ -516,5 +519,80 @@ func TestAuthorizerErrorsHoldNoSecrets(t *testing.T) {
 		if strings.Contains(err.Error(), s) {
 			t.Errorf("error %q names %s", err, s)
 		}
+	}
+}
+
+func TestAuthorizerRefusedAgain(t *testing.T) {
+	// The server refuses every token: one authorization, then an error.
+	as := newFakeAS(t)
+	rs := newFakeRS(t, as)
+	a := testAuthorizer()
+	rt := a.RoundTripper(nil)
+	rs.refuseAll = true
+	_, _, err := post(t, rt, rs.MCP(), "{}")
+	if !errors.Is(err, ErrUnauthorized) {
+		t.Fatalf("err = %v, want ErrUnauthorized", err)
+	}
+	if n, _, _ := as.counts(); n != 1 {
+		t.Errorf("%d authorizations, want 1", n)
+	}
+}
+
+func TestAuthorizerLegacyServer(t *testing.T) {
+	// A 2025-03-26 server: no PRM, no metadata; the default endpoints at
+	// its origin, and no resource parameter.
+	as := newFakeAS(t)
+	as.issInRedirect = "omit"
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if _, ok := as.scopesOf(tok); !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer`)
+			w.WriteHeader(401)
+			return
+		}
+		w.Write([]byte("ok"))
+	})
+	mux.HandleFunc("/authorize", as.serve)
+	mux.HandleFunc("/token", as.serve)
+	mux.HandleFunc("/register", as.serve)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	if code, _, err := post(t, testAuthorizer().RoundTripper(nil), srv.URL+"/mcp", "{}"); err != nil || code != 200 {
+		t.Fatalf("request: %d %v", code, err)
+	}
+	nAuth, nTok, nReg := as.counts()
+	if nAuth != 1 || nTok != 1 || nReg != 1 {
+		t.Fatalf("authorizations, token requests, registrations = %d, %d, %d; want 1 each", nAuth, nTok, nReg)
+	}
+	if as.authReqs[0].Has("resource") || as.tokReqs[0].Has("resource") {
+		t.Errorf("a resource parameter was sent to a 2025-03-26 server")
+	}
+}
+
+func TestAuthorizerRefreshesStoredTokenOn401(t *testing.T) {
+	as := newFakeAS(t)
+	as.refreshTokens = true
+	rs := newFakeRS(t, as)
+	store := &MemoryStore{}
+	key := origin(mustParse(t, rs.MCP()))
+	// A token from an earlier run, expired, with a refresh token.
+	store.SaveToken(t.Context(), key, &StoredToken{
+		Token:    &oauth2.Token{AccessToken: "stale", RefreshToken: refreshPrefix + "old", Expiry: time.Now().Add(-time.Hour)},
+		Issuer:   as.URL(),
+		Resource: rs.MCP(),
+	})
+	a := testAuthorizer()
+	a.Store = store
+	if code, _, err := post(t, a.RoundTripper(nil), rs.MCP(), "{}"); err != nil || code != 200 {
+		t.Fatalf("request: %d %v", code, err)
+	}
+	nAuth, nTok, _ := as.counts()
+	if nAuth != 0 || nTok != 1 || as.tokReqs[0].Get("grant_type") != "refresh_token" {
+		t.Errorf("authorizations %d, token requests %d; want a refresh alone", nAuth, nTok)
+	}
+	st, _ := store.LoadToken(t.Context(), key)
+	if st == nil || !strings.HasPrefix(st.Token.AccessToken, tokenPrefix) {
+		t.Errorf("stored token after the refresh: %+v", st)
 	}
 }

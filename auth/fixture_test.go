@@ -240,6 +240,7 @@ type fakeRS struct {
 	challenge  []string // scope in the 401 challenge
 	required   []string // scopes a request needs; 403 otherwise
 	always403  bool
+	refuseAll  bool // answer 401 to every token
 	noHeaderRM bool   // leave resource_metadata out of the challenge
 	prmPath    string // "" means the path-suffixed well-known URL
 	unauth     int    // 401s sent
@@ -293,7 +294,7 @@ func (rs *fakeRS) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		scopes, known := as.scopesOf(tok)
-		if !ok || !known {
+		if !ok || !known || rs.refuseAll {
 			ch := `Bearer error="invalid_token"` + rm
 			if rs.challenge != nil {
 				ch += fmt.Sprintf(`, scope="%s"`, strings.Join(rs.challenge, " "))
