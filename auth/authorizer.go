@@ -198,6 +198,13 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	stepUps := 0
 	authorized, nonceRetried := false, false
 	for attempt := 0; ; attempt++ {
+		tok, err := a.currentToken(ctx, st)
+		if err != nil {
+			if attempt == 0 && req.Body != nil {
+				req.Body.Close()
+			}
+			return nil, &AuthorizationError{Server: st.key, Step: "token", Err: err}
+		}
 		r := req.Clone(ctx)
 		if attempt > 0 && req.GetBody != nil {
 			body, err := req.GetBody()
@@ -206,19 +213,12 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			r.Body = body
 		}
-		tok, err := a.currentToken(ctx, st)
-		if err != nil {
-			if attempt == 0 && req.Body != nil {
-				req.Body.Close()
-			}
-			return nil, &AuthorizationError{Server: st.key, Step: "token", Err: err}
-		}
 		sent := ""
 		if tok != nil {
 			sent = tok.Token.AccessToken
 			if err := a.setAuthorization(r, st, tok); err != nil {
-				if attempt == 0 && req.Body != nil {
-					req.Body.Close()
+				if r.Body != nil {
+					r.Body.Close()
 				}
 				return nil, &AuthorizationError{Server: st.key, Step: "dpop", Err: err}
 			}
