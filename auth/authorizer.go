@@ -132,6 +132,11 @@ func (a *Authorizer) store() TokenStore {
 
 func (a *Authorizer) httpClient() *http.Client { return defaultClient(a.HTTPClient) }
 
+// tokenClient is the client for token requests (the code exchange,
+// refresh, and a Grant's requests): the one place where requests to the
+// token endpoint would gain DPoP proofs when DPoP is set.
+func (a *Authorizer) tokenClient() *http.Client { return a.httpClient() }
+
 func (a *Authorizer) clock() time.Time {
 	if a.now != nil {
 		return a.now()
@@ -489,7 +494,7 @@ func (a *Authorizer) flow(ctx context.Context, st *serverState, server string, c
 		if len(scopes) > 0 {
 			gs = scopes
 		}
-		tok, err = a.Grant.Token(ctx, &GrantRequest{Server: meta, Resource: d.Resource, Scopes: gs, HTTPClient: a.httpClient(), DPoP: a.DPoP})
+		tok, err = a.Grant.Token(ctx, &GrantRequest{Server: meta, Resource: d.Resource, Scopes: gs, HTTPClient: a.tokenClient(), DPoP: a.DPoP})
 		if err != nil {
 			return fail("grant", err)
 		}

@@ -38,6 +38,9 @@ type ClientMetadata struct {
 	Scope                   string   `json:"scope,omitempty"`
 	SoftwareID              string   `json:"software_id,omitempty"`
 	SoftwareVersion         string   `json:"software_version,omitempty"`
+	// DPoPBoundAccessTokens asks for DPoP-bound tokens always (RFC 9449
+	// section 5.2); it is set when the Authorizer has a DPoP key.
+	DPoPBoundAccessTokens bool `json:"dpop_bound_access_tokens,omitempty"`
 }
 
 // registrationResponse is the part of an RFC 7591 answer the client keeps.
@@ -116,6 +119,9 @@ func (a *Authorizer) registrationMetadata(meta *ServerMetadata) ClientMetadata {
 		default:
 			m.TokenEndpointAuthMethod = AuthMethodClientSecretBasic
 		}
+	}
+	if a.DPoP != nil {
+		m.DPoPBoundAccessTokens = true
 	}
 	if m.ApplicationType == "" {
 		m.ApplicationType = "web"

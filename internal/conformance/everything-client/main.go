@@ -154,7 +154,7 @@ func run(ctx context.Context, scenario, version, url string) error {
 	c := mcp.NewClient(&mcp.Implementation{Name: "mcpkit-conformance-client", Version: "1.0.0"}, opts)
 	t := &transport.StreamableClientTransport{URL: url}
 	if isAuthScenario(scenario) {
-		a, err := newAuthorizer()
+		a, err := newAuthorizer(scenario)
 		if err != nil {
 			return err
 		}
