@@ -410,10 +410,17 @@ func TestAuthorizerRefusals(t *testing.T) {
 			as := newFakeAS(t)
 			rs := newFakeRS(t, as)
 			a := testAuthorizer()
+			var logs bytes.Buffer
+			a.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			tc.setup(as, rs, a)
 			_, _, err := post(t, a.RoundTripper(nil), rs.MCP(), "{}")
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			for _, s := range []string{codePrefix, secretPrefix, tokenPrefix} {
+				if strings.Contains(err.Error(), s) || strings.Contains(logs.String(), s) {
+					t.Errorf("a secret (%s…) in the error %q or the log:\n%s", s, err, logs.String())
+				}
 			}
 			var ae *AuthorizationError
 			if !errors.As(err, &ae) {
