@@ -386,16 +386,22 @@ func (a *Authorizer) currentToken(ctx context.Context, st *serverState) (*Stored
 
 // single runs fn unless skip (called with st.mu held) says another flow
 // made it needless, or waits for the flow already in progress.
+// A flow that ended because its own caller gave up is run again for a
+// waiter still waiting.
 func (a *Authorizer) single(ctx context.Context, st *serverState, skip func() bool, fn func(context.Context) error) error {
 	st.mu.Lock()
-	if f := st.flight; f != nil {
+	for st.flight != nil {
+		f := st.flight
 		st.mu.Unlock()
 		select {
 		case <-f.done:
-			return f.err
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		if !errors.Is(f.err, context.Canceled) && !errors.Is(f.err, context.DeadlineExceeded) {
+			return f.err
+		}
+		st.mu.Lock()
 	}
 	if skip != nil && skip() {
 		st.mu.Unlock()
