@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"sync"
 
@@ -122,9 +123,9 @@ func (g *WorkloadGrant) refusedBefore(key [sha256.Size]byte) error {
 	return nil
 }
 
-// record remembers a refusal by the authorization server (an OAuth error
-// answer with a 4xx status) of the request with hash key, and forgets it
-// on success. Transport errors and 5xx answers are not remembered.
+// record remembers a refusal by the authorization server of the request
+// with hash key, and forgets it on success. Transport errors and
+// transient answers are not remembered.
 func (g *WorkloadGrant) record(key [sha256.Size]byte, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -132,7 +133,15 @@ func (g *WorkloadGrant) record(key [sha256.Size]byte, err error) {
 	switch {
 	case err == nil:
 		g.refusal = nil
-	case errors.As(err, &he) && he.StatusCode >= 400 && he.StatusCode < 500:
+	case errors.As(err, &he) && refusal(he):
 		g.refused, g.refusal = key, err
 	}
+}
+
+// refusal reports whether he is a lasting refusal: an OAuth error answer
+// with a 4xx status other than 429 (too many requests) and other than a
+// DPoP nonce challenge the HTTP client could not meet.
+func refusal(he *HTTPError) bool {
+	return he.StatusCode >= 400 && he.StatusCode < 500 && he.StatusCode != http.StatusTooManyRequests &&
+		he.Code != "" && he.Code != "use_dpop_nonce"
 }
