@@ -77,7 +77,8 @@ var ErrMalformedToken = errors.New("auth: malformed token answer")
 //
 // Every token request carries "resource" (RFC 8707) and, when scopes are
 // asked for, "scope". The zero value lacks credentials; set ClientID and
-// either ClientSecret or Key.
+// either ClientSecret or Key. A ClientCredentials is safe for concurrent
+// use.
 type ClientCredentials struct {
 	// ClientID is the client's identifier at the authorization server.
 	ClientID string
@@ -169,8 +170,6 @@ type clientAuth struct {
 	KeyID             string
 	Method            string
 	AssertionAudience string
-	// now overrides the clock of assertions, for tests.
-	now func() time.Time
 }
 
 // method returns the authentication method to use with server.
@@ -239,17 +238,13 @@ func (ca *clientAuth) apply(server *ServerMetadata, form url.Values, header http
 		if aud == "" {
 			return fmt.Errorf("%w: no issuer for the client assertion's audience", ErrGrantConfig)
 		}
-		now := time.Now
-		if ca.now != nil {
-			now = ca.now
-		}
 		a, err := signClientAssertion(&assertionParams{
 			ClientID:   ca.ClientID,
 			Audience:   aud,
 			Key:        ca.Key,
 			KeyID:      ca.KeyID,
 			Algorithms: server.TokenEndpointAuthSigningAlgValuesSupported,
-			Now:        now(),
+			Now:        time.Now(),
 		})
 		if err != nil {
 			return err
@@ -276,16 +271,16 @@ func postToken(ctx context.Context, r *GrantRequest, ca *clientAuth, form url.Va
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now
-	if ca.now != nil {
-		now = ca.now
-	}
-	return parseTokenAnswer(raw, r.DPoP != nil, now())
+	return parseTokenAnswer(raw, r.DPoP != nil, time.Now())
 }
 
 // postForm posts form to endpoint with client (nil: a default client)
 // and returns the raw JSON of a 2xx answer (see doJSON for the bounds).
+// Redirects are not followed: the form holds credentials, which a 307 or
+// 308 would carry to the new location; a 3xx answer is an *HTTPError.
 func postForm(ctx context.Context, client *http.Client, endpoint string, form url.Values, header http.Header) (json.RawMessage, error) {
+	c := *defaultClient(client)
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
 	if err != nil {
 		return nil, fmt.Errorf("auth: token endpoint %q: %w", redactURL(endpoint), stripURLError(err))
@@ -295,7 +290,7 @@ func postForm(ctx context.Context, client *http.Client, endpoint string, form ur
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	var raw json.RawMessage
-	if _, err := doJSON(defaultClient(client), req, &raw); err != nil {
+	if _, err := doJSON(&c, req, &raw); err != nil {
 		return nil, err
 	}
 	return raw, nil
@@ -337,6 +332,9 @@ func parseTokenAnswer(raw []byte, wantDPoP bool, now time.Time) (*oauth2.Token, 
 		return nil, fmt.Errorf("%w: %v", ErrMalformedToken, describeJSONError(err))
 	}
 	if a.AccessToken == "" {
+		if code, ok := extra["error"].(string); ok {
+			return nil, fmt.Errorf("%w: no access_token, error %q", ErrMalformedToken, truncate(code, 40))
+		}
 		return nil, fmt.Errorf("%w: no access_token", ErrMalformedToken)
 	}
 	typ, err := tokenType(a.TokenType, wantDPoP)

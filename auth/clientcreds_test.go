@@ -429,6 +429,25 @@ func TestTokenEndpointErrors(t *testing.T) {
 	}
 }
 
+func TestTokenEndpointRedirectNotFollowed(t *testing.T) {
+	s := newTestServer(t, func(w http.ResponseWriter, r *http.Request, f url.Values) {
+		if r.URL.Path == "/token" {
+			http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect)
+			return
+		}
+		okToken(w, r, f)
+	})
+	g := &ClientCredentials{ClientID: "c", ClientSecret: "s", AuthMethod: ClientSecretPost}
+	_, err := g.Token(context.Background(), &GrantRequest{Server: s.metadata()})
+	var he *HTTPError
+	if !errors.As(err, &he) || he.StatusCode != http.StatusTemporaryRedirect {
+		t.Fatalf("err = %v, want *HTTPError 307", err)
+	}
+	if reqs := s.requests(); len(reqs) != 1 {
+		t.Errorf("%d requests: the credentials followed the redirect", len(reqs))
+	}
+}
+
 func TestTokenEndpointHangs(t *testing.T) {
 	release := make(chan struct{})
 	s := newTestServer(t, func(w http.ResponseWriter, r *http.Request, _ url.Values) {
@@ -468,6 +487,7 @@ func TestParseTokenAnswer(t *testing.T) {
 		{"array", `[1]`, false, "", time.Time{}, ErrMalformedToken},
 		{"type not string", `{"access_token":"a","token_type":1}`, false, "", time.Time{}, ErrMalformedToken},
 		{"N_A", `{"access_token":"a","token_type":"N_A"}`, false, "", time.Time{}, ErrTokenType},
+		{"error with status 200", `{"error":"invalid_client"}`, false, "", time.Time{}, ErrMalformedToken},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

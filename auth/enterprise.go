@@ -44,7 +44,8 @@ var ErrIssuedTokenType = errors.New("auth: the identity provider issued another 
 //     credentials there.
 //
 // The user is never sent to the MCP authorization server's authorization
-// endpoint.
+// endpoint. An EnterpriseGrant is safe for concurrent use; it keeps no
+// ID-JAG between calls.
 type EnterpriseGrant struct {
 	// IDToken returns the identity assertion the IdP issued at sign-in,
 	// by default an OpenID Connect ID token. Required.

@@ -35,8 +35,8 @@ var ErrAssertionRejected = errors.New("auth: assertion already refused by the au
 // remembers the last refusal: asked again with the same assertion, the
 // same resource and the same scopes, it fails with ErrAssertionRejected
 // (wrapping the first error) without sending anything; an Assertion func
-// that returns a new token lifts this. Hence a WorkloadGrant must not be
-// copied after first use.
+// that returns a new token lifts this. A WorkloadGrant is safe for
+// concurrent use and must not be copied after first use.
 type WorkloadGrant struct {
 	// Assertion returns the platform token to present, such as the
 	// contents of a projected service account token file. It is called
