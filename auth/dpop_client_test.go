@@ -219,6 +219,26 @@ func TestDPoPClientNoRetry(t *testing.T) {
 	}
 }
 
+func TestDPoPClientOversizedChallenge(t *testing.T) {
+	key := newDPoPKeyT(t)
+	ds := newDPoPServer(t, func(w http.ResponseWriter, _ *http.Request, _ *DPoPProof) {
+		w.Header().Set("DPoP-Nonce", "n-1")
+		writeJSON(w, 400, map[string]string{"error": "use_dpop_nonce", "pad": strings.Repeat("x", MaxDocumentSize)})
+	})
+	req, _ := http.NewRequest(http.MethodPost, ds.URL+"/token", strings.NewReader("a=b"))
+	resp, err := NewDPoPClient(key, nil).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if _, err := io.ReadAll(resp.Body); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("reading the answer: %v, want ErrTooLarge", err)
+	}
+	if got := len(ds.requests()); got != 1 {
+		t.Errorf("%d requests, want 1", got)
+	}
+}
+
 func TestDPoPClientRemembersNonceFromSuccess(t *testing.T) {
 	key := newDPoPKeyT(t)
 	ds := newDPoPServer(t, func(w http.ResponseWriter, _ *http.Request, _ *DPoPProof) {
