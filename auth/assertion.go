@@ -28,6 +28,8 @@ type assertionParams struct {
 	Audience string
 	Key      crypto.Signer
 	KeyID    string
+	// Algorithm, when set, is the JWS algorithm to sign with.
+	Algorithm string
 	// Algorithms are the server's
 	// token_endpoint_auth_signing_alg_values_supported; nil accepts the
 	// key's default algorithm.
@@ -49,7 +51,7 @@ type assertionClaims struct {
 // the client ID, aud, iat = now, exp = now + ClientAssertionLifetime and
 // a random jti, signed with the algorithm assertionAlgorithm picks.
 func signClientAssertion(p *assertionParams) (string, error) {
-	alg, err := assertionAlgorithm(p.Key, p.Algorithms)
+	alg, err := assertionAlgorithm(p.Key, p.Algorithm, p.Algorithms)
 	if err != nil {
 		return "", err
 	}
@@ -84,21 +86,32 @@ func signClientAssertion(p *assertionParams) (string, error) {
 	return jws.CompactSerialize()
 }
 
-// assertionAlgorithm picks the JWS algorithm of a client assertion: the
-// key's algorithm as for DPoP proofs (signingAlgorithm), except that an
-// RSA key uses RS256 when the server lists RS256 and not PS256. When the
-// server lists algorithms and the key's is not among them, it fails
-// rather than send an assertion the server will refuse.
-func assertionAlgorithm(key crypto.Signer, supported []string) (string, error) {
+// assertionAlgorithm picks the JWS algorithm of a client assertion. An
+// explicit choice (want) must suit the key. Otherwise it is the key's
+// algorithm as for DPoP proofs (signingAlgorithm), except that an RSA key
+// uses RS256 when the server lists RS256 and not PS256; when the server
+// lists algorithms and the key's is not among them, it fails rather than
+// send an assertion the server will refuse.
+func assertionAlgorithm(key crypto.Signer, want string, supported []string) (string, error) {
 	alg, err := signingAlgorithm(key)
 	if err != nil {
 		return "", fmt.Errorf("%w: client assertion key: %w", ErrGrantConfig, err)
 	}
+	_, isRSA := key.(*rsa.PrivateKey)
+	if want != "" {
+		if want == alg || isRSA && slices.Contains(rsaAlgorithms, want) {
+			return want, nil
+		}
+		return "", fmt.Errorf("%w: a %s key cannot sign client assertions with %q", ErrGrantConfig, alg, want)
+	}
 	if len(supported) == 0 || slices.Contains(supported, alg) {
 		return alg, nil
 	}
-	if _, ok := key.(*rsa.PrivateKey); ok && slices.Contains(supported, "RS256") {
+	if isRSA && slices.Contains(supported, "RS256") {
 		return "RS256", nil
 	}
 	return "", fmt.Errorf("%w: the server accepts client assertions signed with %q, not %s", ErrGrantConfig, supported, alg)
 }
+
+// rsaAlgorithms are the JWS algorithms an RSA key signs with.
+var rsaAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512"}

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"crypto"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -92,6 +93,10 @@ type ClientCredentials struct {
 	Key crypto.Signer
 	// KeyID, when set, is the "kid" header of client assertions.
 	KeyID string
+	// SigningAlgorithm, when set, is the JWS algorithm of client
+	// assertions, such as "RS256"; it must suit Key. Empty picks the
+	// key's algorithm as described for Key.
+	SigningAlgorithm string
 	// AuthMethod is how the client authenticates: ClientSecretBasic,
 	// ClientSecretPost or PrivateKeyJWT. Empty picks one from the
 	// server's token_endpoint_auth_methods_supported, in this order:
@@ -127,6 +132,7 @@ func (g *ClientCredentials) Token(ctx context.Context, r *GrantRequest) (*oauth2
 		ClientSecret:      g.ClientSecret,
 		Key:               g.Key,
 		KeyID:             g.KeyID,
+		SigningAlgorithm:  g.SigningAlgorithm,
 		Method:            g.AuthMethod,
 		AssertionAudience: g.AssertionAudience,
 	}
@@ -168,6 +174,7 @@ type clientAuth struct {
 	ClientSecret      string
 	Key               crypto.Signer
 	KeyID             string
+	SigningAlgorithm  string
 	Method            string
 	AssertionAudience string
 }
@@ -243,6 +250,7 @@ func (ca *clientAuth) apply(server *ServerMetadata, form url.Values, header http
 			Audience:   aud,
 			Key:        ca.Key,
 			KeyID:      ca.KeyID,
+			Algorithm:  ca.SigningAlgorithm,
 			Algorithms: server.TokenEndpointAuthSigningAlgValuesSupported,
 			Now:        time.Now(),
 		})
@@ -298,9 +306,7 @@ func postForm(ctx context.Context, client *http.Client, endpoint string, form ur
 
 // basicAuth returns the base64 of "id:secret".
 func basicAuth(id, secret string) string {
-	req := http.Request{Header: make(http.Header)}
-	req.SetBasicAuth(id, secret)
-	return strings.TrimPrefix(req.Header.Get("Authorization"), "Basic ")
+	return base64.StdEncoding.EncodeToString([]byte(id + ":" + secret))
 }
 
 // maxExpiresIn bounds the lifetime taken from expires_in: ten years.

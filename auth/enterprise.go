@@ -71,8 +71,8 @@ type EnterpriseGrant struct {
 	// the MCP authorization server.
 	IdPHTTPClient *http.Client
 
-	// ClientID, ClientSecret, Key, KeyID, AuthMethod and
-	// AssertionAudience authenticate the client at the MCP
+	// ClientID, ClientSecret, Key, KeyID, SigningAlgorithm, AuthMethod
+	// and AssertionAudience authenticate the client at the MCP
 	// authorization server, as for [ClientCredentials]. ClientID is
 	// required: the ID-JAG names it, and the server checks that they
 	// match.
@@ -80,6 +80,7 @@ type EnterpriseGrant struct {
 	ClientSecret      string
 	Key               crypto.Signer
 	KeyID             string
+	SigningAlgorithm  string
 	AuthMethod        string
 	AssertionAudience string
 
@@ -113,6 +114,7 @@ func (g *EnterpriseGrant) Token(ctx context.Context, r *GrantRequest) (*oauth2.T
 		ClientSecret:      g.ClientSecret,
 		Key:               g.Key,
 		KeyID:             g.KeyID,
+		SigningAlgorithm:  g.SigningAlgorithm,
 		Method:            g.AuthMethod,
 		AssertionAudience: g.AssertionAudience,
 	}

@@ -47,12 +47,14 @@ type WorkloadGrant struct {
 	// it has one; it is sent as client_id unless client authentication
 	// puts it elsewhere.
 	ClientID string
-	// ClientSecret, Key, KeyID, AuthMethod and AssertionAudience
-	// authenticate the client, as for [ClientCredentials]. All empty: the
-	// assertion alone identifies the workload (method "none").
+	// ClientSecret, Key, KeyID, SigningAlgorithm, AuthMethod and
+	// AssertionAudience authenticate the client, as for
+	// [ClientCredentials]. All empty: the assertion alone identifies the
+	// workload (method "none").
 	ClientSecret      string
 	Key               crypto.Signer
 	KeyID             string
+	SigningAlgorithm  string
 	AuthMethod        string
 	AssertionAudience string
 	// Scopes, when non-nil, replace the scopes the Authorizer asks for.
@@ -92,6 +94,7 @@ func (g *WorkloadGrant) Token(ctx context.Context, r *GrantRequest) (*oauth2.Tok
 		ClientSecret:      g.ClientSecret,
 		Key:               g.Key,
 		KeyID:             g.KeyID,
+		SigningAlgorithm:  g.SigningAlgorithm,
 		Method:            g.AuthMethod,
 		AssertionAudience: g.AssertionAudience,
 	}

@@ -61,7 +61,12 @@ func m2mAuthorizer(scenario string, ctxJSON []byte) (grant auth.Grant, dpop *aut
 		if err != nil {
 			return nil, nil, true, err
 		}
-		return &auth.ClientCredentials{ClientID: c.ClientID, Key: key, AuthMethod: auth.PrivateKeyJWT}, nil, true, nil
+		return &auth.ClientCredentials{
+			ClientID:         c.ClientID,
+			Key:              key,
+			SigningAlgorithm: c.SigningAlgorithm,
+			AuthMethod:       auth.PrivateKeyJWT,
+		}, nil, true, nil
 	case "auth/enterprise-managed-authorization":
 		idToken := c.IdPIDToken
 		return &auth.EnterpriseGrant{
