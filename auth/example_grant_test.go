@@ -7,6 +7,8 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strings"
 
 	"github.com/mcpkit/mcpkit/auth"
 )
@@ -48,4 +50,35 @@ func ExampleClientCredentials() {
 	}
 	fmt.Println(tok.Type(), tok.Extra("scope"), tok.Valid())
 	// Output: Bearer reports:read true
+}
+
+// A workload on Kubernetes presents its projected service account token,
+// read afresh for every token request, to an authorization server that
+// trusts the cluster's issuer. Given to an Authorizer, the grant is used
+// after discovery in place of the authorization code flow.
+func ExampleWorkloadGrant() {
+	grant := &auth.WorkloadGrant{
+		Assertion: func(context.Context) (string, error) {
+			b, err := os.ReadFile("/var/run/secrets/tokens/mcp-token")
+			return strings.TrimSpace(string(b)), err
+		},
+		ClientID: "inventory-worker",
+	}
+	var _ auth.Grant = grant
+}
+
+// An MCP client whose user signed in with the company's identity provider
+// trades the user's ID token for an ID-JAG there, and the ID-JAG for an
+// access token at the MCP server's authorization server.
+func ExampleEnterpriseGrant() {
+	var idToken string // kept from the user's sign-in
+	grant := &auth.EnterpriseGrant{
+		IDToken:     func(context.Context) (string, error) { return idToken, nil },
+		IdPTokenURL: "https://idp.example.com/oauth2/token",
+		IdPClientID: "mcp-desktop",
+		// The client's registration at the MCP authorization server.
+		ClientID:     "mcp-desktop-at-crm",
+		ClientSecret: os.Getenv("CRM_CLIENT_SECRET"),
+	}
+	var _ auth.Grant = grant
 }
