@@ -101,6 +101,9 @@ type Authorizer struct {
 	mu       sync.Mutex
 	servers  map[string]*serverState
 	memStore MemoryStore
+
+	dpopOnce   sync.Once
+	dpopClient *http.Client // tokenClient's client when DPoP is set
 }
 
 // serverState is what the Authorizer holds for one MCP server origin.
@@ -133,9 +136,15 @@ func (a *Authorizer) store() TokenStore {
 func (a *Authorizer) httpClient() *http.Client { return defaultClient(a.HTTPClient) }
 
 // tokenClient is the client for token requests (the code exchange,
-// refresh, and a Grant's requests): the one place where requests to the
-// token endpoint would gain DPoP proofs when DPoP is set.
-func (a *Authorizer) tokenClient() *http.Client { return a.httpClient() }
+// refresh, and a Grant's requests): with DPoP set, it adds a proof to each
+// and retries once with the server's nonce when asked to.
+func (a *Authorizer) tokenClient() *http.Client {
+	if a.DPoP == nil {
+		return a.httpClient()
+	}
+	a.dpopOnce.Do(func() { a.dpopClient = NewDPoPClient(a.DPoP, a.httpClient()) })
+	return a.dpopClient
+}
 
 func (a *Authorizer) clock() time.Time {
 	if a.now != nil {

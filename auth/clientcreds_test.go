@@ -66,7 +66,7 @@ func (s *testServer) metadata(methods ...string) *ServerMetadata {
 }
 
 // writeJSON answers status with v as JSON.
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func writeGrantJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
@@ -74,7 +74,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // okToken answers a bearer token.
 func okToken(w http.ResponseWriter, _ *http.Request, _ url.Values) {
-	writeJSON(w, 200, map[string]any{"access_token": "at-1", "token_type": "Bearer", "expires_in": 3600, "scope": "a b"})
+	writeGrantJSON(w, 200, map[string]any{"access_token": "at-1", "token_type": "Bearer", "expires_in": 3600, "scope": "a b"})
 }
 
 // basicCredentials decodes a Basic header without URL-decoding.
@@ -355,10 +355,10 @@ func TestTokenEndpointErrors(t *testing.T) {
 		wantHTTP *HTTPError
 	}{
 		{"invalid_client", func(w http.ResponseWriter, _ *http.Request, _ url.Values) {
-			writeJSON(w, 401, map[string]string{"error": "invalid_client", "error_description": "bad credentials"})
+			writeGrantJSON(w, 401, map[string]string{"error": "invalid_client", "error_description": "bad credentials"})
 		}, false, nil, &HTTPError{StatusCode: 401, Code: "invalid_client", Description: "bad credentials"}},
 		{"invalid_scope", func(w http.ResponseWriter, _ *http.Request, _ url.Values) {
-			writeJSON(w, 400, map[string]string{"error": "invalid_scope"})
+			writeGrantJSON(w, 400, map[string]string{"error": "invalid_scope"})
 		}, false, nil, &HTTPError{StatusCode: 400, Code: "invalid_scope"}},
 		{"server error, no JSON", func(w http.ResponseWriter, _ *http.Request, _ url.Values) {
 			http.Error(w, "boom", 500)
@@ -372,25 +372,25 @@ func TestTokenEndpointErrors(t *testing.T) {
 			io.WriteString(w, `{"access_token":"at","token_type":"Bearer"}`)
 		}, false, nil, nil},
 		{"oversized", func(w http.ResponseWriter, _ *http.Request, _ url.Values) {
-			writeJSON(w, 200, map[string]string{"access_token": big, "token_type": "Bearer"})
+			writeGrantJSON(w, 200, map[string]string{"access_token": big, "token_type": "Bearer"})
 		}, false, ErrTooLarge, nil},
 		{"no access token", func(w http.ResponseWriter, _ *http.Request, _ url.Values) {
-			writeJSON(w, 200, map[string]string{"token_type": "Bearer"})
+			writeGrantJSON(w, 200, map[string]string{"token_type": "Bearer"})
 		}, false, ErrMalformedToken, nil},
 		{"access token not a string", func(w http.ResponseWriter, _ *http.Request, _ url.Values) {
-			writeJSON(w, 200, map[string]any{"access_token": 12, "token_type": "Bearer"})
+			writeGrantJSON(w, 200, map[string]any{"access_token": 12, "token_type": "Bearer"})
 		}, false, ErrMalformedToken, nil},
 		{"negative expires_in", func(w http.ResponseWriter, _ *http.Request, _ url.Values) {
-			writeJSON(w, 200, map[string]any{"access_token": "at", "token_type": "Bearer", "expires_in": -1})
+			writeGrantJSON(w, 200, map[string]any{"access_token": "at", "token_type": "Bearer", "expires_in": -1})
 		}, false, ErrMalformedToken, nil},
 		{"unknown token type", func(w http.ResponseWriter, _ *http.Request, _ url.Values) {
-			writeJSON(w, 200, map[string]any{"access_token": "at", "token_type": "mac"})
+			writeGrantJSON(w, 200, map[string]any{"access_token": "at", "token_type": "mac"})
 		}, false, ErrTokenType, nil},
 		{"bearer when DPoP asked", func(w http.ResponseWriter, _ *http.Request, _ url.Values) {
-			writeJSON(w, 200, map[string]any{"access_token": "at", "token_type": "Bearer"})
+			writeGrantJSON(w, 200, map[string]any{"access_token": "at", "token_type": "Bearer"})
 		}, true, ErrTokenType, nil},
 		{"DPoP when not asked", func(w http.ResponseWriter, _ *http.Request, _ url.Values) {
-			writeJSON(w, 200, map[string]any{"access_token": "at", "token_type": "DPoP"})
+			writeGrantJSON(w, 200, map[string]any{"access_token": "at", "token_type": "DPoP"})
 		}, false, ErrTokenType, nil},
 	}
 	dk, err := GenerateDPoPKey()

@@ -56,7 +56,7 @@ func (ds *dpopServer) seenProofs() []*DPoPProof {
 // nonceChallenge answers 400 use_dpop_nonce with nonce.
 func nonceChallenge(w http.ResponseWriter, nonce string) {
 	w.Header().Set("DPoP-Nonce", nonce)
-	writeJSON(w, 400, map[string]string{"error": "use_dpop_nonce", "error_description": "nonce required"})
+	writeGrantJSON(w, 400, map[string]string{"error": "use_dpop_nonce", "error_description": "nonce required"})
 }
 
 func newDPoPKeyT(t *testing.T) *DPoPKey {
@@ -68,7 +68,7 @@ func newDPoPKeyT(t *testing.T) *DPoPKey {
 	return k
 }
 
-func post(t *testing.T, c *http.Client, url, body string) (*http.Response, string) {
+func postDPoPTest(t *testing.T, c *http.Client, url, body string) (*http.Response, string) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
@@ -90,11 +90,11 @@ func post(t *testing.T, c *http.Client, url, body string) (*http.Response, strin
 func TestDPoPClientProofOnEveryRequest(t *testing.T) {
 	key := newDPoPKeyT(t)
 	ds := newDPoPServer(t, func(w http.ResponseWriter, _ *http.Request, _ *DPoPProof) {
-		writeJSON(w, 200, map[string]string{"ok": "yes"})
+		writeGrantJSON(w, 200, map[string]string{"ok": "yes"})
 	})
 	c := NewDPoPClient(key, nil)
 	for i := range 3 {
-		resp, _ := post(t, c, ds.URL+"/token?x=1", "a=b")
+		resp, _ := postDPoPTest(t, c, ds.URL+"/token?x=1", "a=b")
 		if resp.StatusCode != 200 {
 			t.Fatalf("request %d: status %d", i, resp.StatusCode)
 		}
@@ -122,10 +122,10 @@ func TestDPoPClientNonceRetry(t *testing.T) {
 			nonceChallenge(w, "n-1")
 			return
 		}
-		writeJSON(w, 200, map[string]string{"ok": "yes"})
+		writeGrantJSON(w, 200, map[string]string{"ok": "yes"})
 	})
 	c := NewDPoPClient(key, nil)
-	resp, body := post(t, c, ds.URL+"/token", "grant_type=client_credentials&scope=a")
+	resp, body := postDPoPTest(t, c, ds.URL+"/token", "grant_type=client_credentials&scope=a")
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
 	}
@@ -141,7 +141,7 @@ func TestDPoPClientNonceRetry(t *testing.T) {
 		t.Errorf("retry proof %+v after %+v", ps[1], ps[0])
 	}
 	// The nonce is remembered: the next request carries it at once.
-	post(t, c, ds.URL+"/token", "x=y")
+	postDPoPTest(t, c, ds.URL+"/token", "x=y")
 	if n := len(ds.requests()); n != 3 {
 		t.Errorf("%d requests after a third call, want 3", n)
 	}
@@ -153,7 +153,7 @@ func TestDPoPClientRetriesOnlyOnce(t *testing.T) {
 	ds := newDPoPServer(t, func(w http.ResponseWriter, _ *http.Request, _ *DPoPProof) {
 		nonceChallenge(w, fmt.Sprintf("n-%d", n.Add(1)))
 	})
-	resp, body := post(t, NewDPoPClient(key, nil), ds.URL+"/token", "a=b")
+	resp, body := postDPoPTest(t, NewDPoPClient(key, nil), ds.URL+"/token", "a=b")
 	if resp.StatusCode != 400 || !strings.Contains(body, "use_dpop_nonce") {
 		t.Errorf("answer %d %q, want the second challenge", resp.StatusCode, body)
 	}
@@ -171,17 +171,17 @@ func TestDPoPClientNoRetry(t *testing.T) {
 	}{
 		{"other error with a nonce", func(w http.ResponseWriter, _ *http.Request, _ *DPoPProof) {
 			w.Header().Set("DPoP-Nonce", "n-1")
-			writeJSON(w, 400, map[string]string{"error": "invalid_grant"})
+			writeGrantJSON(w, 400, map[string]string{"error": "invalid_grant"})
 		}, nil},
 		{"use_dpop_nonce without a nonce", func(w http.ResponseWriter, _ *http.Request, _ *DPoPProof) {
-			writeJSON(w, 400, map[string]string{"error": "use_dpop_nonce"})
+			writeGrantJSON(w, 400, map[string]string{"error": "use_dpop_nonce"})
 		}, nil},
 		{"malformed nonce", func(w http.ResponseWriter, _ *http.Request, _ *DPoPProof) {
 			nonceChallenge(w, `bad "nonce"`)
 		}, nil},
 		{"401 use_dpop_nonce", func(w http.ResponseWriter, _ *http.Request, _ *DPoPProof) {
 			w.Header().Set("DPoP-Nonce", "n-1")
-			writeJSON(w, 401, map[string]string{"error": "use_dpop_nonce"})
+			writeGrantJSON(w, 401, map[string]string{"error": "use_dpop_nonce"})
 		}, nil},
 		{"body not replayable", func(w http.ResponseWriter, _ *http.Request, _ *DPoPProof) {
 			nonceChallenge(w, "n-1")
@@ -223,7 +223,7 @@ func TestDPoPClientOversizedChallenge(t *testing.T) {
 	key := newDPoPKeyT(t)
 	ds := newDPoPServer(t, func(w http.ResponseWriter, _ *http.Request, _ *DPoPProof) {
 		w.Header().Set("DPoP-Nonce", "n-1")
-		writeJSON(w, 400, map[string]string{"error": "use_dpop_nonce", "pad": strings.Repeat("x", MaxDocumentSize)})
+		writeGrantJSON(w, 400, map[string]string{"error": "use_dpop_nonce", "pad": strings.Repeat("x", MaxDocumentSize)})
 	})
 	req, _ := http.NewRequest(http.MethodPost, ds.URL+"/token", strings.NewReader("a=b"))
 	resp, err := NewDPoPClient(key, nil).Do(req)
@@ -243,11 +243,11 @@ func TestDPoPClientRemembersNonceFromSuccess(t *testing.T) {
 	key := newDPoPKeyT(t)
 	ds := newDPoPServer(t, func(w http.ResponseWriter, _ *http.Request, _ *DPoPProof) {
 		w.Header().Set("DPoP-Nonce", "next")
-		writeJSON(w, 200, map[string]string{})
+		writeGrantJSON(w, 200, map[string]string{})
 	})
 	c := NewDPoPClient(key, nil)
-	post(t, c, ds.URL+"/token", "")
-	post(t, c, ds.URL+"/other", "")
+	postDPoPTest(t, c, ds.URL+"/token", "")
+	postDPoPTest(t, c, ds.URL+"/other", "")
 	ps := ds.seenProofs()
 	if ps[0].Nonce != "" || ps[1].Nonce != "next" {
 		t.Errorf("nonces %q, %q; want \"\", \"next\"", ps[0].Nonce, ps[1].Nonce)
@@ -290,7 +290,7 @@ func TestClientCredentialsDPoP(t *testing.T) {
 			nonceChallenge(w, "as-nonce")
 			return
 		}
-		writeJSON(w, 200, map[string]any{"access_token": "bound", "token_type": "DPoP", "expires_in": 60})
+		writeGrantJSON(w, 200, map[string]any{"access_token": "bound", "token_type": "DPoP", "expires_in": 60})
 	})
 	g := &ClientCredentials{ClientID: "c", ClientSecret: "s"}
 	tok, err := g.Token(context.Background(), &GrantRequest{

@@ -18,7 +18,7 @@ const (
 func newIdPServer(t *testing.T, answer func(w http.ResponseWriter, r *http.Request, form url.Values)) *testServer {
 	if answer == nil {
 		answer = func(w http.ResponseWriter, _ *http.Request, _ url.Values) {
-			writeJSON(w, 200, map[string]string{
+			writeGrantJSON(w, 200, map[string]string{
 				"access_token": testIDJAG, "issued_token_type": TokenTypeIDJAG, "token_type": "N_A",
 			})
 		}
@@ -117,7 +117,7 @@ func TestEnterpriseGrantDPoPOnlyAtTheAS(t *testing.T) {
 	key := newDPoPKeyT(t)
 	idp := newIdPServer(t, nil)
 	as := newDPoPServer(t, func(w http.ResponseWriter, _ *http.Request, _ *DPoPProof) {
-		writeJSON(w, 200, map[string]any{"access_token": "bound", "token_type": "DPoP"})
+		writeGrantJSON(w, 200, map[string]any{"access_token": "bound", "token_type": "DPoP"})
 	})
 	g := &EnterpriseGrant{
 		IDToken:     func(context.Context) (string, error) { return testIDToken, nil },
@@ -150,16 +150,16 @@ func TestEnterpriseGrantErrors(t *testing.T) {
 		wantAS   int // requests the AS should see
 	}{
 		{name: "IdP refuses", idp: func(w http.ResponseWriter, _ *http.Request, _ url.Values) {
-			writeJSON(w, 400, map[string]string{"error": "invalid_grant", "error_description": "Invalid ID token"})
+			writeGrantJSON(w, 400, map[string]string{"error": "invalid_grant", "error_description": "Invalid ID token"})
 		}, wantCode: "invalid_grant"},
 		{name: "IdP issues another type", idp: func(w http.ResponseWriter, _ *http.Request, _ url.Values) {
-			writeJSON(w, 200, map[string]string{"access_token": testIDJAG, "issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})
+			writeGrantJSON(w, 200, map[string]string{"access_token": testIDJAG, "issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})
 		}, wantErr: ErrIssuedTokenType},
 		{name: "IdP answers no token", idp: func(w http.ResponseWriter, _ *http.Request, _ url.Values) {
-			writeJSON(w, 200, map[string]string{"issued_token_type": TokenTypeIDJAG})
+			writeGrantJSON(w, 200, map[string]string{"issued_token_type": TokenTypeIDJAG})
 		}, wantErr: ErrMalformedToken},
 		{name: "AS refuses", as: func(w http.ResponseWriter, _ *http.Request, _ url.Values) {
-			writeJSON(w, 400, map[string]string{"error": "invalid_grant"})
+			writeGrantJSON(w, 400, map[string]string{"error": "invalid_grant"})
 		}, wantCode: "invalid_grant", wantAS: 1},
 		{name: "no ID token", idToken: func(context.Context) (string, error) { return "", nil }, wantErr: ErrNoAssertion},
 		{name: "ID token source fails", idToken: func(context.Context) (string, error) { return "", context.Canceled }, wantErr: context.Canceled},

@@ -78,7 +78,7 @@ func TestWorkloadGrantNoRetry(t *testing.T) {
 	for _, code := range []string{"unauthorized_client", "invalid_scope", "invalid_grant"} {
 		t.Run(code, func(t *testing.T) {
 			s := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ url.Values) {
-				writeJSON(w, 400, map[string]string{"error": code})
+				writeGrantJSON(w, 400, map[string]string{"error": code})
 			})
 			g := &WorkloadGrant{Assertion: platformToken, ClientID: "wl"}
 			r := &GrantRequest{Server: s.metadata("none"), Resource: "https://mcp.example/mcp", Scopes: []string{"x"}}
@@ -118,7 +118,7 @@ func TestWorkloadGrantTransientFailureNotRemembered(t *testing.T) {
 	fail.Store(true)
 	s := newTestServer(t, func(w http.ResponseWriter, r *http.Request, f url.Values) {
 		if fail.Load() {
-			writeJSON(w, 503, map[string]string{"error": "temporarily_unavailable"})
+			writeGrantJSON(w, 503, map[string]string{"error": "temporarily_unavailable"})
 			return
 		}
 		okToken(w, r, f)

@@ -45,14 +45,16 @@ func newAuthorizer(scenario string) (*auth.Authorizer, error) {
 		ClientMetadataURL: cimdURL,
 		Registration:      auth.ClientMetadata{ClientName: "mcpkit-conformance-client"},
 	}
-	if strings.HasPrefix(scenario, "auth/dpop") {
-		key, err := auth.GenerateDPoPKey()
-		if err != nil {
-			return nil, err
+	raw := os.Getenv("MCP_CONFORMANCE_CONTEXT")
+	if grant, key, ok, err := m2mAuthorizer(scenario, []byte(raw)); err != nil {
+		return nil, err
+	} else if ok {
+		a.Grant, a.DPoP = grant, key
+		if grant != nil {
+			return a, nil
 		}
-		a.DPoP = key
 	}
-	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
+	if raw != "" {
 		var ac authContext
 		if err := json.Unmarshal([]byte(raw), &ac); err != nil {
 			return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)

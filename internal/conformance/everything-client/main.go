@@ -67,13 +67,20 @@ func main() {
 	defer cancel()
 	if err := run(ctx, scenario, os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"), url); err != nil {
 		if isAuthScenario(scenario) && refusedForSafety(err) {
-			fmt.Fprintf(os.Stderr, "everything-client: scenario %q: refused, as the scenario expects: %v\n", scenario, err)
-			return
+			// The harness accepts this status only in the scenarios
+			// that expect the client to refuse (clientMayRefuse in
+			// conformance_test.go).
+			fmt.Fprintf(os.Stderr, "everything-client: scenario %q: refused: %v\n", scenario, err)
+			os.Exit(exitRefused)
 		}
 		fmt.Fprintf(os.Stderr, "everything-client: scenario %q: %v\n", scenario, err)
 		os.Exit(1)
 	}
 }
+
+// exitRefused is the exit status when the authorizer refused to go on for
+// a safety reason (see refusedForSafety).
+const exitRefused = 3
 
 // scenarios maps each scenario name to what the client does in it, once
 // connected.
