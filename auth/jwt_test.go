@@ -574,3 +574,23 @@ func TestJWTVerifierContext(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// FuzzJWTVerify: any token is refused with ErrInvalidToken, without
+// panicking (the key set is fetched once).
+func FuzzJWTVerify(f *testing.F) {
+	is := newTestIssuer(f)
+	v := is.verifier(newFakeClock(), nil)
+	good := mint(f, is.key, "k1", is.claims("alice"))
+	f.Add(tamper(good))
+	f.Add(unsigned("k1", is.claims("alice")))
+	f.Add("a.b.c")
+	f.Add("eyJhbGciOiJFUzI1NiJ9..")
+	f.Fuzz(func(t *testing.T, token string) {
+		if token == good {
+			return
+		}
+		if _, err := v.VerifyToken(context.Background(), token); !errors.Is(err, ErrInvalidToken) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}

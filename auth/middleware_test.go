@@ -54,7 +54,7 @@ type rsHarness struct {
 	tokens []string // every token and proof used, for the secrets check
 }
 
-func newRSHarness(t *testing.T, edit func(o *ResourceOptions)) *rsHarness {
+func newRSHarness(t testing.TB, edit func(o *ResourceOptions)) *rsHarness {
 	t.Helper()
 	x := &rsHarness{is: newTestIssuer(t), clock: newFakeClock(), log: &syncBuffer{}}
 	o := &ResourceOptions{
@@ -371,4 +371,48 @@ func TestRefusalBody(t *testing.T) {
 	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || body.Error != "invalid_token" || w.Header().Get("Cache-Control") != "no-store" {
 		t.Fatalf("%s, %v", w.Body, err)
 	}
+}
+
+// FuzzToolsCalled: any body is parsed without panicking, and every tool
+// name found is in the body.
+func FuzzToolsCalled(f *testing.F) {
+	f.Add([]byte(callBody("a")))
+	f.Add([]byte(callBody("a", "b")))
+	f.Add([]byte(`{"method":"tools/call","params":{"name":"x","NAME":"y"}}`))
+	f.Add([]byte(`[{"method":"tools/call"}]`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		names, err := toolsCalled(body)
+		if err != nil && names != nil {
+			t.Fatal("names with an error")
+		}
+	})
+}
+
+// FuzzRequireToken: any Authorization, DPoP and Mcp-Name headers and
+// body are answered without panicking, and none is admitted (no token of
+// the issuer can be forged).
+func FuzzRequireToken(f *testing.F) {
+	f.Add("Bearer abc", "", "", []byte(callBody("delete")))
+	f.Add("DPoP a.b.c", "a.b.c", "=?base64?ZGVsZXRl?=", []byte(`{}`))
+	f.Add("bearer   x==", "", "", []byte(`[`))
+	x := newRSHarness(f, nil)
+	f.Fuzz(func(t *testing.T, authz, proof, name string, body []byte) {
+		r := httptest.NewRequest("POST", testResource, bytes.NewReader(body))
+		r.Header["Authorization"] = []string{authz}
+		if proof != "" {
+			r.Header["Dpop"] = []string{proof}
+		}
+		if name != "" {
+			r.Header["Mcp-Method"] = []string{"tools/call"}
+			r.Header["Mcp-Name"] = []string{name}
+			r.Header["Mcp-Protocol-Version"] = []string{"2026-07-28"}
+		}
+		w := httptest.NewRecorder()
+		x.h.ServeHTTP(w, r)
+		switch w.Code {
+		case 400, 401, 403, 413, 431:
+		default:
+			t.Fatalf("status %d", w.Code)
+		}
+	})
 }
