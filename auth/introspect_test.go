@@ -82,7 +82,9 @@ func TestIntrospectionVerifier(t *testing.T) {
 		want  error
 		check func(*TokenInfo) bool
 	}{
-		{"tok-good", nil, func(i *TokenInfo) bool { return i.Subject == "alice" && i.HasScopes("read", "write") && i.ClientID == "c1" }},
+		{"tok-good", nil, func(i *TokenInfo) bool {
+			return i.Subject == "alice" && i.HasScopes("read", "write") && i.ClientID == "c1"
+		}},
 		{"tok-aud-array", nil, nil},
 		{"tok-no-sub", nil, func(i *TokenInfo) bool { return i.Subject == "c1" }},
 		{"tok-dpop", nil, func(i *TokenInfo) bool { return i.ConfirmationThumbprint == "thumb" }},
