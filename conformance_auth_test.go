@@ -71,10 +71,10 @@ func TestOfficialSuiteAuthorizationServer(t *testing.T) {
 				Misbehavior: tt.misbehave,
 			})
 			defer as.Close()
-			out := suiteOutDir(t, "authorization-"+strings.ReplaceAll(tt.name, " ", "-"))
-			code, console, visited := runAuthorizationSuite(t, suite, out, as.URL,
-				append([]string{"authorization", "--url", as.URL, "--client-id", conformanceClientID},
-				append([]string{"-p", fmt.Sprint(port), "-o", out}, tt.args...)...)
+			out := suiteOutDir(t, "authorization-"+strings.NewReplacer(" ", "-", ",", "").Replace(tt.name))
+			args := append([]string{"authorization", "--url", as.URL, "--client-id", conformanceClientID,
+				"-p", fmt.Sprint(port), "-o", out}, tt.args...)
+			code, console, visited := runAuthorizationSuite(t, suite, out, as.URL, args...)
 			checks := readAuthorizationChecks(t, out)
 			if len(checks) == 0 {
 				t.Fatalf("the suite left no checks (exit %d); output:\n%s", code, tail(console, 40))
