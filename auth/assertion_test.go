@@ -37,19 +37,19 @@ func TestAssertionAlgorithm(t *testing.T) {
 		want      string
 		wantErr   error
 	}{
-		{"P-256", newECKey(t), "", nil, "ES256", nil},
-		{"P-256 listed", newECKey(t), "", []string{"RS256", "ES256"}, "ES256", nil},
+		{"P-256", newGrantECKey(t), "", nil, "ES256", nil},
+		{"P-256 listed", newGrantECKey(t), "", []string{"RS256", "ES256"}, "ES256", nil},
 		{"P-384", p384, "", nil, "ES384", nil},
 		{"RSA", rsaKey, "", nil, "PS256", nil},
 		{"RSA, server lists RS256 only", rsaKey, "", []string{"RS256"}, "RS256", nil},
 		{"RSA, server lists both", rsaKey, "", []string{"RS256", "PS256"}, "PS256", nil},
 		{"Ed25519", edKey, "", nil, "EdDSA", nil},
-		{"EC key, server wants RSA", newECKey(t), "", []string{"RS256"}, "", ErrGrantConfig},
+		{"EC key, server wants RSA", newGrantECKey(t), "", []string{"RS256"}, "", ErrGrantConfig},
 		{"RSA too small", smallRSA, "", nil, "", ErrGrantConfig},
 		{"RSA, RS384 chosen", rsaKey, "RS384", []string{"PS256"}, "RS384", nil},
-		{"P-256, ES256 chosen", newECKey(t), "ES256", nil, "ES256", nil},
-		{"P-256, ES384 chosen", newECKey(t), "ES384", nil, "", ErrGrantConfig},
-		{"P-256, HS256 chosen", newECKey(t), "HS256", nil, "", ErrGrantConfig},
+		{"P-256, ES256 chosen", newGrantECKey(t), "ES256", nil, "ES256", nil},
+		{"P-256, ES384 chosen", newGrantECKey(t), "ES384", nil, "", ErrGrantConfig},
+		{"P-256, HS256 chosen", newGrantECKey(t), "HS256", nil, "", ErrGrantConfig},
 		{"RSA, none chosen", rsaKey, "none", nil, "", ErrGrantConfig},
 	}
 	for _, tt := range tests {
@@ -75,7 +75,7 @@ func TestSignClientAssertion(t *testing.T) {
 		algs    []string
 		wantAlg string
 	}{
-		{"ES256", newECKey(t), nil, "", nil, "ES256"},
+		{"ES256", newGrantECKey(t), nil, "", nil, "ES256"},
 		{"RS256", rsaKey, &rsaKey.PublicKey, "", []string{"RS256"}, "RS256"},
 		{"PS256", rsaKey, &rsaKey.PublicKey, "", nil, "PS256"},
 		{"RS512 chosen", rsaKey, &rsaKey.PublicKey, "RS512", nil, "RS512"},

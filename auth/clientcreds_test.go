@@ -91,7 +91,7 @@ func basicCredentials(t *testing.T, h http.Header) string {
 	return string(b)
 }
 
-func newECKey(t testing.TB) *ecdsa.PrivateKey {
+func newGrantECKey(t testing.TB) *ecdsa.PrivateKey {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -101,7 +101,7 @@ func newECKey(t testing.TB) *ecdsa.PrivateKey {
 }
 
 // checkNoSecrets fails if err's message holds any of secrets.
-func checkNoSecrets(t *testing.T, err error, secrets ...string) {
+func checkGrantNoSecrets(t *testing.T, err error, secrets ...string) {
 	t.Helper()
 	if err == nil {
 		return
@@ -115,7 +115,7 @@ func checkNoSecrets(t *testing.T, err error, secrets ...string) {
 
 func TestClientCredentialsForms(t *testing.T) {
 	const id, secret = "my client:1", "s3cr:t/+é"
-	key := newECKey(t)
+	key := newGrantECKey(t)
 	tests := []struct {
 		name    string
 		grant   ClientCredentials
@@ -250,7 +250,7 @@ func verifyAssertion(t *testing.T, assertion string, pub any, alg, kid string) a
 }
 
 func TestClientAuthMethodChoice(t *testing.T) {
-	key := newECKey(t)
+	key := newGrantECKey(t)
 	tests := []struct {
 		name      string
 		ca        clientAuth
@@ -322,7 +322,7 @@ func TestClientCredentialsConfigErrors(t *testing.T) {
 		{"no token endpoint", ClientCredentials{ClientID: "c", ClientSecret: "s"}, &GrantRequest{Server: &ServerMetadata{Issuer: "https://as.example"}}},
 		{"no client ID", ClientCredentials{ClientSecret: "s"}, &GrantRequest{Server: md}},
 		{"no credential", ClientCredentials{ClientID: "c"}, &GrantRequest{Server: md}},
-		{"basic without secret", ClientCredentials{ClientID: "c", Key: newECKey(t), AuthMethod: ClientSecretBasic}, &GrantRequest{Server: md}},
+		{"basic without secret", ClientCredentials{ClientID: "c", Key: newGrantECKey(t), AuthMethod: ClientSecretBasic}, &GrantRequest{Server: md}},
 		{"jwt without key", ClientCredentials{ClientID: "c", ClientSecret: "s", AuthMethod: PrivateKeyJWT}, &GrantRequest{Server: md}},
 	}
 	for _, tt := range tests {
@@ -341,7 +341,7 @@ func TestClientCredentialsInsecureEndpoint(t *testing.T) {
 	if !errors.Is(err, ErrInsecureURL) {
 		t.Fatalf("err = %v, want ErrInsecureURL", err)
 	}
-	checkNoSecrets(t, err, "hunter2")
+	checkGrantNoSecrets(t, err, "hunter2")
 }
 
 func TestTokenEndpointErrors(t *testing.T) {
@@ -409,7 +409,7 @@ func TestTokenEndpointErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Token() = %+v, want an error", tok)
 			}
-			checkNoSecrets(t, err, secret, big[:100])
+			checkGrantNoSecrets(t, err, secret, big[:100])
 			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
 				t.Errorf("err = %v, want %v", err, tt.wantErr)
 			}

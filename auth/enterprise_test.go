@@ -179,7 +179,7 @@ func TestEnterpriseGrantErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			checkNoSecrets(t, err, secret, testIDToken, testIDJAG)
+			checkGrantNoSecrets(t, err, secret, testIDToken, testIDJAG)
 			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
 				t.Errorf("err = %v, want %v", err, tt.wantErr)
 			}

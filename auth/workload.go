@@ -136,15 +136,15 @@ func (g *WorkloadGrant) record(key [sha256.Size]byte, err error) {
 	switch {
 	case err == nil:
 		g.refusal = nil
-	case errors.As(err, &he) && refusal(he):
+	case errors.As(err, &he) && lastingRefusal(he):
 		g.refused, g.refusal = key, err
 	}
 }
 
-// refusal reports whether he is a lasting refusal: an OAuth error answer
+// lastingRefusal reports whether he is a lasting refusal: an OAuth error answer
 // with a 4xx status other than 429 (too many requests) and other than a
 // DPoP nonce challenge the HTTP client could not meet.
-func refusal(he *HTTPError) bool {
+func lastingRefusal(he *HTTPError) bool {
 	return he.StatusCode >= 400 && he.StatusCode < 500 && he.StatusCode != http.StatusTooManyRequests &&
 		he.Code != "" && he.Code != "use_dpop_nonce"
 }

@@ -14,7 +14,7 @@ const testPlatformToken = "eyJ.platform-token.sig"
 func platformToken(context.Context) (string, error) { return testPlatformToken, nil }
 
 func TestWorkloadGrantForm(t *testing.T) {
-	key := newECKey(t)
+	key := newGrantECKey(t)
 	tests := []struct {
 		name    string
 		grant   *WorkloadGrant
@@ -91,7 +91,7 @@ func TestWorkloadGrantNoRetry(t *testing.T) {
 				if i > 0 && !errors.Is(err, ErrAssertionRejected) {
 					t.Errorf("call %d: err = %v, want ErrAssertionRejected", i, err)
 				}
-				checkNoSecrets(t, err, testPlatformToken)
+				checkGrantNoSecrets(t, err, testPlatformToken)
 			}
 			reqs := s.requests()
 			if len(reqs) != 1 {

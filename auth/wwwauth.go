@@ -144,7 +144,7 @@ func (p *challengeParser) params(c *Challenge) {
 // before the end or a comma.
 func (p *challengeParser) token68() (string, bool) {
 	j := p.i
-	for j < len(p.s) && isToken68(p.s[j]) {
+	for j < len(p.s) && token68Chars[p.s[j]] {
 		j++
 	}
 	if j == p.i {
@@ -221,9 +221,3 @@ func isTokenChar(c byte) bool {
 	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
-func isToken68(c byte) bool {
-	if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
-		return true
-	}
-	return strings.IndexByte("-._~+/", c) >= 0
-}
