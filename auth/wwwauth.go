@@ -220,4 +220,3 @@ func isTokenChar(c byte) bool {
 	}
 	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
-
