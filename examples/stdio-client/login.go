@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mcpkit/mcpkit/auth"
 )
@@ -36,4 +38,14 @@ func newAuthorizer(tokenFile, callback string, open func(context.Context, string
 		Registration: auth.ClientMetadata{ClientName: "mcpkit stdio-client"},
 	}
 	return a, agent.Close, nil
+}
+
+// machineAuthorizer returns an Authorizer using the client credentials
+// grant with the credentials given as ID:SECRET.
+func machineAuthorizer(idSecret string) (*auth.Authorizer, error) {
+	id, secret, ok := strings.Cut(idSecret, ":")
+	if !ok || id == "" {
+		return nil, errors.New("-client-credentials must be ID:SECRET")
+	}
+	return &auth.Authorizer{Grant: &auth.ClientCredentials{ClientID: id, ClientSecret: secret}}, nil
 }

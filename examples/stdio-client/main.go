@@ -19,6 +19,11 @@
 //
 //	go run ./examples/stdio-client -login -url https://mcp.example.com/mcp
 //
+// A machine client (no user, no browser) authorizes with the client
+// credentials grant instead; the tokens are kept in memory only:
+//
+//	go run ./examples/stdio-client -client-credentials my-id:my-secret -url https://mcp.example.com/mcp
+//
 // By default the client asks the server which protocol era it speaks
 // (server/discover) and uses 2026-07-28 when it can, and the initialize
 // handshake otherwise; -era handshake or -era modern pins one.
@@ -51,13 +56,14 @@ func main() {
 	login := flag.Bool("login", false, "with -url: log in (OAuth) when the server requires authorization")
 	tokenFile := flag.String("token-file", "", "with -login: the file keeping tokens (default: mcpkit/tokens.json in the user config directory)")
 	callback := flag.String("callback", "127.0.0.1:0", "with -login: the loopback address receiving the authorization redirect")
+	clientCreds := flag.String("client-credentials", "", "with -url: authorize as a machine client with the client credentials grant, given as `ID:SECRET`")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: stdio-client [-era ERA] [-tool NAME] [-args JSON] [--] command [arg...]\n       stdio-client [-era ERA] [-tool NAME] [-args JSON] -url URL\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
 	era, ok := map[string]mcp.Era{"auto": mcp.EraAuto, "handshake": mcp.EraHandshake, "modern": mcp.EraModern}[*eraName]
-	if !ok || (flag.NArg() == 0) == (*url == "") || (*login && *url == "") {
+	if !ok || (flag.NArg() == 0) == (*url == "") || ((*login || *clientCreds != "") && *url == "") || (*login && *clientCreds != "") {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -73,6 +79,14 @@ func main() {
 				os.Exit(1)
 			}
 			defer stop()
+			st.Authorizer = a
+		}
+		if *clientCreds != "" {
+			a, err := machineAuthorizer(*clientCreds)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "stdio-client:", err)
+				os.Exit(2)
+			}
 			st.Authorizer = a
 		}
 		t = st
