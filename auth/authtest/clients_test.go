@@ -136,7 +136,11 @@ func TestClientCredentials(t *testing.T) {
 			{"replayed jti", form(key.sign(t, "", replayed)), false, "invalid_client"},
 			{"wrong key", form(wrongKey.sign(t, "", assertionClaims(s, "jwt"))), false, "invalid_client"},
 			{"wrong audience", form(key.sign(t, "", func() map[string]any { c := assertionClaims(s, "jwt"); c["aud"] = "https://elsewhere"; return c }())), false, "invalid_client"},
-			{"expired", form(key.sign(t, "", func() map[string]any { c := assertionClaims(s, "jwt"); c["exp"] = time.Now().Add(-time.Hour).Unix(); return c }())), false, "invalid_client"},
+			{"expired", form(key.sign(t, "", func() map[string]any {
+				c := assertionClaims(s, "jwt")
+				c["exp"] = time.Now().Add(-time.Hour).Unix()
+				return c
+			}())), false, "invalid_client"},
 			{"no jti", form(key.sign(t, "", func() map[string]any { c := assertionClaims(s, "jwt"); delete(c, "jti"); return c }())), false, "invalid_client"},
 			{"sub not the client", form(key.sign(t, "", func() map[string]any { c := assertionClaims(s, "jwt"); c["sub"] = "x"; return c }())), false, "invalid_client"},
 			{"not a JWT", form("abc.def"), false, "invalid_client"},
