@@ -27,6 +27,7 @@ type ConsentRequest struct {
 // An authCode is an authorization code not yet redeemed.
 type authCode struct {
 	clientID, redirectURI string
+	redirectGiven         bool // the request named redirect_uri
 	challenge             string
 	resource              string
 	subject               string
@@ -111,7 +112,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		ttl = DefaultCodeTTL
 	}
 	ac := &authCode{
-		clientID: c.ID, redirectURI: redirect, challenge: challenge, resource: resource,
+		clientID: c.ID, redirectURI: redirect, redirectGiven: q.Has("redirect_uri"), challenge: challenge, resource: resource,
 		subject: cr.Subject, dpopJKT: q.Get("dpop_jkt"), scopes: cr.Scopes, expires: now.Add(ttl),
 	}
 	s.mu.Lock()

@@ -73,13 +73,17 @@ func (c *Client) mayUse(g string) bool {
 // ErrInvalidClient reports a client RegisterClient refuses.
 var ErrInvalidClient = errors.New("authtest: invalid client")
 
+// ErrTooManyClients reports that Options.MaxClients clients are
+// registered already.
+var ErrTooManyClients = errors.New("authtest: too many clients")
+
 // RegisterClient registers c (or replaces the client with its ID), and
 // returns the registered client, with its ID, secret and method filled
 // in. It fails, with an error wrapping ErrInvalidClient, for an unknown
 // method or grant type, a private_key_jwt client without keys, a redirect
 // URI that is not HTTPS (or HTTP on loopback, or a private-use scheme),
-// a URL as ID (those name client metadata documents), or when
-// Options.MaxClients clients are registered.
+// a URL as ID (those name client metadata documents); and with
+// ErrTooManyClients when Options.MaxClients clients are registered.
 func (s *Server) RegisterClient(c Client) (Client, error) {
 	c.RedirectURIs = slices.Clone(c.RedirectURIs)
 	c.Scopes = slices.Clone(c.Scopes)
@@ -143,7 +147,7 @@ func (s *Server) RegisterClient(c Client) (Client, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.clients[c.ID]; !ok && len(s.clients) >= max {
-		return Client{}, fmt.Errorf("%w: %d clients are registered already", ErrInvalidClient, max)
+		return Client{}, fmt.Errorf("%w: %d are registered", ErrTooManyClients, max)
 	}
 	stored := c
 	s.clients[c.ID] = &stored
@@ -366,8 +370,12 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 		c.Scopes = nil // the requested scope is recorded, not enforced
 	}
 	reg, err := s.RegisterClient(*c)
-	if err != nil {
+	if errors.Is(err, ErrTooManyClients) {
 		writeError(w, errUnavailable("the server holds too many clients"))
+		return
+	}
+	if err != nil {
+		writeError(w, &oauthError{status: http.StatusBadRequest, code: "invalid_client_metadata", description: err.Error()})
 		return
 	}
 	resp := registrationResponse{clientMetadata: m, ClientIDIssuedAt: s.now().Unix()}

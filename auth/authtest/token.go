@@ -263,7 +263,9 @@ func (s *Server) grantCode(tr *tokenRequest) (map[string]any, *oauthError) {
 	if ac.clientID != tr.client.ID {
 		return nil, errInvalidGrant("the code was issued to another client")
 	}
-	if tr.form.Get("redirect_uri") != ac.redirectURI {
+	// redirect_uri must repeat the authorization request's, if that had
+	// one (RFC 6749 section 4.1.3).
+	if rr := tr.form.Get("redirect_uri"); rr != ac.redirectURI && (ac.redirectGiven || rr != "") {
 		return nil, errInvalidGrant("redirect_uri does not match the authorization request")
 	}
 	verifier := tr.form.Get("code_verifier")
