@@ -122,3 +122,8 @@ func retrieveCode(err error) string {
 	}
 	return ""
 }
+
+// s256 is the PKCE S256 challenge of verifier.
+func s256(verifier string) string {
+	return oauth2.S256ChallengeFromVerifier(verifier)
+}
