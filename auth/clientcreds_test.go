@@ -217,7 +217,7 @@ func TestClientCredentialsForms(t *testing.T) {
 // returns its claims.
 func verifyAssertion(t *testing.T, assertion string, pub any, alg, kid string) assertionClaims {
 	t.Helper()
-	jws, err := jose.ParseSigned(assertion, []jose.SignatureAlgorithm{jose.SignatureAlgorithm(alg)})
+	jws, err := jose.ParseSignedCompact(assertion, []jose.SignatureAlgorithm{jose.SignatureAlgorithm(alg)})
 	if err != nil {
 		t.Fatalf("assertion does not parse: %v", err)
 	}

@@ -244,7 +244,7 @@ func ParseDPoPProof(proof string, check *DPoPCheck) (*DPoPProof, error) {
 		}
 		jalgs = append(jalgs, jose.SignatureAlgorithm(a))
 	}
-	jws, err := jose.ParseSigned(proof, jalgs)
+	jws, err := jose.ParseSignedCompact(proof, jalgs)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidDPoPProof, err)
 	}
