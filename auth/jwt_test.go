@@ -55,6 +55,7 @@ type testIssuer struct {
 	fetches atomic.Int32
 	mu      sync.Mutex
 	jwks    func(w http.ResponseWriter, r *http.Request) // overrides the key set answer
+	meta    func(w http.ResponseWriter, r *http.Request) // overrides the metadata answer
 	keys    []jose.JSONWebKey
 }
 
@@ -64,6 +65,13 @@ func newTestIssuer(t testing.TB) *testIssuer {
 	is.keys = []jose.JSONWebKey{{Key: is.key.Public(), KeyID: is.kid, Algorithm: "ES256", Use: "sig"}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		is.mu.Lock()
+		override := is.meta
+		is.mu.Unlock()
+		if override != nil {
+			override(w, r)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(ServerMetadata{Issuer: is.srv.URL, JWKSURI: is.srv.URL + "/jwks", IntrospectionEndpoint: is.srv.URL + "/introspect"})
 	})
@@ -449,42 +457,57 @@ func TestJWTKeyRotation(t *testing.T) {
 func TestJWTKeySetFailures(t *testing.T) {
 	hang := make(chan struct{})
 	defer close(hang)
+	hangs := func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	}
+	short := func(o *JWTOptions) { o.FetchTimeout = 50 * time.Millisecond }
 	tests := []struct {
-		name  string
-		jwks  func(w http.ResponseWriter, r *http.Request)
-		want  error
-		edit  func(o *JWTOptions)
-		extra func(t *testing.T, err error)
+		name    string
+		jwks    func(w http.ResponseWriter, r *http.Request)
+		meta    func(w http.ResponseWriter, r *http.Request)
+		want    error
+		edit    func(o *JWTOptions)
+		fetches int32
 	}{
 		{"oversized", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write([]byte(`{"keys":[],"pad":"`))
 			w.Write([]byte(strings.Repeat("a", MaxDocumentSize)))
 			w.Write([]byte(`"}`))
-		}, ErrTooLarge, nil, nil},
+		}, nil, ErrTooLarge, nil, 1},
 		{"malformed", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write([]byte(`{"keys":[{"kty":"EC","crv":"P-256","x":"!!"}]}`))
-		}, ErrVerifierUnavailable, nil, nil},
+		}, nil, ErrVerifierUnavailable, nil, 1},
 		{"not JSON", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
 			w.Write([]byte(`<html>`))
-		}, ErrVerifierUnavailable, nil, nil},
+		}, nil, ErrVerifierUnavailable, nil, 1},
 		{"empty", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write([]byte(`{"keys":[]}`))
-		}, ErrVerifierUnavailable, nil, nil},
-		{"hangs", func(w http.ResponseWriter, r *http.Request) {
-			select {
-			case <-hang:
-			case <-r.Context().Done():
-			}
-		}, context.DeadlineExceeded, func(o *JWTOptions) { o.FetchTimeout = 50 * time.Millisecond }, nil},
+		}, nil, ErrVerifierUnavailable, nil, 1},
+		{"key set hangs", hangs, nil, context.DeadlineExceeded, short, 1},
+		{"metadata hangs", nil, hangs, context.DeadlineExceeded, short, 0},
+		{"metadata oversized", nil, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"issuer":"` + strings.Repeat("a", MaxDocumentSize) + `"}`))
+		}, ErrTooLarge, nil, 0},
+		{"metadata without jwks_uri", nil, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(ServerMetadata{Issuer: "http://" + r.Host})
+		}, ErrVerifierUnavailable, nil, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			is := newTestIssuer(t)
 			is.setJWKS(tt.jwks)
+			is.mu.Lock()
+			is.meta = tt.meta
+			is.mu.Unlock()
 			clock := newFakeClock()
 			v := is.verifier(clock, tt.edit)
 			_, err := v.VerifyToken(context.Background(), mint(t, is.key, "k1", is.claims("alice")))
@@ -493,8 +516,8 @@ func TestJWTKeySetFailures(t *testing.T) {
 			}
 			// The failure is remembered: no second fetch within the interval.
 			v.VerifyToken(context.Background(), mint(t, is.key, "k1", is.claims("bob")))
-			if n := is.fetches.Load(); n != 1 {
-				t.Fatalf("%d fetches", n)
+			if n := is.fetches.Load(); n != tt.fetches {
+				t.Fatalf("%d fetches of the key set, want %d", n, tt.fetches)
 			}
 		})
 	}
