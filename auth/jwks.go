@@ -48,7 +48,6 @@ type keySource struct {
 	attempted time.Time // when the last fetch started
 	lastErr   error     // of the last fetch, nil when it succeeded
 	inflight  *keyFetch
-	fetches   int // number of fetches of the key set, for tests
 }
 
 // keyFetch is a fetch in progress; done closes when keys and err are set.
@@ -88,7 +87,6 @@ func (s *keySource) lookup(ctx context.Context, kid string) ([]jose.JSONWebKey, 
 			f = &keyFetch{done: make(chan struct{})}
 			s.inflight = f
 			s.attempted = now
-			s.fetches++
 			go s.fetch(context.WithoutCancel(ctx), f)
 		}
 		s.mu.Unlock()
