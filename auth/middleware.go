@@ -146,6 +146,12 @@ func newGuard(opts *ResourceOptions) (*guard, error) {
 		return nil, fmt.Errorf("auth: RequireToken: resource: %w", err)
 	}
 	g := &guard{opts: *opts, prmURL: opts.ResourceMetadataURL, log: opts.Logger}
+	// Later changes to the caller's slices and map are not seen.
+	g.opts.Scopes = slices.Clone(opts.Scopes)
+	g.opts.ToolScopes = make(map[string][]string, len(opts.ToolScopes))
+	for name, scopes := range opts.ToolScopes {
+		g.opts.ToolScopes[name] = slices.Clone(scopes)
+	}
 	if g.prmURL == "" {
 		urls, err := ProtectedResourceMetadataURLs(opts.Resource)
 		if err != nil {
