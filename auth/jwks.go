@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -25,8 +26,9 @@ const (
 	// 10 seconds.
 	DefaultFetchTimeout = 10 * time.Second
 	// maxKeys bounds the keys of a key set tried for a token without a
-	// "kid".
-	maxKeys = 100
+	// "kid" (or naming a kid several keys share), so that a forged token
+	// costs at most this many signature checks.
+	maxKeys = 10
 )
 
 // keySource fetches and caches the key set of an issuer. Callers that
@@ -148,10 +150,7 @@ func (s *keySource) fetch(ctx context.Context, f *keyFetch) {
 	}
 	var set jose.JSONWebKeySet
 	if err == nil {
-		err = getJSON(ctx, s.client, jwksURL, &set)
-		if err == nil && len(set.Keys) == 0 {
-			err = errors.New("auth: the key set holds no keys")
-		}
+		set, err = fetchKeySet(ctx, s.client, jwksURL)
 	}
 	if err != nil {
 		err = fmt.Errorf("%w: %w", ErrVerifierUnavailable, err)
@@ -168,6 +167,29 @@ func (s *keySource) fetch(ctx context.Context, f *keyFetch) {
 	}
 	f.err = err
 	close(f.done)
+}
+
+// fetchKeySet fetches a key set. Keys that do not parse (of a type
+// go-jose does not know, say) are skipped; a set without a key that
+// parses is an error.
+func fetchKeySet(ctx context.Context, client *http.Client, jwksURL string) (jose.JSONWebKeySet, error) {
+	var raw struct {
+		Keys []json.RawMessage `json:"keys"`
+	}
+	var set jose.JSONWebKeySet
+	if err := getJSON(ctx, client, jwksURL, &raw); err != nil {
+		return set, err
+	}
+	for _, r := range raw.Keys {
+		var k jose.JSONWebKey
+		if k.UnmarshalJSON(r) == nil {
+			set.Keys = append(set.Keys, k)
+		}
+	}
+	if len(set.Keys) == 0 {
+		return set, fmt.Errorf("auth: the key set at %s holds no usable key", redactURL(jwksURL))
+	}
+	return set, nil
 }
 
 // discoverJWKSURL finds the jwks_uri of issuer in its metadata.

@@ -486,6 +486,10 @@ func TestJWTKeySetFailures(t *testing.T) {
 			w.Header().Set("Content-Type", "text/html")
 			w.Write([]byte(`<html>`))
 		}, nil, ErrVerifierUnavailable, nil, 1},
+		{"no key parses", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"keys":[{"kty":"XYZ"},{"kty":"EC","crv":"P-256"}]}`))
+		}, nil, ErrVerifierUnavailable, nil, 1},
 		{"empty", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write([]byte(`{"keys":[]}`))
@@ -576,6 +580,21 @@ func TestJWTDiscovery(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestJWTKeySetUnknownKeyTypes: keys that do not parse are skipped, the
+// others used.
+func TestJWTKeySetUnknownKeyTypes(t *testing.T) {
+	is := newTestIssuer(t)
+	good, _ := json.Marshal(is.keys[0])
+	is.setJWKS(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"keys":[{"kty":"XYZ","kid":"k0"},` + string(good) + `]}`))
+	})
+	v := is.verifier(newFakeClock(), nil)
+	if _, err := v.VerifyToken(context.Background(), mint(t, is.key, "k1", is.claims("alice"))); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestJWTVerifierContext: a caller whose context ends stops waiting for
