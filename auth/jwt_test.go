@@ -443,10 +443,31 @@ func TestJWTKeyRotation(t *testing.T) {
 	if info, err := v.VerifyToken(ctx, tok); err != nil || info.Subject != "bob" {
 		t.Fatalf("after rotation: %v, %v", info, err)
 	}
-	// The set expires: a fetch that fails keeps the old keys.
+	// The set expires: it is fetched again in the background, and the
+	// keys at hand verify meanwhile.
+	clock.advance(DefaultKeySetTTL)
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	is.setJWKS(func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		<-release
+		http.Error(w, "down", 500)
+	})
+	if _, err := v.VerifyToken(ctx, mint(t, next, "k2", with(is.claims("dave"), "exp", clock.now().Add(time.Hour).Unix()))); err != nil {
+		t.Fatalf("with a stale set: %v", err)
+	}
+	<-started
+	v.keys.mu.Lock()
+	inflight := v.keys.inflight != nil
+	v.keys.mu.Unlock()
+	close(release)
+	if !inflight {
+		t.Fatal("the verification waited for the refresh")
+	}
+	// A fetch that fails keeps the old keys.
 	clock.advance(DefaultKeySetTTL)
 	is.setJWKS(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", 500) })
-	if _, err := v.VerifyToken(ctx, mint(t, next, "k2", is.claims("carol"))); err != nil {
+	if _, err := v.VerifyToken(ctx, mint(t, next, "k2", with(is.claims("carol"), "exp", clock.now().Add(time.Hour).Unix()))); err != nil {
 		t.Fatalf("with a stale set and the issuer down: %v", err)
 	}
 }
