@@ -657,3 +657,44 @@ func FuzzJWTVerify(f *testing.F) {
 		}
 	})
 }
+
+// TestJWTFirstFetchShared: callers arriving together before the key set
+// is known wait for one shared fetch, and all verify.
+func TestJWTFirstFetchShared(t *testing.T) {
+	is := newTestIssuer(t)
+	release := make(chan struct{})
+	is.setJWKS(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: is.keys})
+	})
+	v := is.verifier(newFakeClock(), nil)
+	const n = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	waiting := make(chan struct{}, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tok := mint(t, is.key, "k1", is.claims("user"+string(rune('a'+i))))
+			waiting <- struct{}{}
+			_, err := v.VerifyToken(context.Background(), tok)
+			errs <- err
+		}()
+	}
+	for range n {
+		<-waiting
+	}
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f := is.fetches.Load(); f != 1 {
+		t.Fatalf("%d fetches, want 1", f)
+	}
+}
