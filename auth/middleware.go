@@ -2,7 +2,6 @@ package auth
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpkit/mcpkit/internal/mcpheader"
 
 	"github.com/mcpkit/mcpkit/internal/principal"
 )
@@ -256,7 +257,7 @@ func (g *guard) authenticate(r *http.Request) (*TokenInfo, string, *refusal) {
 			desc: "more than one Authorization header", err: errors.New("more than one Authorization header")}
 	case len(values[0]) > g.maxAuth:
 		return nil, "", &refusal{status: http.StatusRequestHeaderFieldsTooLarge, scheme: scheme, code: "invalid_request",
-			desc: "the Authorization header is too large", err: fmt.Errorf("Authorization header of %d bytes", len(values[0]))}
+			desc: "the Authorization header is too large", err: fmt.Errorf("an Authorization header of %d bytes", len(values[0]))}
 	}
 	got, token, ok := strings.Cut(values[0], " ")
 	token = strings.TrimLeft(token, " ")
@@ -474,7 +475,7 @@ func (g *guard) calledTools(r *http.Request) ([]string, *refusal) {
 			return nil, nil
 		}
 		if n := h[headerMCPName]; len(n) == 1 {
-			if name, ok := decodeMirrored(n[0]); ok {
+			if name, ok := mcpheader.Decode(n[0]); ok {
 				return []string{name}, nil
 			}
 		}
@@ -534,20 +535,4 @@ func toolsCalled(body []byte) ([]string, error) {
 		names = append(names, name)
 	}
 	return names, nil
-}
-
-// decodeMirrored decodes a header value mirroring a body value
-// (2026-07-28): Base64 between "=?base64?" and "?=", or else the value
-// itself, which must be visible ASCII, space or tab.
-func decodeMirrored(v string) (string, bool) {
-	if strings.HasPrefix(v, "=?base64?") && strings.HasSuffix(v, "?=") && len(v) >= len("=?base64??=") {
-		b, err := base64.StdEncoding.Strict().DecodeString(v[len("=?base64?") : len(v)-2])
-		return string(b), err == nil
-	}
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; (c < 0x20 || c > 0x7e) && c != '\t' {
-			return "", false
-		}
-	}
-	return v, true
 }

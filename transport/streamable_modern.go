@@ -1,11 +1,11 @@
 package transport
 
 import (
-	"encoding/base64"
 	"errors"
 	"net/http"
 	"slices"
-	"strings"
+
+	"github.com/mcpkit/mcpkit/internal/mcpheader"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -231,21 +231,7 @@ func checkModernRequest(header http.Header, req *jsonrpc.Request, version string
 // Base64 between =?base64? and ?= (strictly: padding and alphabet), or
 // else the value as it is, which must be visible ASCII, space or tab. It
 // reports false for a value that is neither.
-func DecodeHeaderValue(v string) (string, bool) {
-	if strings.HasPrefix(v, "=?base64?") && strings.HasSuffix(v, "?=") && len(v) >= len("=?base64??=") {
-		b, err := base64.StdEncoding.Strict().DecodeString(v[len("=?base64?") : len(v)-2])
-		if err != nil {
-			return "", false
-		}
-		return string(b), true
-	}
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; (c < 0x20 || c > 0x7e) && c != '\t' {
-			return "", false
-		}
-	}
-	return v, true
-}
+func DecodeHeaderValue(v string) (string, bool) { return mcpheader.Decode(v) }
 
 // modernStatus is the HTTP status of a modern exchange's JSON answer m:
 // 404 for a method the server does not have, 400 for the errors the
