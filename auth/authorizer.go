@@ -77,8 +77,9 @@ type Authorizer struct {
 	// DPoP, when set, is the key DPoP-bound tokens (token_type "DPoP")
 	// are bound to: requests carry "Authorization: DPoP" and a proof,
 	// and a server's use_dpop_nonce challenge is answered once with its
-	// nonce. Requests to the authorization server carry proofs only when
-	// HTTPClient adds them.
+	// nonce. Token requests (the code exchange, refresh and a Grant's)
+	// carry proofs too, through [NewDPoPClient], so that the tokens are
+	// bound to the key.
 	DPoP *DPoPKey
 	// HTTPClient sends the requests for metadata and to the
 	// authorization server. Nil means a client that follows redirects

@@ -175,15 +175,16 @@ func NewUnstartedServer(opts *Options) *Server {
 
 // Start starts the server on a loopback port.
 func (s *Server) Start() {
+	// The URL is set before the server serves (the handlers read it).
+	s.URL = "http://" + s.ts.Listener.Addr().String() + s.opts.Path
 	s.ts.Start()
-	s.URL = s.ts.URL + s.opts.Path
 }
 
 // StartTLS starts the server on a loopback port with TLS (the issuer is
 // then an https URL); Client returns a client that trusts it.
 func (s *Server) StartTLS() {
+	s.URL = "https://" + s.ts.Listener.Addr().String() + s.opts.Path
 	s.ts.StartTLS()
-	s.URL = s.ts.URL + s.opts.Path
 }
 
 // TLS returns the server's TLS configuration, or nil before StartTLS.
