@@ -162,6 +162,33 @@ func newHTTPClientCore(ctx context.Context, client *http.Client, header http.Hea
 	return c
 }
 
+// An Authorizer authorizes the requests of an HTTP client transport by
+// wrapping the HTTP client's RoundTripper. Package auth's
+// *auth.Authorizer is one: with it, a request the server refuses with
+// 401 or 403 insufficient_scope is authorized (OAuth 2.1) and sent
+// again, and its failures reach the caller as *auth.AuthorizationError
+// values (errors.As finds them in the errors of Connect, Write and Read).
+type Authorizer interface {
+	// RoundTripper returns a RoundTripper that authorizes requests and
+	// sends them with base.
+	RoundTripper(base http.RoundTripper) http.RoundTripper
+}
+
+// authorize makes the connection's client send its requests through az,
+// when az is not nil.
+func (c *httpClientCore) authorize(az Authorizer) {
+	if az == nil {
+		return
+	}
+	base := c.client.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	// c.client is the connection's own copy (see sameOriginRedirects).
+	c.client.Transport = az.RoundTripper(base)
+	c.stdRT = false
+}
+
 // maxRedirects is how many redirects in a row a request follows, as
 // http.Client does by default.
 const maxRedirects = 10

@@ -38,6 +38,9 @@ type SSEClientTransport struct {
 	// Header holds headers added to every request. The transport's own
 	// headers take precedence.
 	Header http.Header
+	// Authorizer, when set, authorizes the requests, such as an
+	// *auth.Authorizer; see StreamableClientTransport.Authorizer.
+	Authorizer Authorizer
 	// MaxMessageSize bounds an incoming message, in bytes; zero means
 	// DefaultMaxMessageSize. A larger message is skipped and Read returns
 	// the error [IsMessageTooLarge] recognises. Negative values are
@@ -64,6 +67,7 @@ func (t *SSEClientTransport) Connect(ctx context.Context) (Conn, error) {
 		return nil, errConnected
 	}
 	core := newHTTPClientCore(ctx, t.HTTPClient, t.Header, limit)
+	core.authorize(t.Authorizer)
 	l, err := dialLegacy(ctx, core, t.URL)
 	if err != nil {
 		core.shutdown()

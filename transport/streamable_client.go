@@ -83,6 +83,12 @@ type StreamableClientTransport struct {
 	// and Mcp-Session-Id, MCP-Protocol-Version and Last-Event-ID are only
 	// ever set by the transport.
 	Header http.Header
+	// Authorizer, when set, authorizes the requests, such as an
+	// *auth.Authorizer: it wraps the HTTP client's RoundTripper, and a
+	// request the server refuses for want of a token or of a scope is
+	// authorized and sent again. Its errors are wrapped in those of
+	// Connect, Write and Read.
+	Authorizer Authorizer
 	// MaxRetries bounds the attempts in a row to reconnect a broken
 	// stream. Zero means 5; negative means streams are not reconnected.
 	MaxRetries int
@@ -208,6 +214,7 @@ func (t *StreamableClientTransport) Connect(ctx context.Context) (Conn, error) {
 		httpClientCore:   newHTTPClientCore(ctx, t.HTTPClient, t.Header, limit),
 		standaloneStatus: standaloneIdle,
 	}
+	c.authorize(t.Authorizer)
 	c.sctx, c.scancel = context.WithCancel(context.WithoutCancel(c.ctx))
 	switch {
 	case c.maxRetries == 0:
