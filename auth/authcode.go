@@ -169,7 +169,7 @@ func (a *Authorizer) refresh(ctx context.Context, meta *ServerMetadata, c *Clien
 	tok := &oauth2.Token{AccessToken: tr.AccessToken, TokenType: tr.TokenType, RefreshToken: tr.RefreshToken}
 	if tr.ExpiresIn > 0 {
 		tok.ExpiresIn = int64(tr.ExpiresIn)
-		tok.Expiry = a.now().Add(time.Duration(tr.ExpiresIn) * time.Second)
+		tok.Expiry = a.clock().Add(time.Duration(tr.ExpiresIn) * time.Second)
 	}
 	if tok.RefreshToken == "" {
 		tok.RefreshToken = old.Token.RefreshToken

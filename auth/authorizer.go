@@ -56,7 +56,8 @@ type Authorizer struct {
 	// ClientMetadataURL is the HTTPS URL of the client's Client ID
 	// Metadata Document, used as client_id at authorization servers that
 	// advertise client_id_metadata_document_supported, when none is
-	// pre-registered.
+	// pre-registered. It must be an HTTPS URL with a path; another value
+	// is not used.
 	ClientMetadataURL string
 	// Registration is the metadata sent in dynamic client registration,
 	// used at servers with a registration endpoint when there is neither
@@ -169,7 +170,8 @@ func (a *Authorizer) state(key string) *serverState {
 }
 
 // RoundTripper returns an http.RoundTripper that authorizes the requests
-// it sends with base (nil means http.DefaultTransport). Requests with a
+// it sends with base (nil means http.DefaultTransport). A token is kept
+// per origin (scheme, host and port) and sent only there. Requests with a
 // body must be replayable (GetBody set, as http.NewRequest does for
 // in-memory bodies) to be sent again after authorization; others are
 // answered with the server's refusal. Authorization failures are
@@ -344,7 +346,7 @@ func (a *Authorizer) currentToken(ctx context.Context, st *serverState) (*Stored
 		}
 		st.loaded = true
 		if t != nil && t.Token != nil && t.Token.AccessToken != "" {
-			st.tok = t
+			st.tok, st.requested = t, t.Scopes
 		}
 	}
 	tok := st.tok

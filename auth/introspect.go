@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -145,7 +144,7 @@ func (v *IntrospectionVerifier) VerifyToken(ctx context.Context, token string) (
 		return nil, invalid(ErrInvalidToken, "larger than %d bytes", MaxTokenSize)
 	}
 	now := v.now()
-	key := sha256.Sum256([]byte(token))
+	key := tokenKey(token)
 	if info := v.cache.get(key, now); info != nil {
 		if !info.Expiry.IsZero() && !now.Before(info.Expiry.Add(v.skew)) {
 			return nil, ErrExpiredToken

@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -207,7 +206,7 @@ func (v *JWTVerifier) VerifyToken(ctx context.Context, token string) (*TokenInfo
 		return nil, invalid(ErrInvalidToken, "larger than %d bytes", MaxTokenSize)
 	}
 	now := v.now()
-	key := sha256.Sum256([]byte(token))
+	key := tokenKey(token)
 	if info := v.cache.get(key, now); info != nil {
 		if err := v.checkExpiry(info.Expiry, now); err != nil {
 			return nil, err

@@ -317,11 +317,8 @@ func isToken68(s string) bool {
 		return false
 	}
 	i := 0
-	for ; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
-			break
-		}
+	for i < len(s) && token68Chars[s[i]] {
+		i++
 	}
 	if i == 0 {
 		return false
@@ -333,6 +330,14 @@ func isToken68(s string) bool {
 	}
 	return true
 }
+
+// token68Chars marks the characters of a token68 before its padding.
+var token68Chars = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~+/", byte(c)) >= 0
+	}
+	return t
+}()
 
 // describe returns an error_description for a refused token: a fixed
 // text by its cause, never anything the token says.

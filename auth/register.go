@@ -58,7 +58,7 @@ func (a *Authorizer) clientFor(ctx context.Context, meta *ServerMetadata) (*Clie
 			return c, nil
 		}
 	}
-	if a.ClientMetadataURL != "" && meta.ClientIDMetadataDocumentSupported {
+	if meta.ClientIDMetadataDocumentSupported && isMetadataDocumentURL(a.ClientMetadataURL) {
 		return &ClientInfo{ClientID: a.ClientMetadataURL, TokenEndpointAuthMethod: AuthMethodNone}, nil
 	}
 	store := a.store()
@@ -80,6 +80,13 @@ func (a *Authorizer) clientFor(ctx context.Context, meta *ServerMetadata) (*Clie
 		return nil, err
 	}
 	return c, nil
+}
+
+// isMetadataDocumentURL reports whether s can be a Client ID Metadata
+// Document URL: HTTPS, with a path.
+func isMetadataDocumentURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme == "https" && u.Host != "" && u.Path != "" && u.Path != "/" && u.User == nil && u.Fragment == ""
 }
 
 // registrationMetadata returns the metadata sent to register at meta.

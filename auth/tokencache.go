@@ -35,6 +35,17 @@ type tokenEntry struct {
 	until time.Time
 }
 
+// tokenKey returns the cache key of token: its SHA-256, computed without
+// copying a token of usual size to the heap.
+func tokenKey(token string) [sha256.Size]byte {
+	var buf [2 << 10]byte
+	if len(token) <= len(buf) {
+		n := copy(buf[:], token)
+		return sha256.Sum256(buf[:n])
+	}
+	return sha256.Sum256([]byte(token))
+}
+
 // newTokenCache returns a cache of size entries (0: the default;
 // negative: none) and ttl (0: the default).
 func newTokenCache(size int, ttl time.Duration) *tokenCache {

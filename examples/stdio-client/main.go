@@ -10,6 +10,15 @@
 //
 //	go run ./examples/stdio-client -url http://127.0.0.1:8080/mcp
 //
+// With -login too, a server that requires authorization (OAuth 2.1) is
+// logged in to: the client prints the authorization server's URL to open
+// in a browser, receives the redirect on a loopback address (-callback)
+// and keeps the tokens in a file readable by the user alone (-token-file,
+// by default mcpkit/tokens.json in the user configuration directory), so
+// that the next run needs no login.
+//
+//	go run ./examples/stdio-client -login -url https://mcp.example.com/mcp
+//
 // By default the client asks the server which protocol era it speaks
 // (server/discover) and uses 2026-07-28 when it can, and the initialize
 // handshake otherwise; -era handshake or -era modern pins one.
@@ -39,13 +48,16 @@ func main() {
 	timeout := flag.Duration("timeout", time.Minute, "overall time limit")
 	url := flag.String("url", "", "connect to this HTTP endpoint instead of starting a command")
 	eraName := flag.String("era", "auto", "protocol era: auto, handshake (initialize) or modern (2026-07-28)")
+	login := flag.Bool("login", false, "with -url: log in (OAuth) when the server requires authorization")
+	tokenFile := flag.String("token-file", "", "with -login: the file keeping tokens (default: mcpkit/tokens.json in the user config directory)")
+	callback := flag.String("callback", "127.0.0.1:0", "with -login: the loopback address receiving the authorization redirect")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: stdio-client [-era ERA] [-tool NAME] [-args JSON] [--] command [arg...]\n       stdio-client [-era ERA] [-tool NAME] [-args JSON] -url URL\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
 	era, ok := map[string]mcp.Era{"auto": mcp.EraAuto, "handshake": mcp.EraHandshake, "modern": mcp.EraModern}[*eraName]
-	if !ok || (flag.NArg() == 0) == (*url == "") {
+	if !ok || (flag.NArg() == 0) == (*url == "") || (*login && *url == "") {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -53,7 +65,17 @@ func main() {
 	defer cancel()
 	var t transport.Transport
 	if *url != "" {
-		t = &transport.StreamableClientTransport{URL: *url}
+		st := &transport.StreamableClientTransport{URL: *url}
+		if *login {
+			a, stop, err := newAuthorizer(*tokenFile, *callback, nil, os.Stderr)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "stdio-client:", err)
+				os.Exit(1)
+			}
+			defer stop()
+			st.Authorizer = a
+		}
+		t = st
 	} else {
 		cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
 		cmd.Stderr = os.Stderr

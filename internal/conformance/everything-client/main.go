@@ -14,20 +14,30 @@
 //
 //   - initialize: connect, list the tools if the server has any,
 //     disconnect.
+//
 //   - tools_call: list the tools and call add_numbers with a and b.
+//
 //   - elicitation-sep1034-client-defaults: accept the server's elicitation
 //     with empty content, so that the client fills in the schema's
 //     defaults; the server calls it from test_client_elicitation_defaults.
+//
 //   - sse-retry: call test_reconnection, whose response stream the server
 //     closes; the transport resumes it with GET and Last-Event-ID after
 //     the server's retry delay.
+//
 //   - json-schema-2020-12-preservation: list the tools and send the input
 //     schema of json_schema_2020_12_tool back, byte for byte, as the
 //     schema argument of json_schema_echo.
 //
-// Any other scenario (the auth/* family until authorization exists):
-// connect and list the tools if the server has any; failing to is an
-// error.
+//   - auth/*: authorize with an auth.Authorizer (see auth.go), list the
+//     tools and call test-tool. When the Authorizer refuses for a reason
+//     the scenario tests (a PRM for another resource, an issuer
+//     mismatch, a missing iss, the step-up limit), the client says so
+//     on standard error and exits 0: the suite's checks judge whether
+//     refusing was right.
+//
+// Any other scenario: connect and list the tools if the server has any;
+// failing to is an error.
 //
 // conformance_test.go at the repository root builds and runs it.
 package main
@@ -61,6 +71,10 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 	if err := run(ctx, scenario, os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"), url); err != nil {
+		if isAuthScenario(scenario) && refusedForSafety(err) {
+			fmt.Fprintf(os.Stderr, "everything-client: scenario %q: refused, as the scenario expects: %v\n", scenario, err)
+			return
+		}
 		fmt.Fprintf(os.Stderr, "everything-client: scenario %q: %v\n", scenario, err)
 		os.Exit(1)
 	}
@@ -138,12 +152,24 @@ func run(ctx context.Context, scenario, version, url string) error {
 		opts.ProtocolVersion = version
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "mcpkit-conformance-client", Version: "1.0.0"}, opts)
-	cs, err := c.Connect(ctx, &transport.StreamableClientTransport{URL: url})
+	t := &transport.StreamableClientTransport{URL: url}
+	if isAuthScenario(scenario) {
+		a, err := newAuthorizer()
+		if err != nil {
+			return err
+		}
+		t.Authorizer = a
+	}
+	cs, err := c.Connect(ctx, t)
 	if err != nil {
 		return err
 	}
 	play, ok := scenarios[scenario]
-	if !ok {
+	switch {
+	case ok:
+	case isAuthScenario(scenario):
+		play = callTool("test-tool")
+	default:
 		play = listTools
 	}
 	err = play(ctx, cs)
