@@ -14,6 +14,18 @@
 //     calling everything it offers and answering its sampling,
 //     elicitation and roots requests; and it negotiates each protocol
 //     revision mcpkit speaks with it.
+//   - auth_test.go: authorization (OAuth 2.1) across the two
+//     implementations, with mcpkit's test authorization server
+//     (auth/authtest) issuing the tokens. The TypeScript SDK v2 client
+//     (ts_auth_client.mjs) logs in to mcpkit's server behind the auth
+//     middleware, in both eras: it reads the Protected Resource Metadata
+//     the 401 points at, registers dynamically, runs the authorization
+//     code flow with PKCE through a headless user agent, and calls a tool
+//     that answers the token's subject. And mcpkit's client, with an
+//     auth.Authorizer and its headless redirect agent, logs in to the
+//     TypeScript SDK v2 server (ts_auth_server.mjs) behind the SDK's
+//     requireBearerAuth, whose verifier asks the authorization server's
+//     introspection endpoint.
 //
 // example_expectations_test.go says what the first test knows about the
 // example server; wire_test.go reads the wire logs in which the second

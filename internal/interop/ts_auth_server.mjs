@@ -100,6 +100,10 @@ function introspectionVerifier(endpoint, resource) {
       if (info.active !== true) {
         throw new OAuthError(OAuthErrorCode.InvalidToken, "Token is not active");
       }
+      // An active refresh token is no access token.
+      if (info.token_type !== undefined && String(info.token_type).toLowerCase() !== "bearer") {
+        throw new OAuthError(OAuthErrorCode.InvalidToken, "Token is not a bearer access token");
+      }
       const aud = Array.isArray(info.aud) ? info.aud : info.aud ? [info.aud] : [];
       const same = (a) => a.replace(/\/$/, "") === resource.replace(/\/$/, "");
       const audience = aud.find(same) ?? aud[0];

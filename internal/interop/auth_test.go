@@ -1,0 +1,446 @@
+package interop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/auth"
+	"github.com/mcpkit/mcpkit/auth/authtest"
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// authRedirectURI is the redirect URI both clients register. Nothing
+// listens there: the headless agents read the redirect instead of
+// following it.
+const authRedirectURI = "http://127.0.0.1/callback"
+
+// authSubject is the user who consents at the test authorization
+// server, the subject of the tokens it issues in the authorization code
+// flow.
+const authSubject = "ada@interop.example"
+
+// testAuthServer is mcpkit's test authorization server (auth/authtest),
+// with a confidential client registered for a resource server to
+// introspect tokens with.
+type testAuthServer struct {
+	*authtest.Server
+	// Issuer is the server's issuer identifier.
+	Issuer string
+	// Subject is the subject of the tokens issued to clients that log in.
+	Subject string
+	// IntrospectionClientID and IntrospectionClientSecret are the
+	// credentials of the resource server's client (client_secret_basic).
+	IntrospectionClientID, IntrospectionClientSecret string
+}
+
+// startTestAuthServer starts a test authorization server on a loopback
+// port, until the test ends.
+func startTestAuthServer(t *testing.T) *testAuthServer {
+	t.Helper()
+	s := authtest.NewServer(&authtest.Options{Subject: authSubject})
+	t.Cleanup(s.Close)
+	rs, err := s.RegisterClient(authtest.Client{
+		Name:       "interop resource server",
+		AuthMethod: "client_secret_basic",
+		GrantTypes: []string{"client_credentials"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.ID == "" || rs.Secret == "" {
+		t.Fatalf("registered resource server client %q has no secret", rs.ID)
+	}
+	return &testAuthServer{
+		Server:                    s,
+		Issuer:                    s.URL,
+		Subject:                   authSubject,
+		IntrospectionClientID:     rs.ID,
+		IntrospectionClientSecret: rs.Secret,
+	}
+}
+
+// tsAuthSummary is what ts_auth_client.mjs prints.
+type tsAuthSummary struct {
+	AuthorizationRequests int    `json:"authorizationRequests"`
+	FirstConnect          string `json:"firstConnect"`
+	AuthorizationServer   string `json:"authorizationServer"`
+	Resource              string `json:"resource"`
+	ClientRegistered      bool   `json:"clientRegistered"`
+	AuthorizationRequest  struct {
+		ResponseType        string `json:"responseType"`
+		CodeChallengeMethod string `json:"codeChallengeMethod"`
+		CodeChallenge       bool   `json:"codeChallenge"`
+		State               bool   `json:"state"`
+		RedirectURI         string `json:"redirectURI"`
+		Resource            string `json:"resource"`
+	} `json:"authorizationRequest"`
+	Callback struct {
+		Code         bool   `json:"code"`
+		Iss          string `json:"iss"`
+		StateMatches bool   `json:"stateMatches"`
+		Error        string `json:"error"`
+	} `json:"callback"`
+	TokenType       string            `json:"tokenType"`
+	ProtocolVersion string            `json:"protocolVersion"`
+	Whoami          string            `json:"whoami"`
+	Errors          map[string]string `json:"errors"`
+}
+
+// runTSAuthClient runs ts_auth_client.mjs against the protected MCP
+// server at url, in era ("legacy" or a version to pin), and returns its
+// summary.
+func runTSAuthClient(ctx context.Context, t *testing.T, modules, url, era string) *tsAuthSummary {
+	t.Helper()
+	work, script := stageScript(t, modules, "ts_auth_client.mjs")
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", script, url, era)
+	cmd.Dir = work
+	cmd.WaitDelay = 5 * time.Second
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node ts_auth_client.mjs: %v\nstderr:\n%s\nstdout:\n%s", err, tail(stderr.String(), 8000), tail(string(out), 8000))
+	}
+	var sum tsAuthSummary
+	if err := json.Unmarshal(out, &sum); err != nil {
+		t.Fatalf("summary: %v\n%s", err, tail(string(out), 8000))
+	}
+	if s := stderr.String(); s != "" {
+		t.Logf("stderr of ts_auth_client.mjs:\n%s", tail(s, 4000))
+	}
+	return &sum
+}
+
+// whoamiServer returns an MCP server whose tool whoami answers the
+// subject of the request's verified token.
+func whoamiServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "mcpkit-interop-protected", Version: "1.0.0"}, nil)
+	s.AddTool(&mcp.Tool{Name: "whoami", Description: "Answers the subject of the request's access token."},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			info := auth.TokenInfoFromContext(ctx)
+			if info == nil {
+				return nil, errors.New("no verified token in the context")
+			}
+			return &mcp.CallToolResult{Content: mcp.Contents{&mcp.TextContent{Text: info.Subject}}}, nil
+		})
+	return s
+}
+
+// statusCounter counts the 401 answers of a handler.
+type statusCounter struct {
+	unauthorized atomic.Int32
+}
+
+func (c *statusCounter) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(rec, r)
+		if rec.status == http.StatusUnauthorized {
+			c.unauthorized.Add(1)
+		}
+	})
+}
+
+// statusRecorder records the status a handler writes.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(p []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(p)
+}
+
+// Flush sends what the handler wrote so far (its SSE events).
+func (r *statusRecorder) Flush() {
+	r.wrote = true
+	http.NewResponseController(r.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection (flushes and
+// deadlines of the Streamable HTTP handler).
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// pathCounter counts the requests sent through the RoundTrippers it
+// wraps, by method and path.
+type pathCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *pathCounter) wrap(base http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		c.mu.Lock()
+		if c.n == nil {
+			c.n = map[string]int{}
+		}
+		c.n[r.Method+" "+r.URL.Path]++
+		c.mu.Unlock()
+		return base.RoundTrip(r)
+	})
+}
+
+func (c *pathCounter) count(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[key]
+}
+
+func (c *pathCounter) all() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.n)
+}
+
+// roundTripFunc is an http.RoundTripper in a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestTypeScriptClientOAuthAgainstOurProtectedServer runs the official
+// TypeScript SDK v2 client (ts_auth_client.mjs) against mcpkit's MCP
+// server behind auth.RequireToken, whose JWT verifier trusts mcpkit's
+// test authorization server, with the Protected Resource Metadata
+// published; in the handshake era and in 2026-07-28. The client's first
+// connection is refused (401); the SDK follows the challenge to the
+// metadata and the authorization server, registers dynamically and sends
+// an authorization request with PKCE (S256), state and the resource
+// indicator, which the script's headless user agent takes to the test
+// server's consent and back; finishAuth checks iss and redeems the code;
+// the second connection, with the token, calls whoami, which answers the
+// token's subject from auth.TokenInfoFromContext.
+func TestTypeScriptClientOAuthAgainstOurProtectedServer(t *testing.T) {
+	modules := nodeModules(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	as := startTestAuthServer(t)
+
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	resource := srv.URL + "/mcp"
+	verifier, err := auth.NewJWTVerifier(&auth.JWTOptions{Issuer: as.Issuer, Audience: resource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard, err := auth.RequireToken(&auth.ResourceOptions{Verifier: verifier, Resource: resource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := auth.HandleProtectedResourceMetadata(mux, &auth.ProtectedResourceMetadata{
+		Resource:             resource,
+		AuthorizationServers: []string{as.Issuer},
+		ResourceName:         "mcpkit interop",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var counts statusCounter
+	mux.Handle("/mcp", counts.wrap(guard(mcp.NewStreamableHTTPHandler(whoamiServer(), nil))))
+
+	for _, tc := range []struct {
+		name, era, want string
+	}{
+		{"handshake era", "legacy", mcp.Version20251125},
+		{"2026-07-28", mcp.Version20260728, mcp.Version20260728},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := counts.unauthorized.Load()
+			sum := runTSAuthClient(ctx, t, modules, resource, tc.era)
+			if len(sum.Errors) > 0 {
+				t.Fatalf("errors: %v\nsummary: %s", sum.Errors, mustJSON(sum))
+			}
+			if sum.FirstConnect != "UnauthorizedError" {
+				t.Errorf("first connection without a token: %q, want UnauthorizedError", sum.FirstConnect)
+			}
+			if n := counts.unauthorized.Load() - before; n < 1 {
+				t.Errorf("the server answered 401 %d times", n)
+			}
+			if sum.AuthorizationRequests != 1 {
+				t.Errorf("%d authorization requests, want 1", sum.AuthorizationRequests)
+			}
+			if strings.TrimSuffix(sum.AuthorizationServer, "/") != strings.TrimSuffix(as.Issuer, "/") {
+				t.Errorf("discovered authorization server %q, want %q", sum.AuthorizationServer, as.Issuer)
+			}
+			if sum.Resource != resource {
+				t.Errorf("discovered resource %q, want %q", sum.Resource, resource)
+			}
+			if !sum.ClientRegistered {
+				t.Error("the client did not register")
+			}
+			ar := sum.AuthorizationRequest
+			if ar.ResponseType != "code" || ar.CodeChallengeMethod != "S256" || !ar.CodeChallenge || !ar.State ||
+				ar.RedirectURI != authRedirectURI || ar.Resource != resource {
+				t.Errorf("authorization request %+v", ar)
+			}
+			cb := sum.Callback
+			if !cb.Code || !cb.StateMatches || cb.Error != "" {
+				t.Errorf("authorization response %+v", cb)
+			}
+			if cb.Iss != "" && strings.TrimSuffix(cb.Iss, "/") != strings.TrimSuffix(as.Issuer, "/") {
+				t.Errorf("authorization response iss %q, want %q", cb.Iss, as.Issuer)
+			}
+			if !strings.EqualFold(sum.TokenType, "bearer") {
+				t.Errorf("token type %q", sum.TokenType)
+			}
+			if sum.ProtocolVersion != tc.want {
+				t.Errorf("negotiated %q, want %s", sum.ProtocolVersion, tc.want)
+			}
+			if sum.Whoami != as.Subject {
+				t.Errorf("whoami answered %q, want %q", sum.Whoami, as.Subject)
+			}
+		})
+	}
+}
+
+// startTSAuthServer runs ts_auth_server.mjs with issuer as its
+// authorization server, until the test ends, and returns the URL of its
+// MCP endpoint (its resource identifier).
+func startTSAuthServer(ctx context.Context, t *testing.T, modules string, as *testAuthServer, stderr *syncBuffer) string {
+	t.Helper()
+	work, script := stageScript(t, modules, "ts_auth_server.mjs")
+	cmd := exec.CommandContext(ctx, "node", script, as.Issuer)
+	cmd.Dir = work
+	cmd.Stderr = stderr
+	cmd.Env = os.Environ()
+	if as.IntrospectionClientID != "" {
+		cmd.Env = append(cmd.Env,
+			"MCPKIT_INTROSPECTION_CLIENT_ID="+as.IntrospectionClientID,
+			"MCPKIT_INTROSPECTION_CLIENT_SECRET="+as.IntrospectionClientSecret)
+	}
+	return startListening(t, cmd)
+}
+
+// tsAuthTokenInfo is what token_info of ts_auth_server.mjs answers.
+type tsAuthTokenInfo struct {
+	Subject  string   `json:"subject"`
+	Issuer   string   `json:"issuer"`
+	ClientID string   `json:"client_id"`
+	Scopes   []string `json:"scopes"`
+	Resource string   `json:"resource"`
+}
+
+// TestOurClientAgainstTypeScriptProtectedServer connects mcpkit's client,
+// with an auth.Authorizer and its headless agent, to the official
+// TypeScript SDK v2 server (ts_auth_server.mjs) behind the SDK's
+// requireBearerAuth, whose verifier asks mcpkit's test authorization
+// server's introspection endpoint, with the SDK's Protected Resource
+// Metadata pointing at that server; in 2026-07-28 and in the handshake
+// era. The first request is refused (401); the Authorizer discovers the
+// authorization server from the challenge, registers, runs the
+// authorization code flow with PKCE and sends the request again with the
+// token; the tools then answer the token's subject and what the
+// TypeScript verifier saw of it (its audience being the server's URL).
+func TestOurClientAgainstTypeScriptProtectedServer(t *testing.T) {
+	modules := nodeModules(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	as := startTestAuthServer(t)
+	var stderr syncBuffer
+	url := startTSAuthServer(ctx, t, modules, as, &stderr)
+
+	// Without a token the server refuses, pointing at its metadata.
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if challenge := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(challenge, "resource_metadata=") {
+		t.Fatalf("without a token: %d, WWW-Authenticate %q", resp.StatusCode, challenge)
+	}
+
+	for _, tc := range []struct {
+		name string
+		era  mcp.Era
+		want string
+	}{
+		{"EraModern", mcp.EraModern, mcp.Version20260728},
+		{"EraHandshake", mcp.EraHandshake, mcp.Version20251125},
+		{"EraAuto", mcp.EraAuto, mcp.Version20260728},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var wire syncBuffer
+			var asRequests pathCounter // the client's requests to the authorization server
+			az := &auth.Authorizer{
+				RedirectURL:  authRedirectURI,
+				Agent:        &auth.HeadlessAgent{HTTPClient: &http.Client{Transport: asRequests.wrap(http.DefaultTransport)}},
+				Registration: auth.ClientMetadata{ClientName: "mcpkit-interop"},
+				HTTPClient:   &http.Client{Transport: asRequests.wrap(http.DefaultTransport)},
+			}
+			tr := &transport.LoggingTransport{
+				Transport: &transport.StreamableClientTransport{URL: url, DisableSSEFallback: true, Authorizer: az},
+				Writer:    &wire,
+			}
+			c := mcp.NewClient(&mcp.Implementation{Name: "mcpkit-interop-oauth", Version: "1.0.0"}, &mcp.ClientOptions{Era: tc.era})
+			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			cs, err := c.Connect(cctx, tr)
+			if err != nil {
+				t.Fatalf("connect: %v\nwire:\n%s\nserver stderr:\n%s", err, tail(wire.String(), 8000), tail(stderr.String(), 4000))
+			}
+			defer cs.Close()
+			if got := cs.ProtocolVersion(); got != tc.want {
+				t.Errorf("speaks %q, want %q", got, tc.want)
+			}
+			call := func(name string) string {
+				t.Helper()
+				res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: name})
+				if err != nil {
+					t.Fatalf("tools/call %s: %v\nserver stderr:\n%s", name, err, tail(stderr.String(), 4000))
+				}
+				if res.IsError {
+					t.Fatalf("tools/call %s: error result %q", name, texts(res.Content))
+				}
+				return texts(res.Content)
+			}
+			if got := call("whoami"); got != as.Subject {
+				t.Errorf("whoami answered %q, want %q", got, as.Subject)
+			}
+			var info tsAuthTokenInfo
+			if err := json.Unmarshal([]byte(call("token_info")), &info); err != nil {
+				t.Fatalf("token_info: %v", err)
+			}
+			if info.Subject != as.Subject || strings.TrimSuffix(info.Issuer, "/") != strings.TrimSuffix(as.Issuer, "/") ||
+				info.ClientID == "" || info.Resource != url {
+				t.Errorf("the TypeScript verifier saw %+v; want subject %q, issuer %q, a client_id, resource %q", info, as.Subject, as.Issuer, url)
+			}
+			// One login: the client registered, was authorized and
+			// redeemed its code once, however many requests it sent.
+			for _, path := range []string{"POST /register", "GET /authorize", "POST /token"} {
+				if n := asRequests.count(path); n != 1 {
+					t.Errorf("%s: %d requests, want 1 (all: %v)", path, n, asRequests.all())
+				}
+			}
+			if t.Failed() {
+				t.Logf("wire:\n%s\nserver stderr:\n%s", tail(wire.String(), 8000), tail(stderr.String(), 4000))
+			}
+		})
+	}
+}
