@@ -9,9 +9,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -93,20 +93,21 @@ type tsAuthSummary struct {
 		Error        string `json:"error"`
 	} `json:"callback"`
 	TokenType       string            `json:"tokenType"`
+	DPoPThumbprint  string            `json:"dpopThumbprint"`
 	ProtocolVersion string            `json:"protocolVersion"`
 	Whoami          string            `json:"whoami"`
 	Errors          map[string]string `json:"errors"`
 }
 
 // runTSAuthClient runs ts_auth_client.mjs against the protected MCP
-// server at url, in era ("legacy" or a version to pin), and returns its
-// summary.
-func runTSAuthClient(ctx context.Context, t *testing.T, modules, url, era string) *tsAuthSummary {
+// server at url, in era ("legacy" or a version to pin), with tokens
+// ("bearer" or "dpop"), and returns its summary.
+func runTSAuthClient(ctx context.Context, t *testing.T, modules, url, era, tokens string) *tsAuthSummary {
 	t.Helper()
 	work, script := stageScript(t, modules, "ts_auth_client.mjs")
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", script, url, era)
+	cmd := exec.CommandContext(ctx, "node", script, url, era, tokens)
 	cmd.Dir = work
 	cmd.WaitDelay = 5 * time.Second
 	var stderr syncBuffer
@@ -125,9 +126,47 @@ func runTSAuthClient(ctx context.Context, t *testing.T, modules, url, era string
 	return &sum
 }
 
-// whoamiServer returns an MCP server whose tool whoami answers the
-// subject of the request's verified token.
-func whoamiServer() *mcp.Server {
+// protectedServer is mcpkit's MCP server behind auth.RequireToken, whose
+// JWT verifier trusts a test authorization server, with its Protected
+// Resource Metadata published, on a loopback port. Its one tool, whoami,
+// answers the subject of the request's verified token
+// (auth.TokenInfoFromContext).
+type protectedServer struct {
+	// Resource is the MCP endpoint's URL, the resource identifier.
+	Resource string
+	// seen collects the verified tokens whoami was called with.
+	seen events[*auth.TokenInfo]
+
+	mu           sync.Mutex
+	unauthorized int            // 401 answers
+	nonces       int            // 401 answers asking for a DPoP nonce
+	admitted     map[string]int // requests answered otherwise, by Authorization scheme
+}
+
+// startProtectedServer starts a protectedServer trusting as, with the
+// DPoP settings dpop, until the test ends.
+func startProtectedServer(t *testing.T, as *testAuthServer, dpop auth.DPoPOptions) *protectedServer {
+	t.Helper()
+	p := &protectedServer{admitted: map[string]int{}}
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	p.Resource = srv.URL + "/mcp"
+	verifier, err := auth.NewJWTVerifier(&auth.JWTOptions{Issuer: as.Issuer, Audience: p.Resource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	guard, err := auth.RequireToken(&auth.ResourceOptions{Verifier: verifier, Resource: p.Resource, DPoP: dpop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := auth.HandleProtectedResourceMetadata(mux, &auth.ProtectedResourceMetadata{
+		Resource:             p.Resource,
+		AuthorizationServers: []string{as.Issuer},
+		ResourceName:         "mcpkit interop",
+	}); err != nil {
+		t.Fatal(err)
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcpkit-interop-protected", Version: "1.0.0"}, nil)
 	s.AddTool(&mcp.Tool{Name: "whoami", Description: "Answers the subject of the request's access token."},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -135,24 +174,37 @@ func whoamiServer() *mcp.Server {
 			if info == nil {
 				return nil, errors.New("no verified token in the context")
 			}
+			p.seen.add(info)
 			return &mcp.CallToolResult{Content: mcp.Contents{&mcp.TextContent{Text: info.Subject}}}, nil
 		})
-	return s
+	mux.Handle("/mcp", p.count(guard(mcp.NewStreamableHTTPHandler(s, nil))))
+	return p
 }
 
-// statusCounter counts the 401 answers of a handler.
-type statusCounter struct {
-	unauthorized atomic.Int32
-}
-
-func (c *statusCounter) wrap(h http.Handler) http.Handler {
+// count counts the answers of h.
+func (p *protectedServer) count(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		h.ServeHTTP(rec, r)
+		scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		p.mu.Lock()
+		defer p.mu.Unlock()
 		if rec.status == http.StatusUnauthorized {
-			c.unauthorized.Add(1)
+			p.unauthorized++
+			if strings.Contains(rec.Header().Get("WWW-Authenticate"), "use_dpop_nonce") {
+				p.nonces++
+			}
+			return
 		}
+		p.admitted[strings.ToLower(scheme)]++
 	})
+}
+
+// counts returns the answers counted so far.
+func (p *protectedServer) counts() (unauthorized, nonces int, admitted map[string]int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.unauthorized, p.nonces, maps.Clone(p.admitted)
 }
 
 // statusRecorder records the status a handler writes.
@@ -224,94 +276,112 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // TypeScript SDK v2 client (ts_auth_client.mjs) against mcpkit's MCP
 // server behind auth.RequireToken, whose JWT verifier trusts mcpkit's
 // test authorization server, with the Protected Resource Metadata
-// published; in the handshake era and in 2026-07-28. The client's first
-// connection is refused (401); the SDK follows the challenge to the
-// metadata and the authorization server, registers dynamically and sends
-// an authorization request with PKCE (S256), state and the resource
-// indicator, which the script's headless user agent takes to the test
-// server's consent and back; finishAuth checks iss and redeems the code;
-// the second connection, with the token, calls whoami, which answers the
-// token's subject from auth.TokenInfoFromContext.
+// published; in the handshake era and in 2026-07-28, with bearer tokens,
+// with DPoP-bound tokens, and with DPoP-bound tokens at a server that
+// requires its nonces. The client's first connection is refused (401);
+// the SDK follows the challenge to the metadata and the authorization
+// server, registers dynamically and sends an authorization request with
+// PKCE (S256), state and the resource indicator, which the script's
+// headless user agent takes to the test server's consent and back;
+// finishAuth checks iss and redeems the code; the second connection, with
+// the token, calls whoami, which answers the token's subject from
+// auth.TokenInfoFromContext. A DPoP-bound token is bound to the client's
+// key, and every request admitted carries it with the DPoP scheme.
 func TestTypeScriptClientOAuthAgainstOurProtectedServer(t *testing.T) {
 	modules := nodeModules(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	as := startTestAuthServer(t)
 
-	mux := http.NewServeMux()
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	resource := srv.URL + "/mcp"
-	verifier, err := auth.NewJWTVerifier(&auth.JWTOptions{Issuer: as.Issuer, Audience: resource})
-	if err != nil {
-		t.Fatal(err)
-	}
-	guard, err := auth.RequireToken(&auth.ResourceOptions{Verifier: verifier, Resource: resource})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := auth.HandleProtectedResourceMetadata(mux, &auth.ProtectedResourceMetadata{
-		Resource:             resource,
-		AuthorizationServers: []string{as.Issuer},
-		ResourceName:         "mcpkit interop",
-	}); err != nil {
-		t.Fatal(err)
-	}
-	var counts statusCounter
-	mux.Handle("/mcp", counts.wrap(guard(mcp.NewStreamableHTTPHandler(whoamiServer(), nil))))
-
-	for _, tc := range []struct {
-		name, era, want string
+	for _, era := range []struct {
+		name, arg, want string
 	}{
 		{"handshake era", "legacy", mcp.Version20251125},
 		{"2026-07-28", mcp.Version20260728, mcp.Version20260728},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			before := counts.unauthorized.Load()
-			sum := runTSAuthClient(ctx, t, modules, resource, tc.era)
-			if len(sum.Errors) > 0 {
-				t.Fatalf("errors: %v\nsummary: %s", sum.Errors, mustJSON(sum))
-			}
-			if sum.FirstConnect != "UnauthorizedError" {
-				t.Errorf("first connection without a token: %q, want UnauthorizedError", sum.FirstConnect)
-			}
-			if n := counts.unauthorized.Load() - before; n < 1 {
-				t.Errorf("the server answered 401 %d times", n)
-			}
-			if sum.AuthorizationRequests != 1 {
-				t.Errorf("%d authorization requests, want 1", sum.AuthorizationRequests)
-			}
-			if strings.TrimSuffix(sum.AuthorizationServer, "/") != strings.TrimSuffix(as.Issuer, "/") {
-				t.Errorf("discovered authorization server %q, want %q", sum.AuthorizationServer, as.Issuer)
-			}
-			if sum.Resource != resource {
-				t.Errorf("discovered resource %q, want %q", sum.Resource, resource)
-			}
-			if !sum.ClientRegistered {
-				t.Error("the client did not register")
-			}
-			ar := sum.AuthorizationRequest
-			if ar.ResponseType != "code" || ar.CodeChallengeMethod != "S256" || !ar.CodeChallenge || !ar.State ||
-				ar.RedirectURI != authRedirectURI || ar.Resource != resource {
-				t.Errorf("authorization request %+v", ar)
-			}
-			cb := sum.Callback
-			if !cb.Code || !cb.StateMatches || cb.Error != "" {
-				t.Errorf("authorization response %+v", cb)
-			}
-			if cb.Iss != "" && strings.TrimSuffix(cb.Iss, "/") != strings.TrimSuffix(as.Issuer, "/") {
-				t.Errorf("authorization response iss %q, want %q", cb.Iss, as.Issuer)
-			}
-			if !strings.EqualFold(sum.TokenType, "bearer") {
-				t.Errorf("token type %q", sum.TokenType)
-			}
-			if sum.ProtocolVersion != tc.want {
-				t.Errorf("negotiated %q, want %s", sum.ProtocolVersion, tc.want)
-			}
-			if sum.Whoami != as.Subject {
-				t.Errorf("whoami answered %q, want %q", sum.Whoami, as.Subject)
-			}
-		})
+		for _, tc := range []struct {
+			name   string
+			tokens string // ts_auth_client.mjs's third argument
+			dpop   auth.DPoPOptions
+		}{
+			{"bearer", "bearer", auth.DPoPOptions{}},
+			{"DPoP", "dpop", auth.DPoPOptions{}},
+			{"DPoP with nonces", "dpop", auth.DPoPOptions{Nonce: true}},
+		} {
+			t.Run(era.name+"/"+tc.name, func(t *testing.T) {
+				srv := startProtectedServer(t, as, tc.dpop)
+				sum := runTSAuthClient(ctx, t, modules, srv.Resource, era.arg, tc.tokens)
+				if len(sum.Errors) > 0 {
+					t.Fatalf("errors: %v\nsummary: %s", sum.Errors, mustJSON(sum))
+				}
+				checkTSAuthSummary(t, sum, as, srv.Resource, era.want)
+				dpop := tc.tokens == "dpop"
+				if want := map[bool]string{false: "bearer", true: "dpop"}[dpop]; !strings.EqualFold(sum.TokenType, want) {
+					t.Errorf("token type %q, want %s", sum.TokenType, want)
+				}
+				seen := srv.seen.all()
+				if len(seen) != 1 {
+					t.Fatalf("whoami saw %d tokens", len(seen))
+				}
+				if seen[0].Subject != as.Subject || seen[0].Issuer != as.Issuer || !slices.Contains(seen[0].Audience, srv.Resource) {
+					t.Errorf("verified token: subject %q, issuer %q, audience %v", seen[0].Subject, seen[0].Issuer, seen[0].Audience)
+				}
+				if dpop == (sum.DPoPThumbprint == "") {
+					t.Errorf("the client's DPoP key thumbprint is %q", sum.DPoPThumbprint)
+				}
+				if got, want := seen[0].ConfirmationThumbprint, sum.DPoPThumbprint; got != want {
+					t.Errorf("token bound to %q, want %q (the client's DPoP key)", got, want)
+				}
+				unauthorized, nonces, admitted := srv.counts()
+				if unauthorized < 1 {
+					t.Errorf("the server answered 401 %d times", unauthorized)
+				}
+				if tc.dpop.Nonce && nonces < 1 {
+					t.Errorf("the server never asked for a DPoP nonce (%d 401s)", unauthorized)
+				}
+				scheme := map[bool]string{false: "bearer", true: "dpop"}[dpop]
+				if admitted[scheme] < 1 || len(admitted) != 1 {
+					t.Errorf("admitted requests by scheme %v, want %s only", admitted, scheme)
+				}
+			})
+		}
+	}
+}
+
+// checkTSAuthSummary checks what ts_auth_client.mjs reports of its login
+// to the server at resource with as, and the protocol version it then
+// spoke.
+func checkTSAuthSummary(t *testing.T, sum *tsAuthSummary, as *testAuthServer, resource, version string) {
+	t.Helper()
+	if sum.FirstConnect != "UnauthorizedError" {
+		t.Errorf("first connection without a token: %q, want UnauthorizedError", sum.FirstConnect)
+	}
+	if sum.AuthorizationRequests != 1 {
+		t.Errorf("%d authorization requests, want 1", sum.AuthorizationRequests)
+	}
+	if sum.AuthorizationServer != as.Issuer {
+		t.Errorf("discovered authorization server %q, want %q", sum.AuthorizationServer, as.Issuer)
+	}
+	if sum.Resource != resource {
+		t.Errorf("discovered resource %q, want %q", sum.Resource, resource)
+	}
+	if !sum.ClientRegistered {
+		t.Error("the client did not register")
+	}
+	ar := sum.AuthorizationRequest
+	if ar.ResponseType != "code" || ar.CodeChallengeMethod != "S256" || !ar.CodeChallenge || !ar.State ||
+		ar.RedirectURI != authRedirectURI || ar.Resource != resource {
+		t.Errorf("authorization request %+v", ar)
+	}
+	cb := sum.Callback
+	if !cb.Code || !cb.StateMatches || cb.Error != "" || cb.Iss != as.Issuer {
+		t.Errorf("authorization response %+v; want a code, the state and iss %q", cb, as.Issuer)
+	}
+	if sum.ProtocolVersion != version {
+		t.Errorf("negotiated %q, want %s", sum.ProtocolVersion, version)
+	}
+	if sum.Whoami != as.Subject {
+		t.Errorf("whoami answered %q, want %q", sum.Whoami, as.Subject)
 	}
 }
 

@@ -4,11 +4,16 @@
 // auth_test.go runs it against mcpkit's server behind the auth
 // middleware, with mcpkit's test authorization server (auth/authtest).
 //
-// Usage: node ts_auth_client.mjs <Streamable HTTP URL> legacy|2026-07-28
+// Usage: node ts_auth_client.mjs <Streamable HTTP URL> legacy|2026-07-28 [bearer|dpop]
 //
 // The second argument picks the era: "legacy" is the initialize
 // handshake, a version the client pins (versionNegotiation
-// { pin: version }) the 2026-07-28 era with server/discover.
+// { pin: version }) the 2026-07-28 era with server/discover. The third
+// picks the tokens: bearer tokens (the default), or, with "dpop", tokens
+// bound to a DPoP key (RFC 9449) of a DpopSession the provider's dpop()
+// returns, which the SDK then proves possession of at the token endpoint
+// and on every request to the MCP server, answering use_dpop_nonce
+// challenges of either.
 //
 // The client's OAuthClientProvider keeps everything in memory. The SDK
 // does the OAuth work: on the server's 401 it reads the Protected Resource
@@ -27,11 +32,11 @@
 // The summary says what happened at each step; no token, code or
 // verifier is ever printed.
 
-import { Client, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
+import { Client, DpopSession, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
 
-const [serverURL, era] = process.argv.slice(2);
-if (!serverURL || !era) {
-  console.error("usage: node ts_auth_client.mjs <URL> legacy|<version>");
+const [serverURL, era, tokens = "bearer"] = process.argv.slice(2);
+if (!serverURL || !era || (tokens !== "bearer" && tokens !== "dpop")) {
+  console.error("usage: node ts_auth_client.mjs <URL> legacy|<version> [bearer|dpop]");
   process.exit(2);
 }
 const watchdog = setTimeout(() => {
@@ -55,7 +60,12 @@ class MemoryProvider {
   #verifier;
   #discovery;
   #state;
+  #dpop;
   callback; // URLSearchParams of the last authorization response
+
+  constructor(dpop) {
+    this.#dpop = dpop;
+  }
 
   get redirectUrl() {
     return redirectURL;
@@ -102,6 +112,9 @@ class MemoryProvider {
   discoveryState() {
     return this.#discovery;
   }
+  dpop() {
+    return this.#dpop;
+  }
 
   /**
    * redirectToAuthorization is the headless user agent: it sends the
@@ -141,7 +154,9 @@ const versionNegotiation = era === "legacy" ? { mode: "legacy" } : { mode: { pin
 const newClient = () => new Client({ name: "ts-v2-interop-oauth", version: "1.0.0" }, { versionNegotiation });
 const text = (res) => (res.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
 
-const provider = new MemoryProvider();
+const dpop = tokens === "dpop" ? await DpopSession.create() : undefined;
+summary.dpopThumbprint = dpop?.thumbprint;
+const provider = new MemoryProvider(dpop);
 let client;
 try {
   // First connection: no token; the server's 401 starts the flow.
