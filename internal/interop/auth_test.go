@@ -423,6 +423,9 @@ type tsAuthTokenInfo struct {
 // authorization code flow with PKCE and sends the request again with the
 // token; the tools then answer the token's subject and what the
 // TypeScript verifier saw of it (its audience being the server's URL).
+// Then a tool behind the SDK's requireScopes answers 403
+// insufficient_scope, and the Authorizer steps up: it logs in again for
+// the scopes it had and the one the challenge names, and retries the call.
 func TestOurClientAgainstTypeScriptProtectedServer(t *testing.T) {
 	modules := nodeModules(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
@@ -506,6 +509,28 @@ func TestOurClientAgainstTypeScriptProtectedServer(t *testing.T) {
 			for _, path := range []string{"POST /register", "GET /authorize", "POST /token"} {
 				if n := asRequests.count(path); n != 1 {
 					t.Errorf("%s: %d requests, want 1 (all: %v)", path, n, asRequests.all())
+				}
+			}
+
+			// Step-up: admin_whoami needs interop:admin, which the token
+			// lacks; the server refuses the call with 403
+			// insufficient_scope, and the Authorizer logs in again asking
+			// for it besides the scopes it had, and retries the call.
+			if slices.Contains(info.Scopes, "interop:admin") {
+				t.Fatalf("the first token already has interop:admin: %v", info.Scopes)
+			}
+			if got, want := call("admin_whoami"), "admin "+as.Subject; got != want {
+				t.Errorf("admin_whoami answered %q, want %q", got, want)
+			}
+			if err := json.Unmarshal([]byte(call("token_info")), &info); err != nil {
+				t.Fatalf("token_info: %v", err)
+			}
+			if !slices.Contains(info.Scopes, "interop:admin") {
+				t.Errorf("after the step-up, the token's scopes are %v", info.Scopes)
+			}
+			for path, want := range map[string]int{"POST /register": 1, "GET /authorize": 2, "POST /token": 2} {
+				if n := asRequests.count(path); n != want {
+					t.Errorf("after the step-up, %s: %d requests, want %d (all: %v)", path, n, want, asRequests.all())
 				}
 			}
 			if t.Failed() {

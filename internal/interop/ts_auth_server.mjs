@@ -27,9 +27,12 @@
 //     (RFC 7662) about each token and reports the token's audience as its
 //     resource, which must be this server's URL (expectedResource).
 //
-// The server offers two tools: whoami, which answers the subject of the
-// request's token, and token_info, which answers what the verifier
-// reported of it as JSON (subject, issuer, client_id, scopes, resource).
+// The server offers three tools: whoami, which answers the subject of the
+// request's token; token_info, which answers what the verifier reported
+// of it as JSON (subject, issuer, client_id, scopes, resource); and
+// admin_whoami, which answers "admin <subject>" but needs the scope
+// interop:admin (the SDK's requireScopes scope challenge: a token without
+// it is refused with 403 insufficient_scope naming it).
 
 import { createServer } from "node:http";
 import { Readable } from "node:stream";
@@ -41,6 +44,7 @@ import {
   getOAuthProtectedResourceMetadataUrl,
   oauthMetadataResponse,
   requireBearerAuth,
+  requireScopes,
 } from "@modelcontextprotocol/server";
 
 const issuer = process.argv[2];
@@ -143,6 +147,14 @@ function newServer() {
       }),
     );
   });
+  server.registerTool(
+    "admin_whoami",
+    {
+      description: "Answers the subject too, but only to a token with the scope interop:admin.",
+      scopeChallenge: requireScopes("interop:admin"),
+    },
+    async (ctx) => text(`admin ${String(ctx.http?.authInfo?.extra?.sub ?? "")}`),
+  );
   return server;
 }
 
