@@ -73,30 +73,43 @@ func startTestAuthServer(t *testing.T) *testAuthServer {
 
 // tsAuthSummary is what ts_auth_client.mjs prints.
 type tsAuthSummary struct {
-	AuthorizationRequests int    `json:"authorizationRequests"`
-	FirstConnect          string `json:"firstConnect"`
-	AuthorizationServer   string `json:"authorizationServer"`
-	Resource              string `json:"resource"`
-	ClientRegistered      bool   `json:"clientRegistered"`
-	AuthorizationRequest  struct {
-		ResponseType        string `json:"responseType"`
-		CodeChallengeMethod string `json:"codeChallengeMethod"`
-		CodeChallenge       bool   `json:"codeChallenge"`
-		State               bool   `json:"state"`
-		RedirectURI         string `json:"redirectURI"`
-		Resource            string `json:"resource"`
-	} `json:"authorizationRequest"`
-	Callback struct {
-		Code         bool   `json:"code"`
-		Iss          string `json:"iss"`
-		StateMatches bool   `json:"stateMatches"`
-		Error        string `json:"error"`
-	} `json:"callback"`
-	TokenType       string            `json:"tokenType"`
-	DPoPThumbprint  string            `json:"dpopThumbprint"`
-	ProtocolVersion string            `json:"protocolVersion"`
-	Whoami          string            `json:"whoami"`
-	Errors          map[string]string `json:"errors"`
+	AuthorizationRequests int               `json:"authorizationRequests"`
+	FirstConnect          string            `json:"firstConnect"`
+	AuthorizationServer   string            `json:"authorizationServer"`
+	Resource              string            `json:"resource"`
+	ClientRegistered      bool              `json:"clientRegistered"`
+	AuthorizationRequest  tsAuthRequest     `json:"authorizationRequest"`
+	Callback              tsAuthCallback    `json:"callback"`
+	StepUp                string            `json:"stepUp"`
+	StepUpRequest         tsAuthRequest     `json:"stepUpRequest"`
+	StepUpCallback        tsAuthCallback    `json:"stepUpCallback"`
+	Admin                 string            `json:"admin"`
+	TokenType             string            `json:"tokenType"`
+	DPoPThumbprint        string            `json:"dpopThumbprint"`
+	ProtocolVersion       string            `json:"protocolVersion"`
+	Whoami                string            `json:"whoami"`
+	Errors                map[string]string `json:"errors"`
+}
+
+// tsAuthRequest is what ts_auth_client.mjs reports of an authorization
+// request.
+type tsAuthRequest struct {
+	ResponseType        string `json:"responseType"`
+	CodeChallengeMethod string `json:"codeChallengeMethod"`
+	CodeChallenge       bool   `json:"codeChallenge"`
+	State               bool   `json:"state"`
+	RedirectURI         string `json:"redirectURI"`
+	Resource            string `json:"resource"`
+	Scope               string `json:"scope"`
+}
+
+// tsAuthCallback is what ts_auth_client.mjs reports of an authorization
+// response.
+type tsAuthCallback struct {
+	Code         bool   `json:"code"`
+	Iss          string `json:"iss"`
+	StateMatches bool   `json:"stateMatches"`
+	Error        string `json:"error"`
 }
 
 // runTSAuthClient runs ts_auth_client.mjs against the protected MCP
@@ -128,18 +141,21 @@ func runTSAuthClient(ctx context.Context, t *testing.T, modules, url, era, token
 
 // protectedServer is mcpkit's MCP server behind auth.RequireToken, whose
 // JWT verifier trusts a test authorization server, with its Protected
-// Resource Metadata published, on a loopback port. Its one tool, whoami,
+// Resource Metadata published, on a loopback port. Its tool whoami
 // answers the subject of the request's verified token
-// (auth.TokenInfoFromContext).
+// (auth.TokenInfoFromContext); admin_whoami answers "admin <subject>",
+// and needs the scope interop:admin (ResourceOptions.ToolScopes).
 type protectedServer struct {
 	// Resource is the MCP endpoint's URL, the resource identifier.
 	Resource string
-	// seen collects the verified tokens whoami was called with.
-	seen events[*auth.TokenInfo]
+	// seen and seenAdmin collect the verified tokens whoami and
+	// admin_whoami were called with.
+	seen, seenAdmin events[*auth.TokenInfo]
 
 	mu           sync.Mutex
 	unauthorized int            // 401 answers
 	nonces       int            // 401 answers asking for a DPoP nonce
+	forbidden    int            // 403 answers (insufficient_scope)
 	admitted     map[string]int // requests answered otherwise, by Authorization scheme
 }
 
@@ -156,7 +172,12 @@ func startProtectedServer(t *testing.T, as *testAuthServer, dpop auth.DPoPOption
 	if err != nil {
 		t.Fatal(err)
 	}
-	guard, err := auth.RequireToken(&auth.ResourceOptions{Verifier: verifier, Resource: p.Resource, DPoP: dpop})
+	guard, err := auth.RequireToken(&auth.ResourceOptions{
+		Verifier:   verifier,
+		Resource:   p.Resource,
+		ToolScopes: map[string][]string{"admin_whoami": {"interop:admin"}},
+		DPoP:       dpop,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,6 +198,15 @@ func startProtectedServer(t *testing.T, as *testAuthServer, dpop auth.DPoPOption
 			p.seen.add(info)
 			return &mcp.CallToolResult{Content: mcp.Contents{&mcp.TextContent{Text: info.Subject}}}, nil
 		})
+	s.AddTool(&mcp.Tool{Name: "admin_whoami", Description: "Answers the subject too, to a token with the scope interop:admin."},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			info := auth.TokenInfoFromContext(ctx)
+			if info == nil {
+				return nil, errors.New("no verified token in the context")
+			}
+			p.seenAdmin.add(info)
+			return &mcp.CallToolResult{Content: mcp.Contents{&mcp.TextContent{Text: "admin " + info.Subject}}}, nil
+		})
 	mux.Handle("/mcp", p.count(guard(mcp.NewStreamableHTTPHandler(s, nil))))
 	return p
 }
@@ -196,15 +226,19 @@ func (p *protectedServer) count(h http.Handler) http.Handler {
 			}
 			return
 		}
+		if rec.status == http.StatusForbidden {
+			p.forbidden++
+			return
+		}
 		p.admitted[strings.ToLower(scheme)]++
 	})
 }
 
 // counts returns the answers counted so far.
-func (p *protectedServer) counts() (unauthorized, nonces int, admitted map[string]int) {
+func (p *protectedServer) counts() (unauthorized, nonces, forbidden int, admitted map[string]int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.unauthorized, p.nonces, maps.Clone(p.admitted)
+	return p.unauthorized, p.nonces, p.forbidden, maps.Clone(p.admitted)
 }
 
 // statusRecorder records the status a handler writes.
@@ -285,8 +319,12 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // headless user agent takes to the test server's consent and back;
 // finishAuth checks iss and redeems the code; the second connection, with
 // the token, calls whoami, which answers the token's subject from
-// auth.TokenInfoFromContext. A DPoP-bound token is bound to the client's
-// key, and every request admitted carries it with the DPoP scheme.
+// auth.TokenInfoFromContext. Then it calls admin_whoami, which needs a
+// scope the token lacks: the middleware answers 403 insufficient_scope,
+// the SDK asks for a new authorization with the union of the scopes
+// (step-up), and the call succeeds with the new token. A DPoP-bound token
+// is bound to the client's key, and every request admitted carries it
+// with the DPoP scheme.
 func TestTypeScriptClientOAuthAgainstOurProtectedServer(t *testing.T) {
 	modules := nodeModules(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
@@ -332,9 +370,19 @@ func TestTypeScriptClientOAuthAgainstOurProtectedServer(t *testing.T) {
 				if got, want := seen[0].ConfirmationThumbprint, sum.DPoPThumbprint; got != want {
 					t.Errorf("token bound to %q, want %q (the client's DPoP key)", got, want)
 				}
-				unauthorized, nonces, admitted := srv.counts()
-				if unauthorized < 1 {
-					t.Errorf("the server answered 401 %d times", unauthorized)
+				if slices.Contains(seen[0].Scopes, "interop:admin") {
+					t.Errorf("the first token has the scopes %v", seen[0].Scopes)
+				}
+				admins := srv.seenAdmin.all()
+				if len(admins) != 1 {
+					t.Fatalf("admin_whoami saw %d tokens", len(admins))
+				}
+				if a := admins[0]; a.Subject != as.Subject || !slices.Contains(a.Scopes, "interop:admin") || a.ConfirmationThumbprint != sum.DPoPThumbprint {
+					t.Errorf("the stepped-up token: subject %q, scopes %v, bound to %q", a.Subject, a.Scopes, a.ConfirmationThumbprint)
+				}
+				unauthorized, nonces, forbidden, admitted := srv.counts()
+				if unauthorized < 1 || forbidden < 1 {
+					t.Errorf("the server answered 401 %d times and 403 %d times", unauthorized, forbidden)
 				}
 				if tc.dpop.Nonce && nonces < 1 {
 					t.Errorf("the server never asked for a DPoP nonce (%d 401s)", unauthorized)
@@ -356,8 +404,8 @@ func checkTSAuthSummary(t *testing.T, sum *tsAuthSummary, as *testAuthServer, re
 	if sum.FirstConnect != "UnauthorizedError" {
 		t.Errorf("first connection without a token: %q, want UnauthorizedError", sum.FirstConnect)
 	}
-	if sum.AuthorizationRequests != 1 {
-		t.Errorf("%d authorization requests, want 1", sum.AuthorizationRequests)
+	if sum.AuthorizationRequests != 2 {
+		t.Errorf("%d authorization requests, want 2 (login and step-up)", sum.AuthorizationRequests)
 	}
 	if sum.AuthorizationServer != as.Issuer {
 		t.Errorf("discovered authorization server %q, want %q", sum.AuthorizationServer, as.Issuer)
@@ -368,20 +416,34 @@ func checkTSAuthSummary(t *testing.T, sum *tsAuthSummary, as *testAuthServer, re
 	if !sum.ClientRegistered {
 		t.Error("the client did not register")
 	}
-	ar := sum.AuthorizationRequest
-	if ar.ResponseType != "code" || ar.CodeChallengeMethod != "S256" || !ar.CodeChallenge || !ar.State ||
-		ar.RedirectURI != authRedirectURI || ar.Resource != resource {
-		t.Errorf("authorization request %+v", ar)
+	for _, step := range []struct {
+		name string
+		ar   tsAuthRequest
+		cb   tsAuthCallback
+	}{
+		{"login", sum.AuthorizationRequest, sum.Callback},
+		{"step-up", sum.StepUpRequest, sum.StepUpCallback},
+	} {
+		ar, cb := step.ar, step.cb
+		if ar.ResponseType != "code" || ar.CodeChallengeMethod != "S256" || !ar.CodeChallenge || !ar.State ||
+			ar.RedirectURI != authRedirectURI || ar.Resource != resource {
+			t.Errorf("%s: authorization request %+v", step.name, ar)
+		}
+		if !cb.Code || !cb.StateMatches || cb.Error != "" || cb.Iss != as.Issuer {
+			t.Errorf("%s: authorization response %+v; want a code, the state and iss %q", step.name, cb, as.Issuer)
+		}
 	}
-	cb := sum.Callback
-	if !cb.Code || !cb.StateMatches || cb.Error != "" || cb.Iss != as.Issuer {
-		t.Errorf("authorization response %+v; want a code, the state and iss %q", cb, as.Issuer)
+	if !slices.Contains(strings.Fields(sum.StepUpRequest.Scope), "interop:admin") {
+		t.Errorf("the step-up asked for the scopes %q, not interop:admin", sum.StepUpRequest.Scope)
 	}
 	if sum.ProtocolVersion != version {
 		t.Errorf("negotiated %q, want %s", sum.ProtocolVersion, version)
 	}
 	if sum.Whoami != as.Subject {
 		t.Errorf("whoami answered %q, want %q", sum.Whoami, as.Subject)
+	}
+	if sum.StepUp != "UnauthorizedError" || sum.Admin != "admin "+as.Subject {
+		t.Errorf("admin_whoami: step-up %q, answer %q; want UnauthorizedError, then %q", sum.StepUp, sum.Admin, "admin "+as.Subject)
 	}
 }
 

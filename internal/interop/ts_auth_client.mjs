@@ -29,6 +29,12 @@
 // PKCE verifier), and connects again with a new transport, now with a
 // token.
 //
+// When the server lists a tool admin_whoami, the script calls it too.
+// If the server refuses the call for want of a scope (403
+// insufficient_scope), the SDK starts a new authorization with the union
+// of the scopes (step-up), which the script completes as the first one,
+// and calls the tool again.
+//
 // The summary says what happened at each step; no token, code or
 // verifier is ever printed.
 
@@ -122,8 +128,9 @@ class MemoryProvider {
    */
   async redirectToAuthorization(url) {
     summary.authorizationRequests++;
+    this.callback = undefined;
     const p = url.searchParams;
-    summary.authorizationRequest = {
+    const request = {
       responseType: p.get("response_type"),
       codeChallengeMethod: p.get("code_challenge_method"),
       codeChallenge: (p.get("code_challenge") ?? "") !== "",
@@ -132,6 +139,8 @@ class MemoryProvider {
       resource: p.get("resource"),
       scope: p.get("scope"),
     };
+    if (summary.authorizationRequest === undefined) summary.authorizationRequest = request;
+    else summary.stepUpRequest = request;
     const res = await fetch(url, { redirect: "manual", signal: AbortSignal.timeout(10000) });
     const location = res.headers.get("location");
     if (res.status < 300 || res.status > 399 || !location) {
@@ -147,6 +156,16 @@ class MemoryProvider {
   /** checkState reports whether the callback carries the state sent. */
   checkState() {
     return this.callback?.get("state") === this.#state;
+  }
+
+  /** describeCallback summarises the callback without its code. */
+  describeCallback() {
+    return {
+      code: (this.callback?.get("code") ?? "") !== "",
+      iss: this.callback?.get("iss"),
+      stateMatches: this.checkState(),
+      error: this.callback?.get("error"),
+    };
   }
 }
 
@@ -170,20 +189,36 @@ try {
   }
   await client.close().catch(() => {});
   if (!provider.callback) throw new Error("the flow did not reach the authorization endpoint");
-  summary.callback = {
-    code: (provider.callback.get("code") ?? "") !== "",
-    iss: provider.callback.get("iss"),
-    stateMatches: provider.checkState(),
-    error: provider.callback.get("error"),
-  };
+  summary.callback = provider.describeCallback();
   if (!summary.callback.stateMatches) throw new Error("the callback's state differs from the request's");
   await first.finishAuth(provider.callback);
 
   // Second connection: the token is sent from the first request on.
   client = newClient();
-  await client.connect(new StreamableHTTPClientTransport(new URL(serverURL), { authProvider: provider }));
+  const second = new StreamableHTTPClientTransport(new URL(serverURL), { authProvider: provider });
+  await client.connect(second);
   summary.protocolVersion = client.getNegotiatedProtocolVersion();
   summary.whoami = text(await client.callTool({ name: "whoami", arguments: {} }));
+
+  // Step-up: a tool that needs a scope the token lacks is refused with
+  // 403 insufficient_scope. The transport asks for a new authorization
+  // with the union of the scopes, which needs the user again: the call
+  // fails with UnauthorizedError, and succeeds after finishAuth.
+  const tools = (await client.listTools()).tools.map((t) => t.name);
+  if (tools.includes("admin_whoami")) {
+    const call = () => client.callTool({ name: "admin_whoami", arguments: {} });
+    try {
+      summary.admin = text(await call());
+      summary.stepUp = "no step-up";
+    } catch (e) {
+      if (!(e instanceof UnauthorizedError) || !provider.callback) throw e;
+      summary.stepUp = "UnauthorizedError";
+      summary.stepUpCallback = provider.describeCallback();
+      if (!summary.stepUpCallback.stateMatches) throw new Error("the step-up callback's state differs from the request's");
+      await second.finishAuth(provider.callback);
+      summary.admin = text(await call());
+    }
+  }
 } catch (e) {
   summary.errors.flow = String(e?.stack ?? e);
 }
