@@ -80,7 +80,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, d *Discovery, c *Cli
 	}
 	ctx, cancel := withTimeout(ctx)
 	defer cancel()
-	tok, err := cfg.Exchange(context.WithValue(ctx, oauth2.HTTPClient, a.httpClient()), code, xopts...)
+	tok, err := cfg.Exchange(context.WithValue(ctx, oauth2.HTTPClient, a.tokenClient()), code, xopts...)
 	if err != nil {
 		return nil, tokenError(meta.TokenEndpoint, err)
 	}
@@ -160,7 +160,7 @@ func (a *Authorizer) refresh(ctx context.Context, meta *ServerMetadata, c *Clien
 		req.SetBasicAuth(url.QueryEscape(c.ClientID), url.QueryEscape(c.ClientSecret))
 	}
 	var tr tokenResponse
-	if _, err := doJSON(a.httpClient(), req, &tr); err != nil {
+	if _, err := doJSON(a.tokenClient(), req, &tr); err != nil {
 		return nil, err
 	}
 	if tr.AccessToken == "" {

@@ -132,6 +132,11 @@ func (a *Authorizer) store() TokenStore {
 
 func (a *Authorizer) httpClient() *http.Client { return defaultClient(a.HTTPClient) }
 
+// tokenClient is the client for token requests (the code exchange,
+// refresh, and a Grant's requests): the one place where requests to the
+// token endpoint would gain DPoP proofs when DPoP is set.
+func (a *Authorizer) tokenClient() *http.Client { return a.httpClient() }
+
 func (a *Authorizer) clock() time.Time {
 	if a.now != nil {
 		return a.now()
@@ -198,6 +203,13 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	stepUps := 0
 	authorized, nonceRetried := false, false
 	for attempt := 0; ; attempt++ {
+		tok, err := a.currentToken(ctx, st)
+		if err != nil {
+			if attempt == 0 && req.Body != nil {
+				req.Body.Close()
+			}
+			return nil, &AuthorizationError{Server: st.key, Step: "token", Err: err}
+		}
 		r := req.Clone(ctx)
 		if attempt > 0 && req.GetBody != nil {
 			body, err := req.GetBody()
@@ -206,19 +218,12 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			r.Body = body
 		}
-		tok, err := a.currentToken(ctx, st)
-		if err != nil {
-			if attempt == 0 && req.Body != nil {
-				req.Body.Close()
-			}
-			return nil, &AuthorizationError{Server: st.key, Step: "token", Err: err}
-		}
 		sent := ""
 		if tok != nil {
 			sent = tok.Token.AccessToken
 			if err := a.setAuthorization(r, st, tok); err != nil {
-				if attempt == 0 && req.Body != nil {
-					req.Body.Close()
+				if r.Body != nil {
+					r.Body.Close()
 				}
 				return nil, &AuthorizationError{Server: st.key, Step: "dpop", Err: err}
 			}
@@ -381,16 +386,22 @@ func (a *Authorizer) currentToken(ctx context.Context, st *serverState) (*Stored
 
 // single runs fn unless skip (called with st.mu held) says another flow
 // made it needless, or waits for the flow already in progress.
+// A flow that ended because its own caller gave up is run again for a
+// waiter still waiting.
 func (a *Authorizer) single(ctx context.Context, st *serverState, skip func() bool, fn func(context.Context) error) error {
 	st.mu.Lock()
-	if f := st.flight; f != nil {
+	for st.flight != nil {
+		f := st.flight
 		st.mu.Unlock()
 		select {
 		case <-f.done:
-			return f.err
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		if !errors.Is(f.err, context.Canceled) && !errors.Is(f.err, context.DeadlineExceeded) {
+			return f.err
+		}
+		st.mu.Lock()
 	}
 	if skip != nil && skip() {
 		st.mu.Unlock()
@@ -489,7 +500,7 @@ func (a *Authorizer) flow(ctx context.Context, st *serverState, server string, c
 		if len(scopes) > 0 {
 			gs = scopes
 		}
-		tok, err = a.Grant.Token(ctx, &GrantRequest{Server: meta, Resource: d.Resource, Scopes: gs, HTTPClient: a.httpClient(), DPoP: a.DPoP})
+		tok, err = a.Grant.Token(ctx, &GrantRequest{Server: meta, Resource: d.Resource, Scopes: gs, HTTPClient: a.tokenClient(), DPoP: a.DPoP})
 		if err != nil {
 			return fail("grant", err)
 		}

@@ -410,10 +410,17 @@ func TestAuthorizerRefusals(t *testing.T) {
 			as := newFakeAS(t)
 			rs := newFakeRS(t, as)
 			a := testAuthorizer()
+			var logs bytes.Buffer
+			a.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			tc.setup(as, rs, a)
 			_, _, err := post(t, a.RoundTripper(nil), rs.MCP(), "{}")
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			for _, s := range []string{codePrefix, secretPrefix, tokenPrefix} {
+				if strings.Contains(err.Error(), s) || strings.Contains(logs.String(), s) {
+					t.Errorf("a secret (%s…) in the error %q or the log:\n%s", s, err, logs.String())
+				}
 			}
 			var ae *AuthorizationError
 			if !errors.As(err, &ae) {
@@ -594,5 +601,67 @@ func TestAuthorizerRefreshesStoredTokenOn401(t *testing.T) {
 	st, _ := store.LoadToken(t.Context(), key)
 	if st == nil || !strings.HasPrefix(st.Token.AccessToken, tokenPrefix) {
 		t.Errorf("stored token after the refresh: %+v", st)
+	}
+}
+
+// firstCallWaits makes its first Authorize wait for the caller to give
+// up.
+type firstCallWaits struct {
+	Agent
+	mu      sync.Mutex
+	calls   int
+	started chan struct{}
+}
+
+func (f *firstCallWaits) Authorize(ctx context.Context, authURL, redirectURL string) (url.Values, error) {
+	f.mu.Lock()
+	f.calls++
+	first := f.calls == 1
+	f.mu.Unlock()
+	if first {
+		close(f.started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return f.Agent.Authorize(ctx, authURL, redirectURL)
+}
+
+func TestAuthorizerWaiterOutlivesCancelledLeader(t *testing.T) {
+	as := newFakeAS(t)
+	rs := newFakeRS(t, as)
+	ctx1, cancel1 := context.WithCancel(t.Context())
+	defer cancel1()
+	rs.on401 = func() {
+		rs.mu.Lock()
+		n := rs.unauth
+		rs.mu.Unlock()
+		if n == 2 {
+			cancel1() // the second request is on its way to wait for the first's flow
+		}
+	}
+	a := testAuthorizer()
+	agent := &firstCallWaits{Agent: a.Agent, started: make(chan struct{})}
+	a.Agent = agent
+	rt := a.RoundTripper(nil)
+	send := func(ctx context.Context) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rs.MCP(), strings.NewReader("{}"))
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return errors.New(resp.Status)
+		}
+		return nil
+	}
+	first := make(chan error, 1)
+	go func() { first <- send(ctx1) }()
+	<-agent.started
+	if err := send(t.Context()); err != nil {
+		t.Fatalf("the waiting request: %v", err)
+	}
+	if err := <-first; !errors.Is(err, context.Canceled) {
+		t.Errorf("the cancelled request: %v", err)
 	}
 }

@@ -240,7 +240,7 @@ type fakeRS struct {
 	challenge  []string // scope in the 401 challenge
 	required   []string // scopes a request needs; 403 otherwise
 	always403  bool
-	refuseAll  bool // answer 401 to every token
+	refuseAll  bool   // answer 401 to every token
 	noHeaderRM bool   // leave resource_metadata out of the challenge
 	prmPath    string // "" means the path-suffixed well-known URL
 	unauth     int    // 401s sent

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -91,7 +92,8 @@ type LoopbackAgent struct {
 	// Open sends the user to the authorization URL, typically by opening
 	// a browser. Nil writes the URL to Output.
 	Open func(ctx context.Context, authURL string) error
-	// Output receives the authorization URL when Open is nil.
+	// Output receives the authorization URL when Open is nil; nil means
+	// os.Stderr.
 	Output io.Writer
 
 	ln     net.Listener
@@ -198,10 +200,11 @@ func (l *LoopbackAgent) Authorize(ctx context.Context, authURL, redirectURL stri
 	open := l.Open
 	if open == nil {
 		open = func(_ context.Context, u string) error {
-			if l.Output == nil {
-				return nil
+			out := l.Output
+			if out == nil {
+				out = os.Stderr
 			}
-			_, err := fmt.Fprintf(l.Output, "Open this URL in a browser to authorize:\n\n  %s\n\n", u)
+			_, err := fmt.Fprintf(out, "Open this URL in a browser to authorize:\n\n  %s\n\n", u)
 			return err
 		}
 	}

@@ -27,17 +27,35 @@ const (
 // the authorization server supports (none first), ApplicationType
 // "native" for a loopback or non-HTTP redirect URL and "web" otherwise.
 type ClientMetadata struct {
-	ClientName              string   `json:"client_name,omitempty"`
-	ClientURI               string   `json:"client_uri,omitempty"`
-	LogoURI                 string   `json:"logo_uri,omitempty"`
-	RedirectURIs            []string `json:"redirect_uris,omitempty"`
-	GrantTypes              []string `json:"grant_types,omitempty"`
-	ResponseTypes           []string `json:"response_types,omitempty"`
-	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method,omitempty"`
-	ApplicationType         string   `json:"application_type,omitempty"`
-	Scope                   string   `json:"scope,omitempty"`
-	SoftwareID              string   `json:"software_id,omitempty"`
-	SoftwareVersion         string   `json:"software_version,omitempty"`
+	// ClientName is the name shown to the user at the authorization
+	// server.
+	ClientName string `json:"client_name,omitempty"`
+	// ClientURI is the URL of the client's home page.
+	ClientURI string `json:"client_uri,omitempty"`
+	// LogoURI is the URL of the client's logo.
+	LogoURI string `json:"logo_uri,omitempty"`
+	// RedirectURIs are the client's redirect URIs.
+	RedirectURIs []string `json:"redirect_uris,omitempty"`
+	// GrantTypes are the grant types the client uses; without
+	// refresh_token, offline_access is never asked for.
+	GrantTypes []string `json:"grant_types,omitempty"`
+	// ResponseTypes are the response types the client uses.
+	ResponseTypes []string `json:"response_types,omitempty"`
+	// TokenEndpointAuthMethod is how the client means to authenticate at
+	// the token endpoint (AuthMethodNone and the like).
+	TokenEndpointAuthMethod string `json:"token_endpoint_auth_method,omitempty"`
+	// ApplicationType is "native" or "web" (OpenID Connect Dynamic
+	// Client Registration; required by MCP).
+	ApplicationType string `json:"application_type,omitempty"`
+	// Scope is the space-separated scopes the client may ask for.
+	Scope string `json:"scope,omitempty"`
+	// SoftwareID identifies the client software across registrations.
+	SoftwareID string `json:"software_id,omitempty"`
+	// SoftwareVersion is the client software's version.
+	SoftwareVersion string `json:"software_version,omitempty"`
+	// DPoPBoundAccessTokens asks for DPoP-bound tokens always (RFC 9449
+	// section 5.2); it is set when the Authorizer has a DPoP key.
+	DPoPBoundAccessTokens bool `json:"dpop_bound_access_tokens,omitempty"`
 }
 
 // registrationResponse is the part of an RFC 7591 answer the client keeps.
@@ -116,6 +134,9 @@ func (a *Authorizer) registrationMetadata(meta *ServerMetadata) ClientMetadata {
 		default:
 			m.TokenEndpointAuthMethod = AuthMethodClientSecretBasic
 		}
+	}
+	if a.DPoP != nil {
+		m.DPoPBoundAccessTokens = true
 	}
 	if m.ApplicationType == "" {
 		m.ApplicationType = "web"

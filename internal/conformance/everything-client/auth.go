@@ -36,13 +36,21 @@ type authContext struct {
 	ClientSecret string `json:"client_secret"`
 }
 
-// newAuthorizer returns the Authorizer for an auth scenario.
-func newAuthorizer() (*auth.Authorizer, error) {
+// newAuthorizer returns the Authorizer for an auth scenario: with a DPoP
+// key for the auth/dpop scenarios.
+func newAuthorizer(scenario string) (*auth.Authorizer, error) {
 	a := &auth.Authorizer{
 		Agent:             &auth.HeadlessAgent{},
 		RedirectURL:       authRedirectURL,
 		ClientMetadataURL: cimdURL,
 		Registration:      auth.ClientMetadata{ClientName: "mcpkit-conformance-client"},
+	}
+	if strings.HasPrefix(scenario, "auth/dpop") {
+		key, err := auth.GenerateDPoPKey()
+		if err != nil {
+			return nil, err
+		}
+		a.DPoP = key
 	}
 	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
 		var ac authContext

@@ -14,21 +14,16 @@
 //
 //   - initialize: connect, list the tools if the server has any,
 //     disconnect.
-//
 //   - tools_call: list the tools and call add_numbers with a and b.
-//
 //   - elicitation-sep1034-client-defaults: accept the server's elicitation
 //     with empty content, so that the client fills in the schema's
 //     defaults; the server calls it from test_client_elicitation_defaults.
-//
 //   - sse-retry: call test_reconnection, whose response stream the server
 //     closes; the transport resumes it with GET and Last-Event-ID after
 //     the server's retry delay.
-//
 //   - json-schema-2020-12-preservation: list the tools and send the input
 //     schema of json_schema_2020_12_tool back, byte for byte, as the
 //     schema argument of json_schema_echo.
-//
 //   - auth/*: authorize with an auth.Authorizer (see auth.go), list the
 //     tools and call test-tool. When the Authorizer refuses for a reason
 //     the scenario tests (a PRM for another resource, an issuer
@@ -154,7 +149,7 @@ func run(ctx context.Context, scenario, version, url string) error {
 	c := mcp.NewClient(&mcp.Implementation{Name: "mcpkit-conformance-client", Version: "1.0.0"}, opts)
 	t := &transport.StreamableClientTransport{URL: url}
 	if isAuthScenario(scenario) {
-		a, err := newAuthorizer()
+		a, err := newAuthorizer(scenario)
 		if err != nil {
 			return err
 		}
