@@ -447,9 +447,11 @@ func checkTSAuthSummary(t *testing.T, sum *tsAuthSummary, as *testAuthServer, re
 	}
 }
 
-// startTSAuthServer runs ts_auth_server.mjs with issuer as its
-// authorization server, until the test ends, and returns the URL of its
-// MCP endpoint (its resource identifier).
+// startTSAuthServer runs ts_auth_server.mjs with as as its authorization
+// server (the introspection client's credentials in its environment),
+// until the test ends, and returns the URL of its MCP endpoint, which is
+// also its resource identifier. The script's standard error goes to
+// stderr, and is shown if the test fails.
 func startTSAuthServer(ctx context.Context, t *testing.T, modules string, as *testAuthServer, stderr *syncBuffer) string {
 	t.Helper()
 	work, script := stageScript(t, modules, "ts_auth_server.mjs")
@@ -462,6 +464,11 @@ func startTSAuthServer(ctx context.Context, t *testing.T, modules string, as *te
 			"MCPKIT_INTROSPECTION_CLIENT_ID="+as.IntrospectionClientID,
 			"MCPKIT_INTROSPECTION_CLIENT_SECRET="+as.IntrospectionClientSecret)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("stderr of ts_auth_server.mjs:\n%s", tail(stderr.String(), 4000))
+		}
+	})
 	return startListening(t, cmd)
 }
 
@@ -562,7 +569,7 @@ func TestOurClientAgainstTypeScriptProtectedServer(t *testing.T) {
 			if err := json.Unmarshal([]byte(call("token_info")), &info); err != nil {
 				t.Fatalf("token_info: %v", err)
 			}
-			if info.Subject != as.Subject || strings.TrimSuffix(info.Issuer, "/") != strings.TrimSuffix(as.Issuer, "/") ||
+			if info.Subject != as.Subject || info.Issuer != as.Issuer ||
 				info.ClientID == "" || info.Resource != url {
 				t.Errorf("the TypeScript verifier saw %+v; want subject %q, issuer %q, a client_id, resource %q", info, as.Subject, as.Issuer, url)
 			}
