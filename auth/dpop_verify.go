@@ -48,7 +48,10 @@ var ErrDPoPReplayed = fmt.Errorf("%w: replayed", ErrInvalidDPoPProof)
 // in a single DPoP header: signed by the key of that thumbprint, for this
 // request's method and URL, for this token ("ath"), recent ("iat" within
 // Window), and never seen before ("jti", remembered until it leaves the
-// window).
+// window). A challenge to a request without a token names the Bearer
+// scheme, or the DPoP scheme with the algorithms accepted (algs="...")
+// when Required is set; clients also learn of DPoP from the Protected
+// Resource Metadata (DPoPSigningAlgValuesSupported).
 type DPoPOptions struct {
 	// Required refuses bearer tokens: every token must be DPoP-bound.
 	Required bool

@@ -51,8 +51,15 @@ func TestRequireTokenDPoP(t *testing.T) {
 		t.Fatalf("first use: %d %s", w.Code, w.Header().Get("WWW-Authenticate"))
 	}
 	dpop := func(tok, proof string) http.Header { return hdr("Authorization", "DPoP "+tok, "DPoP", proof) }
-	old := x.proof(t, x.key, "POST", u, tok, "")
-	x.clock.advance(DefaultDPoPWindow + time.Second)
+	old, err := x.key.Proof("POST", u, &ProofOptions{AccessToken: tok, Now: func() time.Time { return x.clock.now().Add(-DefaultDPoPWindow - time.Second) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	future, err := x.key.Proof("POST", u, &ProofOptions{AccessToken: tok, Now: func() time.Time { return x.clock.now().Add(DefaultDPoPWindow + time.Second) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.tokens = append(x.tokens, old, future)
 	tests := []struct {
 		name   string
 		method string
@@ -65,6 +72,7 @@ func TestRequireTokenDPoP(t *testing.T) {
 		{"valid, URL case and query ignored", "POST", dpop(tok, x.proof(t, x.key, "POST", "HTTP://127.0.0.1:9/mcp?x=1", tok, "")), 200, ""},
 		{"replayed", "POST", dpop(tok, replayed), 401, `DPoP error="invalid_dpop_proof"`},
 		{"too old", "POST", dpop(tok, old), 401, `error="invalid_dpop_proof"`},
+		{"from the future", "POST", dpop(tok, future), 401, `error="invalid_dpop_proof"`},
 		{"other htu", "POST", dpop(tok, x.proof(t, x.key, "POST", "http://127.0.0.1:9/other", tok, "")), 401, `error="invalid_dpop_proof"`},
 		{"other host", "POST", dpop(tok, x.proof(t, x.key, "POST", "http://evil.example/mcp", tok, "")), 401, `error="invalid_dpop_proof"`},
 		{"other htm", "POST", dpop(tok, x.proof(t, x.key, "GET", u, tok, "")), 401, `error="invalid_dpop_proof"`},

@@ -58,7 +58,9 @@ type IntrospectionOptions struct {
 // RFC 7662): it posts the token with this resource server's client
 // credentials, refuses it unless the answer says "active": true, and
 // checks the answer's issuer, audience and times as configured. Active
-// answers are cached, bounded in count and time. It is safe for
+// answers are cached, bounded in count and time; inactive ones are not,
+// so every unknown token costs one request to the endpoint (rate-limit
+// unauthenticated clients in front of the middleware). It is safe for
 // concurrent use.
 type IntrospectionVerifier struct {
 	opts     IntrospectionOptions

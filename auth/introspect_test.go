@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -171,5 +172,50 @@ func TestIntrospectionOptions(t *testing.T) {
 		if _, err := NewIntrospectionVerifier(o); err == nil {
 			t.Errorf("%+v accepted", o)
 		}
+	}
+}
+
+// TestIntrospectionFailures: an endpoint that hangs, answers too much or
+// answers garbage makes verification fail with ErrVerifierUnavailable,
+// within the configured timeout.
+func TestIntrospectionFailures(t *testing.T) {
+	hang := make(chan struct{})
+	defer close(hang)
+	tests := []struct {
+		name string
+		h    http.HandlerFunc
+		want error
+	}{
+		{"hangs", func(w http.ResponseWriter, r *http.Request) {
+			io.ReadAll(r.Body) // so that the server notices the client leaving
+			select {
+			case <-hang:
+			case <-r.Context().Done():
+			}
+		}, context.DeadlineExceeded},
+		{"oversized", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"active":true,"x":"` + strings.Repeat("a", MaxDocumentSize) + `"}`))
+		}, ErrTooLarge},
+		{"malformed", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"active":"yes"}`))
+		}, ErrVerifierUnavailable},
+		{"server error", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", 500) }, ErrVerifierUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(tt.h)
+			defer srv.Close()
+			v, err := NewIntrospectionVerifier(&IntrospectionOptions{Endpoint: srv.URL, ClientID: "rs", ClientSecret: introspectionSecret, FetchTimeout: 50 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = v.VerifyToken(context.Background(), "tok-secret-value")
+			if !errors.Is(err, tt.want) || !errors.Is(err, ErrVerifierUnavailable) || errors.Is(err, ErrInvalidToken) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
+			}
+			checkNoSecrets(t, err.Error(), []string{"tok-secret-value", introspectionSecret})
+		})
 	}
 }

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -25,8 +26,9 @@ const (
 	// 10 seconds.
 	DefaultFetchTimeout = 10 * time.Second
 	// maxKeys bounds the keys of a key set tried for a token without a
-	// "kid".
-	maxKeys = 100
+	// "kid" (or naming a kid several keys share), so that a forged token
+	// costs at most this many signature checks.
+	maxKeys = 10
 )
 
 // keySource fetches and caches the key set of an issuer. Callers that
@@ -48,64 +50,79 @@ type keySource struct {
 	attempted time.Time // when the last fetch started
 	lastErr   error     // of the last fetch, nil when it succeeded
 	inflight  *keyFetch
-	fetches   int // number of fetches of the key set, for tests
 }
 
-// keyFetch is a fetch in progress; done closes when keys and err are set.
+// keyFetch is a fetch in progress; done closes when err is set.
 type keyFetch struct {
 	done chan struct{}
-	keys *jose.JSONWebKeySet
 	err  error
 }
 
 // lookup returns the keys of the set that may verify a token with key ID
-// kid (every key, up to maxKeys, when kid is ""). It fetches the set when
-// it has none, when it is older than ttl, or when no key has that ID,
-// unless a fetch started less than minInterval ago.
+// kid (every key, up to maxKeys, when kid is ""). When the set has such
+// keys but is older than ttl, it is fetched again in the background and
+// the keys at hand are used meanwhile. When it has none (no set yet, or
+// an unknown kid), the caller waits for a fetch, shared with any other
+// caller, unless a fetch started less than minInterval ago.
 func (s *keySource) lookup(ctx context.Context, kid string) ([]jose.JSONWebKey, error) {
-	for attempt := 0; ; attempt++ {
-		s.mu.Lock()
-		now := s.now()
-		var found []jose.JSONWebKey
-		if s.keys != nil {
-			found = matching(s.keys, kid)
-		}
-		stale := s.keys == nil || now.Sub(s.fetched) >= s.ttl || len(found) == 0
-		if !stale || attempt > 0 {
-			s.mu.Unlock()
-			return s.result(found)
-		}
-		f := s.inflight
-		if f == nil {
-			if !s.attempted.IsZero() && now.Sub(s.attempted) < s.minInterval {
-				err := s.lastErr
-				s.mu.Unlock()
-				if len(found) == 0 && s.keys == nil && err != nil {
-					return nil, err
-				}
-				return s.result(found)
-			}
-			f = &keyFetch{done: make(chan struct{})}
-			s.inflight = f
-			s.attempted = now
-			s.fetches++
-			go s.fetch(context.WithoutCancel(ctx), f)
+	s.mu.Lock()
+	now := s.now()
+	var found []jose.JSONWebKey
+	if s.keys != nil {
+		found = matching(s.keys, kid)
+	}
+	if len(found) > 0 {
+		if now.Sub(s.fetched) >= s.ttl && s.inflight == nil && s.mayFetch(now) {
+			s.start(ctx, now)
 		}
 		s.mu.Unlock()
-		select {
-		case <-f.done:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%w: waiting for the key set: %w", ErrVerifierUnavailable, context.Cause(ctx))
-		}
-		if f.err != nil {
-			s.mu.Lock()
-			haveKeys := s.keys != nil
-			s.mu.Unlock()
-			if !haveKeys {
-				return nil, f.err
-			}
-		}
+		return found, nil
 	}
+	f := s.inflight
+	if f == nil {
+		if !s.mayFetch(now) {
+			err, haveKeys := s.lastErr, s.keys != nil
+			s.mu.Unlock()
+			if !haveKeys && err != nil {
+				return nil, err
+			}
+			return s.result(nil)
+		}
+		f = s.start(ctx, now)
+	}
+	s.mu.Unlock()
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: waiting for the key set: %w", ErrVerifierUnavailable, context.Cause(ctx))
+	}
+	s.mu.Lock()
+	if s.keys != nil {
+		found = matching(s.keys, kid)
+	}
+	haveKeys := s.keys != nil
+	s.mu.Unlock()
+	if f.err != nil && !haveKeys {
+		return nil, f.err
+	}
+	return s.result(found)
+}
+
+// mayFetch reports whether a fetch may start at now: none started in the
+// last minInterval. s.mu is held.
+func (s *keySource) mayFetch(now time.Time) bool {
+	return s.attempted.IsZero() || now.Sub(s.attempted) >= s.minInterval
+}
+
+// start starts a fetch, bounded by the fetch timeout and not by ctx's
+// cancellation (its callers share it). s.mu is held and no fetch is in
+// flight.
+func (s *keySource) start(ctx context.Context, now time.Time) *keyFetch {
+	f := &keyFetch{done: make(chan struct{})}
+	s.inflight = f
+	s.attempted = now
+	go s.fetch(context.WithoutCancel(ctx), f)
+	return f
 }
 
 // result is what lookup returns for the keys it found.
@@ -150,10 +167,7 @@ func (s *keySource) fetch(ctx context.Context, f *keyFetch) {
 	}
 	var set jose.JSONWebKeySet
 	if err == nil {
-		err = getJSON(ctx, s.client, jwksURL, &set)
-		if err == nil && len(set.Keys) == 0 {
-			err = errors.New("auth: the key set holds no keys")
-		}
+		set, err = fetchKeySet(ctx, s.client, jwksURL)
 	}
 	if err != nil {
 		err = fmt.Errorf("%w: %w", ErrVerifierUnavailable, err)
@@ -166,10 +180,32 @@ func (s *keySource) fetch(ctx context.Context, f *keyFetch) {
 		s.jwksURL = jwksURL
 		s.keys = &set
 		s.fetched = s.now()
-		f.keys = &set
 	}
 	f.err = err
 	close(f.done)
+}
+
+// fetchKeySet fetches a key set. Keys that do not parse (of a type
+// go-jose does not know, say) are skipped; a set without a key that
+// parses is an error.
+func fetchKeySet(ctx context.Context, client *http.Client, jwksURL string) (jose.JSONWebKeySet, error) {
+	var raw struct {
+		Keys []json.RawMessage `json:"keys"`
+	}
+	var set jose.JSONWebKeySet
+	if err := getJSON(ctx, client, jwksURL, &raw); err != nil {
+		return set, err
+	}
+	for _, r := range raw.Keys {
+		var k jose.JSONWebKey
+		if k.UnmarshalJSON(r) == nil {
+			set.Keys = append(set.Keys, k)
+		}
+	}
+	if len(set.Keys) == 0 {
+		return set, fmt.Errorf("auth: the key set at %s holds no usable key", redactURL(jwksURL))
+	}
+	return set, nil
 }
 
 // discoverJWKSURL finds the jwks_uri of issuer in its metadata.

@@ -83,9 +83,11 @@ type JWTOptions struct {
 // space-separated string) or "scp" (an array), the DPoP binding from
 // "cnf.jkt". It is safe for concurrent use.
 //
-// Bounds: a token is at most [MaxTokenSize]; a metadata document or key
-// set at most [MaxDocumentSize], fetched within FetchTimeout, at most once
-// per RefetchInterval; at most CacheSize verified tokens are remembered.
+// Bounds: a token is at most [MaxTokenSize] and costs at most 10
+// signature checks (the keys of the set it may name); a metadata document
+// or key set is at most [MaxDocumentSize], fetched within FetchTimeout, at
+// most once per RefetchInterval (keys of unknown types in a set are
+// skipped); at most CacheSize verified tokens are remembered.
 type JWTVerifier struct {
 	issuer   string
 	audience string

@@ -55,6 +55,7 @@ type testIssuer struct {
 	fetches atomic.Int32
 	mu      sync.Mutex
 	jwks    func(w http.ResponseWriter, r *http.Request) // overrides the key set answer
+	meta    func(w http.ResponseWriter, r *http.Request) // overrides the metadata answer
 	keys    []jose.JSONWebKey
 }
 
@@ -64,6 +65,13 @@ func newTestIssuer(t testing.TB) *testIssuer {
 	is.keys = []jose.JSONWebKey{{Key: is.key.Public(), KeyID: is.kid, Algorithm: "ES256", Use: "sig"}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		is.mu.Lock()
+		override := is.meta
+		is.mu.Unlock()
+		if override != nil {
+			override(w, r)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(ServerMetadata{Issuer: is.srv.URL, JWKSURI: is.srv.URL + "/jwks", IntrospectionEndpoint: is.srv.URL + "/introspect"})
 	})
@@ -435,10 +443,31 @@ func TestJWTKeyRotation(t *testing.T) {
 	if info, err := v.VerifyToken(ctx, tok); err != nil || info.Subject != "bob" {
 		t.Fatalf("after rotation: %v, %v", info, err)
 	}
-	// The set expires: a fetch that fails keeps the old keys.
+	// The set expires: it is fetched again in the background, and the
+	// keys at hand verify meanwhile.
+	clock.advance(DefaultKeySetTTL)
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	is.setJWKS(func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		<-release
+		http.Error(w, "down", 500)
+	})
+	if _, err := v.VerifyToken(ctx, mint(t, next, "k2", with(is.claims("dave"), "exp", clock.now().Add(time.Hour).Unix()))); err != nil {
+		t.Fatalf("with a stale set: %v", err)
+	}
+	<-started
+	v.keys.mu.Lock()
+	inflight := v.keys.inflight != nil
+	v.keys.mu.Unlock()
+	close(release)
+	if !inflight {
+		t.Fatal("the verification waited for the refresh")
+	}
+	// A fetch that fails keeps the old keys.
 	clock.advance(DefaultKeySetTTL)
 	is.setJWKS(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", 500) })
-	if _, err := v.VerifyToken(ctx, mint(t, next, "k2", is.claims("carol"))); err != nil {
+	if _, err := v.VerifyToken(ctx, mint(t, next, "k2", with(is.claims("carol"), "exp", clock.now().Add(time.Hour).Unix()))); err != nil {
 		t.Fatalf("with a stale set and the issuer down: %v", err)
 	}
 }
@@ -449,42 +478,61 @@ func TestJWTKeyRotation(t *testing.T) {
 func TestJWTKeySetFailures(t *testing.T) {
 	hang := make(chan struct{})
 	defer close(hang)
+	hangs := func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	}
+	short := func(o *JWTOptions) { o.FetchTimeout = 50 * time.Millisecond }
 	tests := []struct {
-		name  string
-		jwks  func(w http.ResponseWriter, r *http.Request)
-		want  error
-		edit  func(o *JWTOptions)
-		extra func(t *testing.T, err error)
+		name    string
+		jwks    func(w http.ResponseWriter, r *http.Request)
+		meta    func(w http.ResponseWriter, r *http.Request)
+		want    error
+		edit    func(o *JWTOptions)
+		fetches int32
 	}{
 		{"oversized", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write([]byte(`{"keys":[],"pad":"`))
 			w.Write([]byte(strings.Repeat("a", MaxDocumentSize)))
 			w.Write([]byte(`"}`))
-		}, ErrTooLarge, nil, nil},
+		}, nil, ErrTooLarge, nil, 1},
 		{"malformed", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write([]byte(`{"keys":[{"kty":"EC","crv":"P-256","x":"!!"}]}`))
-		}, ErrVerifierUnavailable, nil, nil},
+		}, nil, ErrVerifierUnavailable, nil, 1},
 		{"not JSON", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
 			w.Write([]byte(`<html>`))
-		}, ErrVerifierUnavailable, nil, nil},
+		}, nil, ErrVerifierUnavailable, nil, 1},
+		{"no key parses", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"keys":[{"kty":"XYZ"},{"kty":"EC","crv":"P-256"}]}`))
+		}, nil, ErrVerifierUnavailable, nil, 1},
 		{"empty", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write([]byte(`{"keys":[]}`))
-		}, ErrVerifierUnavailable, nil, nil},
-		{"hangs", func(w http.ResponseWriter, r *http.Request) {
-			select {
-			case <-hang:
-			case <-r.Context().Done():
-			}
-		}, context.DeadlineExceeded, func(o *JWTOptions) { o.FetchTimeout = 50 * time.Millisecond }, nil},
+		}, nil, ErrVerifierUnavailable, nil, 1},
+		{"key set hangs", hangs, nil, context.DeadlineExceeded, short, 1},
+		{"metadata hangs", nil, hangs, context.DeadlineExceeded, short, 0},
+		{"metadata oversized", nil, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"issuer":"` + strings.Repeat("a", MaxDocumentSize) + `"}`))
+		}, ErrTooLarge, nil, 0},
+		{"metadata without jwks_uri", nil, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(ServerMetadata{Issuer: "http://" + r.Host})
+		}, ErrVerifierUnavailable, nil, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			is := newTestIssuer(t)
 			is.setJWKS(tt.jwks)
+			is.mu.Lock()
+			is.meta = tt.meta
+			is.mu.Unlock()
 			clock := newFakeClock()
 			v := is.verifier(clock, tt.edit)
 			_, err := v.VerifyToken(context.Background(), mint(t, is.key, "k1", is.claims("alice")))
@@ -493,8 +541,8 @@ func TestJWTKeySetFailures(t *testing.T) {
 			}
 			// The failure is remembered: no second fetch within the interval.
 			v.VerifyToken(context.Background(), mint(t, is.key, "k1", is.claims("bob")))
-			if n := is.fetches.Load(); n != 1 {
-				t.Fatalf("%d fetches", n)
+			if n := is.fetches.Load(); n != tt.fetches {
+				t.Fatalf("%d fetches of the key set, want %d", n, tt.fetches)
 			}
 		})
 	}
@@ -555,6 +603,21 @@ func TestJWTDiscovery(t *testing.T) {
 	})
 }
 
+// TestJWTKeySetUnknownKeyTypes: keys that do not parse are skipped, the
+// others used.
+func TestJWTKeySetUnknownKeyTypes(t *testing.T) {
+	is := newTestIssuer(t)
+	good, _ := json.Marshal(is.keys[0])
+	is.setJWKS(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"keys":[{"kty":"XYZ","kid":"k0"},` + string(good) + `]}`))
+	})
+	v := is.verifier(newFakeClock(), nil)
+	if _, err := v.VerifyToken(context.Background(), mint(t, is.key, "k1", is.claims("alice"))); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestJWTVerifierContext: a caller whose context ends stops waiting for
 // the shared fetch.
 func TestJWTVerifierContext(t *testing.T) {
@@ -593,4 +656,45 @@ func FuzzJWTVerify(f *testing.F) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+}
+
+// TestJWTFirstFetchShared: callers arriving together before the key set
+// is known wait for one shared fetch, and all verify.
+func TestJWTFirstFetchShared(t *testing.T) {
+	is := newTestIssuer(t)
+	release := make(chan struct{})
+	is.setJWKS(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: is.keys})
+	})
+	v := is.verifier(newFakeClock(), nil)
+	const n = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	waiting := make(chan struct{}, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tok := mint(t, is.key, "k1", is.claims("user"+string(rune('a'+i))))
+			waiting <- struct{}{}
+			_, err := v.VerifyToken(context.Background(), tok)
+			errs <- err
+		}()
+	}
+	for range n {
+		<-waiting
+	}
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f := is.fetches.Load(); f != 1 {
+		t.Fatalf("%d fetches, want 1", f)
+	}
 }

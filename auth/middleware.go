@@ -103,8 +103,16 @@ type ResourceOptions struct {
 //
 // An admitted request's context carries the [TokenInfo]
 // ([TokenInfoFromContext]) and the principal package transport binds
-// sessions to (the token's issuer and subject), so a session created with
-// one user's token is refused (403) with another's.
+// sessions to (the token's issuer and subject, see [TokenInfo.Principal]),
+// so a session created with one user's token is refused (403) with
+// another's. A custom Verifier must therefore fill Subject: tokens without
+// one would share sessions.
+//
+// Every request needs a token, CORS preflights (OPTIONS) included: a
+// server for browser-based clients answers those in front of the
+// middleware. The body is read (for ToolScopes) only after the token is
+// verified, so only an authenticated client can make the middleware hold
+// up to MaxBodySize; the http.Server's ReadTimeout bounds how long.
 func RequireToken(opts *ResourceOptions) (func(http.Handler) http.Handler, error) {
 	g, err := newGuard(opts)
 	if err != nil {
@@ -138,6 +146,12 @@ func newGuard(opts *ResourceOptions) (*guard, error) {
 		return nil, fmt.Errorf("auth: RequireToken: resource: %w", err)
 	}
 	g := &guard{opts: *opts, prmURL: opts.ResourceMetadataURL, log: opts.Logger}
+	// Later changes to the caller's slices and map are not seen.
+	g.opts.Scopes = slices.Clone(opts.Scopes)
+	g.opts.ToolScopes = make(map[string][]string, len(opts.ToolScopes))
+	for name, scopes := range opts.ToolScopes {
+		g.opts.ToolScopes[name] = slices.Clone(scopes)
+	}
 	if g.prmURL == "" {
 		urls, err := ProtectedResourceMetadataURLs(opts.Resource)
 		if err != nil {

@@ -1,6 +1,7 @@
 package auth_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -122,6 +123,8 @@ func newProtectedServer(tb testing.TB, is *rsIssuer, guarded bool, edit func(o *
 	}
 	mh := mcp.NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{Logger: logger})
 	tb.Cleanup(func() { mh.Close() })
+	sh := mcp.NewSSEHandler(s, &transport.SSEOptions{Logger: logger})
+	tb.Cleanup(func() { sh.Close() })
 	mux := http.NewServeMux()
 	if err := auth.HandleProtectedResourceMetadata(mux, &auth.ProtectedResourceMetadata{
 		Resource: ps.resource, AuthorizationServers: []string{is.srv.URL}, ScopesSupported: []string{"mcp"},
@@ -130,6 +133,7 @@ func newProtectedServer(tb testing.TB, is *rsIssuer, guarded bool, edit func(o *
 	}
 	if !guarded {
 		mux.Handle("/mcp", mh)
+		mux.Handle("/sse", sh)
 		h = mux
 		return ps
 	}
@@ -146,6 +150,7 @@ func newProtectedServer(tb testing.TB, is *rsIssuer, guarded bool, edit func(o *
 		tb.Fatal(err)
 	}
 	mux.Handle("/mcp", guard(mh))
+	mux.Handle("/sse", guard(sh))
 	h = mux
 	return ps
 }
@@ -360,6 +365,74 @@ func TestIntegrationNoSecrets(t *testing.T) {
 		}
 		if i := strings.LastIndexByte(s, '.'); i > 0 && i < len(s)-1 && strings.Contains(text, s[i+1:]) {
 			t.Fatalf("a signature appears in the log or an error")
+		}
+	}
+}
+
+// TestIntegrationSSE: the middleware in front of the legacy HTTP+SSE
+// handler: a tool reads the subject, and a session opened with alice's
+// token is refused (403) with bob's.
+func TestIntegrationSSE(t *testing.T) {
+	is := newRSIssuer(t)
+	ps := newProtectedServer(t, is, true, nil)
+	ctx := context.Background()
+	alice := is.token(t, "alice", ps.resource, "mcp", time.Hour, nil)
+	bob := is.token(t, "bob", ps.resource, "mcp", time.Hour, nil)
+
+	c := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, &mcp.ClientOptions{Era: mcp.EraHandshake})
+	cs, err := c.Connect(ctx, &transport.SSEClientTransport{URL: ps.srv.URL + "/sse", HTTPClient: ps.srv.Client(),
+		Header: http.Header{"Authorization": {"Bearer " + alice}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami"})
+	if err != nil || res.Content[0].(*mcp.TextContent).Text != "alice" {
+		t.Fatalf("%v, %v", res, err)
+	}
+	cs.Close()
+
+	// A raw session: open the stream as alice, read the endpoint, post as bob.
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(sctx, "GET", ps.srv.URL+"/sse", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+alice)
+	resp, err := ps.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var endpoint string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if e, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			endpoint = e
+			break
+		}
+	}
+	if !strings.Contains(endpoint, "sessionId=") {
+		t.Fatalf("endpoint %q", endpoint)
+	}
+	if strings.HasPrefix(endpoint, "/") {
+		endpoint = ps.srv.URL + endpoint
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	for _, tt := range []struct {
+		token  string
+		status int
+	}{{bob, http.StatusForbidden}, {"", http.StatusUnauthorized}, {alice, http.StatusAccepted}} {
+		req, _ := http.NewRequest("POST", endpoint, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if tt.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tt.token)
+		}
+		r, err := ps.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != tt.status {
+			t.Fatalf("POST: %d, want %d", r.StatusCode, tt.status)
 		}
 	}
 }

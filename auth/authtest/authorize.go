@@ -1,7 +1,12 @@
 package authtest
 
 import (
+	"context"
 	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -27,6 +32,7 @@ type ConsentRequest struct {
 // An authCode is an authorization code not yet redeemed.
 type authCode struct {
 	clientID, redirectURI string
+	redirectGiven         bool // the request named redirect_uri
 	challenge             string
 	resource              string
 	subject               string
@@ -111,7 +117,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		ttl = DefaultCodeTTL
 	}
 	ac := &authCode{
-		clientID: c.ID, redirectURI: redirect, challenge: challenge, resource: resource,
+		clientID: c.ID, redirectURI: redirect, redirectGiven: q.Has("redirect_uri"), challenge: challenge, resource: resource,
 		subject: cr.Subject, dpopJKT: q.Get("dpop_jkt"), scopes: cr.Scopes, expires: now.Add(ttl),
 	}
 	s.mu.Lock()
@@ -204,4 +210,79 @@ func truncate(s string, n int) string {
 // description. It is used only for values that are not credentials.
 func quoteShort(s string) string {
 	return `"` + strings.ToValidUTF8(truncate(s, 60), "?") + `"`
+}
+
+// ErrAuthorization reports an authorization request the server did not
+// answer with a redirect: one whose client or redirect URI it refused.
+var ErrAuthorization = errors.New("authtest: authorization request refused")
+
+// Authorize plays the user's browser for an MCP host under test: it
+// sends the authorization request authURL (a URL of this server's
+// authorization endpoint) and returns where the server redirects to: the
+// client's redirect URI with code, state and iss, or with an error. It
+// does not follow the redirect; see Browse. Errors other than the
+// request's own wrap ErrAuthorization.
+func (s *Server) Authorize(ctx context.Context, authURL string) (*url.URL, error) {
+	if !strings.HasPrefix(authURL, s.URL+pathAuthorize+"?") {
+		return nil, fmt.Errorf("%w: not a URL of this server's authorization endpoint", ErrAuthorization)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	c := *s.Client()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusFound {
+		var e struct {
+			Error       string `json:"error"`
+			Description string `json:"error_description"`
+		}
+		json.NewDecoder(io.LimitReader(resp.Body, MaxRequestBody)).Decode(&e)
+		return nil, fmt.Errorf("%w: HTTP %d: %s: %s", ErrAuthorization, resp.StatusCode, e.Error, e.Description)
+	}
+	return url.Parse(resp.Header.Get("Location"))
+}
+
+// Browse plays the user's browser to the end: it sends the
+// authorization request authURL (see Authorize), then delivers the
+// server's answer to the client's redirect URI with a GET, which must
+// answer 2xx. A host under test opens authURL with it instead of a
+// browser.
+func (s *Server) Browse(ctx context.Context, authURL string) error {
+	to, err := s.Authorize(ctx, authURL)
+	if err != nil {
+		return err
+	}
+	if to.Scheme != "http" && to.Scheme != "https" {
+		return fmt.Errorf("%w: cannot deliver to a %s redirect URI", ErrAuthorization, to.Scheme)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, to.String(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("authtest: delivering the authorization response: %w", stripQuery(err))
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, MaxRequestBody))
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("authtest: the redirect URI answered HTTP %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// stripQuery drops the URL of a *url.Error, whose query holds the
+// authorization code.
+func stripQuery(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s %s: %w", ue.Op, redact(ue.URL), ue.Err)
+	}
+	return err
 }

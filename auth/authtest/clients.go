@@ -73,11 +73,17 @@ func (c *Client) mayUse(g string) bool {
 // ErrInvalidClient reports a client RegisterClient refuses.
 var ErrInvalidClient = errors.New("authtest: invalid client")
 
+// ErrTooManyClients reports that Options.MaxClients clients are
+// registered already.
+var ErrTooManyClients = errors.New("authtest: too many clients")
+
 // RegisterClient registers c (or replaces the client with its ID), and
 // returns the registered client, with its ID, secret and method filled
-// in. It fails (with an error wrapping ErrInvalidClient) for an unknown
-// method, a secret method without a redirect URI check failure, and the
-// like, or when Options.MaxClients clients are registered.
+// in. It fails, with an error wrapping ErrInvalidClient, for an unknown
+// method or grant type, a private_key_jwt client without keys, a redirect
+// URI that is not HTTPS (or HTTP on loopback, or a private-use scheme),
+// a URL as ID (those name client metadata documents); and with
+// ErrTooManyClients when Options.MaxClients clients are registered.
 func (s *Server) RegisterClient(c Client) (Client, error) {
 	c.RedirectURIs = slices.Clone(c.RedirectURIs)
 	c.Scopes = slices.Clone(c.Scopes)
@@ -141,28 +147,34 @@ func (s *Server) RegisterClient(c Client) (Client, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.clients[c.ID]; !ok && len(s.clients) >= max {
-		return Client{}, fmt.Errorf("%w: %d clients are registered already", ErrInvalidClient, max)
+		return Client{}, fmt.Errorf("%w: %d are registered", ErrTooManyClients, max)
 	}
 	stored := c
 	s.clients[c.ID] = &stored
 	return c, nil
 }
 
+// errRedirectURI reports a redirect URI that cannot be registered.
+var errRedirectURI = errors.New("invalid redirect URI")
+
 // checkRedirectURI accepts an absolute URI without a fragment: HTTPS, or
 // HTTP on loopback, or a private-use scheme of a native application.
+// Errors wrap errRedirectURI.
 func checkRedirectURI(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme == "" {
-		return errors.New("redirect URI is not an absolute URI")
+		return fmt.Errorf("%w: not an absolute URI", errRedirectURI)
 	}
 	if u.Fragment != "" || strings.Contains(raw, "#") {
-		return errors.New("redirect URI has a fragment")
+		return fmt.Errorf("%w: it has a fragment", errRedirectURI)
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "http", "https":
-		return auth.CheckURL(raw)
+		if err := auth.CheckURL(raw); err != nil {
+			return fmt.Errorf("%w: %w", errRedirectURI, err)
+		}
 	case "javascript", "data", "file", "vbscript":
-		return fmt.Errorf("redirect URI scheme %q is not allowed", u.Scheme)
+		return fmt.Errorf("%w: scheme %q is not allowed", errRedirectURI, u.Scheme)
 	}
 	return nil
 }
@@ -286,7 +298,7 @@ func (m *clientMetadata) toClient(defaultMethod string) (*Client, error) {
 		}
 	}
 	if slices.Contains(c.GrantTypes, "authorization_code") && len(c.RedirectURIs) == 0 {
-		return nil, errors.New("the authorization_code grant needs redirect_uris")
+		return nil, fmt.Errorf("%w: the authorization_code grant needs redirect_uris", errRedirectURI)
 	}
 	for _, u := range c.RedirectURIs {
 		if err := checkRedirectURI(u); err != nil {
@@ -348,7 +360,7 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	c, err := m.toClient(methodBasic) // RFC 7591 section 2: the default
 	if err != nil {
 		code := "invalid_client_metadata"
-		if strings.Contains(err.Error(), "redirect") {
+		if errors.Is(err, errRedirectURI) {
 			code = "invalid_redirect_uri"
 		}
 		writeError(w, &oauthError{status: http.StatusBadRequest, code: code, description: err.Error()})
@@ -358,8 +370,12 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 		c.Scopes = nil // the requested scope is recorded, not enforced
 	}
 	reg, err := s.RegisterClient(*c)
-	if err != nil {
+	if errors.Is(err, ErrTooManyClients) {
 		writeError(w, errUnavailable("the server holds too many clients"))
+		return
+	}
+	if err != nil {
+		writeError(w, &oauthError{status: http.StatusBadRequest, code: "invalid_client_metadata", description: err.Error()})
 		return
 	}
 	resp := registrationResponse{clientMetadata: m, ClientIDIssuedAt: s.now().Unix()}

@@ -44,6 +44,9 @@ func (s *Server) grantTokenExchange(tr *tokenRequest) (map[string]any, *oauthErr
 	clientID := tr.client.ID
 	if s.opts.IDJAGClientID != nil {
 		clientID = s.opts.IDJAGClientID(audience, clientID)
+		if clientID == "" {
+			return nil, &oauthError{status: http.StatusBadRequest, code: "invalid_target", description: "the client has no client_id at the audience"}
+		}
 	}
 	jag, err := s.IDJAG(IDJAGRequest{
 		Subject: p.claims.Subject, Audience: audience, ClientID: clientID,

@@ -87,7 +87,7 @@ func parseJWT(token string) (*parsedJWT, error) {
 	for _, a := range auth.DefaultAlgorithms() {
 		algs = append(algs, jose.SignatureAlgorithm(a))
 	}
-	jws, err := jose.ParseSigned(token, algs)
+	jws, err := jose.ParseSignedCompact(token, algs)
 	if err != nil {
 		return nil, errors.New("not a JWS compact serialization with an accepted algorithm")
 	}

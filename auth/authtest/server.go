@@ -37,7 +37,8 @@ type Options struct {
 	// Consent, when set, is called for every valid authorization
 	// request before a code is issued. It may change the request's
 	// Subject and narrow its Scopes; an error denies the request
-	// (access_denied; the error text is not sent).
+	// (access_denied; the error text is not sent). It is called from the
+	// server's goroutines, one per request.
 	Consent func(*ConsentRequest) error
 	// IDJAGClientID maps the client that asks for an ID-JAG in token
 	// exchange (its client_id at this server) to the client_id the ID-JAG
@@ -130,9 +131,11 @@ func NewServer(opts *Options) *Server {
 	return s
 }
 
-// NewUnstartedServer returns a new Server that is not started: its
-// Options may still be read, and the caller starts it with Start or
-// StartTLS and should call Close when done.
+// NewUnstartedServer returns a new Server that is not started: the
+// caller starts it with Start or StartTLS and should call Close when
+// done. Like httptest.NewUnstartedServer it panics when it cannot listen
+// on a loopback port, and it panics when Options.Clients holds a client
+// RegisterClient refuses.
 func NewUnstartedServer(opts *Options) *Server {
 	s := &Server{
 		done:         make(chan struct{}),

@@ -263,7 +263,9 @@ func (s *Server) grantCode(tr *tokenRequest) (map[string]any, *oauthError) {
 	if ac.clientID != tr.client.ID {
 		return nil, errInvalidGrant("the code was issued to another client")
 	}
-	if tr.form.Get("redirect_uri") != ac.redirectURI {
+	// redirect_uri must repeat the authorization request's, if that had
+	// one (RFC 6749 section 4.1.3).
+	if rr := tr.form.Get("redirect_uri"); rr != ac.redirectURI && (ac.redirectGiven || rr != "") {
 		return nil, errInvalidGrant("redirect_uri does not match the authorization request")
 	}
 	verifier := tr.form.Get("code_verifier")
@@ -323,12 +325,21 @@ func (s *Server) grantRefresh(tr *tokenRequest) (map[string]any, *oauthError) {
 	if rt == "" {
 		return nil, errInvalidRequest("refresh_token is required")
 	}
-	s.mu.Lock()
-	g, ok := s.refresh[rt]
-	if ok && g.clientID == tr.client.ID {
-		delete(s.refresh, rt) // rotation: each refresh token is used once
+	g, e := s.spendRefresh(tr, rt)
+	if e != nil {
+		return nil, e
 	}
-	s.mu.Unlock()
+	return s.issue(g, tr.client)
+}
+
+// spendRefresh checks the refresh token rt and, when the request may
+// use it, spends it and returns what to issue.
+func (s *Server) spendRefresh(tr *tokenRequest, rt string) (*issued, *oauthError) {
+	// Every check comes before the token is spent: a request that fails
+	// leaves it usable.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, ok := s.refresh[rt]
 	if !ok || !s.now().Before(g.expires) || g.clientID != tr.client.ID {
 		return nil, errInvalidGrant("the refresh token is invalid, expired, used or another client's")
 	}
@@ -342,10 +353,11 @@ func (s *Server) grantRefresh(tr *tokenRequest) (map[string]any, *oauthError) {
 	if rr := tr.form.Get("resource"); rr != "" && rr != g.resource {
 		return nil, &oauthError{status: http.StatusBadRequest, code: "invalid_target", description: "resource differs from the grant's"}
 	}
+	delete(s.refresh, rt) // rotation: each refresh token is used once
 	n := g.issued
 	n.scopes, n.jkt = scopes, tr.jkt
 	n.refreshScopes = g.scopes
-	return s.issue(&n, tr.client)
+	return &n, nil
 }
 
 // grantClientCredentials issues a token to a confidential client on its
