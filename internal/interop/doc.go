@@ -14,6 +14,21 @@
 //     calling everything it offers and answering its sampling,
 //     elicitation and roots requests; and it negotiates each protocol
 //     revision mcpkit speaks with it.
+//   - auth_test.go: authorization (OAuth 2.1) across the two
+//     implementations, with mcpkit's test authorization server
+//     (auth/authtest) issuing the tokens. The TypeScript SDK v2 client
+//     (ts_auth_client.mjs) logs in to mcpkit's server behind the auth
+//     middleware (auth.RequireToken with a JWT verifier), in both eras,
+//     with bearer and with DPoP-bound tokens (nonces too): it reads the
+//     Protected Resource Metadata the 401 points at, registers
+//     dynamically, runs the authorization code flow with PKCE through a
+//     headless user agent, and calls a tool that answers the token's
+//     subject. And mcpkit's client, with an auth.Authorizer and its
+//     headless agent, logs in to the TypeScript SDK v2 server
+//     (ts_auth_server.mjs) behind the SDK's requireBearerAuth, whose
+//     verifier asks the authorization server's introspection endpoint,
+//     in each era setting, and steps up when a tool's scope challenge
+//     refuses its token (403 insufficient_scope).
 //
 // example_expectations_test.go says what the first test knows about the
 // example server; wire_test.go reads the wire logs in which the second
