@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -191,6 +192,21 @@ func isModernError(err error) bool {
 	return false
 }
 
+// unanswered reports whether err says that no server answered the
+// server/discover probe, so that initialize would fail alike and must not
+// be tried: the HTTP request itself failed (the network, or an authorizer
+// that could not obtain a token), or the server refused it for want of
+// authorization (401, 403). Falling back then would log in a second time,
+// and remember the server for the wrong era.
+func unanswered(err error) bool {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return true
+	}
+	var se *transport.HTTPStatusError
+	return errors.As(err, &se) && (se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden)
+}
+
 // resetModern undoes connectModern's setup after a probe that found a
 // server of the handshake era.
 func (cs *ClientSession) resetModern() {
@@ -230,6 +246,9 @@ func (cs *ClientSession) connectModern(ctx context.Context, version string, prob
 		if probe && !isModernError(err) {
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if unanswered(err) {
+				return fmt.Errorf("mcp: server/discover: %w", err)
 			}
 			return fmt.Errorf("%w: server/discover: %w", errNotModern, err)
 		}

@@ -224,6 +224,14 @@ func (hs *holderSet) isClosing() bool {
 	return hs.closing
 }
 
+// refuse refuses new holders, and tells the current ones that the
+// handler is closing.
+func (hs *holderSet) refuse() {
+	hs.mu.Lock()
+	hs.closing = true
+	hs.mu.Unlock()
+}
+
 // close refuses new holders and waits for the last one to end. The
 // streams were told to end before (their sessions were closed), so the
 // wait is bounded by hijackEndTimeout.

@@ -154,6 +154,9 @@ func TestHijackedStreamEnds(t *testing.T) {
 				t.Fatalf("the stream's end: %q, %v; want a clean end", rest, err)
 			}
 			if !tt.reused {
+				// A bound, so that a connection left open fails the test
+				// rather than hang it.
+				conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 				var b [1]byte
 				if n, err := conn.Read(b[:]); err != io.EOF {
 					t.Fatalf("after the stream's end: %d bytes, %v; want EOF", n, err)

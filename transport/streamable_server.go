@@ -282,6 +282,10 @@ func (h *StreamableHTTPHandler) CloseSession(id string) bool { return h.sessions
 // second, but not for HTTP requests being served; shut the http.Server
 // down for that.
 func (h *StreamableHTTPHandler) Close() error {
+	// The holders of hijacked streams learn that the handler is closing
+	// before their streams end, so that each closes its connection
+	// rather than hand it back to the http.Server.
+	h.holders.refuse()
 	h.sessions.closeAll()
 	h.holders.close()
 	return nil
