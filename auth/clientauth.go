@@ -37,8 +37,11 @@ const (
 var ErrNoAuthMethod = errors.New("auth: no token endpoint authentication method in common with the server")
 
 // ClientAuth is a client's identity and credentials at one token
-// endpoint: how a grant authenticates the client. The zero value is an
-// anonymous client that sends nothing.
+// endpoint: how a grant authenticates the client. [ClientCredentials],
+// [WorkloadGrant] and [EnterpriseGrant] embed one for the authorization
+// server, and EnterpriseGrant.IdPAuth is one for the identity provider.
+// The zero value is an anonymous client that sends nothing (method
+// "none").
 type ClientAuth struct {
 	// ClientID is the client's identifier at the server.
 	ClientID string
@@ -56,15 +59,15 @@ type ClientAuth struct {
 	// assertions, such as "RS256"; it must suit Key. Empty picks the
 	// key's algorithm as described for Key.
 	SigningAlgorithm string
-	// AuthMethod is how the client authenticates: AuthMethodClientSecretBasic,
-	// AuthMethodClientSecretPost, AuthMethodPrivateKeyJWT or
-	// AuthMethodNone. Empty picks one from the server's
-	// token_endpoint_auth_methods_supported, in this order:
+	// AuthMethod is how the client authenticates:
+	// AuthMethodClientSecretBasic, AuthMethodClientSecretPost,
+	// AuthMethodPrivateKeyJWT or AuthMethodNone. Empty picks one from the
+	// server's token_endpoint_auth_methods_supported, in this order:
 	// private_key_jwt when Key is set, then client_secret_basic and
 	// client_secret_post when ClientSecret is set; with neither, none. A
 	// server that lists no methods is taken to support
-	// client_secret_basic (RFC 8414) and private_key_jwt is used when Key
-	// is set.
+	// client_secret_basic (RFC 8414), and the first of that order is
+	// used: private_key_jwt when Key is set.
 	AuthMethod string
 	// AssertionAudience is the "aud" of client assertions. Empty means
 	// the server's issuer identifier, as RFC 7523bis requires; some
