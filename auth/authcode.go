@@ -7,11 +7,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"golang.org/x/oauth2"
 )
@@ -107,35 +105,12 @@ func tokenError(endpoint string, err error) error {
 	return fmt.Errorf("auth: token request to %s: %w", redactURL(endpoint), err)
 }
 
-// tokenResponse is an RFC 6749 section 5.1 answer.
-type tokenResponse struct {
-	AccessToken  string `json:"access_token"`
-	TokenType    string `json:"token_type"`
-	RefreshToken string `json:"refresh_token"`
-	ExpiresIn    json64 `json:"expires_in"`
-	Scope        string `json:"scope"`
-}
-
-// json64 is a number that may arrive as a JSON string.
-type json64 int64
-
-func (n *json64) UnmarshalJSON(b []byte) error {
-	s := strings.Trim(string(b), `"`)
-	if s == "" || s == "null" {
-		*n = 0
-		return nil
-	}
-	var v int64
-	if _, err := fmt.Sscan(s, &v); err != nil {
-		return fmt.Errorf("expires_in %q is not a number", truncate(s, 20))
-	}
-	*n = json64(v)
-	return nil
-}
-
 // refresh uses the refresh token of old at meta's token endpoint, with
 // the resource parameter (RFC 8707), and returns the new token; one
-// without a refresh token keeps the old one.
+// without a refresh token keeps the old one. The client authenticates as
+// for the code exchange (clientAuthFor), the answer is read as a grant's
+// (parseTokenAnswer: a DPoP-bound token when a.DPoP is set, expiry from
+// a's clock), and redirects are not followed.
 func (a *Authorizer) refresh(ctx context.Context, meta *ServerMetadata, c *ClientInfo, old *StoredToken) (*oauth2.Token, error) {
 	form := url.Values{
 		"grant_type":    {"refresh_token"},
@@ -144,32 +119,10 @@ func (a *Authorizer) refresh(ctx context.Context, meta *ServerMetadata, c *Clien
 	if old.Resource != "" {
 		form.Set("resource", old.Resource)
 	}
-	method := authMethod(c, meta)
-	if method != AuthMethodClientSecretBasic {
-		form.Set("client_id", c.ClientID)
-	}
-	if method == AuthMethodClientSecretPost {
-		form.Set("client_secret", c.ClientSecret)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, meta.TokenEndpoint, strings.NewReader(form.Encode()))
+	r := &GrantRequest{Server: meta, HTTPClient: a.tokenClient(), DPoP: a.DPoP}
+	tok, err := postToken(ctx, r, clientAuthFor(c, meta), form, a.clock)
 	if err != nil {
-		return nil, fmt.Errorf("auth: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if method == AuthMethodClientSecretBasic {
-		req.SetBasicAuth(url.QueryEscape(c.ClientID), url.QueryEscape(c.ClientSecret))
-	}
-	var tr tokenResponse
-	if _, err := doJSON(a.tokenClient(), req, &tr); err != nil {
 		return nil, err
-	}
-	if tr.AccessToken == "" {
-		return nil, fmt.Errorf("auth: the token answer from %s has no access_token", redactURL(meta.TokenEndpoint))
-	}
-	tok := &oauth2.Token{AccessToken: tr.AccessToken, TokenType: tr.TokenType, RefreshToken: tr.RefreshToken}
-	if tr.ExpiresIn > 0 {
-		tok.ExpiresIn = int64(tr.ExpiresIn)
-		tok.Expiry = a.clock().Add(time.Duration(tr.ExpiresIn) * time.Second)
 	}
 	if tok.RefreshToken == "" {
 		tok.RefreshToken = old.Token.RefreshToken

@@ -2,15 +2,12 @@ package auth
 
 import (
 	"context"
-	"crypto"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,30 +16,13 @@ import (
 )
 
 // This file holds the client credentials grant (RFC 6749 section 4.4) and
-// what the machine-to-machine grants share: client authentication at a
-// token endpoint and reading a token answer. Requests are posted with the
+// what every token request shares (the grants' and the Authorizer's
+// refresh): posting an authenticated form to a token endpoint (the
+// authentication is ClientAuth's) and reading a token answer. Requests are posted with the
 // package's bounded JSON client rather than golang.org/x/oauth2's
 // token fetcher, so that every grant reports *HTTPError values, reads at
 // most MaxDocumentSize, checks the token type against DPoP, and never
 // sends a secret twice the way an auto-detected auth style does.
-
-// Client authentication methods at a token endpoint, as named by the
-// "token_endpoint_auth_method" registration member (RFC 7591) and the
-// "token_endpoint_auth_methods_supported" metadata member (RFC 8414).
-const (
-	// ClientSecretBasic sends client_id and client_secret in an HTTP
-	// Basic Authorization header (RFC 6749 section 2.3.1).
-	ClientSecretBasic = "client_secret_basic"
-	// ClientSecretPost sends client_id and client_secret as form
-	// parameters.
-	ClientSecretPost = "client_secret_post"
-	// PrivateKeyJWT sends a client assertion signed with the client's
-	// private key (RFC 7523 section 2.2, OpenID Connect Core section 9).
-	PrivateKeyJWT = "private_key_jwt"
-	// ClientAuthNone sends only client_id: a public client, or one that
-	// the grant's assertion identifies.
-	ClientAuthNone = "none"
-)
 
 // Grant type and token type identifiers.
 const (
@@ -55,11 +35,6 @@ const (
 // ErrGrantConfig reports a Grant or GrantRequest that lacks what the
 // grant needs, such as a client ID, a credential or a token endpoint.
 var ErrGrantConfig = errors.New("auth: grant misconfigured")
-
-// ErrNoAuthMethod reports that none of the client authentication methods
-// the client's credentials allow is in the authorization server's
-// token_endpoint_auth_methods_supported.
-var ErrNoAuthMethod = errors.New("auth: no token endpoint authentication method in common with the server")
 
 // ErrTokenType reports a token answer whose token_type the client cannot
 // use: Bearer when a DPoP-bound token was asked for, DPoP when it was not,
@@ -81,34 +56,9 @@ var ErrMalformedToken = errors.New("auth: malformed token answer")
 // either ClientSecret or Key. A ClientCredentials is safe for concurrent
 // use.
 type ClientCredentials struct {
-	// ClientID is the client's identifier at the authorization server.
-	ClientID string
-	// ClientSecret is the client's secret, for client_secret_basic and
-	// client_secret_post.
-	ClientSecret string
-	// Key signs private_key_jwt client assertions: an *ecdsa.PrivateKey
-	// (ES256/384/512 by curve), an *rsa.PrivateKey of at least 2048 bits
-	// (PS256, or RS256 when the server lists only that) or an
-	// ed25519.PrivateKey (EdDSA).
-	Key crypto.Signer
-	// KeyID, when set, is the "kid" header of client assertions.
-	KeyID string
-	// SigningAlgorithm, when set, is the JWS algorithm of client
-	// assertions, such as "RS256"; it must suit Key. Empty picks the
-	// key's algorithm as described for Key.
-	SigningAlgorithm string
-	// AuthMethod is how the client authenticates: ClientSecretBasic,
-	// ClientSecretPost or PrivateKeyJWT. Empty picks one from the
-	// server's token_endpoint_auth_methods_supported, in this order:
-	// private_key_jwt when Key is set, then client_secret_basic and
-	// client_secret_post when ClientSecret is set. A server that lists no
-	// methods is taken to support client_secret_basic (RFC 8414) and
-	// private_key_jwt is used when Key is set.
-	AuthMethod string
-	// AssertionAudience is the "aud" of client assertions. Empty means
-	// the authorization server's issuer identifier, as RFC 7523bis
-	// requires; some servers instead expect their token endpoint URL.
-	AssertionAudience string
+	// ClientAuth authenticates the client at the token endpoint: a
+	// ClientID and either a ClientSecret or a Key are required.
+	ClientAuth
 	// Scopes, when non-nil, replace the scopes the Authorizer asks for
 	// (GrantRequest.Scopes): a client allowed only a fixed set of scopes
 	// asks for exactly those.
@@ -127,18 +77,9 @@ func (g *ClientCredentials) Token(ctx context.Context, r *GrantRequest) (*oauth2
 	if g.ClientSecret == "" && g.Key == nil {
 		return nil, fmt.Errorf("%w: client credentials need a client secret or a key", ErrGrantConfig)
 	}
-	ca := clientAuth{
-		ClientID:          g.ClientID,
-		ClientSecret:      g.ClientSecret,
-		Key:               g.Key,
-		KeyID:             g.KeyID,
-		SigningAlgorithm:  g.SigningAlgorithm,
-		Method:            g.AuthMethod,
-		AssertionAudience: g.AssertionAudience,
-	}
 	form := url.Values{"grant_type": {grantClientCredentials}}
 	addResourceScope(form, r, g.Scopes)
-	return postToken(ctx, r, &ca, form)
+	return postToken(ctx, r, &g.ClientAuth, form, time.Now)
 }
 
 // checkGrantRequest checks what every grant needs from its request.
@@ -167,110 +108,10 @@ func addResourceScope(form url.Values, r *GrantRequest, override []string) {
 	}
 }
 
-// clientAuth is a client's identity and credentials at one token
-// endpoint.
-type clientAuth struct {
-	ClientID          string
-	ClientSecret      string
-	Key               crypto.Signer
-	KeyID             string
-	SigningAlgorithm  string
-	Method            string
-	AssertionAudience string
-}
-
-// method returns the authentication method to use with server.
-func (ca *clientAuth) method(server *ServerMetadata) (string, error) {
-	if ca.Method != "" {
-		switch ca.Method {
-		case ClientSecretBasic, ClientSecretPost, PrivateKeyJWT, ClientAuthNone:
-			return ca.Method, nil
-		}
-		return "", fmt.Errorf("%w: unknown client authentication method %q", ErrGrantConfig, ca.Method)
-	}
-	supported := server.TokenEndpointAuthMethodsSupported
-	var want []string
-	if ca.Key != nil {
-		want = append(want, PrivateKeyJWT)
-	}
-	if ca.ClientSecret != "" {
-		want = append(want, ClientSecretBasic, ClientSecretPost)
-	}
-	if len(want) == 0 {
-		return ClientAuthNone, nil
-	}
-	if len(supported) == 0 {
-		return want[0], nil
-	}
-	for _, m := range want {
-		if slices.Contains(supported, m) {
-			return m, nil
-		}
-	}
-	return "", fmt.Errorf("%w: the server supports %q", ErrNoAuthMethod, supported)
-}
-
-// apply authenticates a token request at server's token endpoint: it sets
-// the Basic Authorization header or adds parameters to form.
-func (ca *clientAuth) apply(server *ServerMetadata, form url.Values, header http.Header) error {
-	m, err := ca.method(server)
-	if err != nil {
-		return err
-	}
-	if ca.ClientID == "" && m != ClientAuthNone {
-		return fmt.Errorf("%w: no client ID", ErrGrantConfig)
-	}
-	switch m {
-	case ClientSecretBasic:
-		if ca.ClientSecret == "" {
-			return fmt.Errorf("%w: client_secret_basic needs a client secret", ErrGrantConfig)
-		}
-		// RFC 6749 section 2.3.1: both are form-urlencoded before
-		// joining, so a colon in the ID survives.
-		header.Set("Authorization", "Basic "+basicAuth(url.QueryEscape(ca.ClientID), url.QueryEscape(ca.ClientSecret)))
-	case ClientSecretPost:
-		if ca.ClientSecret == "" {
-			return fmt.Errorf("%w: client_secret_post needs a client secret", ErrGrantConfig)
-		}
-		form.Set("client_id", ca.ClientID)
-		form.Set("client_secret", ca.ClientSecret)
-	case PrivateKeyJWT:
-		if ca.Key == nil {
-			return fmt.Errorf("%w: private_key_jwt needs a key", ErrGrantConfig)
-		}
-		aud := ca.AssertionAudience
-		if aud == "" {
-			aud = server.Issuer
-		}
-		if aud == "" {
-			return fmt.Errorf("%w: no issuer for the client assertion's audience", ErrGrantConfig)
-		}
-		a, err := signClientAssertion(&assertionParams{
-			ClientID:   ca.ClientID,
-			Audience:   aud,
-			Key:        ca.Key,
-			KeyID:      ca.KeyID,
-			Algorithm:  ca.SigningAlgorithm,
-			Algorithms: server.TokenEndpointAuthSigningAlgValuesSupported,
-			Now:        time.Now(),
-		})
-		if err != nil {
-			return err
-		}
-		form.Set("client_id", ca.ClientID)
-		form.Set("client_assertion_type", assertionTypeJWT)
-		form.Set("client_assertion", a)
-	case ClientAuthNone:
-		if ca.ClientID != "" {
-			form.Set("client_id", ca.ClientID)
-		}
-	}
-	return nil
-}
-
 // postToken authenticates and posts form to the token endpoint of
-// r.Server and reads the token answer.
-func postToken(ctx context.Context, r *GrantRequest, ca *clientAuth, form url.Values) (*oauth2.Token, error) {
+// r.Server and reads the token answer, whose expiry counts from now() at
+// its arrival.
+func postToken(ctx context.Context, r *GrantRequest, ca *ClientAuth, form url.Values, now func() time.Time) (*oauth2.Token, error) {
 	header := make(http.Header)
 	if err := ca.apply(r.Server, form, header); err != nil {
 		return nil, err
@@ -279,7 +120,7 @@ func postToken(ctx context.Context, r *GrantRequest, ca *clientAuth, form url.Va
 	if err != nil {
 		return nil, err
 	}
-	return parseTokenAnswer(raw, r.DPoP != nil, time.Now())
+	return parseTokenAnswer(raw, r.DPoP != nil, now())
 }
 
 // postForm posts form to endpoint with client (nil: a default client)
@@ -302,11 +143,6 @@ func postForm(ctx context.Context, client *http.Client, endpoint string, form ur
 		return nil, err
 	}
 	return raw, nil
-}
-
-// basicAuth returns the base64 of "id:secret".
-func basicAuth(id, secret string) string {
-	return base64.StdEncoding.EncodeToString([]byte(id + ":" + secret))
 }
 
 // maxExpiresIn bounds the lifetime taken from expires_in: ten years.

@@ -124,7 +124,7 @@ func TestClientCredentialsForms(t *testing.T) {
 	}{
 		{
 			name:    "basic",
-			grant:   ClientCredentials{ClientID: id, ClientSecret: secret},
+			grant:   ClientCredentials{ClientAuth: ClientAuth{ClientID: id, ClientSecret: secret}},
 			methods: []string{"client_secret_basic"},
 			check: func(t *testing.T, _ *testServer, got seenRequest) {
 				// RFC 6749 section 2.3.1: form-urlencoded, then joined.
@@ -140,7 +140,7 @@ func TestClientCredentialsForms(t *testing.T) {
 		},
 		{
 			name:    "post",
-			grant:   ClientCredentials{ClientID: id, ClientSecret: secret},
+			grant:   ClientCredentials{ClientAuth: ClientAuth{ClientID: id, ClientSecret: secret}},
 			methods: []string{"client_secret_post"},
 			check: func(t *testing.T, _ *testServer, got seenRequest) {
 				if got.Header.Get("Authorization") != "" {
@@ -153,7 +153,7 @@ func TestClientCredentialsForms(t *testing.T) {
 		},
 		{
 			name:    "private_key_jwt",
-			grant:   ClientCredentials{ClientID: id, Key: key, KeyID: "k1"},
+			grant:   ClientCredentials{ClientAuth: ClientAuth{ClientID: id, Key: key, KeyID: "k1"}},
 			methods: []string{"private_key_jwt"},
 			check: func(t *testing.T, s *testServer, got seenRequest) {
 				if got.Header.Get("Authorization") != "" || got.Form.Has("client_secret") {
@@ -173,7 +173,7 @@ func TestClientCredentialsForms(t *testing.T) {
 		},
 		{
 			name:    "private_key_jwt to the token endpoint",
-			grant:   ClientCredentials{ClientID: id, Key: key, AssertionAudience: "https://as.example/token"},
+			grant:   ClientCredentials{ClientAuth: ClientAuth{ClientID: id, Key: key, AssertionAudience: "https://as.example/token"}},
 			methods: []string{"client_secret_basic", "private_key_jwt"},
 			check: func(t *testing.T, _ *testServer, got seenRequest) {
 				c := verifyAssertion(t, got.Form.Get("client_assertion"), &key.PublicKey, "ES256", "")
@@ -253,21 +253,21 @@ func TestClientAuthMethodChoice(t *testing.T) {
 	key := newGrantECKey(t)
 	tests := []struct {
 		name      string
-		ca        clientAuth
+		ca        ClientAuth
 		supported []string
 		want      string
 		wantErr   error
 	}{
-		{"secret, no list", clientAuth{ClientSecret: "s"}, nil, ClientSecretBasic, nil},
-		{"key, no list", clientAuth{Key: key}, nil, PrivateKeyJWT, nil},
-		{"key and secret prefer key", clientAuth{Key: key, ClientSecret: "s"}, []string{"client_secret_basic", "private_key_jwt"}, PrivateKeyJWT, nil},
-		{"key and secret, key unsupported", clientAuth{Key: key, ClientSecret: "s"}, []string{"client_secret_post"}, ClientSecretPost, nil},
-		{"secret prefers basic", clientAuth{ClientSecret: "s"}, []string{"client_secret_post", "client_secret_basic"}, ClientSecretBasic, nil},
-		{"secret, post only", clientAuth{ClientSecret: "s"}, []string{"none", "client_secret_post"}, ClientSecretPost, nil},
-		{"nothing in common", clientAuth{ClientSecret: "s"}, []string{"private_key_jwt"}, "", ErrNoAuthMethod},
-		{"no credentials", clientAuth{}, []string{"client_secret_basic"}, ClientAuthNone, nil},
-		{"explicit", clientAuth{ClientSecret: "s", Method: ClientSecretPost}, []string{"client_secret_basic"}, ClientSecretPost, nil},
-		{"unknown explicit", clientAuth{Method: "tls_client_auth"}, nil, "", ErrGrantConfig},
+		{"secret, no list", ClientAuth{ClientSecret: "s"}, nil, AuthMethodClientSecretBasic, nil},
+		{"key, no list", ClientAuth{Key: key}, nil, AuthMethodPrivateKeyJWT, nil},
+		{"key and secret prefer key", ClientAuth{Key: key, ClientSecret: "s"}, []string{"client_secret_basic", "private_key_jwt"}, AuthMethodPrivateKeyJWT, nil},
+		{"key and secret, key unsupported", ClientAuth{Key: key, ClientSecret: "s"}, []string{"client_secret_post"}, AuthMethodClientSecretPost, nil},
+		{"secret prefers basic", ClientAuth{ClientSecret: "s"}, []string{"client_secret_post", "client_secret_basic"}, AuthMethodClientSecretBasic, nil},
+		{"secret, post only", ClientAuth{ClientSecret: "s"}, []string{"none", "client_secret_post"}, AuthMethodClientSecretPost, nil},
+		{"nothing in common", ClientAuth{ClientSecret: "s"}, []string{"private_key_jwt"}, "", ErrNoAuthMethod},
+		{"no credentials", ClientAuth{}, []string{"client_secret_basic"}, AuthMethodNone, nil},
+		{"explicit", ClientAuth{ClientSecret: "s", AuthMethod: AuthMethodClientSecretPost}, []string{"client_secret_basic"}, AuthMethodClientSecretPost, nil},
+		{"unknown explicit", ClientAuth{AuthMethod: "tls_client_auth"}, nil, "", ErrGrantConfig},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -295,7 +295,7 @@ func TestClientCredentialsScopes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestServer(t, okToken)
-			g := &ClientCredentials{ClientID: "c", ClientSecret: "s", Scopes: tt.override}
+			g := &ClientCredentials{ClientAuth: ClientAuth{ClientID: "c", ClientSecret: "s"}, Scopes: tt.override}
 			if _, err := g.Token(context.Background(), &GrantRequest{Server: s.metadata(), Resource: "https://mcp.example/", Scopes: tt.requested}); err != nil {
 				t.Fatal(err)
 			}
@@ -317,13 +317,13 @@ func TestClientCredentialsConfigErrors(t *testing.T) {
 		grant ClientCredentials
 		req   *GrantRequest
 	}{
-		{"nil request", ClientCredentials{ClientID: "c", ClientSecret: "s"}, nil},
-		{"no metadata", ClientCredentials{ClientID: "c", ClientSecret: "s"}, &GrantRequest{}},
-		{"no token endpoint", ClientCredentials{ClientID: "c", ClientSecret: "s"}, &GrantRequest{Server: &ServerMetadata{Issuer: "https://as.example"}}},
-		{"no client ID", ClientCredentials{ClientSecret: "s"}, &GrantRequest{Server: md}},
-		{"no credential", ClientCredentials{ClientID: "c"}, &GrantRequest{Server: md}},
-		{"basic without secret", ClientCredentials{ClientID: "c", Key: newGrantECKey(t), AuthMethod: ClientSecretBasic}, &GrantRequest{Server: md}},
-		{"jwt without key", ClientCredentials{ClientID: "c", ClientSecret: "s", AuthMethod: PrivateKeyJWT}, &GrantRequest{Server: md}},
+		{"nil request", ClientCredentials{ClientAuth: ClientAuth{ClientID: "c", ClientSecret: "s"}}, nil},
+		{"no metadata", ClientCredentials{ClientAuth: ClientAuth{ClientID: "c", ClientSecret: "s"}}, &GrantRequest{}},
+		{"no token endpoint", ClientCredentials{ClientAuth: ClientAuth{ClientID: "c", ClientSecret: "s"}}, &GrantRequest{Server: &ServerMetadata{Issuer: "https://as.example"}}},
+		{"no client ID", ClientCredentials{ClientAuth: ClientAuth{ClientSecret: "s"}}, &GrantRequest{Server: md}},
+		{"no credential", ClientCredentials{ClientAuth: ClientAuth{ClientID: "c"}}, &GrantRequest{Server: md}},
+		{"basic without secret", ClientCredentials{ClientAuth: ClientAuth{ClientID: "c", Key: newGrantECKey(t), AuthMethod: AuthMethodClientSecretBasic}}, &GrantRequest{Server: md}},
+		{"jwt without key", ClientCredentials{ClientAuth: ClientAuth{ClientID: "c", ClientSecret: "s", AuthMethod: AuthMethodPrivateKeyJWT}}, &GrantRequest{Server: md}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -336,7 +336,7 @@ func TestClientCredentialsConfigErrors(t *testing.T) {
 }
 
 func TestClientCredentialsInsecureEndpoint(t *testing.T) {
-	g := &ClientCredentials{ClientID: "c", ClientSecret: "hunter2"}
+	g := &ClientCredentials{ClientAuth: ClientAuth{ClientID: "c", ClientSecret: "hunter2"}}
 	_, err := g.Token(context.Background(), &GrantRequest{Server: &ServerMetadata{Issuer: "http://as.example", TokenEndpoint: "http://as.example/token"}})
 	if !errors.Is(err, ErrInsecureURL) {
 		t.Fatalf("err = %v, want ErrInsecureURL", err)
@@ -404,7 +404,7 @@ func TestTokenEndpointErrors(t *testing.T) {
 			if tt.dpop {
 				r.DPoP = dk
 			}
-			g := &ClientCredentials{ClientID: "c", ClientSecret: secret}
+			g := &ClientCredentials{ClientAuth: ClientAuth{ClientID: "c", ClientSecret: secret}}
 			tok, err := g.Token(context.Background(), r)
 			if err == nil {
 				t.Fatalf("Token() = %+v, want an error", tok)
@@ -437,7 +437,7 @@ func TestTokenEndpointRedirectNotFollowed(t *testing.T) {
 		}
 		okToken(w, r, f)
 	})
-	g := &ClientCredentials{ClientID: "c", ClientSecret: "s", AuthMethod: ClientSecretPost}
+	g := &ClientCredentials{ClientAuth: ClientAuth{ClientID: "c", ClientSecret: "s", AuthMethod: AuthMethodClientSecretPost}}
 	_, err := g.Token(context.Background(), &GrantRequest{Server: s.metadata()})
 	var he *HTTPError
 	if !errors.As(err, &he) || he.StatusCode != http.StatusTemporaryRedirect {
@@ -459,7 +459,7 @@ func TestTokenEndpointHangs(t *testing.T) {
 	t.Cleanup(func() { close(release) }) // runs before s.Close
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	g := &ClientCredentials{ClientID: "c", ClientSecret: "s"}
+	g := &ClientCredentials{ClientAuth: ClientAuth{ClientID: "c", ClientSecret: "s"}}
 	_, err := g.Token(ctx, &GrantRequest{Server: s.metadata()})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want context.DeadlineExceeded", err)

@@ -292,7 +292,7 @@ func TestClientCredentialsDPoP(t *testing.T) {
 		}
 		writeGrantJSON(w, 200, map[string]any{"access_token": "bound", "token_type": "DPoP", "expires_in": 60})
 	})
-	g := &ClientCredentials{ClientID: "c", ClientSecret: "s"}
+	g := &ClientCredentials{ClientAuth: ClientAuth{ClientID: "c", ClientSecret: "s"}}
 	tok, err := g.Token(context.Background(), &GrantRequest{
 		Server: ds.metadata(), Resource: "https://mcp.example/mcp", HTTPClient: NewDPoPClient(key, nil), DPoP: key,
 	})

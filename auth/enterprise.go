@@ -2,12 +2,12 @@ package auth
 
 import (
 	"context"
-	"crypto"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 
 	"golang.org/x/oauth2"
 )
@@ -56,33 +56,26 @@ type EnterpriseGrant struct {
 
 	// IdPTokenURL is the IdP's token endpoint. Required.
 	IdPTokenURL string
-	// IdPClientID and IdPClientSecret are the client's credentials at the
-	// IdP. Without a secret the client is public there and sends only
-	// IdPClientID.
-	IdPClientID     string
-	IdPClientSecret string
-	// IdPAuthMethod is ClientSecretBasic, ClientSecretPost or
-	// ClientAuthNone; empty means client_secret_basic with a secret and
-	// none without.
-	IdPAuthMethod string
+	// IdPAuth is the client at the IdP, authenticated as [ClientAuth]
+	// describes, except that the IdP's metadata is not known: an empty
+	// AuthMethod picks private_key_jwt with a Key, else
+	// client_secret_basic with a ClientSecret, else none (the client is
+	// public there and sends only its ClientID, if any). The IdP's token
+	// URL is not its issuer, so private_key_jwt needs AssertionAudience
+	// (the IdP's issuer, or its token endpoint if it expects that);
+	// without it Token fails with ErrGrantConfig before sending
+	// anything.
+	IdPAuth ClientAuth
 	// IdPHTTPClient sends the token exchange; nil means a default client
 	// with redirects limited to HTTPS or loopback targets. It is separate
 	// from GrantRequest.HTTPClient, which may add DPoP proofs meant for
 	// the MCP authorization server.
 	IdPHTTPClient *http.Client
 
-	// ClientID, ClientSecret, Key, KeyID, SigningAlgorithm, AuthMethod
-	// and AssertionAudience authenticate the client at the MCP
-	// authorization server, as for [ClientCredentials]. ClientID is
-	// required: the ID-JAG names it, and the server checks that they
-	// match.
-	ClientID          string
-	ClientSecret      string
-	Key               crypto.Signer
-	KeyID             string
-	SigningAlgorithm  string
-	AuthMethod        string
-	AssertionAudience string
+	// ClientAuth authenticates the client at the MCP authorization
+	// server. Its ClientID is required: the ID-JAG names it, and the
+	// server checks that they match.
+	ClientAuth
 
 	// Scopes, when non-nil, replace the scopes the Authorizer asks for.
 	Scopes []string
@@ -109,16 +102,7 @@ func (g *EnterpriseGrant) Token(ctx context.Context, r *GrantRequest) (*oauth2.T
 	}
 	form := url.Values{"grant_type": {grantJWTBearer}, "assertion": {jag}}
 	addResourceScope(form, r, g.Scopes)
-	ca := clientAuth{
-		ClientID:          g.ClientID,
-		ClientSecret:      g.ClientSecret,
-		Key:               g.Key,
-		KeyID:             g.KeyID,
-		SigningAlgorithm:  g.SigningAlgorithm,
-		Method:            g.AuthMethod,
-		AssertionAudience: g.AssertionAudience,
-	}
-	tok, err := postToken(ctx, r, &ca, form)
+	tok, err := postToken(ctx, r, &g.ClientAuth, form, time.Now)
 	if err != nil {
 		return nil, fmt.Errorf("auth: JWT bearer grant with the ID-JAG: %w", err)
 	}
@@ -127,6 +111,10 @@ func (g *EnterpriseGrant) Token(ctx context.Context, r *GrantRequest) (*oauth2.T
 
 // exchange trades the identity assertion for an ID-JAG at the IdP.
 func (g *EnterpriseGrant) exchange(ctx context.Context, r *GrantRequest) (string, error) {
+	idp := &ServerMetadata{TokenEndpoint: g.IdPTokenURL}
+	if err := g.checkIdPAuth(idp); err != nil {
+		return "", err
+	}
 	subject, err := g.IDToken(ctx)
 	if err != nil {
 		return "", fmt.Errorf("auth: enterprise identity assertion: %w", err)
@@ -146,23 +134,29 @@ func (g *EnterpriseGrant) exchange(ctx context.Context, r *GrantRequest) (string
 		"subject_token_type":   {subjectType},
 	}
 	addResourceScope(form, r, g.Scopes)
-	ca := clientAuth{ClientID: g.IdPClientID, ClientSecret: g.IdPClientSecret, Method: g.IdPAuthMethod}
-	if ca.Method == "" && ca.ClientSecret == "" {
-		ca.Method = ClientAuthNone
-	}
-	if ca.Method == PrivateKeyJWT {
-		return "", fmt.Errorf("%w: private_key_jwt at the IdP is not supported", ErrGrantConfig)
-	}
-	idp := &ServerMetadata{TokenEndpoint: g.IdPTokenURL}
 	header := make(http.Header)
-	if err := ca.apply(idp, form, header); err != nil {
-		return "", err
+	if err := g.IdPAuth.apply(idp, form, header); err != nil {
+		return "", fmt.Errorf("auth: client authentication at the IdP: %w", err)
 	}
 	raw, err := postForm(ctx, g.IdPHTTPClient, g.IdPTokenURL, form, header)
 	if err != nil {
 		return "", fmt.Errorf("auth: token exchange at the IdP: %w", err)
 	}
 	return parseIDJAGAnswer(raw)
+}
+
+// checkIdPAuth checks what IdPAuth can check before the exchange: its
+// method, and an audience for private_key_jwt, which cannot default to
+// an issuer since idp, the IdP's metadata, holds only its token endpoint.
+func (g *EnterpriseGrant) checkIdPAuth(idp *ServerMetadata) error {
+	m, err := g.IdPAuth.method(idp)
+	if err != nil {
+		return fmt.Errorf("auth: client authentication at the IdP: %w", err)
+	}
+	if m == AuthMethodPrivateKeyJWT && g.IdPAuth.AssertionAudience == "" {
+		return fmt.Errorf("%w: private_key_jwt at the IdP needs IdPAuth.AssertionAudience (the IdP's issuer is not known)", ErrGrantConfig)
+	}
+	return nil
 }
 
 // parseIDJAGAnswer reads a token exchange answer (RFC 8693 section 2.2)

@@ -27,25 +27,37 @@ func newIdPServer(t *testing.T, answer func(w http.ResponseWriter, r *http.Reque
 }
 
 func TestEnterpriseGrant(t *testing.T) {
+	idpKey := newGrantECKey(t)
 	tests := []struct {
-		name      string
-		idpSecret string
-		idpMethod string
-		checkIdP  func(t *testing.T, got seenRequest)
+		name     string
+		idp      ClientAuth
+		checkIdP func(t *testing.T, got seenRequest)
 	}{
-		{"public at the IdP", "", "", func(t *testing.T, got seenRequest) {
+		{"public at the IdP", ClientAuth{ClientID: "idp-client"}, func(t *testing.T, got seenRequest) {
 			if got.Form.Get("client_id") != "idp-client" || got.Header.Get("Authorization") != "" {
 				t.Errorf("IdP client auth: client_id %q, Authorization %q", got.Form.Get("client_id"), got.Header.Get("Authorization"))
 			}
 		}},
-		{"basic at the IdP", "idp secret", "", func(t *testing.T, got seenRequest) {
+		{"basic at the IdP", ClientAuth{ClientID: "idp-client", ClientSecret: "idp secret"}, func(t *testing.T, got seenRequest) {
 			if c := basicCredentials(t, got.Header); c != "idp-client:idp+secret" {
 				t.Errorf("IdP Basic credentials %q", c)
 			}
 		}},
-		{"post at the IdP", "idp-secret", ClientSecretPost, func(t *testing.T, got seenRequest) {
+		{"post at the IdP", ClientAuth{ClientID: "idp-client", ClientSecret: "idp-secret", AuthMethod: AuthMethodClientSecretPost}, func(t *testing.T, got seenRequest) {
 			if got.Form.Get("client_secret") != "idp-secret" || got.Form.Get("client_id") != "idp-client" {
 				t.Errorf("IdP form credentials %v", got.Form)
+			}
+		}},
+		{"private_key_jwt at the IdP", ClientAuth{ClientID: "idp-client", Key: idpKey, KeyID: "idp-k", AssertionAudience: "https://idp.example"}, func(t *testing.T, got seenRequest) {
+			if got.Header.Get("Authorization") != "" || got.Form.Has("client_secret") {
+				t.Error("secret-based authentication sent with private_key_jwt")
+			}
+			if got.Form.Get("client_id") != "idp-client" || got.Form.Get("client_assertion_type") != assertionTypeJWT {
+				t.Errorf("IdP form client_id %q, client_assertion_type %q", got.Form.Get("client_id"), got.Form.Get("client_assertion_type"))
+			}
+			c := verifyAssertion(t, got.Form.Get("client_assertion"), &idpKey.PublicKey, "ES256", "idp-k")
+			if c.Issuer != "idp-client" || c.Subject != "idp-client" || c.Audience != "https://idp.example" {
+				t.Errorf("IdP assertion iss=%q sub=%q aud=%q", c.Issuer, c.Subject, c.Audience)
 			}
 		}},
 	}
@@ -54,13 +66,10 @@ func TestEnterpriseGrant(t *testing.T) {
 			idp := newIdPServer(t, nil)
 			as := newTestServer(t, okToken)
 			g := &EnterpriseGrant{
-				IDToken:         func(context.Context) (string, error) { return testIDToken, nil },
-				IdPTokenURL:     idp.URL + "/token",
-				IdPClientID:     "idp-client",
-				IdPClientSecret: tt.idpSecret,
-				IdPAuthMethod:   tt.idpMethod,
-				ClientID:        "mcp-client",
-				ClientSecret:    "mcp-secret",
+				IDToken:     func(context.Context) (string, error) { return testIDToken, nil },
+				IdPTokenURL: idp.URL + "/token",
+				IdPAuth:     tt.idp,
+				ClientAuth:  ClientAuth{ClientID: "mcp-client", ClientSecret: "mcp-secret"},
 			}
 			tok, err := g.Token(context.Background(), &GrantRequest{
 				Server:   as.metadata("client_secret_basic"),
@@ -121,8 +130,8 @@ func TestEnterpriseGrantDPoPOnlyAtTheAS(t *testing.T) {
 	})
 	g := &EnterpriseGrant{
 		IDToken:     func(context.Context) (string, error) { return testIDToken, nil },
-		IdPTokenURL: idp.URL + "/token", IdPClientID: "idp-client",
-		ClientID: "mcp-client", ClientSecret: "mcp-secret",
+		IdPTokenURL: idp.URL + "/token", IdPAuth: ClientAuth{ClientID: "idp-client"},
+		ClientAuth: ClientAuth{ClientID: "mcp-client", ClientSecret: "mcp-secret"},
 	}
 	tok, err := g.Token(context.Background(), &GrantRequest{
 		Server: as.metadata(), Resource: "https://mcp.example/mcp", HTTPClient: NewDPoPClient(key, nil), DPoP: key,
@@ -174,7 +183,7 @@ func TestEnterpriseGrantErrors(t *testing.T) {
 			if tt.idToken == nil {
 				tt.idToken = func(context.Context) (string, error) { return testIDToken, nil }
 			}
-			g := &EnterpriseGrant{IDToken: tt.idToken, IdPTokenURL: idp.URL + "/token", IdPClientID: "i", ClientID: "c", ClientSecret: secret}
+			g := &EnterpriseGrant{IDToken: tt.idToken, IdPTokenURL: idp.URL + "/token", IdPAuth: ClientAuth{ClientID: "i"}, ClientAuth: ClientAuth{ClientID: "c", ClientSecret: secret}}
 			_, err := g.Token(context.Background(), &GrantRequest{Server: as.metadata(), Resource: "https://mcp.example/mcp"})
 			if err == nil {
 				t.Fatal("no error")
@@ -199,21 +208,35 @@ func TestEnterpriseGrantErrors(t *testing.T) {
 func TestEnterpriseGrantConfig(t *testing.T) {
 	md := &ServerMetadata{Issuer: "https://as.example", TokenEndpoint: "https://as.example/token"}
 	idt := func(context.Context) (string, error) { return "t", nil }
+	key := newGrantECKey(t)
 	tests := []struct {
 		name string
 		g    EnterpriseGrant
 		md   *ServerMetadata
 	}{
-		{"no IDToken", EnterpriseGrant{IdPTokenURL: "https://idp.example/token", ClientID: "c"}, md},
-		{"no IdP URL", EnterpriseGrant{IDToken: idt, ClientID: "c"}, md},
+		{"no IDToken", EnterpriseGrant{IdPTokenURL: "https://idp.example/token", ClientAuth: ClientAuth{ClientID: "c"}}, md},
+		{"no IdP URL", EnterpriseGrant{IDToken: idt, ClientAuth: ClientAuth{ClientID: "c"}}, md},
 		{"no client ID", EnterpriseGrant{IDToken: idt, IdPTokenURL: "https://idp.example/token"}, md},
-		{"no issuer", EnterpriseGrant{IDToken: idt, IdPTokenURL: "https://idp.example/token", ClientID: "c"}, &ServerMetadata{TokenEndpoint: "https://as.example/token"}},
-		{"private_key_jwt at the IdP", EnterpriseGrant{IDToken: idt, IdPTokenURL: "https://idp.example/token", IdPAuthMethod: PrivateKeyJWT, ClientID: "c"}, md},
+		{"no issuer", EnterpriseGrant{IDToken: idt, IdPTokenURL: "https://idp.example/token", ClientAuth: ClientAuth{ClientID: "c"}}, &ServerMetadata{TokenEndpoint: "https://as.example/token"}},
+		{"private_key_jwt at the IdP without a key", EnterpriseGrant{IDToken: idt, IdPTokenURL: "https://idp.example/token", IdPAuth: ClientAuth{ClientID: "i", AuthMethod: AuthMethodPrivateKeyJWT, AssertionAudience: "https://idp.example"}, ClientAuth: ClientAuth{ClientID: "c"}}, md},
+		{"private_key_jwt at the IdP, no audience", EnterpriseGrant{IDToken: idt, IdPTokenURL: "https://idp.example/token", IdPAuth: ClientAuth{ClientID: "i", AuthMethod: AuthMethodPrivateKeyJWT, Key: key}, ClientAuth: ClientAuth{ClientID: "c"}}, md},
+		{"a key at the IdP, no audience", EnterpriseGrant{IDToken: idt, IdPTokenURL: "https://idp.example/token", IdPAuth: ClientAuth{ClientID: "i", Key: key, ClientSecret: "s"}, ClientAuth: ClientAuth{ClientID: "c"}}, md},
+		{"unknown method at the IdP", EnterpriseGrant{IDToken: idt, IdPTokenURL: "https://idp.example/token", IdPAuth: ClientAuth{ClientID: "i", AuthMethod: "tls_client_auth"}, ClientAuth: ClientAuth{ClientID: "c"}}, md},
+		{"IdP secret without a client ID", EnterpriseGrant{IDToken: idt, IdPTokenURL: "https://idp.example/token", IdPAuth: ClientAuth{ClientSecret: "s"}, ClientAuth: ClientAuth{ClientID: "c"}}, md},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := tt.g.Token(context.Background(), &GrantRequest{Server: tt.md}); !errors.Is(err, ErrGrantConfig) {
+			// An IdP at 127.0.0.1 that records requests: none may be sent.
+			idp := newIdPServer(t, nil)
+			if tt.g.IdPTokenURL != "" {
+				tt.g.IdPTokenURL = idp.URL + "/token"
+			}
+			_, err := tt.g.Token(context.Background(), &GrantRequest{Server: tt.md})
+			if !errors.Is(err, ErrGrantConfig) {
 				t.Errorf("err = %v, want ErrGrantConfig", err)
+			}
+			if n := len(idp.requests()); n != 0 {
+				t.Errorf("%d requests to the IdP, want none", n)
 			}
 		})
 	}

@@ -33,8 +33,7 @@ func ExampleClientCredentials() {
 	defer as.Close()
 
 	grant := &auth.ClientCredentials{
-		ClientID:     "reporting-service",
-		ClientSecret: "s3cr3t",
+		ClientAuth: auth.ClientAuth{ClientID: "reporting-service", ClientSecret: "s3cr3t"},
 	}
 	tok, err := grant.Token(context.Background(), &auth.GrantRequest{
 		Server: &auth.ServerMetadata{
@@ -62,7 +61,7 @@ func ExampleWorkloadGrant() {
 			b, err := os.ReadFile("/var/run/secrets/tokens/mcp-token")
 			return strings.TrimSpace(string(b)), err
 		},
-		ClientID: "inventory-worker",
+		ClientAuth: auth.ClientAuth{ClientID: "inventory-worker"},
 	}
 	var _ auth.Grant = grant
 }
@@ -75,10 +74,13 @@ func ExampleEnterpriseGrant() {
 	grant := &auth.EnterpriseGrant{
 		IDToken:     func(context.Context) (string, error) { return idToken, nil },
 		IdPTokenURL: "https://idp.example.com/oauth2/token",
-		IdPClientID: "mcp-desktop",
+		// A public client at the identity provider.
+		IdPAuth: auth.ClientAuth{ClientID: "mcp-desktop"},
 		// The client's registration at the MCP authorization server.
-		ClientID:     "mcp-desktop-at-crm",
-		ClientSecret: os.Getenv("CRM_CLIENT_SECRET"),
+		ClientAuth: auth.ClientAuth{
+			ClientID:     "mcp-desktop-at-crm",
+			ClientSecret: os.Getenv("CRM_CLIENT_SECRET"),
+		},
 	}
 	var _ auth.Grant = grant
 }

@@ -12,13 +12,6 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// Token endpoint authentication methods (RFC 7591 section 2).
-const (
-	AuthMethodNone              = "none"
-	AuthMethodClientSecretBasic = "client_secret_basic"
-	AuthMethodClientSecretPost  = "client_secret_post"
-)
-
 // ClientMetadata is the client metadata an [Authorizer] sends in a
 // dynamic client registration request (RFC 7591 section 2). Empty
 // members take defaults: ClientName "MCP client", RedirectURIs the
@@ -216,6 +209,19 @@ func authMethod(c *ClientInfo, meta *ServerMetadata) string {
 	return AuthMethodClientSecretBasic
 }
 
+// clientAuthFor returns how c authenticates at meta's token endpoint, in
+// the code exchange and in refresh: client_secret_basic or
+// client_secret_post when authMethod says so, else the client_id alone
+// (none), whatever other method c registered.
+func clientAuthFor(c *ClientInfo, meta *ServerMetadata) *ClientAuth {
+	ca := &ClientAuth{ClientID: c.ClientID, AuthMethod: AuthMethodNone}
+	switch m := authMethod(c, meta); m {
+	case AuthMethodClientSecretBasic, AuthMethodClientSecretPost:
+		ca.ClientSecret, ca.AuthMethod = c.ClientSecret, m
+	}
+	return ca
+}
+
 // oauthConfig returns the oauth2 configuration for c at meta.
 func oauthConfig(c *ClientInfo, meta *ServerMetadata, redirectURL string, scopes []string) *oauth2.Config {
 	cfg := &oauth2.Config{
@@ -227,15 +233,11 @@ func oauthConfig(c *ClientInfo, meta *ServerMetadata, redirectURL string, scopes
 			TokenURL: meta.TokenEndpoint,
 		},
 	}
-	switch authMethod(c, meta) {
-	case AuthMethodClientSecretBasic:
-		cfg.ClientSecret = c.ClientSecret
+	ca := clientAuthFor(c, meta)
+	cfg.ClientSecret = ca.ClientSecret
+	cfg.Endpoint.AuthStyle = oauth2.AuthStyleInParams // client_secret_post, or none: the client_id alone
+	if ca.AuthMethod == AuthMethodClientSecretBasic {
 		cfg.Endpoint.AuthStyle = oauth2.AuthStyleInHeader
-	case AuthMethodClientSecretPost:
-		cfg.ClientSecret = c.ClientSecret
-		cfg.Endpoint.AuthStyle = oauth2.AuthStyleInParams
-	default: // none: the client_id alone, in the body
-		cfg.Endpoint.AuthStyle = oauth2.AuthStyleInParams
 	}
 	return cfg
 }

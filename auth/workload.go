@@ -2,13 +2,13 @@ package auth
 
 import (
 	"context"
-	"crypto"
 	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"sync"
+	"time"
 
 	"golang.org/x/oauth2"
 )
@@ -43,20 +43,10 @@ type WorkloadGrant struct {
 	// for every token request, so it may return a fresh token each time.
 	// Required.
 	Assertion func(ctx context.Context) (string, error)
-	// ClientID is the client's identifier at the authorization server, if
-	// it has one; it is sent as client_id unless client authentication
-	// puts it elsewhere.
-	ClientID string
-	// ClientSecret, Key, KeyID, SigningAlgorithm, AuthMethod and
-	// AssertionAudience authenticate the client, as for
-	// [ClientCredentials]. All empty: the assertion alone identifies the
-	// workload (method "none").
-	ClientSecret      string
-	Key               crypto.Signer
-	KeyID             string
-	SigningAlgorithm  string
-	AuthMethod        string
-	AssertionAudience string
+	// ClientAuth authenticates the client at the authorization server.
+	// All empty: the assertion alone identifies the workload (method
+	// "none"); a ClientID alone is sent as client_id.
+	ClientAuth
 	// Scopes, when non-nil, replace the scopes the Authorizer asks for.
 	Scopes []string
 
@@ -89,16 +79,7 @@ func (g *WorkloadGrant) Token(ctx context.Context, r *GrantRequest) (*oauth2.Tok
 		return nil, err
 	}
 	form.Set("assertion", assertion)
-	ca := clientAuth{
-		ClientID:          g.ClientID,
-		ClientSecret:      g.ClientSecret,
-		Key:               g.Key,
-		KeyID:             g.KeyID,
-		SigningAlgorithm:  g.SigningAlgorithm,
-		Method:            g.AuthMethod,
-		AssertionAudience: g.AssertionAudience,
-	}
-	tok, err := postToken(ctx, r, &ca, form)
+	tok, err := postToken(ctx, r, &g.ClientAuth, form, time.Now)
 	g.record(key, err)
 	return tok, err
 }

@@ -21,7 +21,7 @@ func TestWorkloadGrantForm(t *testing.T) {
 		methods []string
 		check   func(t *testing.T, got seenRequest)
 	}{
-		{"public", &WorkloadGrant{Assertion: platformToken, ClientID: "wl"}, []string{"none"}, func(t *testing.T, got seenRequest) {
+		{"public", &WorkloadGrant{Assertion: platformToken, ClientAuth: ClientAuth{ClientID: "wl"}}, []string{"none"}, func(t *testing.T, got seenRequest) {
 			if got.Form.Get("client_id") != "wl" || got.Header.Get("Authorization") != "" || got.Form.Has("client_assertion") {
 				t.Errorf("client auth: form %v, Authorization %q", got.Form, got.Header.Get("Authorization"))
 			}
@@ -31,12 +31,12 @@ func TestWorkloadGrantForm(t *testing.T) {
 				t.Error("client_id sent without one configured")
 			}
 		}},
-		{"with a secret", &WorkloadGrant{Assertion: platformToken, ClientID: "wl", ClientSecret: "s"}, nil, func(t *testing.T, got seenRequest) {
+		{"with a secret", &WorkloadGrant{Assertion: platformToken, ClientAuth: ClientAuth{ClientID: "wl", ClientSecret: "s"}}, nil, func(t *testing.T, got seenRequest) {
 			if basicCredentials(t, got.Header) != "wl:s" {
 				t.Error("no Basic authentication")
 			}
 		}},
-		{"with a key", &WorkloadGrant{Assertion: platformToken, ClientID: "wl", Key: key}, []string{"private_key_jwt"}, func(t *testing.T, got seenRequest) {
+		{"with a key", &WorkloadGrant{Assertion: platformToken, ClientAuth: ClientAuth{ClientID: "wl", Key: key}}, []string{"private_key_jwt"}, func(t *testing.T, got seenRequest) {
 			if got.Form.Get("client_assertion") == "" || got.Form.Get("client_assertion") == testPlatformToken {
 				t.Error("no separate client assertion")
 			}
@@ -80,7 +80,7 @@ func TestWorkloadGrantNoRetry(t *testing.T) {
 			s := newTestServer(t, func(w http.ResponseWriter, _ *http.Request, _ url.Values) {
 				writeGrantJSON(w, 400, map[string]string{"error": code})
 			})
-			g := &WorkloadGrant{Assertion: platformToken, ClientID: "wl"}
+			g := &WorkloadGrant{Assertion: platformToken, ClientAuth: ClientAuth{ClientID: "wl"}}
 			r := &GrantRequest{Server: s.metadata("none"), Resource: "https://mcp.example/mcp", Scopes: []string{"x"}}
 			for i := range 3 {
 				_, err := g.Token(context.Background(), r)
@@ -141,7 +141,7 @@ func TestWorkloadGrantAssertionErrors(t *testing.T) {
 		g       *WorkloadGrant
 		wantErr error
 	}{
-		{"no Assertion func", &WorkloadGrant{ClientID: "wl"}, ErrGrantConfig},
+		{"no Assertion func", &WorkloadGrant{ClientAuth: ClientAuth{ClientID: "wl"}}, ErrGrantConfig},
 		{"empty assertion", &WorkloadGrant{Assertion: func(context.Context) (string, error) { return "", nil }}, ErrNoAssertion},
 		{"assertion source fails", &WorkloadGrant{Assertion: func(context.Context) (string, error) { return "", context.DeadlineExceeded }}, context.DeadlineExceeded},
 	}

@@ -47,5 +47,5 @@ func machineAuthorizer(idSecret string) (*auth.Authorizer, error) {
 	if !ok || id == "" {
 		return nil, errors.New("-client-credentials must be ID:SECRET")
 	}
-	return &auth.Authorizer{Grant: &auth.ClientCredentials{ClientID: id, ClientSecret: secret}}, nil
+	return &auth.Authorizer{Grant: &auth.ClientCredentials{ClientAuth: auth.ClientAuth{ClientID: id, ClientSecret: secret}}}, nil
 }

@@ -55,32 +55,31 @@ func m2mAuthorizer(scenario string, ctxJSON []byte) (grant auth.Grant, dpop *aut
 	}
 	switch scenario {
 	case "auth/client-credentials-basic":
-		return &auth.ClientCredentials{ClientID: c.ClientID, ClientSecret: c.ClientSecret}, nil, true, nil
+		return &auth.ClientCredentials{ClientAuth: auth.ClientAuth{ClientID: c.ClientID, ClientSecret: c.ClientSecret}}, nil, true, nil
 	case "auth/client-credentials-jwt":
 		key, err := parsePrivateKeyPEM(c.PrivateKeyPEM)
 		if err != nil {
 			return nil, nil, true, err
 		}
-		return &auth.ClientCredentials{
+		return &auth.ClientCredentials{ClientAuth: auth.ClientAuth{
 			ClientID:         c.ClientID,
 			Key:              key,
 			SigningAlgorithm: c.SigningAlgorithm,
-			AuthMethod:       auth.PrivateKeyJWT,
-		}, nil, true, nil
+			AuthMethod:       auth.AuthMethodPrivateKeyJWT,
+		}}, nil, true, nil
 	case "auth/enterprise-managed-authorization":
 		idToken := c.IdPIDToken
 		return &auth.EnterpriseGrant{
-			IDToken:      func(context.Context) (string, error) { return idToken, nil },
-			IdPTokenURL:  c.IdPTokenEndpoint,
-			IdPClientID:  c.IdPClientID,
-			ClientID:     c.ClientID,
-			ClientSecret: c.ClientSecret,
+			IDToken:     func(context.Context) (string, error) { return idToken, nil },
+			IdPTokenURL: c.IdPTokenEndpoint,
+			IdPAuth:     auth.ClientAuth{ClientID: c.IdPClientID},
+			ClientAuth:  auth.ClientAuth{ClientID: c.ClientID, ClientSecret: c.ClientSecret},
 		}, nil, true, nil
 	case "auth/wif-jwt-bearer":
 		jwt := c.ValidJWT
 		return &auth.WorkloadGrant{
-			Assertion: func(context.Context) (string, error) { return jwt, nil },
-			ClientID:  c.ClientID,
+			Assertion:  func(context.Context) (string, error) { return jwt, nil },
+			ClientAuth: auth.ClientAuth{ClientID: c.ClientID},
 		}, nil, true, nil
 	case "auth/dpop", "auth/dpop-nonce":
 		key, err := auth.GenerateDPoPKey()
