@@ -30,9 +30,8 @@ import (
 // or does not match the request it came with.
 var ErrInvalidDPoPProof = errors.New("auth: invalid DPoP proof")
 
-// DefaultDPoPAlgorithms are the JWS algorithms accepted in DPoP proofs
-// and private_key_jwt assertions when none are configured: asymmetric
-// ones only (never "none", never HMAC).
+// defaultAsymmetricAlgorithms are the JWS algorithms accepted where a
+// public key verifies, when none are configured (see DefaultAlgorithms).
 var defaultAsymmetricAlgorithms = []string{"ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"}
 
 // DefaultAlgorithms returns the JWS algorithms accepted when none are
