@@ -22,16 +22,18 @@ func (f *features[T]) get(name string) (T, bool) {
 	return v, ok
 }
 
-// add inserts or replaces the item called name.
-func (f *features[T]) add(name string, v T) {
+// add inserts or replaces the item called name, and reports whether it
+// replaced one.
+func (f *features[T]) add(name string, v T) (replaced bool) {
 	if f.byName == nil {
 		f.byName = make(map[string]T)
 	}
-	if _, ok := f.byName[name]; !ok {
+	if _, replaced = f.byName[name]; !replaced {
 		i, _ := slices.BinarySearch(f.names, name)
 		f.names = slices.Insert(f.names, i, name)
 	}
 	f.byName[name] = v
+	return replaced
 }
 
 // remove deletes the named items and reports whether any existed.

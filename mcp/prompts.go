@@ -17,7 +17,9 @@ type serverPrompt struct {
 }
 
 // AddPrompt registers a prompt. Adding a prompt with the name of an
-// existing one replaces it. Clients are told the prompt list changed. A
+// existing one replaces it (logged at warning level before the server
+// first connects or within one Batch, as for [Server.AddTool]). Clients
+// are told the prompt list changed. A
 // server that adds its first prompt after clients connected must declare
 // the prompts capability in [ServerOptions.Capabilities] (see
 // [Server.AddTool]).
@@ -30,7 +32,8 @@ func (s *Server) AddPrompt(p *Prompt, h PromptHandler) error {
 	}
 	prompt := *p
 	s.mu.Lock()
-	s.prompts.add(prompt.Name, &serverPrompt{prompt: &prompt, handler: h})
+	replaced := s.prompts.add(prompt.Name, &serverPrompt{prompt: &prompt, handler: h})
+	s.noteAddedLocked("prompt", prompt.Name, replaced)
 	s.mu.Unlock()
 	s.broadcast(NotificationPromptListChanged, &PromptListChangedParams{}, nil)
 	return nil

@@ -28,8 +28,9 @@ type serverTemplate struct {
 }
 
 // AddResource registers a resource with a fixed URI. Adding a resource
-// with the URI of an existing one replaces it. Clients are told the
-// resource list changed. A server that adds its first resource after
+// with the URI of an existing one replaces it (logged at warning level
+// before the server first connects or within one Batch, as for
+// [Server.AddTool]). Clients are told the resource list changed. A server that adds its first resource after
 // clients connected must declare the resources capability in
 // [ServerOptions.Capabilities] (see [Server.AddTool]).
 func (s *Server) AddResource(r *Resource, h ResourceHandler) error {
@@ -41,7 +42,8 @@ func (s *Server) AddResource(r *Resource, h ResourceHandler) error {
 	}
 	res := *r
 	s.mu.Lock()
-	s.resources.add(res.URI, &serverResource{resource: &res, handler: h})
+	replaced := s.resources.add(res.URI, &serverResource{resource: &res, handler: h})
+	s.noteAddedLocked("resource", res.URI, replaced)
 	s.mu.Unlock()
 	s.broadcast(NotificationResourceListChanged, &ResourceListChangedParams{}, nil)
 	return nil
@@ -60,7 +62,8 @@ func (s *Server) RemoveResources(uris ...string) {
 // AddResourceTemplate registers a resource template: an RFC 6570 URI
 // template, compiled once here, whose matches h reads. Fixed resources
 // are matched before templates; templates are tried in name order of
-// their URI templates.
+// their URI templates. A template with the URI template of an existing
+// one replaces it, as for [Server.AddResource].
 func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) error {
 	if t == nil || h == nil {
 		return errors.New("mcp: AddResourceTemplate needs a template and a handler")
@@ -71,7 +74,8 @@ func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) err
 	}
 	tmpl := *t
 	s.mu.Lock()
-	s.templates.add(tmpl.URITemplate, &serverTemplate{template: &tmpl, compiled: compiled, handler: h})
+	replaced := s.templates.add(tmpl.URITemplate, &serverTemplate{template: &tmpl, compiled: compiled, handler: h})
+	s.noteAddedLocked("resource template", tmpl.URITemplate, replaced)
 	s.mu.Unlock()
 	s.broadcast(NotificationResourceListChanged, &ResourceListChangedParams{}, nil)
 	return nil

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -209,6 +210,40 @@ type Server struct {
 	generation uint64
 	batches    int
 	flushArmed bool
+	// batchAdded holds the features added while batches run (by kind
+	// and name), to tell a name added twice in one Batch; cleared when
+	// the last Batch ends.
+	batchAdded map[featureKey]struct{}
+	// connected is set by the first Connect: until then, a name added
+	// twice is a mistake in the server's setup.
+	connected atomic.Bool
+}
+
+// featureKey names a feature: its kind ("tool", "prompt", "resource",
+// "resource template") and its name or URI.
+type featureKey struct{ kind, name string }
+
+// noteAddedLocked records that a feature was added, and warns when it
+// replaced one added before the server first connected or earlier in the
+// same Batch: replacing is how a running server updates a feature, but
+// twice the same name in its setup is almost always a mistake. s.mu is
+// held.
+func (s *Server) noteAddedLocked(kind, name string, replaced bool) {
+	k := featureKey{kind, name}
+	_, inBatch := s.batchAdded[k]
+	if replaced && (inBatch || !s.connected.Load()) {
+		where := "before the server connected"
+		if inBatch {
+			where = "twice in one Batch"
+		}
+		s.logger.Warn("mcp: a "+kind+" was added "+where+"; the second replaces the first", kind, name)
+	}
+	if s.batches > 0 {
+		if s.batchAdded == nil {
+			s.batchAdded = make(map[featureKey]struct{})
+		}
+		s.batchAdded[k] = struct{}{}
+	}
 }
 
 // pendingChange is a list_changed notification owed to the sessions.
@@ -290,6 +325,9 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 	tc, err := t.Connect(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: connecting: %w", err)
+	}
+	if !s.connected.Load() {
+		s.connected.Store(true)
 	}
 	ss := &ServerSession{server: s}
 	if sid, ok := tc.(interface{ SessionID() string }); ok {
@@ -513,6 +551,9 @@ func (s *Server) Batch(f func() error) error {
 	defer func() {
 		s.mu.Lock()
 		s.batches--
+		if s.batches == 0 {
+			s.batchAdded = nil
+		}
 		s.mu.Unlock()
 		s.flushChanges()
 	}()

@@ -46,8 +46,11 @@ type serverTool struct {
 // (raw JSON; an empty schema means {"type":"object"}) and whose handler
 // reads raw arguments. The name must follow the MCP tool-name rules
 // (1-128 characters of A-Z a-z 0-9 _ - .). Adding a tool with the name of
-// an existing one replaces it. Connected clients are told the tool list
-// changed.
+// an existing one replaces it: that is how a running server updates a
+// tool. The same name added twice before the server first connects, or
+// twice in one [Server.Batch], is almost always a mistake, and is logged
+// at warning level (the second still replaces the first). Connected
+// clients are told the tool list changed.
 //
 // Clients learn at initialize whether the server has tools: one that
 // connected while the server had none will not use tools added later
@@ -70,7 +73,8 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) error {
 		return fmt.Errorf("mcp: tool %q: %w", t.Name, err)
 	}
 	s.mu.Lock()
-	s.tools.add(tool.Name, &serverTool{tool: &tool, handler: h, headers: headers})
+	replaced := s.tools.add(tool.Name, &serverTool{tool: &tool, handler: h, headers: headers})
+	s.noteAddedLocked("tool", tool.Name, replaced)
 	s.mu.Unlock()
 	s.broadcast(NotificationToolListChanged, &ToolListChangedParams{}, nil)
 	return nil
