@@ -149,3 +149,25 @@ type (
 	// ListRootsRequest is a roots/list request.
 	ListRootsRequest = ClientRequest[*ListRootsParams]
 )
+
+// Notification types handed to the client's notification handlers
+// ([ClientOptions.LoggingMessageHandler] and the others).
+type (
+	// LoggingMessageNotification is a notifications/message.
+	LoggingMessageNotification = ClientRequest[*LoggingMessageParams]
+	// ProgressNotification is a notifications/progress.
+	ProgressNotification = ClientRequest[*ProgressParams]
+	// ToolListChangedNotification is a notifications/tools/list_changed.
+	ToolListChangedNotification = ClientRequest[*ToolListChangedParams]
+	// PromptListChangedNotification is a
+	// notifications/prompts/list_changed.
+	PromptListChangedNotification = ClientRequest[*PromptListChangedParams]
+	// ResourceListChangedNotification is a
+	// notifications/resources/list_changed.
+	ResourceListChangedNotification = ClientRequest[*ResourceListChangedParams]
+	// ResourceUpdatedNotification is a notifications/resources/updated.
+	ResourceUpdatedNotification = ClientRequest[*ResourceUpdatedParams]
+	// ElicitationCompleteNotification is a
+	// notifications/elicitation/complete.
+	ElicitationCompleteNotification = ClientRequest[*ElicitationCompleteParams]
+)
