@@ -296,6 +296,9 @@ func (ss *ServerSession) handleRequest(ctx context.Context, req Request) (Result
 	if cap := serverCapabilityFor(method); cap != "" && !ss.server.declares(cap) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + method + " (server has no " + cap + " capability)"}
 	}
+	if supportsInput(method) {
+		ctx = withStepStore(ctx) // Once records here as on 2026-07-28
+	}
 	return m.handle(ctx, ss, req)
 }
 
