@@ -87,15 +87,17 @@ func stepsFrom(ctx context.Context) *stepStore {
 //	if err != nil {
 //		return "", err
 //	}
-//	ok, _, err := mcp.ElicitAs[confirmation](ctx, req, "Confirm order "+orderID+"?")
+//	answer, _, err := mcp.ElicitAs[confirmation](ctx, req, "Confirm order "+orderID+"?")
 //	if err != nil {
 //		return "", err // on 2026-07-28, mcp.ErrInputRequired: the retry skips "reserve"
 //	}
 //
-// Names are the handler's own and must be the same in every run; a name
-// Once already recorded in this request returns the recorded result, in
-// this run as in the next (and two goroutines of one run that call Once
-// with the same name run fn once between them). The result travels as
+// Names are the handler's own and must be the same in every run. Once
+// with a name it has recorded for this request returns the recorded
+// result, in this run as in the next (and two goroutines of one run that
+// call Once with the same name run fn once between them). A client that
+// sends the same request state twice gets the recorded results both
+// times; a request sent anew, without the state, is a new request. The result travels as
 // JSON, encoded and decoded as the SDK encodes a typed tool's output, so
 // T must survive a round trip through JSON; Once returns the decoded
 // copy in every run and both eras, so a T that does not survive it fails
@@ -106,9 +108,10 @@ func stepsFrom(ctx context.Context) *stepStore {
 // An error from fn is returned and not recorded: the next run calls fn
 // again. So fn should fail only when its work did not happen; when it
 // may have happened in part, return a result that says so instead. The
-// results are bounded (see [ErrOnceLimit]) and sealed in the signed
-// request state: the client cannot read or alter them, and a state that
-// was altered is refused with -32602.
+// results are bounded, the same in both eras (see [ErrOnceLimit]), and
+// sealed in the signed request state: the client can neither read nor
+// alter them, a state that was altered is refused with -32602, and
+// nothing is kept on the server between rounds.
 //
 // Once records for the requests that can ask for input: tools/call,
 // prompts/get and resources/read. Elsewhere (or with a ctx not from a
@@ -197,7 +200,7 @@ func decodeStep[T any](name string, data []byte) (T, error) {
 // InputRound reports which run of its handler the request ctx serves: 0
 // on the first run, and n on the run of the n-th retry of a 2026-07-28
 // request that asked for input (the handler runs again from the start
-// for each). It is 0 in the handshake era, where the handler runs once,
+// for each), which is the number of rounds of answers so far. It is 0 in the handshake era, where the handler runs once,
 // and for a ctx not from a handler.
 func InputRound(ctx context.Context) int {
 	s := stepsFrom(ctx)

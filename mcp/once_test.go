@@ -453,8 +453,9 @@ func TestOnceSemantics(t *testing.T) {
 	}
 }
 
-// TestOnceAcrossRounds checks Once over input rounds: a step that failed
-// runs again in the next round, one that succeeded does not, and a
+// TestOnceAcrossRounds checks Once over input rounds: steps recorded to
+// the full bounds (64 steps, 256 KiB) fit in the request state and are
+// not run again, a step that failed runs again in the next round, and a
 // recorded result that does not decode into the T of the next round is an
 // error rather than a reason to run the step again.
 func TestOnceAcrossRounds(t *testing.T) {
@@ -486,8 +487,48 @@ func TestOnceAcrossRounds(t *testing.T) {
 		_, _, err := ElicitAs[onceConfirm](ctx, req, "ok?")
 		return "", err
 	}))
+	must(t, AddTool(s, &Tool{Name: "big"}, func(ctx context.Context, req *CallToolRequest, _ struct{}) (string, error) {
+		// As much as the bounds allow, in many steps and one.
+		var n int
+		for i := range maxOnceSteps - 1 {
+			v, err := Once(ctx, fmt.Sprint("s", i), func(context.Context) ([]byte, error) {
+				calls.Add(1)
+				return bytes.Repeat([]byte{0xff}, 2000), nil // 2,668 bytes of JSON
+			})
+			if err != nil {
+				return "", err
+			}
+			n += len(v)
+		}
+		st := stepsFrom(ctx)
+		st.mu.Lock()
+		room := maxOnceBytes - st.size - len("last") - len(`""`)
+		st.mu.Unlock()
+		v, err := Once(ctx, "last", func(context.Context) (string, error) {
+			calls.Add(1)
+			return strings.Repeat("a", room), nil // to the byte
+		})
+		if err != nil {
+			return "", err
+		}
+		if _, _, err := ElicitAs[onceConfirm](ctx, req, "ok?"); err != nil {
+			return "", err
+		}
+		if st.size != maxOnceBytes {
+			return "", fmt.Errorf("recorded %d bytes, want %d", st.size, maxOnceBytes)
+		}
+		return fmt.Sprint(n + len(v)), nil
+	}))
 	cs := onceConnect(t, "memory", s, NewClient(&Implementation{Name: "c", Version: "1"}, onceClientOptions(EraAuto)))
-	res, err := cs.CallTool(t.Context(), &CallToolParams{Name: "flaky"})
+	res, err := cs.CallTool(t.Context(), &CallToolParams{Name: "big"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || calls.Load() != maxOnceSteps {
+		t.Fatalf("big: %v (isError %v) after %d calls, want %d", res.Content, res.IsError, calls.Load(), maxOnceSteps)
+	}
+	calls.Store(0)
+	res, err = cs.CallTool(t.Context(), &CallToolParams{Name: "flaky"})
 	if err != nil {
 		t.Fatal(err)
 	}
