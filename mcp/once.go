@@ -52,10 +52,25 @@ type stepStore struct {
 
 type stepStoreKey struct{}
 
+// stepCtx is a context carrying a record of steps: one allocation for
+// both.
+type stepCtx struct {
+	context.Context
+	steps stepStore
+}
+
+// Value implements [context.Context].
+func (c *stepCtx) Value(key any) any {
+	if key == (stepStoreKey{}) {
+		return &c.steps
+	}
+	return c.Context.Value(key)
+}
+
 // withStepStore returns ctx with a record of steps for a request that
 // runs once: a request of the handshake era that could ask for input.
 func withStepStore(ctx context.Context) context.Context {
-	return context.WithValue(ctx, stepStoreKey{}, &stepStore{})
+	return &stepCtx{Context: ctx}
 }
 
 // stepsFrom returns the record of steps of the request ctx serves, or nil
