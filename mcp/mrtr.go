@@ -34,7 +34,8 @@ import (
 // from the start, and this time each ask the client answered returns its
 // answer. So a handler must ask the same things, with the same params, in
 // every run until it has its answers, and must not act on the world
-// before its last ask.
+// before its last ask but through [Once], whose results the retries read
+// instead of doing the work again ([InputRound] tells the run).
 //
 // The requestState holds the answers of the earlier rounds, which the
 // client sends only once, and binds them to the request they were given
@@ -44,13 +45,15 @@ import (
 // [ServerOptions.RequestStateKeys]), so a state that was altered, has
 // expired, or was issued for another request or by another key is refused
 // (-32602). It takes no memory on the server: any replica that shares the
-// key can serve the retry.
+// key can serve the retry. It also carries the results of the handler's
+// [Once] steps, sealed, and the number of the round.
 
 // ErrInputRequired is the error Elicit, CreateMessage and ListRoots return
 // on a 2026-07-28 request whose client has not answered the ask yet.
 // Return it from the handler (wrapped or not): the server then answers
 // with an [InputRequiredResult], and the client's retry runs the handler
-// again, with the answer.
+// again from the start, with the answer. What the handler did before the
+// ask is done again in that run, but for the steps it did through [Once].
 var ErrInputRequired = errors.New("mcp: the request needs input from the client; return this error from the handler")
 
 // InputRequiredResult is a 2026-07-28 server's answer to a tools/call,
@@ -131,6 +134,8 @@ type inputRound struct {
 	used    map[string]json.RawMessage // the answers the run asked for
 	pending map[string]*InputRequest   // the asks not answered yet
 	seen    map[string]int             // derived keys, for repeats
+
+	steps stepStore // the steps of Once
 }
 
 type inputRoundKey struct{}
@@ -205,6 +210,10 @@ type requestState struct {
 	Principal string                     `json:"pr"`          // digest of the caller's principal
 	Answers   map[string]json.RawMessage `json:"a"`           // the answers so far
 	Asked     []string                   `json:"k,omitempty"` // the keys asked last
+	Round     int                        `json:"r,omitempty"` // the round the retry runs: 1 for the first
+	Steps     []byte                     `json:"s,omitempty"` // the results of Once, sealed
+
+	key []byte // the key that verified the state
 }
 
 // stateSigner signs and verifies request states with the server's keys.
@@ -278,14 +287,14 @@ func (s *stateSigner) verify(state string, now time.Time) (*requestState, error)
 	if err1 != nil || err2 != nil {
 		return nil, errBadState("is malformed")
 	}
-	valid := false
+	var key []byte
 	for _, k := range s.keys {
 		if hmac.Equal(sig, mac(k, payload)) {
-			valid = true
+			key = k
 			break
 		}
 	}
-	if !valid {
+	if key == nil {
 		return nil, errBadState("failed verification (altered, or signed with another key)")
 	}
 	var st requestState
@@ -295,6 +304,7 @@ func (s *stateSigner) verify(state string, now time.Time) (*requestState, error)
 	if now.Unix() > st.Expires {
 		return nil, errBadState("has expired")
 	}
+	st.key = key
 	return &st, nil
 }
 
@@ -344,6 +354,13 @@ func (s *Server) startInputRound(ctx context.Context, req Request) (*inputRound,
 			return nil, errBadState("was issued to another caller")
 		}
 		r.answers = st.Answers
+		var steps map[string]json.RawMessage
+		if len(st.Steps) > 0 {
+			if steps, err = openSteps(st.key, st.Steps); err != nil {
+				return nil, errBadState("failed verification (its steps do not open)")
+			}
+		}
+		r.steps.load(st.Round, steps)
 	}
 	for k, v := range *responses {
 		if r.answers == nil {
@@ -370,6 +387,16 @@ func (s *Server) finishInputRound(ctx context.Context, req Request, r *inputRoun
 	if err != nil {
 		return nil, err
 	}
+	steps, next, err := r.steps.snapshot()
+	if err != nil {
+		return nil, fmt.Errorf("mcp: encoding the results of Once: %w", err)
+	}
+	var sealed []byte
+	if steps != nil {
+		if sealed, err = s.states.sealSteps(steps); err != nil {
+			return nil, err
+		}
+	}
 	st := &requestState{
 		Version:   1,
 		Expires:   time.Now().Add(s.states.ttl).Unix(),
@@ -378,6 +405,8 @@ func (s *Server) finishInputRound(ctx context.Context, req Request, r *inputRoun
 		Principal: digest([]byte(transport.PrincipalFromContext(ctx))),
 		Answers:   r.used, // may be nil: the first round
 		Asked:     slices.Sorted(maps.Keys(r.pending)),
+		Round:     next,
+		Steps:     sealed,
 	}
 	state, err := s.states.sign(st)
 	if err != nil {

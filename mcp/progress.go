@@ -35,17 +35,44 @@ func (r *ClientRequest[P]) ReportProgress(ctx context.Context, progress, total f
 // CreateMessage asks the client to sample from its model on behalf of this
 // request. It is the way to sample from a handler: in the handshake era
 // it sends sampling/createMessage, tied to this request.
+//
+// On a 2026-07-28 request the handler does not wait here: until the
+// client has answered, it returns [ErrInputRequired], which the handler
+// returns, and the server runs the handler again from the start for each
+// round of answers ([InputRound] tells the run). Whatever the handler
+// does before its last ask is done again in every round, so work with
+// effects outside it (a charge, a message, a write) belongs in [Once],
+// which does it once and hands the retries its result. In the handshake
+// era this is a request to the client and the handler runs once.
 func (r *ServerRequest[P]) CreateMessage(ctx context.Context, params *CreateMessageParams) (*CreateMessageResult, error) {
 	return r.Session.CreateMessage(ctx, params)
 }
 
 // Elicit asks the client to collect input from the user on behalf of this
 // request.
+//
+// On a 2026-07-28 request the handler does not wait here: until the
+// client has answered, it returns [ErrInputRequired], which the handler
+// returns, and the server runs the handler again from the start for each
+// round of answers ([InputRound] tells the run). Whatever the handler
+// does before its last ask is done again in every round, so work with
+// effects outside it (a charge, a message, a write) belongs in [Once],
+// which does it once and hands the retries its result. In the handshake
+// era this is a request to the client and the handler runs once.
 func (r *ServerRequest[P]) Elicit(ctx context.Context, params *ElicitParams) (*ElicitResult, error) {
 	return r.Session.Elicit(ctx, params)
 }
 
 // ListRoots asks the client for its roots on behalf of this request.
+//
+// On a 2026-07-28 request the handler does not wait here: until the
+// client has answered, it returns [ErrInputRequired], which the handler
+// returns, and the server runs the handler again from the start for each
+// round of answers ([InputRound] tells the run). Whatever the handler
+// does before its last ask is done again in every round, so work with
+// effects outside it (a charge, a message, a write) belongs in [Once],
+// which does it once and hands the retries its result. In the handshake
+// era this is a request to the client and the handler runs once.
 func (r *ServerRequest[P]) ListRoots(ctx context.Context) (*ListRootsResult, error) {
 	return r.Session.ListRoots(ctx, &ListRootsParams{})
 }

@@ -296,6 +296,9 @@ func (ss *ServerSession) handleRequest(ctx context.Context, req Request) (Result
 	if cap := serverCapabilityFor(method); cap != "" && !ss.server.declares(cap) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + method + " (server has no " + cap + " capability)"}
 	}
+	if supportsInput(method) {
+		ctx = withStepStore(ctx) // Once records here as on 2026-07-28
+	}
 	return m.handle(ctx, ss, req)
 }
 
@@ -567,6 +570,15 @@ func (ss *ServerSession) keepAlivePinger() func(context.Context) error {
 // [*CapabilityError] if the client did not declare roots.
 // A ctx without a deadline is bounded by
 // [ServerOptions.ClientRequestTimeout].
+//
+// On a 2026-07-28 request the handler does not wait here: until the
+// client has answered, it returns [ErrInputRequired], which the handler
+// returns, and the server runs the handler again from the start for each
+// round of answers ([InputRound] tells the run). Whatever the handler
+// does before its last ask is done again in every round, so work with
+// effects outside it (a charge, a message, a write) belongs in [Once],
+// which does it once and hands the retries its result. In the handshake
+// era this is a request to the client and the handler runs once.
 func (ss *ServerSession) ListRoots(ctx context.Context, params *ListRootsParams) (*ListRootsResult, error) {
 	round := inputRoundFrom(ctx)
 	if err := ss.checkClient(round, MethodRootsList, "roots", func(c *ClientCapabilities) bool { return c.Roots != nil }); err != nil {
@@ -587,6 +599,15 @@ func (ss *ServerSession) ListRoots(ctx context.Context, params *ListRootsParams)
 // (or sampling with tools, when params carries tools).
 // A ctx without a deadline is bounded by
 // [ServerOptions.ClientRequestTimeout].
+//
+// On a 2026-07-28 request the handler does not wait here: until the
+// client has answered, it returns [ErrInputRequired], which the handler
+// returns, and the server runs the handler again from the start for each
+// round of answers ([InputRound] tells the run). Whatever the handler
+// does before its last ask is done again in every round, so work with
+// effects outside it (a charge, a message, a write) belongs in [Once],
+// which does it once and hands the retries its result. In the handshake
+// era this is a request to the client and the handler runs once.
 func (ss *ServerSession) CreateMessage(ctx context.Context, params *CreateMessageParams) (*CreateMessageResult, error) {
 	round := inputRoundFrom(ctx)
 	if err := ss.checkClient(round, MethodSamplingCreateMessage, "sampling", func(c *ClientCapabilities) bool { return c.Sampling != nil }); err != nil {
@@ -611,6 +632,15 @@ func (ss *ServerSession) CreateMessage(ctx context.Context, params *CreateMessag
 // [ElicitAs] elicits a Go type.
 // A ctx without a deadline is bounded by
 // [ServerOptions.ClientRequestTimeout].
+//
+// On a 2026-07-28 request the handler does not wait here: until the
+// client has answered, it returns [ErrInputRequired], which the handler
+// returns, and the server runs the handler again from the start for each
+// round of answers ([InputRound] tells the run). Whatever the handler
+// does before its last ask is done again in every round, so work with
+// effects outside it (a charge, a message, a write) belongs in [Once],
+// which does it once and hands the retries its result. In the handshake
+// era this is a request to the client and the handler runs once.
 func (ss *ServerSession) Elicit(ctx context.Context, params *ElicitParams) (*ElicitResult, error) {
 	if params.Mode == "" && params.URL != "" {
 		p := *params

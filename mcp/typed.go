@@ -21,6 +21,15 @@ import (
 // action, with a nil error. An error means no answer: the client lacks
 // the capability, refused the request, or sent content that does not
 // decode into T.
+//
+// On a 2026-07-28 request the handler does not wait here: until the
+// client has answered, ElicitAs returns [ErrInputRequired], which the handler
+// returns, and the server runs the handler again from the start for each
+// round of answers ([InputRound] tells the run). Whatever the handler
+// does before its last ask is done again in every round, so work with
+// effects outside it (a charge, a message, a write) belongs in [Once],
+// which does it once and hands the retries its result. In the handshake
+// era this is a request to the client and the handler runs once.
 func ElicitAs[T any, P Params](ctx context.Context, req *ServerRequest[P], message string) (T, ElicitAction, error) {
 	var zero T
 	v, err := newValidator(req.Session.server.reflector, reflect.TypeFor[T](), nil)
