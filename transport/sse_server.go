@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -248,6 +249,15 @@ func (h *SSEHandler) servePOST(w http.ResponseWriter, r *http.Request) {
 	}
 	if !isJSONContent(r.Header.Get("Content-Type")) {
 		http.Error(w, "Unsupported Media Type: Content-Type must be application/json", http.StatusUnsupportedMediaType)
+		return
+	}
+	if v := r.Header.Get(headerProtocolVersion); isModernVersion(v) {
+		// This transport is of 2024-11-05: a POST labelled with a
+		// revision whose headers mirror the body would be served with
+		// headers nothing checks, which intermediaries (and the auth
+		// middleware) may have trusted.
+		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
+			"Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(v)+"; the HTTP+SSE transport serves only 2024-11-05")
 		return
 	}
 	body, status, reason := readRequestBody(w, r, h.maxBody, h.bodyTO)

@@ -44,9 +44,17 @@ const (
 	// protocol 2025-11-25 or later it always streams, so that the client can
 	// resume.
 	ResponseAuto ResponseMode = iota
-	// ResponseJSON always answers with application/json. Messages tied to
-	// the request go to the session's standalone GET stream instead, if the
-	// client opened one.
+	// ResponseJSON answers with application/json. On a session of the
+	// handshake era, messages tied to the request (progress, logging,
+	// sampling...) go to the session's standalone GET stream instead, if
+	// the client opened one, and are dropped otherwise. Where there can be
+	// no GET stream (a 2026-07-28 exchange, a stateless server), the first
+	// such message sent before the response turns the answer into an SSE
+	// stream, as in ResponseAuto, rather than be lost (a client must
+	// accept both application/json and text/event-stream). So a
+	// subscriptions/listen request is answered as an SSE stream, its
+	// acknowledgment first, and a 2026-07-28 request gets its progress and
+	// log notifications.
 	ResponseJSON
 	// ResponseSSE always answers with an SSE stream.
 	ResponseSSE
@@ -415,10 +423,17 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 		return
 	}
 	var (
-		s      *httpSession
-		a      *admission
-		limit  = h.maxBody
-		modern = (r.Header.Get(headerSessionID) == "" || h.modernOnly) && isModernVersion(r.Header.Get(headerProtocolVersion)) && !h.noModern
+		s     *httpSession
+		a     *admission
+		limit = h.maxBody
+		// The label decides the era, whatever else the POST carries: a
+		// POST labelled 2026-07-28 or later is served as that revision
+		// asks (its mirrored headers checked against its body), and an
+		// Mcp-Session-Id on it is ignored, as that revision has no
+		// sessions. Served on the session the header names, it would
+		// reach a handler with headers that nothing checked, which
+		// intermediaries and the auth middleware may have trusted.
+		modern = isModernVersion(r.Header.Get(headerProtocolVersion)) && !h.noModern
 	)
 	if h.modernOnly && !modern {
 		// No handshake on an endpoint of the stateless era only: the

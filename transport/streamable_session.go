@@ -626,7 +626,10 @@ func (s *httpSession) Write(ctx context.Context, m jsonrpc.Message) error {
 		}
 		st := s.standalone
 		s.mu.Unlock()
-		if related != nil && related.carriesRequests() {
+		// A stateless exchange (of 2026-07-28, or of a stateless server)
+		// can have no GET stream: its own stream takes the message even
+		// in JSON mode.
+		if related != nil && related.carriesRequests(s.stateless) {
 			st = related
 		}
 		if st == nil {
@@ -641,11 +644,23 @@ func (s *httpSession) Write(ctx context.Context, m jsonrpc.Message) error {
 }
 
 // carriesRequests reports whether messages other than responses may travel
-// on the stream.
-func (st *httpStream) carriesRequests() bool {
+// on the stream. With upgrade (the session can have no GET stream for
+// them), a JSON-mode exchange that has sent nothing yet becomes an SSE
+// stream, so that the message is not lost: every POST that carries
+// requests was admitted only if its client accepts text/event-stream (see
+// servePOST). That is how, in ResponseJSON mode, a request of a 2026-07-28
+// exchange or of a stateless server gets its progress and log
+// notifications, and a subscriptions/listen request its acknowledgment.
+func (st *httpStream) carriesRequests(upgrade bool) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.mode != ResponseJSON && !st.done
+	if st.done {
+		return false
+	}
+	if st.mode == ResponseJSON && upgrade && !st.initialize && st.w != nil && !st.wrote {
+		st.mode = ResponseSSE // send starts the stream with this message
+	}
+	return st.mode != ResponseJSON
 }
 
 // takeRoutes removes and returns the stream a response to id goes to.
