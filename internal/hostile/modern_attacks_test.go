@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -234,5 +236,62 @@ func TestAttackModernLabelOnLegacySSE(t *testing.T) {
 	case <-ran:
 		t.Error("the tool ran")
 	default:
+	}
+}
+
+// countingHandler counts the log records it receives.
+type countingHandler struct{ n *atomic.Int64 }
+
+func (h countingHandler) Enabled(context.Context, slog.Level) bool  { return true }
+func (h countingHandler) Handle(context.Context, slog.Record) error { h.n.Add(1); return nil }
+func (h countingHandler) WithAttrs([]slog.Attr) slog.Handler        { return h }
+func (h countingHandler) WithGroup(string) slog.Handler             { return h }
+
+// A 2026-07-28 server that pushes requests on a tool call's response
+// stream (that revision has none from server to client) gets no answer to
+// them: not one POST of a response, however many it pushes, and the
+// client logs a bounded number of lines about them.
+func TestAttackModernPushedRequestsNotAnswered(t *testing.T) {
+	checkGoroutines(t)
+	const pushed = 2004
+	var responsePOSTs atomic.Int64
+	events := make([]hostile.SSE, 0, pushed+1)
+	for i := range pushed {
+		events = append(events, hostile.SSE{Data: `{"jsonrpc":"2.0","id":"push-` + strconv.Itoa(i) + `","method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}`})
+	}
+	_, url := serveHostile(t, func(r *hostile.Request) hostile.Answer {
+		switch r.Method() {
+		case "server/discover":
+			return hostile.Answer{Body: `{"jsonrpc":"2.0","id":` + r.ID() + `,"result":{"resultType":"complete","supportedVersions":["` + modernVersion + `"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"pusher","version":"0"}}}}`}
+		case "tools/call":
+			evs := append(events[:pushed:pushed], hostile.SSE{Data: `{"jsonrpc":"2.0","id":` + r.ID() + `,"result":{"resultType":"complete","content":[{"type":"text","text":"done"}]}}`})
+			return hostile.Answer{Events: evs}
+		case "":
+			if r.ID() != "" {
+				responsePOSTs.Add(1)
+			}
+			return hostile.Answer{Status: http.StatusAccepted}
+		}
+		return hostile.Answer{Status: http.StatusNotFound, Body: `{"jsonrpc":"2.0","id":` + r.ID() + `,"error":{"code":-32601,"message":"Method not found"}}`}
+	})
+	var logLines atomic.Int64
+	c := mcp.NewClient(&mcp.Implementation{Name: "hostile-test", Version: "0"}, &mcp.ClientOptions{Era: mcp.EraModern, Logger: slog.New(countingHandler{&logLines})})
+	cs, err := c.Connect(ctxFor(t, 20*time.Second), &transport.StreamableClientTransport{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctxFor(t, 20*time.Second), &mcp.CallToolParams{Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Content) != 1 {
+		t.Errorf("result %+v", res)
+	}
+	cs.Close()
+	if n := responsePOSTs.Load(); n != 0 {
+		t.Errorf("the client POSTed %d responses to the %d requests pushed", n, pushed)
+	}
+	if n := logLines.Load(); n > 10 {
+		t.Errorf("the client logged %d lines about the %d requests pushed", n, pushed)
 	}
 }
