@@ -84,7 +84,9 @@ type SSEOptions struct {
 // transport. The transport does not limit the protocol revision: the
 // session negotiates it in initialize as over any other transport, so a
 // client may use 2025-11-25 over it (this package's client does when it
-// falls back from Streamable HTTP).
+// falls back from Streamable HTTP). A POST labelled 2026-07-28 or later
+// (MCP-Protocol-Version) is refused with 400: that revision has no
+// sessions, and its headers that mirror the body are not checked here.
 // Goroutines: one per open session (its GET request) and one per request
 // being handled.
 type SSEHandler struct {

@@ -159,7 +159,11 @@ type StreamableHTTPOptions struct {
 	// only (2026-07-28) makes an endpoint of that era only, as the
 	// revision asks of one: GET and DELETE get 405, a Mcp-Session-Id
 	// header is ignored, and a request without the revision in its
-	// MCP-Protocol-Version header (initialize, say) gets 400.
+	// MCP-Protocol-Version header (initialize, say) gets 400. On an
+	// endpoint of both eras, a POST whose header names a revision of the
+	// stateless era is served as one, its Mcp-Session-Id ignored too: its
+	// mirrored headers (Mcp-Method, Mcp-Name) are checked against its body
+	// whatever else it carries.
 	SupportedVersions []string
 	// DisableHijack keeps standalone GET streams on net/http's request
 	// goroutine. By default, once its headers are out, a GET stream on an
