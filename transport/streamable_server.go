@@ -222,6 +222,11 @@ type StreamableHTTPHandler struct {
 
 	sessions sessionSet[*httpSession]
 	holders  holderSet // of hijacked GET streams
+
+	// testHookExchangeWaited, if set, is called when an exchange's POST
+	// stops waiting, before it writes what is left, with the IDs of the
+	// exchange's requests.
+	testHookExchangeWaited func(requests []jsonrpc.ID)
 }
 
 // NewStreamableHTTPHandler returns a handler that serves each session by
