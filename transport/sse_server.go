@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -83,7 +84,9 @@ type SSEOptions struct {
 // transport. The transport does not limit the protocol revision: the
 // session negotiates it in initialize as over any other transport, so a
 // client may use 2025-11-25 over it (this package's client does when it
-// falls back from Streamable HTTP).
+// falls back from Streamable HTTP). A POST labelled 2026-07-28 or later
+// (MCP-Protocol-Version) is refused with 400: that revision has no
+// sessions, and its headers that mirror the body are not checked here.
 // Goroutines: one per open session (its GET request) and one per request
 // being handled.
 type SSEHandler struct {
@@ -248,6 +251,15 @@ func (h *SSEHandler) servePOST(w http.ResponseWriter, r *http.Request) {
 	}
 	if !isJSONContent(r.Header.Get("Content-Type")) {
 		http.Error(w, "Unsupported Media Type: Content-Type must be application/json", http.StatusUnsupportedMediaType)
+		return
+	}
+	if v := r.Header.Get(headerProtocolVersion); isModernVersion(v) {
+		// This transport is of 2024-11-05: a POST labelled with a
+		// revision whose headers mirror the body would be served with
+		// headers nothing checks, which intermediaries (and the auth
+		// middleware) may have trusted.
+		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
+			"Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(v)+"; the HTTP+SSE transport serves only 2024-11-05")
 		return
 	}
 	body, status, reason := readRequestBody(w, r, h.maxBody, h.bodyTO)

@@ -22,7 +22,13 @@ import (
 // JSON-RPC error as the body, which is the answer.
 
 // writeModern POSTs m with the revision's headers and handles the answer.
+// It drops a response (or a batch): a client of this revision sends none,
+// as its server sends no requests, and a server that pushes requests on a
+// response stream anyway would otherwise cost a POST for each.
 func (c *streamableClientConn) writeModern(ctx context.Context, m jsonrpc.Message, body []byte) error {
+	if _, ok := m.(*jsonrpc.Request); !ok {
+		return nil
+	}
 	method, name := "", ""
 	if r, ok := m.(*jsonrpc.Request); ok {
 		method = r.Method

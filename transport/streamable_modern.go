@@ -14,14 +14,15 @@ import (
 )
 
 // Streamable HTTP of 2026-07-28 and later. Every message is a POST of its
-// own, with no session: a POST without Mcp-Session-Id whose
-// MCP-Protocol-Version header names such a revision is served as an
-// exchange on its own, beside the sessions of the handshake era, on the
-// same endpoint. Before the body reaches the connection, the headers that
-// mirror it are checked against it (-32020 HeaderMismatch, 400), and so
-// are the _meta members every such request carries (-32602, 400); the
-// connection's answers get the status the revision gives their error
-// codes (see modernStatus).
+// own, with no session: a POST whose MCP-Protocol-Version header names
+// such a revision is served as an exchange on its own, beside the sessions
+// of the handshake era, on the same endpoint, and an Mcp-Session-Id it
+// carries is ignored (that revision has no sessions; served on the session
+// named, it would escape the checks below). Before the body reaches the
+// connection, the headers that mirror it are checked against it (-32020
+// HeaderMismatch, 400), and so are the _meta members every such request
+// carries (-32602, 400); the connection's answers get the status the
+// revision gives their error codes (see modernStatus).
 
 const (
 	headerMethod = "Mcp-Method"

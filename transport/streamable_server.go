@@ -44,9 +44,17 @@ const (
 	// protocol 2025-11-25 or later it always streams, so that the client can
 	// resume.
 	ResponseAuto ResponseMode = iota
-	// ResponseJSON always answers with application/json. Messages tied to
-	// the request go to the session's standalone GET stream instead, if the
-	// client opened one.
+	// ResponseJSON answers with application/json. On a session of the
+	// handshake era, messages tied to the request (progress, logging,
+	// sampling...) go to the session's standalone GET stream instead, if
+	// the client opened one, and are dropped otherwise. Where there can be
+	// no GET stream (a 2026-07-28 exchange, a stateless server), the first
+	// such message sent before the response turns the answer into an SSE
+	// stream, as in ResponseAuto, rather than be lost (a client must
+	// accept both application/json and text/event-stream). So a
+	// subscriptions/listen request is answered as an SSE stream, its
+	// acknowledgment first, and a 2026-07-28 request gets its progress and
+	// log notifications.
 	ResponseJSON
 	// ResponseSSE always answers with an SSE stream.
 	ResponseSSE
@@ -151,7 +159,11 @@ type StreamableHTTPOptions struct {
 	// only (2026-07-28) makes an endpoint of that era only, as the
 	// revision asks of one: GET and DELETE get 405, a Mcp-Session-Id
 	// header is ignored, and a request without the revision in its
-	// MCP-Protocol-Version header (initialize, say) gets 400.
+	// MCP-Protocol-Version header (initialize, say) gets 400. On an
+	// endpoint of both eras, a POST whose header names a revision of the
+	// stateless era is served as one, its Mcp-Session-Id ignored too: its
+	// mirrored headers (Mcp-Method, Mcp-Name) are checked against its body
+	// whatever else it carries.
 	SupportedVersions []string
 	// DisableHijack keeps standalone GET streams on net/http's request
 	// goroutine. By default, once its headers are out, a GET stream on an
@@ -210,6 +222,11 @@ type StreamableHTTPHandler struct {
 
 	sessions sessionSet[*httpSession]
 	holders  holderSet // of hijacked GET streams
+
+	// testHookExchangeWaited, if set, is called when an exchange's POST
+	// stops waiting, before it writes what is left, with the IDs of the
+	// exchange's requests.
+	testHookExchangeWaited func(requests []jsonrpc.ID)
 }
 
 // NewStreamableHTTPHandler returns a handler that serves each session by
@@ -415,10 +432,17 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 		return
 	}
 	var (
-		s      *httpSession
-		a      *admission
-		limit  = h.maxBody
-		modern = (r.Header.Get(headerSessionID) == "" || h.modernOnly) && isModernVersion(r.Header.Get(headerProtocolVersion)) && !h.noModern
+		s     *httpSession
+		a     *admission
+		limit = h.maxBody
+		// The label decides the era, whatever else the POST carries: a
+		// POST labelled 2026-07-28 or later is served as that revision
+		// asks (its mirrored headers checked against its body), and an
+		// Mcp-Session-Id on it is ignored, as that revision has no
+		// sessions. Served on the session the header names, it would
+		// reach a handler with headers that nothing checked, which
+		// intermediaries and the auth middleware may have trusted.
+		modern = isModernVersion(r.Header.Get(headerProtocolVersion)) && !h.noModern
 	)
 	if h.modernOnly && !modern {
 		// No handshake on an endpoint of the stateless era only: the

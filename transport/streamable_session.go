@@ -345,8 +345,12 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 	if !st.wait(r.Context(), 0) {
 		return false // a resuming client took the stream over
 	}
+	if hook := s.h.testHookExchangeWaited; hook != nil {
+		hook(requests)
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	st.detachPOSTLocked(w)
 	if body := st.jsonBody; body != nil {
 		st.jsonBody = nil
 		writeJSONBody(w, st.jsonStatus, body, st.initOK, s.id, s.h.writeTO)
@@ -590,30 +594,31 @@ func (s *httpSession) Write(ctx context.Context, m jsonrpc.Message) error {
 				s.dropRoutesLocked(st)
 				s.armIdleLocked()
 				s.mu.Unlock()
-				return st.send(ctx, m, -1)
+				return st.send(ctx, m, -1, nil)
 			}
 		}
-		st := s.takeRoutes(m.ID)
+		st := s.routeOf(m.ID)
 		if st == nil {
 			s.h.logger.Debug("mcp http: response with no exchange to go to", "id", m.ID.String())
 			return nil
 		}
-		return st.send(ctx, m, 1)
+		ids := [1]jsonrpc.ID{m.ID}
+		return st.send(ctx, m, 1, ids[:])
 	case jsonrpc.Batch:
 		var st *httpStream
-		n := 0
+		ids := make([]jsonrpc.ID, 0, len(m))
 		for _, e := range m {
 			if r, ok := e.(*jsonrpc.Response); ok {
-				if t := s.takeRoutes(r.ID); t != nil {
+				if t := s.routeOf(r.ID); t != nil {
 					st = t
-					n++
+					ids = append(ids, r.ID)
 				}
 			}
 		}
 		if st == nil {
 			return nil
 		}
-		return st.send(ctx, m, n)
+		return st.send(ctx, m, len(ids), ids)
 	case *jsonrpc.Request:
 		s.mu.Lock()
 		if s.closed {
@@ -626,7 +631,10 @@ func (s *httpSession) Write(ctx context.Context, m jsonrpc.Message) error {
 		}
 		st := s.standalone
 		s.mu.Unlock()
-		if related != nil && related.carriesRequests() {
+		// A stateless exchange (of 2026-07-28, or of a stateless server)
+		// can have no GET stream: its own stream takes the message even
+		// in JSON mode.
+		if related != nil && related.carriesRequests(s.stateless) {
 			st = related
 		}
 		if st == nil {
@@ -635,29 +643,59 @@ func (s *httpSession) Write(ctx context.Context, m jsonrpc.Message) error {
 			}
 			return errNoStream
 		}
-		return st.send(ctx, m, 0)
+		return st.send(ctx, m, 0, nil)
 	}
 	return fmt.Errorf("transport: cannot send %T", m)
 }
 
 // carriesRequests reports whether messages other than responses may travel
-// on the stream.
-func (st *httpStream) carriesRequests() bool {
+// on the stream. With upgrade (the session can have no GET stream for
+// them), a JSON-mode exchange that has sent nothing yet becomes an SSE
+// stream, so that the message is not lost: every POST that carries
+// requests was admitted only if its client accepts text/event-stream (see
+// servePOST). That is how, in ResponseJSON mode, a request of a 2026-07-28
+// exchange or of a stateless server gets its progress and log
+// notifications, and a subscriptions/listen request its acknowledgment.
+func (st *httpStream) carriesRequests(upgrade bool) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.mode != ResponseJSON && !st.done
+	if st.done {
+		return false
+	}
+	if st.mode == ResponseJSON && upgrade && !st.initialize && st.w != nil && !st.wrote {
+		st.mode = ResponseSSE // send starts the stream with this message
+	}
+	return st.mode != ResponseJSON
 }
 
-// takeRoutes removes and returns the stream a response to id goes to.
-func (s *httpSession) takeRoutes(id jsonrpc.ID) *httpStream {
+// routeOf returns the stream a response to id goes to, or nil.
+func (s *httpSession) routeOf(id jsonrpc.ID) *httpStream {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, _ := s.routes.Get(id)
-	s.routes.Delete(id)
-	if st != nil && s.routes.Len() == 0 {
+	return st
+}
+
+// takeRoutesLocked removes the routes of ids that lead to st, whose lock
+// the caller holds, and returns how many it removed. A response counts as
+// sent on its stream only if it takes its route under the stream's lock:
+// the exchange that ends with the session (endClosedLocked) answers, under
+// that lock too, every request whose route is left, so that a response
+// on its way then is neither lost nor sent twice.
+func (s *httpSession) takeRoutesLocked(st *httpStream, ids []jsonrpc.ID) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, id := range ids {
+		if to, _ := s.routes.Get(id); to == st {
+			s.routes.Delete(id)
+			n++
+		}
+	}
+	if n > 0 && s.routes.Len() == 0 {
 		s.armIdleLocked()
 	}
-	return st
+	return n
 }
 
 // httpStream is one response stream: the answer to a POST, or the
@@ -777,6 +815,15 @@ func (st *httpStream) wait(ctx context.Context, conn int) bool {
 	st.mu.Lock()
 	deadline := false
 	mine = st.conns == conn
+	if conn == 0 && mine && st.w == w {
+		// The exchange's own POST stays the live connection until its
+		// handler has written what is left (see detachPOSTLocked): a
+		// response sent meanwhile (a handler the session's end cancelled
+		// answers then) goes on it, rather than be counted as sent on no
+		// connection and lost.
+		st.mu.Unlock()
+		return true
+	}
 	if st.w == w {
 		st.w = nil
 		deadline, st.deadline = st.deadline, false
@@ -788,6 +835,19 @@ func (st *httpStream) wait(ctx context.Context, conn int) bool {
 		clearWriteDeadline(w)
 	}
 	return mine
+}
+
+// detachPOSTLocked ends the exchange's own POST, w, as the stream's live
+// connection, after wait(ctx, 0) reported it still the stream's.
+func (st *httpStream) detachPOSTLocked(w http.ResponseWriter) {
+	if st.w != w {
+		return // a failed write let it go
+	}
+	st.w = nil
+	if st.deadline {
+		st.deadline = false
+		clearWriteDeadline(w)
+	}
 }
 
 // closeLive ends the live SSE connection of the stream; see
@@ -838,8 +898,11 @@ func (st *httpStream) startSSEHeadersLocked() bool {
 }
 
 // send writes m to the stream; responses is the number of responses m
-// carries, or -1 when m answers every request of the stream.
-func (st *httpStream) send(ctx context.Context, m jsonrpc.Message, responses int) error {
+// carries, or -1 when m answers every request of the stream. ids, when
+// set, are the IDs of the responses, whose routes to the stream send takes
+// (see takeRoutesLocked); the responses whose route is gone were answered
+// otherwise, and are not sent.
+func (st *httpStream) send(ctx context.Context, m jsonrpc.Message, responses int, ids []jsonrpc.ID) error {
 	data, err := jsonrpc.EncodeMessage(m)
 	switch {
 	case err != nil && responses == 0:
@@ -857,6 +920,11 @@ func (st *httpStream) send(ctx context.Context, m jsonrpc.Message, responses int
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if ids != nil {
+		if responses = st.s.takeRoutesLocked(st, ids); responses == 0 {
+			return nil
+		}
+	}
 	if st.done {
 		return nil
 	}
