@@ -12,16 +12,15 @@ import (
 	"time"
 )
 
-// serverLabelKey and serverLabelValue are the pprof label that serveHTTP
-// puts on the goroutines of the HTTP servers under test.
-const (
-	serverLabelKey   = "bench-side"
-	serverLabelValue = "server"
-)
+// serverLabelKey is the key of the pprof label that serveHTTP puts on
+// the goroutines of an HTTP server under test; its value is the target's
+// name.
+const serverLabelKey = "bench-server"
 
-// serverLabels returns the pprof label set of the servers' goroutines.
-func serverLabels() pprof.LabelSet {
-	return pprof.Labels(serverLabelKey, serverLabelValue)
+// serverLabels returns the pprof label set of the goroutines of the
+// server of the target name.
+func serverLabels(name string) pprof.LabelSet {
+	return pprof.Labels(serverLabelKey, name)
 }
 
 // maxProfileSize bounds the CPU profile cpuMeter decompresses.
@@ -30,7 +29,8 @@ const maxProfileSize = 256 << 20
 // A cpuMeter measures the CPU time spent during a timed loop: the whole
 // process's (user and system, from getrusage; client and server
 // together), and, from a CPU profile taken meanwhile, that of the
-// goroutines carrying serverLabels, which are the HTTP server's (its
+// goroutines carrying a server's label (serverLabels), which are the
+// HTTP server's (its
 // connections, its handler and the goroutines they start). The profile
 // samples each thread's CPU clock 100 times a second, kernel time
 // included, so the server figure of a run of about 50,000 calls rests on
@@ -54,8 +54,9 @@ func startCPU() *cpuMeter {
 }
 
 // stop ends the measurement of n calls and reports cpu-µs/op, the
-// process's CPU time per call, and server-cpu-µs/op, the server's.
-func (m *cpuMeter) stop(b *testing.B, n int) {
+// process's CPU time per call, and server-cpu-µs/op, that of the server
+// of the target named server.
+func (m *cpuMeter) stop(b *testing.B, n int, server string) {
 	proc1, ok := processCPU()
 	if m.profiling {
 		pprof.StopCPUProfile()
@@ -67,11 +68,11 @@ func (m *cpuMeter) stop(b *testing.B, n int) {
 		b.ReportMetric(float64((proc1-m.proc0).Microseconds())/float64(n), "cpu-µs/op")
 	}
 	if m.profiling {
-		server, _, err := labelledCPU(m.prof.Bytes(), serverLabelKey, serverLabelValue)
+		d, _, err := labelledCPU(m.prof.Bytes(), serverLabelKey, server)
 		if err != nil {
 			b.Fatalf("reading the CPU profile: %v", err)
 		}
-		b.ReportMetric(float64(server.Microseconds())/float64(n), "server-cpu-µs/op")
+		b.ReportMetric(float64(d.Microseconds())/float64(n), "server-cpu-µs/op")
 	}
 }
 
@@ -296,7 +297,7 @@ func TestLabelledCPU(t *testing.T) {
 		sink = x
 	}
 	done := make(chan struct{})
-	pprof.Do(context.Background(), serverLabels(), func(context.Context) {
+	pprof.Do(context.Background(), serverLabels("test"), func(context.Context) {
 		go func() { // inherits the label
 			defer close(done)
 			burn(300 * time.Millisecond)
@@ -305,7 +306,7 @@ func TestLabelledCPU(t *testing.T) {
 	<-done
 	burn(300 * time.Millisecond)
 	pprof.StopCPUProfile()
-	server, total, err := labelledCPU(prof.Bytes(), serverLabelKey, serverLabelValue)
+	server, total, err := labelledCPU(prof.Bytes(), serverLabelKey, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,10 +314,10 @@ func TestLabelledCPU(t *testing.T) {
 	if server < 150*time.Millisecond || total-server < 150*time.Millisecond {
 		t.Errorf("labelled %v of %v, want about half of each", server, total)
 	}
-	if _, _, err := labelledCPU(prof.Bytes(), serverLabelKey, "client"); err != nil {
+	if _, _, err := labelledCPU(prof.Bytes(), serverLabelKey, "other"); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := labelledCPU([]byte("not gzip"), serverLabelKey, serverLabelValue); err == nil {
+	if _, _, err := labelledCPU([]byte("not gzip"), serverLabelKey, "test"); err == nil {
 		t.Error("labelledCPU accepted garbage")
 	}
 }
@@ -330,6 +331,6 @@ func FuzzLabelledCPU(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0x0a, 0x04, 0x08, 0x01, 0x10, 0x02, 0x12, 0x04, 0x12, 0x02, 0x01, 0x02, 0x32, 0x00, 0x32, 0x03, 'c', 'p', 'u', 0x32, 0x0b, 'n', 'a', 'n', 'o', 's', 'e', 'c', 'o', 'n', 'd', 's'})
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		labelledCPUProto(raw, serverLabelKey, serverLabelValue)
+		labelledCPUProto(raw, serverLabelKey, "server")
 	})
 }

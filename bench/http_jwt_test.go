@@ -1,11 +1,14 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
+	"runtime/pprof"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -153,4 +156,139 @@ func TestHTTPJWT(t *testing.T) {
 			}
 		})
 	}
+}
+
+// jwtPairedBlock is the number of calls one side makes before the other
+// side's turn in BenchmarkHTTPJWTPaired.
+const jwtPairedBlock = 2000
+
+// BenchmarkHTTPJWTPaired compares, in one process and close together in
+// time, an unauthenticated mcpkit target with its jwt counterpart:
+// "handshake" pairs mcpkit with mcpkit-jwt, "latest" mcpkit-latest with
+// mcpkit-jwt-latest (see BenchmarkHTTPConcurrent50). Both servers run at
+// once, each with 50 client sessions, and the sides take turns: a block
+// of jwtPairedBlock calls on one, shared out among its 50 sessions as in
+// BenchmarkHTTPConcurrent50, then a block on the other, the side that
+// goes first alternating from turn to turn, until each side has made b.N
+// calls. So a shared machine's drift, which moves the throughput of
+// runs a few seconds apart by a third, falls on both sides alike.
+//
+// It reports for each side (plain-, jwt-) the calls per second of the
+// time spent in its blocks, the process's CPU time per call (cpu-µs) and
+// the server's (server-cpu-µs, see cpuMeter), and the ratios jwt/plain of
+// the time per call (the inverse of the ratio of calls/s), of process CPU
+// and of server CPU.
+func BenchmarkHTTPJWTPaired(b *testing.B) {
+	jwt, jwtLatest := jwtTargets(b)
+	plainLatest := httpTarget{"mcpkit-latest", mcpkitHTTPServe, mcpkitModernHTTPDial}
+	for _, pair := range []struct {
+		name         string
+		plain, authd httpTarget
+	}{
+		{"handshake", httpTarget{"mcpkit", mcpkitHTTPServe, mcpkitHTTPDial}, jwt},
+		{"latest", plainLatest, jwtLatest},
+	} {
+		b.Run(pair.name, func(b *testing.B) {
+			runHTTPPaired(b, pair.plain, pair.authd)
+		})
+	}
+}
+
+// pairedSide is one side of BenchmarkHTTPJWTPaired: its sessions and what
+// its blocks took.
+type pairedSide struct {
+	name  string
+	conns []*httpConn
+	calls int
+	wall  time.Duration
+	cpu   time.Duration
+}
+
+// runHTTPPaired is BenchmarkHTTPJWTPaired for the targets plain and
+// authd.
+func runHTTPPaired(b *testing.B, plain, authd httpTarget) {
+	sides := [2]*pairedSide{{name: plain.name}, {name: authd.name}}
+	for i, t := range []httpTarget{plain, authd} {
+		s := startHTTP(b, t)
+		for range httpSessions {
+			c := s.dial(b, t)
+			if err := c.echo(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			sides[i].conns = append(sides[i].conns, c)
+		}
+	}
+	if _, ok := processCPU(); !ok {
+		b.Skip("no process CPU time on this system")
+	}
+	var prof bytes.Buffer
+	profiling := pprof.StartCPUProfile(&prof) == nil
+	b.ResetTimer()
+	for turn := 0; sides[0].calls < b.N || sides[1].calls < b.N; turn++ {
+		for k := range 2 {
+			side := sides[(turn+k)%2]
+			n := min(jwtPairedBlock, b.N-side.calls)
+			if n <= 0 {
+				continue
+			}
+			cpu0, _ := processCPU()
+			start := time.Now()
+			if err := callBlock(side.conns, n); err != nil {
+				b.Fatal(err)
+			}
+			side.wall += time.Since(start)
+			cpu1, _ := processCPU()
+			side.cpu += cpu1 - cpu0
+			side.calls += n
+		}
+	}
+	b.StopTimer()
+	if profiling {
+		pprof.StopCPUProfile()
+	}
+	var server [2]time.Duration
+	for i, side := range sides {
+		prefix := [2]string{"plain-", "jwt-"}[i]
+		b.ReportMetric(float64(side.calls)/side.wall.Seconds(), prefix+"calls/s")
+		b.ReportMetric(float64(side.cpu.Microseconds())/float64(side.calls), prefix+"cpu-µs/op")
+		if profiling {
+			d, _, err := labelledCPU(prof.Bytes(), serverLabelKey, side.name)
+			if err != nil {
+				b.Fatalf("reading the CPU profile: %v", err)
+			}
+			server[i] = d
+			b.ReportMetric(float64(d.Microseconds())/float64(side.calls), prefix+"server-cpu-µs/op")
+		}
+	}
+	b.ReportMetric(float64(sides[1].wall)/float64(sides[0].wall), "jwt/plain-time")
+	b.ReportMetric(float64(sides[1].cpu)/float64(sides[0].cpu), "jwt/plain-cpu")
+	if profiling && server[0] > 0 {
+		b.ReportMetric(float64(server[1])/float64(server[0]), "jwt/plain-server-cpu")
+	}
+}
+
+// callBlock makes n echo calls shared out among conns, one goroutine
+// each, and returns the first error.
+func callBlock(conns []*httpConn, n int) error {
+	var (
+		next     atomic.Int64
+		wg       sync.WaitGroup
+		firstErr atomic.Pointer[error]
+	)
+	ctx := context.Background()
+	for _, c := range conns {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				if err := c.echo(ctx); err != nil {
+					firstErr.CompareAndSwap(nil, &err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := firstErr.Load(); err != nil {
+		return *err
+	}
+	return nil
 }

@@ -323,7 +323,7 @@ type plainHTTPServer struct {
 // the handler it serves and the function that releases what t's handler
 // holds, to be called after the server's close.
 //
-// The goroutine that serves carries the pprof label of serverLabels, and
+// The goroutine that serves carries the pprof label serverLabels(t.name), and
 // so do the goroutines it starts (the connections' and the handler's), so
 // that a CPU profile tells the server's CPU time from the client's (see
 // cpuMeter).
@@ -344,7 +344,7 @@ func serveHTTP(t httpTarget, wrap func(http.Handler) http.Handler) (*plainHTTPSe
 	s := &plainHTTPServer{url: base, addr: l.Addr().String(), srv: &http.Server{Handler: h}, served: make(chan struct{})}
 	go func() {
 		defer close(s.served)
-		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), serverLabels()))
+		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), serverLabels(t.name)))
 		s.srv.Serve(l)
 	}()
 	return s, h, release, nil
@@ -431,7 +431,7 @@ func runHTTPConcurrent(b *testing.B, s *httpServer, t httpTarget) {
 	}
 	wg.Wait()
 	b.StopTimer()
-	cpu.stop(b, b.N)
+	cpu.stop(b, b.N, t.name)
 	if err := firstErr.Load(); err != nil {
 		b.Fatal(*err)
 	}
