@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -46,7 +47,7 @@ var latestHTTPTargets = []httpTarget{
 }
 
 // floorModernHTTPServe serves the floor's stateless 2026-07-28 handler.
-func floorModernHTTPServe() (http.Handler, func(), error) {
+func floorModernHTTPServe(string) (http.Handler, func(), error) {
 	return floor.NewModernHTTPHandler(), func() {}, nil
 }
 
@@ -70,7 +71,7 @@ func floorModernHTTPDial(_ context.Context, hc *http.Client, url string) (*httpC
 
 // mcpkitStatelessHTTPServe serves the mcpkit echo server with the
 // handler in its Stateless mode.
-func mcpkitStatelessHTTPServe() (http.Handler, func(), error) {
+func mcpkitStatelessHTTPServe(string) (http.Handler, func(), error) {
 	s, err := mcpkitecho.NewServer()
 	if err != nil {
 		return nil, nil, err
@@ -83,7 +84,7 @@ func mcpkitStatelessHTTPServe() (http.Handler, func(), error) {
 // StreamableHTTPOptions.Stateless, go-sdk's sessionless mode (each POST
 // gets a temporary session; GET and DELETE are refused). Everything else
 // is the default, so each response is an SSE stream.
-func gosdkStatelessHTTPServe() (http.Handler, func(), error) {
+func gosdkStatelessHTTPServe(string) (http.Handler, func(), error) {
 	s := gosdkecho.NewServer()
 	return gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s },
 		&gosdk.StreamableHTTPOptions{Stateless: true}), func() {}, nil
@@ -184,8 +185,11 @@ func checkWire(tb testing.TB, calls int64) *wireCheck {
 // benchmark fails unless every HTTP request it got, setup included, was
 // of that revision and there were at least as many tools/call requests as
 // calls.
+//
+// Its row mcpkit-jwt is the mcpkit target behind RequireToken with a JWT
+// verifier (see jwtTargets), right after the mcpkit row.
 func BenchmarkHTTPLatestConcurrent50(b *testing.B) {
-	for _, t := range latestHTTPTargets {
+	for _, t := range withJWT(b, latestHTTPTargets) {
 		b.Run(t.name, func(b *testing.B) {
 			calls := int64(b.N) + httpSessions // with one warm-up call per client
 			chk := checkWire(b, calls)
@@ -202,7 +206,7 @@ func BenchmarkHTTPLatestConcurrent50(b *testing.B) {
 // (without -bench) catches a broken setup or a client that falls back to
 // the handshake era.
 func TestHTTPLatest(t *testing.T) {
-	for _, tg := range latestHTTPTargets {
+	for _, tg := range withJWT(t, latestHTTPTargets) {
 		t.Run(tg.name, func(t *testing.T) {
 			chk := checkWire(t, 3)
 			s := startHTTPWrapped(t, tg, chk.wrap)
@@ -214,4 +218,14 @@ func TestHTTPLatest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withJWT returns targets with mcpkit-jwt inserted after mcpkit: the
+// latest jwt target of jwtTargets, named as the rows of
+// BenchmarkHTTPLatestConcurrent50 are, without "-latest".
+func withJWT(tb testing.TB, targets []httpTarget) []httpTarget {
+	_, jwt := jwtTargets(tb)
+	jwt.name = "mcpkit-jwt"
+	i := slices.IndexFunc(targets, func(t httpTarget) bool { return t.name == "mcpkit" })
+	return slices.Insert(slices.Clone(targets), i+1, jwt)
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -48,9 +49,11 @@ type httpConn struct {
 // httpTarget is one implementation of both sides of Streamable HTTP.
 type httpTarget struct {
 	name string
-	// serve returns the server's http.Handler and a function that
-	// releases what it holds once the HTTP server has stopped.
-	serve func() (http.Handler, func(), error)
+	// serve returns the server's http.Handler for the endpoint url (the
+	// URL the clients dial, which a server checking tokens needs for
+	// their audience) and a function that releases what it holds once
+	// the HTTP server has stopped.
+	serve func(url string) (http.Handler, func(), error)
 	// dial opens a session to url with hc, using the same
 	// implementation's client.
 	dial func(ctx context.Context, hc *http.Client, url string) (*httpConn, error)
@@ -108,7 +111,7 @@ func checkTools(n int) error {
 	return nil
 }
 
-func floorHTTPServe() (http.Handler, func(), error) {
+func floorHTTPServe(string) (http.Handler, func(), error) {
 	return floor.NewHTTPHandler(), func() {}, nil
 }
 
@@ -131,7 +134,7 @@ func floorHTTPDial(ctx context.Context, hc *http.Client, url string) (*httpConn,
 	}, nil
 }
 
-func mcpkitHTTPServe() (http.Handler, func(), error) {
+func mcpkitHTTPServe(string) (http.Handler, func(), error) {
 	s, err := mcpkitecho.NewServer()
 	if err != nil {
 		return nil, nil, err
@@ -188,7 +191,7 @@ func mcpkitHTTPDialEra(ctx context.Context, t *transport.StreamableClientTranspo
 	}, nil
 }
 
-func gosdkHTTPServe() (http.Handler, func(), error) {
+func gosdkHTTPServe(string) (http.Handler, func(), error) {
 	s := gosdkecho.NewServer()
 	return gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s }, nil), func() {}, nil
 }
@@ -227,7 +230,7 @@ func gosdkHTTPDialVersion(ctx context.Context, hc *http.Client, url, version str
 	}, nil
 }
 
-func mcpgoHTTPServe() (http.Handler, func(), error) {
+func mcpgoHTTPServe(string) (http.Handler, func(), error) {
 	h := mcpgoserver.NewStreamableHTTPServer(mcpgoecho.NewServer())
 	return h, func() {}, nil
 }
@@ -292,14 +295,7 @@ func startHTTP(tb testing.TB, t httpTarget) *httpServer {
 // startHTTPWrapped is startHTTP serving wrap(h) instead of t's handler h,
 // for example to watch the requests; a nil wrap serves h.
 func startHTTPWrapped(tb testing.TB, t httpTarget, wrap func(http.Handler) http.Handler) *httpServer {
-	h, release, err := t.serve()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if wrap != nil {
-		h = wrap(h)
-	}
-	srv, err := listenHTTP(h)
+	srv, h, release, err := serveHTTP(t, wrap)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -321,18 +317,37 @@ type plainHTTPServer struct {
 	served    chan struct{}
 }
 
-// listenHTTP serves h on a new plainHTTPServer.
-func listenHTTP(h http.Handler) (*plainHTTPServer, error) {
+// serveHTTP listens on 127.0.0.1, makes t's handler for the endpoint
+// (the listener's URL followed by /mcp), wraps it with wrap unless wrap
+// is nil, and serves it on a new plainHTTPServer. It returns the server,
+// the handler it serves and the function that releases what t's handler
+// holds, to be called after the server's close.
+//
+// The goroutine that serves carries the pprof label serverLabels(t.name), and
+// so do the goroutines it starts (the connections' and the handler's), so
+// that a CPU profile tells the server's CPU time from the client's (see
+// cpuMeter).
+func serveHTTP(t httpTarget, wrap func(http.Handler) http.Handler) (*plainHTTPServer, http.Handler, func(), error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	s := &plainHTTPServer{url: "http://" + l.Addr().String(), addr: l.Addr().String(), srv: &http.Server{Handler: h}, served: make(chan struct{})}
+	base := "http://" + l.Addr().String()
+	h, release, err := t.serve(base + "/mcp")
+	if err != nil {
+		l.Close()
+		return nil, nil, nil, err
+	}
+	if wrap != nil {
+		h = wrap(h)
+	}
+	s := &plainHTTPServer{url: base, addr: l.Addr().String(), srv: &http.Server{Handler: h}, served: make(chan struct{})}
 	go func() {
 		defer close(s.served)
+		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), serverLabels(t.name)))
 		s.srv.Serve(l)
 	}()
-	return s, nil
+	return s, h, release, nil
 }
 
 // close closes the server and its connections, but for hijacked ones.
@@ -363,7 +378,12 @@ func (s *httpServer) dial(tb testing.TB, t httpTarget) *httpConn {
 func BenchmarkHTTPConcurrent50(b *testing.B) {
 	// mcpkit-latest: the client of 2026-07-28 against the same handler
 	// (its requests served statelessly, each a POST of its own).
-	targets := slices.Insert(slices.Clone(httpTargets), 2, httpTarget{"mcpkit-latest", mcpkitHTTPServe, mcpkitModernHTTPDial})
+	// mcpkit-jwt and mcpkit-jwt-latest: the same behind RequireToken with
+	// a JWT verifier, each right after its unauthenticated row so that
+	// the two run close together in time (see jwtTargets).
+	jwt, jwtLatest := jwtTargets(b)
+	targets := slices.Insert(slices.Clone(httpTargets), 2,
+		jwt, httpTarget{"mcpkit-latest", mcpkitHTTPServe, mcpkitModernHTTPDial}, jwtLatest)
 	for _, t := range targets {
 		b.Run(t.name, func(b *testing.B) {
 			runHTTPConcurrent(b, startHTTP(b, t), t)
@@ -373,8 +393,9 @@ func BenchmarkHTTPConcurrent50(b *testing.B) {
 
 // runHTTPConcurrent opens httpSessions clients of t to s, makes one echo
 // call on each, then times b.N echo calls shared out among them, one
-// goroutine per client, and reports calls/s and the p50 and p99 latency
-// of one call.
+// goroutine per client, and reports calls/s, the p50 and p99 latency
+// of one call, and the CPU time per call of the process and of the
+// server (see cpuMeter).
 func runHTTPConcurrent(b *testing.B, s *httpServer, t httpTarget) {
 	conns := make([]*httpConn, httpSessions)
 	for i := range conns {
@@ -394,6 +415,7 @@ func runHTTPConcurrent(b *testing.B, s *httpServer, t httpTarget) {
 	)
 	ctx := context.Background()
 	b.ReportAllocs()
+	cpu := startCPU()
 	b.ResetTimer()
 	for i, c := range conns {
 		wg.Go(func() {
@@ -409,6 +431,7 @@ func runHTTPConcurrent(b *testing.B, s *httpServer, t httpTarget) {
 	}
 	wg.Wait()
 	b.StopTimer()
+	cpu.stop(b, b.N, t.name)
 	if err := firstErr.Load(); err != nil {
 		b.Fatal(*err)
 	}
@@ -506,11 +529,7 @@ const maxSessionID = 128
 // the growth of the live heap and of the goroutine count per session. It
 // ends every session with DELETE before it returns.
 func measureIdle(t httpTarget, n int) (heapPerSession, goroutinesPerSession float64, err error) {
-	h, release, err := t.serve()
-	if err != nil {
-		return 0, 0, err
-	}
-	srv, err := listenHTTP(h)
+	srv, _, release, err := serveHTTP(t, nil)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -633,11 +652,7 @@ func BenchmarkHTTPIdleStreams(b *testing.B) {
 // standalone GET stream, and returns the growth of the live heap and
 // goroutine stacks and of the goroutine count per session.
 func measureIdleStreams(t httpTarget, n int) (bytesPerSession, goroutinesPerSession float64, err error) {
-	h, release, err := t.serve()
-	if err != nil {
-		return 0, 0, err
-	}
-	srv, err := listenHTTP(h)
+	srv, _, release, err := serveHTTP(t, nil)
 	if err != nil {
 		return 0, 0, err
 	}
