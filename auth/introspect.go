@@ -187,6 +187,7 @@ func (v *IntrospectionVerifier) VerifyToken(ctx context.Context, token string) (
 	if err != nil {
 		return nil, err
 	}
+	info.withPrincipal()
 	v.cache.put(key, info, info.Expiry, now)
 	return info, nil
 }

@@ -254,6 +254,7 @@ func (v *JWTVerifier) VerifyToken(ctx context.Context, token string) (*TokenInfo
 	if err != nil {
 		return nil, err
 	}
+	info.withPrincipal()
 	v.cache.put(key, info, info.Expiry.Add(v.skew), now)
 	return info, nil
 }

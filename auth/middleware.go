@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/mcpheader"
-
-	"github.com/mcpkit/mcpkit/internal/principal"
 )
 
 // Bounds of the middleware.
@@ -234,8 +232,7 @@ func (g *guard) serve(next http.Handler, w http.ResponseWriter, r *http.Request)
 	if nonce != "" {
 		w.Header().Set("DPoP-Nonce", nonce)
 	}
-	ctx := principal.With(WithTokenInfo(r.Context(), info), info.Principal())
-	next.ServeHTTP(w, r.WithContext(ctx))
+	next.ServeHTTP(w, r.WithContext(WithTokenInfo(r.Context(), info)))
 }
 
 // authenticate checks r's token, proof and scopes.

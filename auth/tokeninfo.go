@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"time"
+
+	"github.com/mcpkit/mcpkit/internal/principal"
 )
 
 // TokenInfo is what a verified access token says: who it was issued to,
@@ -36,6 +38,8 @@ type TokenInfo struct {
 	// Claims holds every claim of the token (or member of the
 	// introspection answer) as the issuer sent it.
 	Claims map[string]json.RawMessage
+
+	principal string // Principal, computed once by the verifiers
 }
 
 // HasScopes reports whether every one of scopes was granted.
@@ -51,21 +55,30 @@ func (t *TokenInfo) HasScopes(scopes ...string) bool {
 // Principal returns the identity sessions are bound to: the issuer and
 // subject, so that equal subjects of two issuers stay apart.
 func (t *TokenInfo) Principal() string {
+	if t.principal != "" {
+		return t.principal
+	}
 	return t.Issuer + " " + t.Subject
 }
 
-type tokenInfoKey struct{}
+// withPrincipal sets the cached Principal of a TokenInfo a verifier made,
+// so that a cached token costs no string per request.
+func (t *TokenInfo) withPrincipal() *TokenInfo {
+	t.principal = t.Issuer + " " + t.Subject
+	return t
+}
 
-// WithTokenInfo returns a context carrying info. The middleware calls it;
-// tests of handlers may too.
+// WithTokenInfo returns a context carrying info, and with it the
+// principal that package transport binds sessions to. The middleware
+// calls it; tests of handlers may too.
 func WithTokenInfo(ctx context.Context, info *TokenInfo) context.Context {
-	return context.WithValue(ctx, tokenInfoKey{}, info)
+	return principal.WithSource(ctx, info)
 }
 
 // TokenInfoFromContext returns the verified token of the request a
 // handler serves, or nil when the request carried none (or did not come
 // through the middleware).
 func TokenInfoFromContext(ctx context.Context) *TokenInfo {
-	t, _ := ctx.Value(tokenInfoKey{}).(*TokenInfo)
+	t, _ := principal.Value(ctx).(*TokenInfo)
 	return t
 }

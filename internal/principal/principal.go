@@ -8,14 +8,38 @@ import "context"
 
 type key struct{}
 
+// A Source is a value that names an identity, such as package auth's
+// verified token: stored with WithSource, it is found by both From and
+// Value, so one context value serves both packages.
+type Source interface {
+	Principal() string
+}
+
 // With returns a context carrying principal, the identity an HTTP request
 // was authenticated as.
 func With(ctx context.Context, principal string) context.Context {
 	return context.WithValue(ctx, key{}, principal)
 }
 
-// From returns the identity recorded by With, or "".
+// WithSource returns a context carrying s, whose Principal names the
+// identity.
+func WithSource(ctx context.Context, s Source) context.Context {
+	return context.WithValue(ctx, key{}, s)
+}
+
+// From returns the identity recorded by With or WithSource, or "".
 func From(ctx context.Context) string {
-	p, _ := ctx.Value(key{}).(string)
-	return p
+	switch v := ctx.Value(key{}).(type) {
+	case string:
+		return v
+	case Source:
+		return v.Principal()
+	}
+	return ""
+}
+
+// Value returns the Source recorded by WithSource, or nil.
+func Value(ctx context.Context) Source {
+	s, _ := ctx.Value(key{}).(Source)
+	return s
 }
