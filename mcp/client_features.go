@@ -26,7 +26,10 @@ func (cs *ClientSession) ListTools(ctx context.Context, params *ListToolsParams)
 		params = &ListToolsParams{}
 	}
 	res := &ListToolsResult{}
-	return res, cs.request(ctx, MethodToolsList, params, res)
+	if err := cs.request(ctx, MethodToolsList, params, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // CallTool calls a tool. A tool's own failure is a result with IsError
@@ -36,7 +39,10 @@ func (cs *ClientSession) CallTool(ctx context.Context, params *CallToolParams) (
 		return nil, err
 	}
 	res := &CallToolResult{}
-	return res, cs.request(ctx, MethodToolsCall, params, res)
+	if err := cs.request(ctx, MethodToolsCall, params, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // ListResources returns one page of the server's resources.
@@ -48,7 +54,10 @@ func (cs *ClientSession) ListResources(ctx context.Context, params *ListResource
 		params = &ListResourcesParams{}
 	}
 	res := &ListResourcesResult{}
-	return res, cs.request(ctx, MethodResourcesList, params, res)
+	if err := cs.request(ctx, MethodResourcesList, params, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // ListResourceTemplates returns one page of the server's resource templates.
@@ -60,7 +69,10 @@ func (cs *ClientSession) ListResourceTemplates(ctx context.Context, params *List
 		params = &ListResourceTemplatesParams{}
 	}
 	res := &ListResourceTemplatesResult{}
-	return res, cs.request(ctx, MethodResourcesTemplatesList, params, res)
+	if err := cs.request(ctx, MethodResourcesTemplatesList, params, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // ReadResource reads a resource. For an unknown URI it returns a
@@ -72,7 +84,7 @@ func (cs *ClientSession) ReadResource(ctx context.Context, params *ReadResourceP
 	}
 	res := &ReadResourceResult{}
 	if err := cs.request(ctx, MethodResourcesRead, params, res); err != nil {
-		return res, resourceNotFound(err, params.URI)
+		return nil, resourceNotFound(err, params.URI)
 	}
 	return res, nil
 }
@@ -111,7 +123,10 @@ func (cs *ClientSession) ListPrompts(ctx context.Context, params *ListPromptsPar
 		params = &ListPromptsParams{}
 	}
 	res := &ListPromptsResult{}
-	return res, cs.request(ctx, MethodPromptsList, params, res)
+	if err := cs.request(ctx, MethodPromptsList, params, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // GetPrompt renders a prompt.
@@ -120,7 +135,10 @@ func (cs *ClientSession) GetPrompt(ctx context.Context, params *GetPromptParams)
 		return nil, err
 	}
 	res := &GetPromptResult{}
-	return res, cs.request(ctx, MethodPromptsGet, params, res)
+	if err := cs.request(ctx, MethodPromptsGet, params, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // Complete asks for completions of a prompt argument or template variable.
@@ -129,15 +147,21 @@ func (cs *ClientSession) Complete(ctx context.Context, params *CompleteParams) (
 		return nil, err
 	}
 	res := &CompleteResult{}
-	return res, cs.request(ctx, MethodCompletionComplete, params, res)
+	if err := cs.request(ctx, MethodCompletionComplete, params, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // SetLoggingLevel asks the server to send log messages at level and above.
+// Before it is called, a client with a ClientOptions.LoggingMessageHandler
+// gets every message in both eras (see there).
 //
 // In 2026-07-28, which replaced logging/setLevel with a level per
 // request, nothing is sent: every later request of the session carries
-// level in its _meta (a request's own Meta.LogLevel wins), and the
-// server sends log messages only while it serves such a request.
+// level in its _meta (a request's own Meta.LogLevel wins; the default is
+// debug with a LoggingMessageHandler, none without), and the server sends
+// log messages only while it serves such a request.
 func (cs *ClientSession) SetLoggingLevel(ctx context.Context, level LoggingLevel) error {
 	if err := cs.checkServer(MethodLoggingSetLevel, "logging", cs.serverCaps().Logging != nil); err != nil {
 		return err
