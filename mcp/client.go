@@ -269,7 +269,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 	if err != nil {
 		return nil, fmt.Errorf("mcp: connecting: %w", err)
 	}
-	cs := &ClientSession{client: c, tconn: tc, progress: make(map[string]func())}
+	cs := &ClientSession{client: c, tconn: tc, progress: make(map[string]*progressWatch)}
 	conn := jsonrpc.NewConn(tc, &jsonrpc.ConnOptions{
 		Handler:     cs,
 		MaxInFlight: c.opts.MaxConcurrentRequests,
@@ -447,8 +447,58 @@ type ClientSession struct {
 	// toolHeaders holds the x-mcp-header marks of the tools the last
 	// tools/list returned, by name (stateless era, over HTTP).
 	toolHeaders map[string][]headerParam
-	progress    map[string]func() // progress token -> timeout reset
+	progress    map[string]*progressWatch // by progress token: who waits for its notifications
 	nextTok     int64
+}
+
+// progressWatch is what the session does with the progress notifications
+// of one of its requests in flight.
+type progressWatch struct {
+	reset func()                                 // restarts the request's timeout (ResetTimeoutOnProgress)
+	fn    func(context.Context, *ProgressParams) // CallToolOptions.Progress
+}
+
+// newProgressToken returns a progress token unique in the session.
+func (cs *ClientSession) newProgressToken() ProgressToken {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	cs.nextTok++
+	return jsonrpc.StringID(fmt.Sprintf("mcpkit-%d", cs.nextTok))
+}
+
+// watchProgress passes the progress notifications of tok to fn until the
+// function it returns is called.
+func (cs *ClientSession) watchProgress(tok ProgressToken, fn func(context.Context, *ProgressParams)) (undo func()) {
+	return cs.watchField(tok, func(w *progressWatch, on bool) {
+		if on {
+			w.fn = fn
+		} else {
+			w.fn = nil
+		}
+	})
+}
+
+// watchField sets a field of tok's watch with set(w, true), and returns
+// the function that clears it with set(w, false) and forgets the watch
+// once it has nothing left to do.
+func (cs *ClientSession) watchField(tok ProgressToken, set func(w *progressWatch, on bool)) (undo func()) {
+	key := tok.Raw()
+	cs.mu.Lock()
+	w := cs.progress[key]
+	if w == nil {
+		w = &progressWatch{}
+		cs.progress[key] = w
+	}
+	set(w, true)
+	cs.mu.Unlock()
+	return func() {
+		cs.mu.Lock()
+		defer cs.mu.Unlock()
+		set(w, false)
+		if w.reset == nil && w.fn == nil && cs.progress[key] == w {
+			delete(cs.progress, key)
+		}
+	}
 }
 
 // InitializeResult returns the server's answer to initialize: its
@@ -559,21 +609,18 @@ func (cs *ClientSession) request(ctx context.Context, method string, params Para
 	defer timer.Stop()
 	tok, ok := progressTokenOf(params)
 	if !ok {
-		cs.mu.Lock()
-		cs.nextTok++
-		tok = jsonrpc.StringID(fmt.Sprintf("mcpkit-%d", cs.nextTok))
-		cs.mu.Unlock()
+		tok = cs.newProgressToken()
 		SetProgressToken(params, tok)
 	}
-	cs.mu.Lock()
 	timeout := o.RequestTimeout
-	cs.progress[tok.Raw()] = func() { timer.Reset(timeout) }
-	cs.mu.Unlock()
-	defer func() {
-		cs.mu.Lock()
-		delete(cs.progress, tok.Raw())
-		cs.mu.Unlock()
-	}()
+	reset := func() { timer.Reset(timeout) }
+	defer cs.watchField(tok, func(w *progressWatch, on bool) {
+		if on {
+			w.reset = reset
+		} else {
+			w.reset = nil
+		}
+	})()
 	return cs.call(ctx, method, params, result)
 }
 
@@ -624,11 +671,18 @@ func (cs *ClientSession) cancelledNote(_ context.Context, req *ClientRequest[*Ca
 }
 
 func (cs *ClientSession) progressNote(ctx context.Context, req *ClientRequest[*ProgressParams]) (*EmptyResult, error) {
+	var reset func()
+	var fn func(context.Context, *ProgressParams)
 	cs.mu.Lock()
-	reset := cs.progress[req.Params.ProgressToken.Raw()]
+	if w := cs.progress[req.Params.ProgressToken.Raw()]; w != nil {
+		reset, fn = w.reset, w.fn
+	}
 	cs.mu.Unlock()
 	if reset != nil {
 		reset()
+	}
+	if fn != nil {
+		fn(ctx, req.Params)
 	}
 	if h := cs.client.opts.ProgressHandler; h != nil {
 		h(ctx, req)
