@@ -432,3 +432,122 @@ func TestModernTooManyInputRequests(t *testing.T) {
 		t.Fatalf("the error does not name the limit: %v", err)
 	}
 }
+
+// rawPeer is a client that writes the messages a test scripts, over
+// in-memory transports, to a server.
+type rawPeer struct {
+	t *testing.T
+	c transport.Conn
+}
+
+func newRawPeer(t *testing.T, s *Server) *rawPeer {
+	t.Helper()
+	ct, st := transport.NewInMemoryTransports()
+	ss, err := s.Connect(t.Context(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ct.Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(); ss.Close(); ss.Wait() })
+	return &rawPeer{t: t, c: c}
+}
+
+func (p *rawPeer) write(m jsonrpc.Message) {
+	p.t.Helper()
+	if err := p.c.Write(p.t.Context(), m); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// read returns the next message that is not a notification.
+func (p *rawPeer) read() jsonrpc.Message {
+	p.t.Helper()
+	for {
+		m, err := p.c.Read(p.t.Context())
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		if r, ok := m.(*jsonrpc.Request); ok && r.IsNotification() {
+			continue
+		}
+		return m
+	}
+}
+
+// TestElicitMalformedAnswer checks that an elicitation answer without an
+// action ({} or null) never reaches the handler as a decline: in the
+// handshake era Elicit fails, in 2026-07-28 the server asks again.
+func TestElicitMalformedAnswer(t *testing.T) {
+	checkGoroutines(t)
+	newServer := func() (*Server, *atomic.Int32) {
+		var answered atomic.Int32
+		s := NewServer(&Implementation{Name: "ask", Version: "1"}, nil)
+		must(t, AddTool(s, &Tool{Name: "ask"}, func(ctx context.Context, req *CallToolRequest, _ struct{}) (string, error) {
+			res, err := req.Elicit(ctx, &ElicitParams{Message: "ok?", RequestedSchema: json.RawMessage(`{"type":"object"}`)})
+			if err != nil {
+				return "", err
+			}
+			answered.Add(1)
+			return "action=" + string(res.Action), nil
+		}))
+		return s, &answered
+	}
+	for _, answer := range []string{`{}`, `null`, `{"content":{}}`} {
+		t.Run("handshake/"+answer, func(t *testing.T) {
+			s, answered := newServer()
+			p := newRawPeer(t, s)
+			p.write(&jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: MethodInitialize, Params: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"raw","version":"1"}}`)})
+			p.read()
+			p.write(&jsonrpc.Request{Method: NotificationInitialized})
+			p.write(&jsonrpc.Request{ID: jsonrpc.Int64ID(2), Method: MethodToolsCall, Params: json.RawMessage(`{"name":"ask"}`)})
+			ask, ok := p.read().(*jsonrpc.Request)
+			if !ok || ask.Method != MethodElicitationCreate {
+				t.Fatalf("got %#v, want elicitation/create", ask)
+			}
+			p.write(&jsonrpc.Response{ID: ask.ID, Result: json.RawMessage(answer)})
+			resp, ok := p.read().(*jsonrpc.Response)
+			if !ok || resp.Error != nil {
+				t.Fatalf("got %#v", resp)
+			}
+			var res CallToolResult
+			must(t, json.Unmarshal(resp.Result, &res))
+			if !res.IsError || answered.Load() != 0 {
+				t.Fatalf("the handler took %s as an answer: %s", answer, resp.Result)
+			}
+		})
+		t.Run("modern/"+answer, func(t *testing.T) {
+			s, answered := newServer()
+			p := newRawPeer(t, s)
+			meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}`
+			p.write(&jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: MethodToolsCall, Params: json.RawMessage(`{"name":"ask",` + meta + `}`)})
+			var ir InputRequiredResult
+			resp := p.read().(*jsonrpc.Response)
+			must(t, json.Unmarshal(resp.Result, &ir))
+			if ir.ResultType != ResultTypeInputRequired || len(ir.InputRequests) != 1 {
+				t.Fatalf("first round: %s", resp.Result)
+			}
+			var key string
+			for k := range ir.InputRequests {
+				key = k
+			}
+			retry, _ := json.Marshal(map[string]any{
+				"name":           "ask",
+				"inputResponses": map[string]json.RawMessage{key: json.RawMessage(answer)},
+				"requestState":   ir.RequestState,
+			})
+			retry = append(retry[:len(retry)-1], []byte(","+meta+"}")...)
+			p.write(&jsonrpc.Request{ID: jsonrpc.Int64ID(2), Method: MethodToolsCall, Params: retry})
+			resp = p.read().(*jsonrpc.Response)
+			ir = InputRequiredResult{}
+			if resp.Error == nil {
+				must(t, json.Unmarshal(resp.Result, &ir))
+			}
+			if ir.ResultType != ResultTypeInputRequired || ir.InputRequests[key] == nil || answered.Load() != 0 {
+				t.Fatalf("the retry with %s: %s %v, want the same input request again", answer, resp.Result, resp.Error)
+			}
+		})
+	}
+}
