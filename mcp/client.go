@@ -681,11 +681,11 @@ func (cs *ClientSession) progressNote(ctx context.Context, req *ClientRequest[*P
 	if reset != nil {
 		reset()
 	}
-	if fn != nil {
-		fn(ctx, req.Params)
-	}
 	if h := cs.client.opts.ProgressHandler; h != nil {
 		h(ctx, req)
+	}
+	if fn != nil {
+		fn(ctx, req.Params)
 	}
 	return nil, nil
 }

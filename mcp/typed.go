@@ -79,7 +79,7 @@ type CallToolOptions struct {
 	// sends about this call: the call carries a progress token the
 	// session makes up (or Meta.ProgressToken, if set), and every
 	// notifications/progress with that token is passed to Progress, in
-	// the order received, as well as to ClientOptions.ProgressHandler.
+	// the order received, after ClientOptions.ProgressHandler.
 	// Notifications that arrive after the call returned are not passed.
 	Progress func(ctx context.Context, p *ProgressParams)
 	// Meta is the _meta of the request: data for the server beside the
