@@ -37,7 +37,8 @@ import (
 //
 // The methods the revision removed keep working where they have a
 // successor: SetLoggingLevel sets the logLevel every later request
-// carries, Ping asks server/discover, and AddRoots/RemoveRoots send no
+// carries (before it, debug with a ClientOptions.LoggingMessageHandler,
+// none without), Ping asks server/discover, and AddRoots/RemoveRoots send no
 // notification (the server asks for roots within a request).
 // Subscribe and Unsubscribe fail with ErrRemovedMethod: Listen is their
 // successor.
