@@ -10,6 +10,9 @@ import (
 //
 // In 2026-07-28, which removed ping, it asks server/discover instead,
 // bypassing the result cache: an answer means the server is there.
+//
+// A server's error answer is a *jsonrpc.Error through errors.As (see
+// [ClientSession] for every case).
 func (cs *ClientSession) Ping(ctx context.Context) error {
 	if cs.modern != nil {
 		return cs.request(WithoutCache(ctx), MethodServerDiscover, &DiscoverParams{}, &DiscoverResult{})
@@ -18,6 +21,9 @@ func (cs *ClientSession) Ping(ctx context.Context) error {
 }
 
 // ListTools returns one page of the server's tools. params may be nil.
+//
+// On error the result is nil; a server's error answer is a
+// *jsonrpc.Error through errors.As (see [ClientSession] for every case).
 func (cs *ClientSession) ListTools(ctx context.Context, params *ListToolsParams) (*ListToolsResult, error) {
 	if err := cs.checkServer(MethodToolsList, "tools", cs.serverCaps().Tools != nil); err != nil {
 		return nil, err
@@ -34,6 +40,9 @@ func (cs *ClientSession) ListTools(ctx context.Context, params *ListToolsParams)
 
 // CallTool calls a tool. A tool's own failure is a result with IsError
 // set, not an error; errors are protocol or transport failures.
+//
+// On error the result is nil; a server's error answer is a
+// *jsonrpc.Error through errors.As (see [ClientSession] for every case).
 func (cs *ClientSession) CallTool(ctx context.Context, params *CallToolParams) (*CallToolResult, error) {
 	if err := cs.checkServer(MethodToolsCall, "tools", cs.serverCaps().Tools != nil); err != nil {
 		return nil, err
@@ -46,6 +55,9 @@ func (cs *ClientSession) CallTool(ctx context.Context, params *CallToolParams) (
 }
 
 // ListResources returns one page of the server's resources.
+//
+// On error the result is nil; a server's error answer is a
+// *jsonrpc.Error through errors.As (see [ClientSession] for every case).
 func (cs *ClientSession) ListResources(ctx context.Context, params *ListResourcesParams) (*ListResourcesResult, error) {
 	if err := cs.checkServer(MethodResourcesList, "resources", cs.serverCaps().Resources != nil); err != nil {
 		return nil, err
@@ -61,6 +73,9 @@ func (cs *ClientSession) ListResources(ctx context.Context, params *ListResource
 }
 
 // ListResourceTemplates returns one page of the server's resource templates.
+//
+// On error the result is nil; a server's error answer is a
+// *jsonrpc.Error through errors.As (see [ClientSession] for every case).
 func (cs *ClientSession) ListResourceTemplates(ctx context.Context, params *ListResourceTemplatesParams) (*ListResourceTemplatesResult, error) {
 	if err := cs.checkServer(MethodResourcesTemplatesList, "resources", cs.serverCaps().Resources != nil); err != nil {
 		return nil, err
@@ -78,6 +93,9 @@ func (cs *ClientSession) ListResourceTemplates(ctx context.Context, params *List
 // ReadResource reads a resource. For an unknown URI it returns a
 // [*ResourceNotFoundError], whether the server answered -32002 (the
 // handshake era) or -32602 naming the URI (2026-07-28).
+//
+// On error the result is nil; a server's error answer is a
+// *jsonrpc.Error through errors.As (see [ClientSession] for every case).
 func (cs *ClientSession) ReadResource(ctx context.Context, params *ReadResourceParams) (*ReadResourceResult, error) {
 	if err := cs.checkServer(MethodResourcesRead, "resources", cs.serverCaps().Resources != nil); err != nil {
 		return nil, err
@@ -91,6 +109,9 @@ func (cs *ClientSession) ReadResource(ctx context.Context, params *ReadResourceP
 
 // Subscribe asks to be told when a resource changes
 // (ClientOptions.ResourceUpdatedHandler receives the notifications).
+//
+// A server's error answer is a *jsonrpc.Error through errors.As (see
+// [ClientSession] for every case).
 func (cs *ClientSession) Subscribe(ctx context.Context, params *SubscribeParams) error {
 	c := cs.serverCaps()
 	if err := cs.checkServer(MethodResourcesSubscribe, "resources.subscribe", c.Resources != nil && c.Resources.Subscribe); err != nil {
@@ -103,6 +124,9 @@ func (cs *ClientSession) Subscribe(ctx context.Context, params *SubscribeParams)
 }
 
 // Unsubscribe cancels a subscription.
+//
+// A server's error answer is a *jsonrpc.Error through errors.As (see
+// [ClientSession] for every case).
 func (cs *ClientSession) Unsubscribe(ctx context.Context, params *UnsubscribeParams) error {
 	c := cs.serverCaps()
 	if err := cs.checkServer(MethodResourcesUnsubscribe, "resources.subscribe", c.Resources != nil && c.Resources.Subscribe); err != nil {
@@ -115,6 +139,9 @@ func (cs *ClientSession) Unsubscribe(ctx context.Context, params *UnsubscribePar
 }
 
 // ListPrompts returns one page of the server's prompts.
+//
+// On error the result is nil; a server's error answer is a
+// *jsonrpc.Error through errors.As (see [ClientSession] for every case).
 func (cs *ClientSession) ListPrompts(ctx context.Context, params *ListPromptsParams) (*ListPromptsResult, error) {
 	if err := cs.checkServer(MethodPromptsList, "prompts", cs.serverCaps().Prompts != nil); err != nil {
 		return nil, err
@@ -130,6 +157,9 @@ func (cs *ClientSession) ListPrompts(ctx context.Context, params *ListPromptsPar
 }
 
 // GetPrompt renders a prompt.
+//
+// On error the result is nil; a server's error answer is a
+// *jsonrpc.Error through errors.As (see [ClientSession] for every case).
 func (cs *ClientSession) GetPrompt(ctx context.Context, params *GetPromptParams) (*GetPromptResult, error) {
 	if err := cs.checkServer(MethodPromptsGet, "prompts", cs.serverCaps().Prompts != nil); err != nil {
 		return nil, err
@@ -142,6 +172,9 @@ func (cs *ClientSession) GetPrompt(ctx context.Context, params *GetPromptParams)
 }
 
 // Complete asks for completions of a prompt argument or template variable.
+//
+// On error the result is nil; a server's error answer is a
+// *jsonrpc.Error through errors.As (see [ClientSession] for every case).
 func (cs *ClientSession) Complete(ctx context.Context, params *CompleteParams) (*CompleteResult, error) {
 	if err := cs.checkServer(MethodCompletionComplete, "completions", cs.serverCaps().Completions != nil); err != nil {
 		return nil, err
@@ -162,6 +195,9 @@ func (cs *ClientSession) Complete(ctx context.Context, params *CompleteParams) (
 // level in its _meta (a request's own Meta.LogLevel wins; the default is
 // debug with a LoggingMessageHandler, none without), and the server sends
 // log messages only while it serves such a request.
+//
+// A server's error answer is a *jsonrpc.Error through errors.As (see
+// [ClientSession] for every case).
 func (cs *ClientSession) SetLoggingLevel(ctx context.Context, level LoggingLevel) error {
 	if err := cs.checkServer(MethodLoggingSetLevel, "logging", cs.serverCaps().Logging != nil); err != nil {
 		return err

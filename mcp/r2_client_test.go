@@ -551,3 +551,27 @@ func TestElicitMalformedAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestTypedPeerErrorsUnwrap checks that the typed errors a client makes of
+// a server's error answer keep the *jsonrpc.Error they came as.
+func TestTypedPeerErrorsUnwrap(t *testing.T) {
+	checkGoroutines(t)
+	s := testServer(t, nil)
+	must(t, s.AddTool(&Tool{Name: "auth"}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+		return nil, &URLElicitationRequiredError{Elicitations: []*ElicitParams{{Mode: ElicitModeURL, Message: "log in", URL: "https://example.com/login", ElicitationID: "e1"}}}
+	}))
+	for _, era := range []Era{EraHandshake, EraModern} {
+		cs := eraClient(t, s, era, nil)
+		res, err := cs.CallTool(t.Context(), &CallToolParams{Name: "auth"})
+		var ue *URLElicitationRequiredError
+		var je *jsonrpc.Error
+		if !errors.As(err, &ue) || !errors.As(err, &je) || je.Code != jsonrpc.CodeURLElicitationRequired || res != nil {
+			t.Errorf("%v: CallTool: %v, %v", era, res, err)
+		}
+		rr, err := cs.ReadResource(t.Context(), &ReadResourceParams{URI: "test://items/missing"})
+		var nf *ResourceNotFoundError
+		if !errors.As(err, &nf) || !errors.As(err, &je) || rr != nil {
+			t.Errorf("%v: ReadResource: %v, %v", era, rr, err)
+		}
+	}
+}
