@@ -50,6 +50,11 @@ type ClientOptions struct {
 	// request; past it the call fails with an [*InputRoundsError]. Zero
 	// means 8.
 	MaxInputRounds int
+	// MaxInputRequests bounds the input requests of one input_required
+	// round of a 2026-07-28 request; a round that asks for more fails the
+	// call with an [*InputRequestsError], and none is fulfilled. Zero
+	// means 64, the most an mcpkit server asks for in one round.
+	MaxInputRequests int
 	// Capabilities adds to the capabilities the client declares. Roots
 	// (with listChanged) are always declared; sampling when
 	// CreateMessageHandler is set; elicitation (form, and url if
@@ -69,6 +74,14 @@ type ClientOptions struct {
 	// Notification handlers; each is optional. Like every handler, each
 	// receives the notification as a request: its session and its params.
 	ElicitationCompleteHandler func(context.Context, *ClientRequest[*ElicitationCompleteParams])
+	// LoggingMessageHandler receives the server's log messages. A client
+	// with one gets the same messages in both eras until
+	// [ClientSession.SetLoggingLevel] chooses a level: in 2026-07-28,
+	// where a server logs only about requests that name a level, every
+	// request carries the level debug (every message); in the handshake
+	// era the server sends what it sends before logging/setLevel (an
+	// mcpkit server: every message). Without a handler, 2026-07-28
+	// requests name no level and the server sends none.
 	LoggingMessageHandler      func(context.Context, *ClientRequest[*LoggingMessageParams])
 	ProgressHandler            func(context.Context, *ClientRequest[*ProgressParams])
 	ToolListChangedHandler     func(context.Context, *ClientRequest[*ToolListChangedParams])
@@ -243,15 +256,20 @@ func (c *Client) capabilities() *ClientCapabilities {
 	return caps
 }
 
-// Connect connects to a server over t and performs the initialize
-// handshake. ctx bounds the handshake. The session lasts until Close or
-// until the server goes away.
+// Connect connects to a server over t and asks it what it offers, in the
+// era ClientOptions.Era chooses: in 2026-07-28 with server/discover (no
+// handshake; every later request carries the client's capabilities), in
+// the handshake era with initialize and notifications/initialized. With
+// EraAuto it asks server/discover first and falls back to initialize with
+// a server that does not answer it as a 2026-07-28 server does; a
+// failure names the step that failed. ctx bounds these first requests.
+// The session lasts until Close or until the server goes away.
 func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSession, error) {
 	tc, err := t.Connect(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: connecting: %w", err)
 	}
-	cs := &ClientSession{client: c, tconn: tc, progress: make(map[string]func())}
+	cs := &ClientSession{client: c, tconn: tc, progress: make(map[string]*progressWatch)}
 	conn := jsonrpc.NewConn(tc, &jsonrpc.ConnOptions{
 		Handler:     cs,
 		MaxInFlight: c.opts.MaxConcurrentRequests,
@@ -270,6 +288,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 	version := c.opts.ProtocolVersion
 	era := c.opts.Era
 	key, remembered := "", false // EraAuto: the server, and whether it was found of the handshake era before
+	var probed error             // why EraAuto's server/discover found no 2026-07-28 server
 	switch {
 	case version != "" && isModernVersion(version):
 		era = EraModern // a pinned revision pins its era
@@ -307,6 +326,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 		}
 		// EraAuto and a server of the handshake era: initialize.
 		c.logger.Debug("mcp: the server is not of the stateless era; initializing", "err", err)
+		probed = err
 		cs.resetModern()
 		if isHTTP {
 			pv.SetProtocolVersion("")
@@ -330,7 +350,12 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 		if remembered {
 			c.rememberEra(key, false) // ask the server again next time
 		}
-		if _, named := err.(*callError); !named {
+		switch _, named := err.(*callError); {
+		case probed != nil:
+			err = fmt.Errorf("mcp: initialize, after server/discover found no %s server (%v): %w", Version20260728, probed, err)
+		case remembered:
+			err = fmt.Errorf("mcp: initialize (automatic era detection: the server was of the handshake era before): %w", err)
+		case !named:
 			err = fmt.Errorf("mcp: initialize: %w", err)
 		}
 		return nil, err
@@ -381,6 +406,29 @@ func (e *VersionError) Error() string {
 
 // ClientSession is a client's connection to one server. Its methods are
 // safe for concurrent use.
+//
+// # Errors
+//
+// A method that sends a request returns either its result or an error,
+// never both: on error the result is nil. The error says what happened,
+// and errors.Is and errors.As tell the cases apart:
+//
+//   - The server answered with a JSON-RPC error: errors.As finds the
+//     [*jsonrpc.Error], with the server's code, message and data. Some
+//     codes also come as a typed error wrapping it: a
+//     [*ResourceNotFoundError] from ReadResource, a
+//     [*URLElicitationRequiredError] for -32042.
+//   - Nothing was sent: a [*CapabilityError] when the server did not
+//     declare the capability the method needs, [ErrRemovedMethod] for a
+//     method the session's revision removed.
+//   - The answer was not one the client can use: a [*ResultError] for a
+//     result that lacks a required member, a [*ResultTypeError] for a
+//     result of a kind the session did not negotiate, and, in 2026-07-28,
+//     an [*InputRoundsError] or [*InputRequestError] when the server's
+//     requests for input could not be met.
+//   - The session ended: the error matches [ErrSessionClosed]; or the
+//     caller's context ended (context.Canceled, context.DeadlineExceeded);
+//     or the transport failed (such as a [*transport.HTTPStatusError]).
 type ClientSession struct {
 	endpoint
 	client *Client
@@ -399,8 +447,58 @@ type ClientSession struct {
 	// toolHeaders holds the x-mcp-header marks of the tools the last
 	// tools/list returned, by name (stateless era, over HTTP).
 	toolHeaders map[string][]headerParam
-	progress    map[string]func() // progress token -> timeout reset
+	progress    map[string]*progressWatch // by progress token: who waits for its notifications
 	nextTok     int64
+}
+
+// progressWatch is what the session does with the progress notifications
+// of one of its requests in flight.
+type progressWatch struct {
+	reset func()                                 // restarts the request's timeout (ResetTimeoutOnProgress)
+	fn    func(context.Context, *ProgressParams) // CallToolOptions.Progress
+}
+
+// newProgressToken returns a progress token unique in the session.
+func (cs *ClientSession) newProgressToken() ProgressToken {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	cs.nextTok++
+	return jsonrpc.StringID(fmt.Sprintf("mcpkit-%d", cs.nextTok))
+}
+
+// watchProgress passes the progress notifications of tok to fn until the
+// function it returns is called.
+func (cs *ClientSession) watchProgress(tok ProgressToken, fn func(context.Context, *ProgressParams)) (undo func()) {
+	return cs.watchField(tok, func(w *progressWatch, on bool) {
+		if on {
+			w.fn = fn
+		} else {
+			w.fn = nil
+		}
+	})
+}
+
+// watchField sets a field of tok's watch with set(w, true), and returns
+// the function that clears it with set(w, false) and forgets the watch
+// once it has nothing left to do.
+func (cs *ClientSession) watchField(tok ProgressToken, set func(w *progressWatch, on bool)) (undo func()) {
+	key := tok.Raw()
+	cs.mu.Lock()
+	w := cs.progress[key]
+	if w == nil {
+		w = &progressWatch{}
+		cs.progress[key] = w
+	}
+	set(w, true)
+	cs.mu.Unlock()
+	return func() {
+		cs.mu.Lock()
+		defer cs.mu.Unlock()
+		set(w, false)
+		if w.reset == nil && w.fn == nil && cs.progress[key] == w {
+			delete(cs.progress, key)
+		}
+	}
 }
 
 // InitializeResult returns the server's answer to initialize: its
@@ -484,7 +582,7 @@ func (cs *ClientSession) serverCaps() *ServerCapabilities {
 // checkServer returns a CapabilityError unless the server declared cap.
 func (cs *ClientSession) checkServer(method, capability string, has bool) error {
 	if !has {
-		return &CapabilityError{Method: method, Capability: capability, Peer: "server"}
+		return &CapabilityError{Method: method, Capability: capability, Peer: "server", discover: cs.modern != nil}
 	}
 	return nil
 }
@@ -511,21 +609,18 @@ func (cs *ClientSession) request(ctx context.Context, method string, params Para
 	defer timer.Stop()
 	tok, ok := progressTokenOf(params)
 	if !ok {
-		cs.mu.Lock()
-		cs.nextTok++
-		tok = jsonrpc.StringID(fmt.Sprintf("mcpkit-%d", cs.nextTok))
-		cs.mu.Unlock()
+		tok = cs.newProgressToken()
 		SetProgressToken(params, tok)
 	}
-	cs.mu.Lock()
 	timeout := o.RequestTimeout
-	cs.progress[tok.Raw()] = func() { timer.Reset(timeout) }
-	cs.mu.Unlock()
-	defer func() {
-		cs.mu.Lock()
-		delete(cs.progress, tok.Raw())
-		cs.mu.Unlock()
-	}()
+	reset := func() { timer.Reset(timeout) }
+	defer cs.watchField(tok, func(w *progressWatch, on bool) {
+		if on {
+			w.reset = reset
+		} else {
+			w.reset = nil
+		}
+	})()
 	return cs.call(ctx, method, params, result)
 }
 
@@ -576,14 +671,21 @@ func (cs *ClientSession) cancelledNote(_ context.Context, req *ClientRequest[*Ca
 }
 
 func (cs *ClientSession) progressNote(ctx context.Context, req *ClientRequest[*ProgressParams]) (*EmptyResult, error) {
+	var reset func()
+	var fn func(context.Context, *ProgressParams)
 	cs.mu.Lock()
-	reset := cs.progress[req.Params.ProgressToken.Raw()]
+	if w := cs.progress[req.Params.ProgressToken.Raw()]; w != nil {
+		reset, fn = w.reset, w.fn
+	}
 	cs.mu.Unlock()
 	if reset != nil {
 		reset()
 	}
 	if h := cs.client.opts.ProgressHandler; h != nil {
 		h(ctx, req)
+	}
+	if fn != nil {
+		fn(ctx, req.Params)
 	}
 	return nil, nil
 }

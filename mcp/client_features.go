@@ -10,6 +10,9 @@ import (
 //
 // In 2026-07-28, which removed ping, it asks server/discover instead,
 // bypassing the result cache: an answer means the server is there.
+//
+// A server's error answer is a *jsonrpc.Error through errors.As (see
+// [ClientSession] for every case).
 func (cs *ClientSession) Ping(ctx context.Context) error {
 	if cs.modern != nil {
 		return cs.request(WithoutCache(ctx), MethodServerDiscover, &DiscoverParams{}, &DiscoverResult{})
@@ -18,6 +21,9 @@ func (cs *ClientSession) Ping(ctx context.Context) error {
 }
 
 // ListTools returns one page of the server's tools. params may be nil.
+//
+// On error the result is nil; a server's error answer is a
+// *jsonrpc.Error through errors.As (see [ClientSession] for every case).
 func (cs *ClientSession) ListTools(ctx context.Context, params *ListToolsParams) (*ListToolsResult, error) {
 	if err := cs.checkServer(MethodToolsList, "tools", cs.serverCaps().Tools != nil); err != nil {
 		return nil, err
@@ -26,20 +32,32 @@ func (cs *ClientSession) ListTools(ctx context.Context, params *ListToolsParams)
 		params = &ListToolsParams{}
 	}
 	res := &ListToolsResult{}
-	return res, cs.request(ctx, MethodToolsList, params, res)
+	if err := cs.request(ctx, MethodToolsList, params, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // CallTool calls a tool. A tool's own failure is a result with IsError
 // set, not an error; errors are protocol or transport failures.
+//
+// On error the result is nil; a server's error answer is a
+// *jsonrpc.Error through errors.As (see [ClientSession] for every case).
 func (cs *ClientSession) CallTool(ctx context.Context, params *CallToolParams) (*CallToolResult, error) {
 	if err := cs.checkServer(MethodToolsCall, "tools", cs.serverCaps().Tools != nil); err != nil {
 		return nil, err
 	}
 	res := &CallToolResult{}
-	return res, cs.request(ctx, MethodToolsCall, params, res)
+	if err := cs.request(ctx, MethodToolsCall, params, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // ListResources returns one page of the server's resources.
+//
+// On error the result is nil; a server's error answer is a
+// *jsonrpc.Error through errors.As (see [ClientSession] for every case).
 func (cs *ClientSession) ListResources(ctx context.Context, params *ListResourcesParams) (*ListResourcesResult, error) {
 	if err := cs.checkServer(MethodResourcesList, "resources", cs.serverCaps().Resources != nil); err != nil {
 		return nil, err
@@ -48,10 +66,16 @@ func (cs *ClientSession) ListResources(ctx context.Context, params *ListResource
 		params = &ListResourcesParams{}
 	}
 	res := &ListResourcesResult{}
-	return res, cs.request(ctx, MethodResourcesList, params, res)
+	if err := cs.request(ctx, MethodResourcesList, params, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // ListResourceTemplates returns one page of the server's resource templates.
+//
+// On error the result is nil; a server's error answer is a
+// *jsonrpc.Error through errors.As (see [ClientSession] for every case).
 func (cs *ClientSession) ListResourceTemplates(ctx context.Context, params *ListResourceTemplatesParams) (*ListResourceTemplatesResult, error) {
 	if err := cs.checkServer(MethodResourcesTemplatesList, "resources", cs.serverCaps().Resources != nil); err != nil {
 		return nil, err
@@ -60,25 +84,34 @@ func (cs *ClientSession) ListResourceTemplates(ctx context.Context, params *List
 		params = &ListResourceTemplatesParams{}
 	}
 	res := &ListResourceTemplatesResult{}
-	return res, cs.request(ctx, MethodResourcesTemplatesList, params, res)
+	if err := cs.request(ctx, MethodResourcesTemplatesList, params, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // ReadResource reads a resource. For an unknown URI it returns a
 // [*ResourceNotFoundError], whether the server answered -32002 (the
 // handshake era) or -32602 naming the URI (2026-07-28).
+//
+// On error the result is nil; a server's error answer is a
+// *jsonrpc.Error through errors.As (see [ClientSession] for every case).
 func (cs *ClientSession) ReadResource(ctx context.Context, params *ReadResourceParams) (*ReadResourceResult, error) {
 	if err := cs.checkServer(MethodResourcesRead, "resources", cs.serverCaps().Resources != nil); err != nil {
 		return nil, err
 	}
 	res := &ReadResourceResult{}
 	if err := cs.request(ctx, MethodResourcesRead, params, res); err != nil {
-		return res, resourceNotFound(err, params.URI)
+		return nil, resourceNotFound(err, params.URI)
 	}
 	return res, nil
 }
 
 // Subscribe asks to be told when a resource changes
 // (ClientOptions.ResourceUpdatedHandler receives the notifications).
+//
+// A server's error answer is a *jsonrpc.Error through errors.As (see
+// [ClientSession] for every case).
 func (cs *ClientSession) Subscribe(ctx context.Context, params *SubscribeParams) error {
 	c := cs.serverCaps()
 	if err := cs.checkServer(MethodResourcesSubscribe, "resources.subscribe", c.Resources != nil && c.Resources.Subscribe); err != nil {
@@ -91,6 +124,9 @@ func (cs *ClientSession) Subscribe(ctx context.Context, params *SubscribeParams)
 }
 
 // Unsubscribe cancels a subscription.
+//
+// A server's error answer is a *jsonrpc.Error through errors.As (see
+// [ClientSession] for every case).
 func (cs *ClientSession) Unsubscribe(ctx context.Context, params *UnsubscribeParams) error {
 	c := cs.serverCaps()
 	if err := cs.checkServer(MethodResourcesUnsubscribe, "resources.subscribe", c.Resources != nil && c.Resources.Subscribe); err != nil {
@@ -103,6 +139,9 @@ func (cs *ClientSession) Unsubscribe(ctx context.Context, params *UnsubscribePar
 }
 
 // ListPrompts returns one page of the server's prompts.
+//
+// On error the result is nil; a server's error answer is a
+// *jsonrpc.Error through errors.As (see [ClientSession] for every case).
 func (cs *ClientSession) ListPrompts(ctx context.Context, params *ListPromptsParams) (*ListPromptsResult, error) {
 	if err := cs.checkServer(MethodPromptsList, "prompts", cs.serverCaps().Prompts != nil); err != nil {
 		return nil, err
@@ -111,33 +150,54 @@ func (cs *ClientSession) ListPrompts(ctx context.Context, params *ListPromptsPar
 		params = &ListPromptsParams{}
 	}
 	res := &ListPromptsResult{}
-	return res, cs.request(ctx, MethodPromptsList, params, res)
+	if err := cs.request(ctx, MethodPromptsList, params, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // GetPrompt renders a prompt.
+//
+// On error the result is nil; a server's error answer is a
+// *jsonrpc.Error through errors.As (see [ClientSession] for every case).
 func (cs *ClientSession) GetPrompt(ctx context.Context, params *GetPromptParams) (*GetPromptResult, error) {
 	if err := cs.checkServer(MethodPromptsGet, "prompts", cs.serverCaps().Prompts != nil); err != nil {
 		return nil, err
 	}
 	res := &GetPromptResult{}
-	return res, cs.request(ctx, MethodPromptsGet, params, res)
+	if err := cs.request(ctx, MethodPromptsGet, params, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // Complete asks for completions of a prompt argument or template variable.
+//
+// On error the result is nil; a server's error answer is a
+// *jsonrpc.Error through errors.As (see [ClientSession] for every case).
 func (cs *ClientSession) Complete(ctx context.Context, params *CompleteParams) (*CompleteResult, error) {
 	if err := cs.checkServer(MethodCompletionComplete, "completions", cs.serverCaps().Completions != nil); err != nil {
 		return nil, err
 	}
 	res := &CompleteResult{}
-	return res, cs.request(ctx, MethodCompletionComplete, params, res)
+	if err := cs.request(ctx, MethodCompletionComplete, params, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // SetLoggingLevel asks the server to send log messages at level and above.
+// Before it is called, a client with a ClientOptions.LoggingMessageHandler
+// gets every message in both eras (see there).
 //
 // In 2026-07-28, which replaced logging/setLevel with a level per
 // request, nothing is sent: every later request of the session carries
-// level in its _meta (a request's own Meta.LogLevel wins), and the
-// server sends log messages only while it serves such a request.
+// level in its _meta (a request's own Meta.LogLevel wins; the default is
+// debug with a LoggingMessageHandler, none without), and the server sends
+// log messages only while it serves such a request.
+//
+// A server's error answer is a *jsonrpc.Error through errors.As (see
+// [ClientSession] for every case).
 func (cs *ClientSession) SetLoggingLevel(ctx context.Context, level LoggingLevel) error {
 	if err := cs.checkServer(MethodLoggingSetLevel, "logging", cs.serverCaps().Logging != nil); err != nil {
 		return err

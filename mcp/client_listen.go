@@ -74,6 +74,9 @@ var errListenNoAck = errors.New("mcp: the subscription ended before the server a
 // (ServerCapabilities listChanged), and the resources are subscribed to
 // with resources/subscribe (undone by Close); so code written with Listen
 // works in both eras.
+//
+// On error the subscription is nil; a server's error answer is a
+// *jsonrpc.Error through errors.As (see [ClientSession] for every case).
 func (cs *ClientSession) Listen(ctx context.Context, filter *SubscriptionFilter) (*Subscription, error) {
 	if filter == nil {
 		filter = &SubscriptionFilter{}

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -35,7 +37,8 @@ import (
 //
 // The methods the revision removed keep working where they have a
 // successor: SetLoggingLevel sets the logLevel every later request
-// carries, Ping asks server/discover, and AddRoots/RemoveRoots send no
+// carries (before it, debug with a ClientOptions.LoggingMessageHandler,
+// none without), Ping asks server/discover, and AddRoots/RemoveRoots send no
 // notification (the server asks for roots within a request).
 // Subscribe and Unsubscribe fail with ErrRemovedMethod: Listen is their
 // successor.
@@ -43,6 +46,11 @@ import (
 // defaultMaxInputRounds bounds the input rounds of one request when
 // ClientOptions.MaxInputRounds is zero.
 const defaultMaxInputRounds = 8
+
+// defaultMaxInputRequests bounds the input requests of one round when
+// ClientOptions.MaxInputRequests is zero: as many as an mcpkit server
+// asks for at most.
+const defaultMaxInputRequests = maxInputRequests
 
 // InputRoundsError reports a request the server still answered with
 // input_required after ClientOptions.MaxInputRounds rounds.
@@ -74,6 +82,35 @@ func (e *InputRequestError) Error() string {
 // Unwrap returns Err.
 func (e *InputRequestError) Unwrap() error { return e.Err }
 
+// InputRequestsError reports an input_required result that asks for more
+// inputs in one round than ClientOptions.MaxInputRequests allows: the
+// client fulfils none of them.
+type InputRequestsError struct {
+	Method   string // the request the server answered with input_required
+	Requests int    // the number of input requests in the round
+	Max      int    // the bound, ClientOptions.MaxInputRequests or its default
+}
+
+// Error implements error.
+func (e *InputRequestsError) Error() string {
+	return fmt.Sprintf("mcp: %s: the server asks for %d inputs in one round, more than the %d this client fulfils (ClientOptions.MaxInputRequests)", e.Method, e.Requests, e.Max)
+}
+
+// ResultTypeError reports a 2026-07-28 result whose resultType the client
+// cannot read as the method's result: an unknown one, one of an extension
+// the request did not declare (such as "task" without the tasks
+// extension), or "input_required" on a method that takes no input. The
+// result is not handed out.
+type ResultTypeError struct {
+	Method     string     // the request's method
+	ResultType ResultType // the result's resultType
+}
+
+// Error implements error.
+func (e *ResultTypeError) Error() string {
+	return fmt.Sprintf("mcp: %s: the server answered with a result of type %q, which this session did not negotiate (want %q)", e.Method, e.ResultType, ResultTypeComplete)
+}
+
 // ErrRemovedMethod reports a method the session's protocol revision
 // removed and that has no successor the client could use in its place,
 // such as resources/subscribe in 2026-07-28 (see [ClientSession.Listen]).
@@ -84,13 +121,19 @@ type modernClient struct {
 	version  string
 	caps     *ClientCapabilities
 	info     *Implementation
-	pre      *metaEncodings // caps and info, encoded once
-	rounds   int
+	pre      *metaEncodings               // caps and info, encoded once
+	rounds   int                          // ClientOptions.MaxInputRounds, resolved
+	asks     int                          // ClientOptions.MaxInputRequests, resolved
 	logLevel atomic.Pointer[LoggingLevel] // set by SetLoggingLevel
+	// defaultLevel is the logLevel of requests before SetLoggingLevel:
+	// debug when the client has a LoggingMessageHandler, so that it gets
+	// what a handshake-era server sends before logging/setLevel (every
+	// message); otherwise none, and the server sends no log messages.
+	defaultLevel LoggingLevel
 }
 
-func newModernClient(version string, caps *ClientCapabilities, info *Implementation, rounds int) *modernClient {
-	m := &modernClient{version: version, caps: caps, info: info, rounds: rounds}
+func newModernClient(version string, caps *ClientCapabilities, info *Implementation, rounds, asks int, defaultLevel LoggingLevel) *modernClient {
+	m := &modernClient{version: version, caps: caps, info: info, rounds: rounds, asks: asks, defaultLevel: defaultLevel}
 	capsJSON, err1 := marshalStd(caps)
 	infoJSON, err2 := marshalStd(info)
 	if err1 == nil && err2 == nil {
@@ -125,6 +168,8 @@ func (m *modernClient) fill(p Params) {
 	if meta.LogLevel == "" {
 		if l := m.logLevel.Load(); l != nil {
 			meta.LogLevel = *l
+		} else {
+			meta.LogLevel = m.defaultLevel
 		}
 	}
 	meta.pre = m.pre
@@ -195,12 +240,14 @@ func isModernError(err error) bool {
 // unanswered reports whether err says that no server answered the
 // server/discover probe, so that initialize would fail alike and must not
 // be tried: the HTTP request itself failed (the network, or an authorizer
-// that could not obtain a token), or the server refused it for want of
-// authorization (401, 403). Falling back then would log in a second time,
-// and remember the server for the wrong era.
+// that could not obtain a token), the server refused it for want of
+// authorization (401, 403), or the connection ended (a server process
+// that exited, or whose input is closed). Falling back then would log in a second time, remember
+// the server for the wrong era, and report a failure of initialize that
+// never was.
 func unanswered(err error) bool {
 	var ue *url.Error
-	if errors.As(err, &ue) {
+	if errors.As(err, &ue) || errors.Is(err, jsonrpc.ErrClosed) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrClosedPipe) {
 		return true
 	}
 	var se *transport.HTTPStatusError
@@ -226,7 +273,15 @@ func (cs *ClientSession) connectModern(ctx context.Context, version string, prob
 	if rounds <= 0 {
 		rounds = defaultMaxInputRounds
 	}
-	cs.modern = newModernClient(version, c.capabilities(), &info, rounds)
+	asks := c.opts.MaxInputRequests
+	if asks <= 0 {
+		asks = defaultMaxInputRequests
+	}
+	var level LoggingLevel
+	if c.opts.LoggingMessageHandler != nil {
+		level = LoggingLevelDebug
+	}
+	cs.modern = newModernClient(version, c.capabilities(), &info, rounds, asks, level)
 	cs.endpoint.modernCall = cs.modernCall
 	res := &DiscoverResult{}
 	for retried := false; ; retried = true {
@@ -248,7 +303,7 @@ func (cs *ClientSession) connectModern(ctx context.Context, version string, prob
 				return ctx.Err()
 			}
 			if unanswered(err) {
-				return fmt.Errorf("mcp: server/discover: %w", err)
+				return fmt.Errorf("mcp: server/discover (automatic era detection; no server answered): %w", err)
 			}
 			return fmt.Errorf("%w: server/discover: %w", errNotModern, err)
 		}
@@ -363,6 +418,9 @@ func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, e
 				if round+1 >= m.rounds {
 					return nil, &InputRoundsError{Method: o.method, Rounds: round + 1}
 				}
+				if len(ir.InputRequests) > m.asks {
+					return nil, &InputRequestsError{Method: o.method, Requests: len(ir.InputRequests), Max: m.asks}
+				}
 				answers, err := cs.fulfil(ctx, o.method, ir.InputRequests)
 				if err != nil {
 					return nil, err
@@ -374,7 +432,12 @@ func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, e
 		if err := unmarshalReceived(res, o.result); err != nil {
 			return nil, fmt.Errorf("mcp: decoding %s result: %w", o.method, err)
 		}
-		if mm := o.result.nilMember(); mm != "" {
+		// A result without resultType is complete (a server of an earlier
+		// revision); any other type is one this session did not negotiate.
+		if rt := *o.result.resultType(); rt != "" && rt != ResultTypeComplete {
+			return nil, &ResultTypeError{Method: o.method, ResultType: rt}
+		}
+		if mm := lackingMember(o.result); mm != "" {
 			return nil, &ResultError{Method: o.method, Member: mm}
 		}
 		if list, ok := o.result.(*ListToolsResult); ok && cs.httpHeaders {

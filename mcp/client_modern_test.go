@@ -492,7 +492,11 @@ func TestModernClientRemovedMethods(t *testing.T) {
 		}
 		return got
 	}
-	call(0) // no logLevel: a message sent anyway would show up below
+	// Before SetLoggingLevel, a client with a LoggingMessageHandler asks
+	// for every level, as a handshake-era server sends every message.
+	if got := call(2); !slices.Equal(got, []LoggingLevel{LoggingLevelDebug, LoggingLevelError}) {
+		t.Errorf("log messages by default: %v, want [debug error]", got)
+	}
 	if err := cs.SetLoggingLevel(t.Context(), LoggingLevelWarning); err != nil {
 		t.Fatal(err)
 	}

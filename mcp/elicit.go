@@ -98,3 +98,19 @@ func restrictedSchema(raw []byte) (*validator, error) {
 	}
 	return compileSchema(raw)
 }
+
+// lackingMember returns the path of a required member that r, a result
+// received from the peer, lacks or has as null: what nilMember finds, and
+// the action of an elicitation's answer, which nilMember (generated, for
+// object members) cannot see. An answer without one ({} or null) is no
+// answer: the caller refuses it (a [*ResultError]) or, in 2026-07-28, asks
+// again; it never reaches a handler as a decline.
+func lackingMember(r Result) string {
+	if m := r.nilMember(); m != "" {
+		return m
+	}
+	if e, ok := r.(*ElicitResult); ok && e.Action == "" {
+		return "action"
+	}
+	return ""
+}

@@ -34,16 +34,24 @@ type CapabilityError struct {
 	Capability string
 	// Peer is "client" or "server".
 	Peer string
+
+	discover bool // the server declared its capabilities in server/discover (2026-07-28)
 }
 
-// Error implements error. For a server's capability it says how a
-// server fixes it: capabilities are fixed at initialize, so one that
+// Error implements error. For a server's capability it says where the
+// server declared its capabilities (at initialize, or in its
+// server/discover answer in 2026-07-28) and how a server fixes it: the
+// client learns the capabilities once, when it connects, so a server that
 // registers features after clients connect must declare them up front.
 func (e *CapabilityError) Error() string {
 	msg := fmt.Sprintf("mcp: %s did not declare the %q capability needed for %s", e.Peer, e.Capability, e.Method)
 	if e.Peer == "server" {
+		where := "at initialize"
+		if e.discover {
+			where = "in its server/discover answer"
+		}
 		feature, _, _ := strings.Cut(e.Capability, ".")
-		msg += fmt.Sprintf(" at initialize; a server that adds %s after clients connect must declare the capability up front (mcpkit: ServerOptions.Capabilities)", feature)
+		msg += fmt.Sprintf(" %s; a server that adds %s after clients connect must declare the capability up front (mcpkit: ServerOptions.Capabilities)", where, feature)
 	}
 	return msg
 }
@@ -108,7 +116,12 @@ func (e *ResourceNotFoundError) WireError() *jsonrpc.Error {
 type URLElicitationRequiredError struct {
 	Message      string
 	Elicitations []*ElicitParams
+
+	wire error // the peer's error, on the client side
 }
+
+// Unwrap returns the [*jsonrpc.Error] a client received, or nil.
+func (e *URLElicitationRequiredError) Unwrap() error { return e.wire }
 
 // Error implements error.
 func (e *URLElicitationRequiredError) Error() string {
@@ -146,7 +159,7 @@ func fromWire(err error) error {
 	case jsonrpc.CodeURLElicitationRequired:
 		var d urlElicitationData
 		if len(e.Data) > 0 && json.Unmarshal(e.Data, &d) == nil {
-			return &URLElicitationRequiredError{Message: e.Message, Elicitations: d.Elicitations}
+			return &URLElicitationRequiredError{Message: e.Message, Elicitations: d.Elicitations, wire: err}
 		}
 	}
 	return err

@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log"
 
@@ -76,12 +77,60 @@ func ExampleCallToolAs() {
 	}
 	cs, done := connectPair(s, nil)
 	defer done()
-	sum, _, err := mcp.CallToolAs[Sum](context.Background(), cs, "add", map[string]int{"A": 2, "B": 3})
+	sum, _, err := mcp.CallToolAs[Sum](context.Background(), cs, "add", map[string]int{"A": 2, "B": 3}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(sum.Total)
 	// Output: 5
+}
+
+// CallToolOptions carries what a typed call needs beside its arguments:
+// here a progress callback, which gets the call's progress notifications
+// while the tool runs (the session makes up the progress token), and
+// _meta for the server.
+func ExampleCallToolOptions() {
+	type Report struct {
+		Pages int `json:"pages"`
+	}
+	// shown lets the tool wait until the client has shown each page: the
+	// server and the client of this example share a process.
+	shown := make(chan struct{})
+	s := mcp.NewServer(&mcp.Implementation{Name: "printer", Version: "1.0.0"}, nil)
+	err := mcp.AddTool(s, &mcp.Tool{Name: "print"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in struct{ Pages int }) (Report, error) {
+			for p := 1; p <= in.Pages; p++ {
+				if err := req.ReportProgress(ctx, float64(p), float64(in.Pages), fmt.Sprintf("page %d", p)); err != nil {
+					return Report{}, err
+				}
+				select {
+				case <-shown:
+				case <-ctx.Done():
+					return Report{}, ctx.Err()
+				}
+			}
+			return Report{Pages: in.Pages}, nil
+		})
+	if err != nil {
+		log.Fatal(err)
+	}
+	cs, done := connectPair(s, nil)
+	defer done()
+	rep, _, err := mcp.CallToolAs[Report](context.Background(), cs, "print", map[string]int{"Pages": 2}, &mcp.CallToolOptions{
+		Progress: func(ctx context.Context, p *mcp.ProgressParams) {
+			fmt.Printf("%v/%v %s\n", p.Progress, p.Total, p.Message)
+			shown <- struct{}{}
+		},
+		Meta: mcp.Meta{Other: map[string]json.RawMessage{"example.com/job": json.RawMessage(`"j-42"`)}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(rep.Pages, "pages printed")
+	// Output:
+	// 1/2 page 1
+	// 2/2 page 2
+	// 2 pages printed
 }
 
 // Batch registers several tools with one notifications/tools/list_changed

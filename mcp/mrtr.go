@@ -170,7 +170,7 @@ func (r *inputRound) ask(ctx context.Context, method string, params Params, resu
 		}
 	}
 	if answer, ok := r.answers[key]; ok {
-		if err := unmarshalStd(answer, result); err == nil && result.nilMember() == "" {
+		if err := unmarshalStd(answer, result); err == nil && lackingMember(result) == "" {
 			if r.used == nil {
 				r.used = map[string]json.RawMessage{}
 			}

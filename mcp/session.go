@@ -272,7 +272,7 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 	if err := unmarshalReceived(res, o.result); err != nil {
 		return nil, fmt.Errorf("mcp: decoding %s result: %w", o.method, err)
 	}
-	if m := o.result.nilMember(); m != "" {
+	if m := lackingMember(o.result); m != "" {
 		return nil, &ResultError{Method: o.method, Member: m}
 	}
 	return o.result, nil

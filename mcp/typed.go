@@ -81,16 +81,33 @@ func (e *ToolError) Error() string {
 	return fmt.Sprintf("mcp: tool %q failed: %s", e.Name, b.String())
 }
 
+// CallToolOptions are the options of a call by [CallToolAs]. The zero
+// value, like a nil *CallToolOptions, makes a plain call.
+type CallToolOptions struct {
+	// Progress, if set, receives the progress notifications the server
+	// sends about this call: the call carries a progress token the
+	// session makes up (or Meta.ProgressToken, if set), and every
+	// notifications/progress with that token is passed to Progress, in
+	// the order received, after ClientOptions.ProgressHandler.
+	// Notifications that arrive after the call returned are not passed.
+	Progress func(ctx context.Context, p *ProgressParams)
+	// Meta is the _meta of the request: data for the server beside the
+	// arguments (see [Meta]). In 2026-07-28 the session adds its envelope
+	// (revision, capabilities, identity, log level) to it.
+	Meta Meta
+}
+
 // CallToolAs calls the tool name with args and decodes the result's
 // structuredContent into an Out, the Go type of the tool's output. args
 // is encoded as JSON (a [json.RawMessage] is sent as is; nil sends no
-// arguments).
+// arguments). opts may be nil.
 //
 // It returns the result alongside the decoded output. A tool that
 // reports a failure gives a [*ToolError]; a result without structured
 // content, or whose structured content does not decode into Out, gives
-// an error and the result.
-func CallToolAs[Out any](ctx context.Context, cs *ClientSession, name string, args any) (Out, *CallToolResult, error) {
+// an error and the result. Any other error is as [ClientSession]
+// describes, with a nil result.
+func CallToolAs[Out any](ctx context.Context, cs *ClientSession, name string, args any, opts *CallToolOptions) (Out, *CallToolResult, error) {
 	var zero Out
 	params := &CallToolParams{Name: name}
 	switch a := args.(type) {
@@ -103,6 +120,17 @@ func CallToolAs[Out any](ctx context.Context, cs *ClientSession, name string, ar
 			return zero, nil, fmt.Errorf("mcp: encoding arguments of tool %q: %w", name, err)
 		}
 		params.Arguments = data
+	}
+	if opts != nil {
+		params.Meta = opts.Meta
+		if opts.Progress != nil {
+			tok := params.Meta.ProgressToken
+			if !tok.IsValid() {
+				tok = cs.newProgressToken()
+				params.Meta.ProgressToken = tok
+			}
+			defer cs.watchProgress(tok, opts.Progress)()
+		}
 	}
 	res, err := cs.CallTool(ctx, params)
 	if err != nil {

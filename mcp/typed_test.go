@@ -46,7 +46,7 @@ func TestElicitAs(t *testing.T) {
 	cs, _ := connect(t, s, c)
 	ctx := context.Background()
 
-	got, res, err := CallToolAs[contactOut](ctx, cs, "ask", nil)
+	got, res, err := CallToolAs[contactOut](ctx, cs, "ask", nil, nil)
 	must(t, err)
 	want := contactOut{Contact: contact{Name: "Ada", Email: "ada@example.com", Age: 30}, Action: ElicitActionAccept}
 	if got != want {
@@ -57,7 +57,7 @@ func TestElicitAs(t *testing.T) {
 	}
 
 	action = ElicitActionDecline
-	got, _, err = CallToolAs[contactOut](ctx, cs, "ask", nil)
+	got, _, err = CallToolAs[contactOut](ctx, cs, "ask", nil, nil)
 	must(t, err)
 	if got != (contactOut{Action: ElicitActionDecline}) {
 		t.Errorf("declined: %+v", got)
@@ -65,7 +65,7 @@ func TestElicitAs(t *testing.T) {
 
 	// A type MCP cannot elicit fails before anything is sent.
 	sentSchema = nil
-	_, _, err = CallToolAs[string](ctx, cs, "nested", nil)
+	_, _, err = CallToolAs[string](ctx, cs, "nested", nil, nil)
 	var te *ToolError
 	if !errors.As(err, &te) || !strings.Contains(err.Error(), "cannot be elicited") || sentSchema != nil {
 		t.Errorf("nested type: %v (schema sent %s)", err, sentSchema)
@@ -84,22 +84,22 @@ func TestCallToolAs(t *testing.T) {
 	checkGoroutines(t)
 	cs, _ := connect(t, testServer(t, nil), NewClient(&Implementation{Name: "c", Version: "1"}, nil))
 	ctx := context.Background()
-	out, res, err := CallToolAs[addOut](ctx, cs, "add", addIn{A: 2, B: 3})
+	out, res, err := CallToolAs[addOut](ctx, cs, "add", addIn{A: 2, B: 3}, nil)
 	must(t, err)
 	if out.Sum != 5 || res == nil || res.IsError {
 		t.Errorf("add: %+v %+v", out, res)
 	}
-	out, _, err = CallToolAs[addOut](ctx, cs, "add", json.RawMessage(`{"a":1}`))
+	out, _, err = CallToolAs[addOut](ctx, cs, "add", json.RawMessage(`{"a":1}`), nil)
 	must(t, err)
 	if out.Sum != 11 { // b defaults to 10
 		t.Errorf("add with raw args: %+v", out)
 	}
-	_, res, err = CallToolAs[addOut](ctx, cs, "fail", nil)
+	_, res, err = CallToolAs[addOut](ctx, cs, "fail", nil, nil)
 	var te *ToolError
 	if !errors.As(err, &te) || te.Name != "fail" || !strings.Contains(err.Error(), "it broke") || !res.IsError {
 		t.Errorf("failing tool: %v, %+v", err, res)
 	}
-	_, _, err = CallToolAs[addOut](ctx, cs, "raw", nil)
+	_, _, err = CallToolAs[addOut](ctx, cs, "raw", nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "no structured content") {
 		t.Errorf("raw tool: %v", err)
 	}
