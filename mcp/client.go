@@ -73,7 +73,7 @@ type ClientOptions struct {
 
 	// Notification handlers; each is optional. Like every handler, each
 	// receives the notification as a request: its session and its params.
-	ElicitationCompleteHandler func(context.Context, *ClientRequest[*ElicitationCompleteParams])
+	ElicitationCompleteHandler func(context.Context, *ElicitationCompleteNotification)
 	// LoggingMessageHandler receives the server's log messages. A client
 	// with one gets the same messages in both eras until
 	// [ClientSession.SetLoggingLevel] chooses a level: in 2026-07-28,
@@ -82,12 +82,12 @@ type ClientOptions struct {
 	// era the server sends what it sends before logging/setLevel (an
 	// mcpkit server: every message). Without a handler, 2026-07-28
 	// requests name no level and the server sends none.
-	LoggingMessageHandler      func(context.Context, *ClientRequest[*LoggingMessageParams])
-	ProgressHandler            func(context.Context, *ClientRequest[*ProgressParams])
-	ToolListChangedHandler     func(context.Context, *ClientRequest[*ToolListChangedParams])
-	PromptListChangedHandler   func(context.Context, *ClientRequest[*PromptListChangedParams])
-	ResourceListChangedHandler func(context.Context, *ClientRequest[*ResourceListChangedParams])
-	ResourceUpdatedHandler     func(context.Context, *ClientRequest[*ResourceUpdatedParams])
+	LoggingMessageHandler      func(context.Context, *LoggingMessageNotification)
+	ProgressHandler            func(context.Context, *ProgressNotification)
+	ToolListChangedHandler     func(context.Context, *ToolListChangedNotification)
+	PromptListChangedHandler   func(context.Context, *PromptListChangedNotification)
+	ResourceListChangedHandler func(context.Context, *ResourceListChangedNotification)
+	ResourceUpdatedHandler     func(context.Context, *ResourceUpdatedNotification)
 
 	// RequestTimeout, if positive, bounds every request the client sends.
 	RequestTimeout time.Duration
