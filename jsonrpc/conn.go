@@ -21,7 +21,9 @@ import (
 //
 // Handle is called in its own goroutine for each request (or possibly on
 // the goroutine that read it: see [ConnOptions.InlineHandoff]),
-// and one at a time, in arrival order, for notifications. For a request,
+// and one at a time, in arrival order, for notifications (a notification
+// handler that runs long while messages wait behind it is left to finish
+// on its own: see [ConnOptions.MaxQueuedNotifications]). For a request,
 // the result is marshalled into the response (a [json.RawMessage] or []byte is used as is) unless err
 // is non-nil, in which case err is converted with [ToWire]. For a
 // notification the result and error are ignored (errors are logged).
@@ -65,12 +67,26 @@ type ConnOptions struct {
 	// request is answered with CodeMethodNotFound and notifications are
 	// dropped.
 	Handler Handler
-	// MaxInFlight bounds the incoming requests handled at once. A request
-	// arriving past the bound is answered at once with CodeServerOverloaded.
-	// Zero means 256.
+	// MaxInFlight bounds the incoming requests handled at once, those
+	// the peer cancelled whose handlers have not returned yet included. A
+	// request arriving past the bound is answered at once with
+	// CodeServerOverloaded (see MaxQueuedErrors). Zero means 256.
 	MaxInFlight int
-	// MaxQueuedNotifications bounds the notifications waiting for delivery;
-	// past it, new notifications are dropped and logged. Zero means 4096.
+	// MaxQueuedNotifications bounds the notifications waiting for
+	// delivery. Once that many wait, reading waits for room (the peer's
+	// writes then wait in turn): no notification is dropped. Zero means
+	// 4096.
+	//
+	// Notifications are delivered one at a time, in arrival order. A
+	// response is passed to its [Conn.Call] only once the notifications
+	// read before it have been handled, so what the peer sent before its
+	// answer (progress, log messages) has reached the handler when Call
+	// returns. Two exceptions keep a notification handler that waits from
+	// holding everything up: the answer to a call made with the context a
+	// notification handler was given is passed on at once; and a handler
+	// that has run for 100ms while messages wait behind it is left to
+	// finish on its own goroutine while delivery goes on without it (at
+	// most MaxInFlight such handlers at once).
 	MaxQueuedNotifications int
 	// AllowBatch reports whether an incoming JSON-RPC batch may be served
 	// now. Nil rejects every batch with CodeInvalidRequest.
@@ -118,10 +134,12 @@ type ConnOptions struct {
 	// MaxQueuedErrors bounds the error responses the connection
 	// produces itself while reading (for undecodable messages, requests
 	// past MaxInFlight, duplicate ids, refused batches) that wait to be
-	// written. A goroutine of their own writes them, so reading never
-	// waits for the peer to read; past the bound, new ones are dropped
-	// and logged. Zero means 64. (A [PushStream] delivers on goroutines
-	// of its own, which write these answers themselves.)
+	// written. A goroutine of their own writes them, so reading does not
+	// wait for each to be written; once that many wait (the peer is not
+	// reading), reading waits for room: no answer is dropped, and what
+	// the connection holds stays bounded. Zero means 64. (A [PushStream]
+	// delivers on goroutines of its own, which write these answers
+	// themselves.)
 	MaxQueuedErrors int
 	// BaseContext is the parent of the contexts the connection's handlers
 	// get: its values reach them, and its end cancels them (as Close
@@ -153,10 +171,13 @@ const DefaultDrainTimeout = 5 * time.Second
 // Conn is a JSON-RPC connection over a [Stream]. It multiplexes concurrent
 // outgoing calls and concurrent incoming requests in both directions.
 //
-// The goroutine that reads never waits for the peer to read: responses
+// Every request read gets exactly one answer (unless the peer cancels
+// it, see [Conn.Cancel]), and no notification read is dropped. Responses
 // are written by the goroutines that handle requests, and the errors the
-// connection answers by itself by a goroutine of their own (see
-// [ConnOptions.MaxQueuedErrors]).
+// connection answers by itself by a goroutine of their own, so reading
+// does not wait for a write; it waits only where a bound is reached (see
+// [ConnOptions.MaxQueuedErrors] and [ConnOptions.MaxQueuedNotifications]),
+// which a peer that reads what it is sent never meets.
 //
 // A Conn is created with [NewConn] and starts reading when [Conn.Start] is
 // called. All methods are safe for concurrent use.
@@ -446,6 +467,10 @@ func WithCallID(ctx context.Context, id ID) context.Context {
 // Call sends a request and waits for its response. params must be raw JSON
 // (an object or array) or nil. The result is the raw JSON of the response's
 // result; a peer's error is returned as an [*Error].
+//
+// The notifications the peer sent before the response have been handled
+// when Call returns (see [ConnOptions.MaxQueuedNotifications] for the
+// exceptions).
 //
 // If ctx ends first, Call returns ctx.Err() (wrapped), forgets the request,
 // and reports it to [ConnOptions.OnCancel]. If the connection closes first,
