@@ -21,7 +21,9 @@ import (
 //
 // Handle is called in its own goroutine for each request (or possibly on
 // the goroutine that read it: see [ConnOptions.InlineHandoff]),
-// and one at a time, in arrival order, for notifications. For a request,
+// and one at a time, in arrival order, for notifications (a notification
+// handler that runs long while messages wait behind it is left to finish
+// on its own: see [ConnOptions.MaxQueuedNotifications]). For a request,
 // the result is marshalled into the response (a [json.RawMessage] or []byte is used as is) unless err
 // is non-nil, in which case err is converted with [ToWire]. For a
 // notification the result and error are ignored (errors are logged).
@@ -65,12 +67,26 @@ type ConnOptions struct {
 	// request is answered with CodeMethodNotFound and notifications are
 	// dropped.
 	Handler Handler
-	// MaxInFlight bounds the incoming requests handled at once. A request
-	// arriving past the bound is answered at once with CodeServerOverloaded.
-	// Zero means 256.
+	// MaxInFlight bounds the incoming requests handled at once, those
+	// the peer cancelled whose handlers have not returned yet included. A
+	// request arriving past the bound is answered at once with
+	// CodeServerOverloaded (see MaxQueuedErrors). Zero means 256.
 	MaxInFlight int
-	// MaxQueuedNotifications bounds the notifications waiting for delivery;
-	// past it, new notifications are dropped and logged. Zero means 4096.
+	// MaxQueuedNotifications bounds the notifications waiting for
+	// delivery. Once that many wait, reading waits for room (the peer's
+	// writes then wait in turn): no notification is dropped. Zero means
+	// 4096.
+	//
+	// Notifications are delivered one at a time, in arrival order. A
+	// response is passed to its [Conn.Call] only once the notifications
+	// read before it have been handled, so what the peer sent before its
+	// answer (progress, log messages) has reached the handler when Call
+	// returns. Two exceptions keep a notification handler that waits from
+	// holding everything up: the answer to a call made with the context a
+	// notification handler was given is passed on at once; and a handler
+	// that has run for 100ms while messages wait behind it is left to
+	// finish on its own goroutine while delivery goes on without it (at
+	// most MaxInFlight such handlers at once).
 	MaxQueuedNotifications int
 	// AllowBatch reports whether an incoming JSON-RPC batch may be served
 	// now. Nil rejects every batch with CodeInvalidRequest.
@@ -118,10 +134,12 @@ type ConnOptions struct {
 	// MaxQueuedErrors bounds the error responses the connection
 	// produces itself while reading (for undecodable messages, requests
 	// past MaxInFlight, duplicate ids, refused batches) that wait to be
-	// written. A goroutine of their own writes them, so reading never
-	// waits for the peer to read; past the bound, new ones are dropped
-	// and logged. Zero means 64. (A [PushStream] delivers on goroutines
-	// of its own, which write these answers themselves.)
+	// written. A goroutine of their own writes them, so reading does not
+	// wait for each to be written; once that many wait (the peer is not
+	// reading), reading waits for room: no answer is dropped, and what
+	// the connection holds stays bounded. Zero means 64. (A [PushStream]
+	// delivers on goroutines of its own, which write these answers
+	// themselves.)
 	MaxQueuedErrors int
 	// BaseContext is the parent of the contexts the connection's handlers
 	// get: its values reach them, and its end cancels them (as Close
@@ -153,10 +171,13 @@ const DefaultDrainTimeout = 5 * time.Second
 // Conn is a JSON-RPC connection over a [Stream]. It multiplexes concurrent
 // outgoing calls and concurrent incoming requests in both directions.
 //
-// The goroutine that reads never waits for the peer to read: responses
+// Every request read gets exactly one answer (unless the peer cancels
+// it, see [Conn.Cancel]), and no notification read is dropped. Responses
 // are written by the goroutines that handle requests, and the errors the
-// connection answers by itself by a goroutine of their own (see
-// [ConnOptions.MaxQueuedErrors]).
+// connection answers by itself by a goroutine of their own, so reading
+// does not wait for a write; it waits only where a bound is reached (see
+// [ConnOptions.MaxQueuedErrors] and [ConnOptions.MaxQueuedNotifications]),
+// which a peer that reads what it is sent never meets.
 //
 // A Conn is created with [NewConn] and starts reading when [Conn.Start] is
 // called. All methods are safe for concurrent use.
@@ -197,12 +218,26 @@ type Conn struct {
 
 	mu       sync.Mutex
 	err      error                             // why the connection closed
-	pending  map[ID]chan *Response             // outgoing calls awaiting a response
-	incoming slotmap.Map[ID, *incomingRequest] // incoming requests being handled (usually one)
-	notes    lazyQueue[*Request]               // notifications awaiting their handler
+	pending  map[ID]pendingCall                // outgoing calls awaiting a response
+	incoming slotmap.Map[ID, *incomingRequest] // incoming requests being handled (usually one), by id
+	inFlight int                               // incoming requests being handled, those cancelled by the peer included
+	notes    lazyQueue[inbound]                // notifications awaiting their handler, and responses read after them
 	errq     lazyQueue[*Response]              // error responses awaiting writing
 	skipped  int                               // undecodable messages skipped
 	endErr   error                             // why input ended; non-nil once inputEnded is closed
+	// The notification worker: noteTurn numbers the notifications
+	// handed to the handler; noteCur is the one whose handler the
+	// current worker runs, or zero. A handler that runs past noteHandoff
+	// while messages wait behind it is left to finish on its goroutine
+	// (one of noteDetached) while a new worker goes on (see noteDue).
+	noteTurn     uint64
+	noteCur      uint64
+	noteStarted  time.Time
+	noteOverdue  bool // noteCur has run past noteHandoff
+	noteDetached int
+	noteTimer    *time.Timer
+	noteHandoff  time.Duration
+	noteCtx      context.Context // c.ctx, marked as a notification handler's (see noteKey)
 	// turn numbers the requests run inline; lent is the turn whose
 	// handler holds the reading goroutine, or zero (reading is not lent,
 	// or was handed to another goroutine). readEnded is set once reader
@@ -218,6 +253,32 @@ type incomingRequest struct {
 	cancel    context.CancelCauseFunc
 	cancelled bool // cancelled by the peer: send no response
 }
+
+// pendingCall is an outgoing call awaiting its response.
+type pendingCall struct {
+	ch chan *Response
+	// fromNote is set for a call made with the context of a notification
+	// handler of the connection: its response is not held behind the
+	// notifications read before it, one of which may be that handler's.
+	fromNote bool
+}
+
+// inbound is an item of the notification queue: a notification, or a
+// response (note nil) held there until the notifications read before it
+// have been handled, then passed to ch.
+type inbound struct {
+	note *Request
+	resp *Response
+	ch   chan *Response
+}
+
+// noteKey marks the context of a notification handler; its value is the
+// connection.
+type noteKey struct{}
+
+// defaultNoteHandoff is how long a notification handler may hold up the
+// messages read after it (see ConnOptions.MaxQueuedNotifications).
+const defaultNoteHandoff = 100 * time.Millisecond
 
 // NewConn returns a connection over s. It does not read until Start.
 func NewConn(s Stream, opts *ConnOptions) *Conn {
@@ -238,6 +299,7 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 		drainFor:    opts.DrainTimeout,
 		skipBad:     opts.SkipUndecodable,
 		maxErrs:     opts.MaxQueuedErrors,
+		noteHandoff: defaultNoteHandoff,
 	}
 	if c.maxInFlight <= 0 {
 		c.maxInFlight = 256
@@ -369,6 +431,16 @@ func (c *Conn) shutdown(err error) error {
 		c.lent = 0
 		c.endReadingLocked()
 	}
+	// Responses held behind notifications go to their calls now: the
+	// notifications will not be delivered.
+	for _, it := range c.notes.items {
+		if it.note == nil {
+			it.ch <- it.resp
+		}
+	}
+	if c.noteTimer != nil {
+		c.noteTimer.Stop()
+	}
 	c.mu.Unlock()
 	close(c.done)
 	cerr := c.stream.Close()
@@ -396,6 +468,10 @@ func WithCallID(ctx context.Context, id ID) context.Context {
 // (an object or array) or nil. The result is the raw JSON of the response's
 // result; a peer's error is returned as an [*Error].
 //
+// The notifications the peer sent before the response have been handled
+// when Call returns (see [ConnOptions.MaxQueuedNotifications] for the
+// exceptions).
+//
 // If ctx ends first, Call returns ctx.Err() (wrapped), forgets the request,
 // and reports it to [ConnOptions.OnCancel]. If the connection closes first,
 // Call returns an error that matches [ErrClosed].
@@ -406,6 +482,12 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 	}
 	ch := make(chan *Response, 1)
 	c.mu.Lock()
+	fromNote := false
+	if c.noteCur != 0 || c.noteDetached > 0 {
+		// A notification handler may be calling: see pendingCall.
+		v, _ := ctx.Value(noteKey{}).(*Conn)
+		fromNote = v == c
+	}
 	if c.closed || c.endErr != nil {
 		err := c.err
 		if !c.closed {
@@ -419,9 +501,9 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 		return nil, fmt.Errorf("jsonrpc: sending %s: request id %s is in flight already", method, id)
 	}
 	if c.pending == nil {
-		c.pending = make(map[ID]chan *Response) // a connection that only serves needs none
+		c.pending = make(map[ID]pendingCall) // a connection that only serves needs none
 	}
-	c.pending[id] = ch
+	c.pending[id] = pendingCall{ch: ch, fromNote: fromNote}
 	if c.lent != 0 {
 		// The goroutine that reads is running a handler; the response
 		// needs a reader now.
@@ -456,7 +538,18 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 	case <-c.done:
 	}
 	// The connection closed or the peer can no longer answer.
-	c.forget(id)
+	if !c.forget(id) {
+		// The response was read, perhaps held behind notifications:
+		// it comes before the connection shuts down (see shutdown).
+		select {
+		case r := <-ch:
+			if r.Error != nil {
+				return nil, r.Error
+			}
+			return r.Result, nil
+		case <-c.done:
+		}
+	}
 	// A response may have raced with the end: responses read before the
 	// end of input are delivered before inputEnded is closed.
 	select {
@@ -488,10 +581,14 @@ func closedError(reason error) error {
 	return fmt.Errorf("%w: %w", ErrClosed, reason)
 }
 
-func (c *Conn) forget(id ID) {
+// forget forgets the call id, reporting whether it was still waiting
+// for its response.
+func (c *Conn) forget(id ID) bool {
 	c.mu.Lock()
+	_, ok := c.pending[id]
 	delete(c.pending, id)
 	c.mu.Unlock()
+	return ok
 }
 
 // Notify sends a notification. ctx bounds the write, and tells request-
@@ -511,6 +608,13 @@ func (c *Conn) Notify(ctx context.Context, method string, params json.RawMessage
 // Cancel cancels the context of the incoming request id, if it is still
 // being handled, and suppresses its response, as MCP requires for
 // requests the peer cancelled. It reports whether the request was found.
+//
+// The id is free again at once: a request that the peer sends with it
+// afterwards is served, even while the cancelled handler is still
+// returning (which still counts towards [ConnOptions.MaxInFlight]). So
+// Cancel must be applied once, in arrival order (see
+// [ConnOptions.OnReceive]): applied again later, it would cancel that
+// new request.
 func (c *Conn) Cancel(id ID) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -518,6 +622,7 @@ func (c *Conn) Cancel(id ID) bool {
 	if ok {
 		r.cancelled = true
 		r.cancel(nil)
+		c.incoming.Delete(id)
 	}
 	return ok
 }
@@ -680,18 +785,32 @@ func (c *Conn) replyAsync(r *Response) {
 		return // a suppressed response
 	}
 	c.mu.Lock()
-	if c.closed {
+	for warned := false; ; {
+		if c.closed {
+			c.mu.Unlock()
+			return
+		}
+		ok, start := c.errq.push(r, c.maxErrs)
+		if ok {
+			if start {
+				c.wg.Add(1)
+				go c.errorLoop()
+			}
+			c.mu.Unlock()
+			return
+		}
+		// The peer is not reading: stop reading until it does.
+		room := c.errq.wait()
 		c.mu.Unlock()
-		return
-	}
-	ok, start := c.errq.push(r, c.maxErrs)
-	if start {
-		c.wg.Add(1)
-		go c.errorLoop()
-	}
-	c.mu.Unlock()
-	if !ok {
-		c.logger.Warn("jsonrpc: error response queue full (the peer is not reading); dropping", "id", r.ID.String(), "code", r.Error.Code)
+		if !warned {
+			warned = true
+			c.logger.Debug("jsonrpc: error response queue full (the peer is not reading); reading waits", "id", r.ID.String())
+		}
+		select {
+		case <-room:
+		case <-c.done:
+		}
+		c.mu.Lock()
 	}
 }
 
@@ -762,53 +881,149 @@ func (c *Conn) reply(r *Response) {
 	}
 }
 
+// deliver passes r to the call waiting for it: at once, unless
+// notifications read before it are still being handled; then after them,
+// so that what the peer sent before its answer has reached the handlers
+// when the call returns.
 func (c *Conn) deliver(r *Response) {
 	c.mu.Lock()
-	ch, ok := c.pending[r.ID]
+	p, ok := c.pending[r.ID]
 	delete(c.pending, r.ID)
-	c.mu.Unlock()
 	if !ok {
+		c.mu.Unlock()
 		c.logger.Debug("jsonrpc: response to unknown request", "id", r.ID.String())
 		return
 	}
-	ch <- r
-}
-
-// enqueue queues a notification for in-order delivery, starting the worker
-// if none is running.
-func (c *Conn) enqueue(n *Request) {
-	c.mu.Lock()
-	if c.closed {
+	if !p.fromNote && !c.closed && (c.noteCur != 0 || len(c.notes.items) > 0) {
+		// Not bounded by MaxQueuedNotifications: held responses are
+		// bounded by the calls made.
+		c.notes.push(inbound{resp: r, ch: p.ch}, -1)
+		c.handOffIfOverdueLocked()
 		c.mu.Unlock()
 		return
 	}
-	ok, start := c.notes.push(n, c.maxQueued)
-	if start {
-		c.wg.Add(1)
-		go c.notifyLoop()
-	}
 	c.mu.Unlock()
-	if !ok {
-		c.logger.Warn("jsonrpc: notification queue full; dropping", "method", n.Method)
+	p.ch <- r
+}
+
+// enqueue queues a notification for in-order delivery, starting the worker
+// if none is running. While MaxQueuedNotifications wait, it waits for
+// room: reading stops rather than drop one.
+func (c *Conn) enqueue(n *Request) {
+	c.mu.Lock()
+	for warned := false; ; {
+		if c.closed {
+			c.mu.Unlock()
+			return
+		}
+		ok, start := c.notes.push(inbound{note: n}, c.maxQueued)
+		if ok {
+			if start {
+				c.wg.Add(1)
+				go c.notifyLoop()
+			} else {
+				c.handOffIfOverdueLocked()
+			}
+			c.mu.Unlock()
+			return
+		}
+		room := c.notes.wait()
+		c.mu.Unlock()
+		if !warned {
+			warned = true
+			c.logger.Debug("jsonrpc: notification queue full; reading waits", "method", n.Method)
+		}
+		select {
+		case <-room:
+		case <-c.done:
+		}
+		c.mu.Lock()
 	}
 }
 
+// notifyLoop delivers queued notifications one at a time, and the
+// responses held behind them, until the queue is empty, the connection
+// closes, or a handler it runs is left behind (see noteDue).
 func (c *Conn) notifyLoop() {
 	defer c.wg.Done()
+	c.mu.Lock()
 	for {
-		c.mu.Lock()
-		n, ok := c.notes.pop(c.closed)
-		c.mu.Unlock()
+		it, ok := c.notes.pop(c.closed)
 		if !ok {
+			c.mu.Unlock()
 			return
 		}
-		ctx, release := bindContext(c.ctx, nil, n)
-		_, err := c.call(ctx, n)
+		if it.note == nil {
+			c.mu.Unlock()
+			it.ch <- it.resp
+			c.mu.Lock()
+			continue
+		}
+		c.noteTurn++
+		turn := c.noteTurn
+		c.noteCur = turn
+		c.noteOverdue = false
+		c.noteStarted = time.Now()
+		if c.noteTimer == nil {
+			c.noteTimer = time.AfterFunc(c.noteHandoff, c.noteDue)
+		} else {
+			c.noteTimer.Reset(c.noteHandoff)
+		}
+		if c.noteCtx == nil {
+			c.noteCtx = context.WithValue(c.ctx, noteKey{}, c)
+		}
+		base := c.noteCtx
+		c.mu.Unlock()
+
+		ctx, release := bindContext(base, nil, it.note)
+		_, err := c.call(ctx, it.note)
 		release()
 		if err != nil {
-			c.logger.Debug("jsonrpc: notification handler failed", "method", n.Method, "err", err)
+			c.logger.Debug("jsonrpc: notification handler failed", "method", it.note.Method, "err", err)
 		}
+
+		c.mu.Lock()
+		if c.noteCur != turn {
+			// Left behind: another worker has taken over.
+			c.noteDetached--
+			c.mu.Unlock()
+			return
+		}
+		c.noteCur = 0
+		c.noteTimer.Stop()
 	}
+}
+
+// noteDue runs when a notification handler has run for noteHandoff.
+func (c *Conn) noteDue() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.noteCur == 0 || time.Since(c.noteStarted) < c.noteHandoff {
+		return // that handler returned; the timer is armed for another
+	}
+	c.noteOverdue = true
+	c.handOffIfOverdueLocked()
+}
+
+// handOffIfOverdueLocked leaves the notification handler that has run
+// past noteHandoff to finish on its own, and starts a new worker for the
+// messages waiting behind it, if any: a handler that waits (for the
+// answer to a call of its own, say) holds up neither the notifications
+// after it nor, once the queue is full, reading. At most MaxInFlight
+// handlers are left behind at once; past that, the queue waits for them.
+// c.mu is held.
+func (c *Conn) handOffIfOverdueLocked() {
+	if !c.noteOverdue || c.noteCur == 0 || len(c.notes.items) == 0 || c.closed {
+		return
+	}
+	if c.noteDetached >= c.maxInFlight {
+		return
+	}
+	c.noteCur = 0
+	c.noteOverdue = false
+	c.noteDetached++
+	c.wg.Add(1)
+	go c.notifyLoop()
 }
 
 // startRequest registers an incoming request and handles it in a new
@@ -846,7 +1061,7 @@ func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) 
 		c.mu.Unlock()
 		immediate(nil)
 		return nil, false
-	case c.incoming.Len() >= c.maxInFlight:
+	case c.inFlight >= c.maxInFlight:
 		c.mu.Unlock()
 		immediate(&Response{ID: req.ID, Error: ErrOverloaded})
 		return nil, false
@@ -856,7 +1071,7 @@ func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) 
 		immediate(&Response{ID: req.ID, Error: &Error{Code: CodeInvalidRequest, Message: "invalid request: id already in use by a request in flight"}})
 		return nil, false
 	}
-	alone = c.incoming.Len() == 0
+	alone = c.inFlight == 0
 	parent := c.ctx
 	if c.requestBase != nil {
 		parent = c.requestBase
@@ -864,6 +1079,7 @@ func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) 
 	ctx, cancel := context.WithCancelCause(WithRelatedRequest(parent, req.ID))
 	in := &incomingRequest{cancel: cancel}
 	c.incoming.Set(req.ID, in)
+	c.inFlight++
 	c.wg.Add(1)
 	c.mu.Unlock()
 
@@ -873,7 +1089,10 @@ func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) 
 		result, err := c.call(hctx, req)
 		release()
 		c.mu.Lock()
-		c.incoming.Delete(req.ID)
+		if cur, ok := c.incoming.Get(req.ID); ok && cur == in {
+			c.incoming.Delete(req.ID)
+		}
+		c.inFlight--
 		suppressed := in.cancelled
 		c.mu.Unlock()
 		cancel(nil)

@@ -20,9 +20,30 @@
 // runs in its own goroutine, bounded by [ConnOptions.MaxInFlight];
 // notifications are delivered one at a time, in arrival order, by a worker
 // that exists only while notifications are queued. An idle Conn therefore
-// costs a single goroutine. The reading goroutine never waits for the peer
-// to read: the error answers it produces itself are written by a worker
-// of their own, through a bounded queue ([ConnOptions.MaxQueuedErrors]).
+// costs a single goroutine. The reading goroutine does not wait for the
+// peer to read: the error answers it produces itself are written by a
+// worker of their own, through a bounded queue
+// ([ConnOptions.MaxQueuedErrors]).
+//
+// # Every message counts
+//
+// Every request read gets exactly one answer, whatever the peer does: a
+// result, an error, or a refusal when [ConnOptions.MaxInFlight] requests
+// are being handled; only a request the peer cancelled goes unanswered.
+// No notification read is dropped. What a connection holds for its peer
+// is bounded all the same: where a bound is reached (answers the peer
+// does not read, notifications a slow handler has not taken), the
+// connection stops reading until there is room, and the peer's writes
+// wait in turn.
+//
+// # Order
+//
+// A response reaches its [Conn.Call] after the notifications read before
+// it have been handled: the progress and log notifications a peer sends
+// while it handles a request have reached their handler when the call
+// returns. A notification handler that waits for the answer to a call of
+// its own does not deadlock the connection (see
+// [ConnOptions.MaxQueuedNotifications]).
 //
 // When the peer ends its input, the requests already read are still
 // answered before the connection shuts down ([ConnOptions.DrainTimeout]).

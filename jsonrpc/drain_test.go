@@ -23,6 +23,7 @@ type halfStream struct {
 	in     chan []byte // closed by the test: end of input
 	out    chan Message
 	block  bool
+	gate   chan struct{} // if not nil, Write waits until it is closed
 	writes atomic.Int64
 	closed chan struct{}
 	once   sync.Once
@@ -54,6 +55,13 @@ func (h *halfStream) Write(ctx context.Context, m Message) error {
 	if h.block {
 		<-h.closed
 		return io.ErrClosedPipe
+	}
+	if h.gate != nil {
+		select {
+		case <-h.gate:
+		case <-h.closed:
+			return io.ErrClosedPipe
+		}
 	}
 	select {
 	case h.out <- m:
@@ -205,29 +213,36 @@ func TestConnCloseWhileDraining(t *testing.T) {
 	})
 }
 
-// TestConnReadNeverWaitsOnWrite checks that a peer that sends input
-// needing error answers but never reads does not stall reading: the
-// notification sent after the flood is delivered, and at most
-// MaxQueuedErrors answers wait (or, with SkipUndecodable, none at all).
-func TestConnReadNeverWaitsOnWrite(t *testing.T) {
+// TestConnReadWaitsForPeerToRead checks that a peer that sends input
+// needing error answers but does not read loses none of them: the Conn
+// stops reading once MaxQueuedErrors answers wait to be written, and
+// once the peer reads, every message is answered and the notification
+// sent after the flood is delivered. With SkipUndecodable, messages
+// without an id need no answer and reading never waits.
+func TestConnReadWaitsForPeerToRead(t *testing.T) {
+	const n = 1000
 	tests := []struct {
 		name      string
 		skip      bool
 		flood     string
-		maxWrites int64 // answers the Conn may attempt: the queue bound, plus the one being written
+		maxWrites int64 // answers the Conn may attempt while the peer does not read: the queue bound, plus the one being written
+		answers   int   // answers owed once the peer reads
 		logged    string
 	}{
-		{"not JSON", false, `not json %d`, 64 + 1, "queue full"},
-		{"invalid requests", false, `{"jsonrpc":"1.0","id":%d,"method":"x"}`, 64 + 1, "queue full"},
-		{"overload", false, `{"jsonrpc":"2.0","id":%d,"method":"block"}`, 64 + 1, "queue full"},
-		{"not JSON, skipped", true, `not json %d`, 0, "skipping an undecodable message"},
+		{"not JSON", false, `not json %d`, 64 + 1, n, "queue full"},
+		{"invalid requests", false, `{"jsonrpc":"1.0","id":%d,"method":"x"}`, 64 + 1, n, "queue full"},
+		// The first request blocks until the connection closes; the
+		// others are refused.
+		{"overload", false, `{"jsonrpc":"2.0","id":%d,"method":"block"}`, 64 + 1, n - 1, "queue full"},
+		{"not JSON, skipped", true, `not json %d`, 0, 0, "skipping an undecodable message"},
 		// With an id the message is answered even when skipping.
-		{"invalid requests, skipping", true, `{"jsonrpc":"1.0","id":%d,"method":"x"}`, 64 + 1, "queue full"},
+		{"invalid requests, skipping", true, `{"jsonrpc":"1.0","id":%d,"method":"x"}`, 64 + 1, n, "queue full"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkGoroutines(t)
-			s := newHalfStream(true)
+			s := newHalfStream(false)
+			s.gate = make(chan struct{})
 			var logs bytes.Buffer
 			var logMu sync.Mutex
 			notified := make(chan struct{})
@@ -246,11 +261,14 @@ func TestConnReadNeverWaitsOnWrite(t *testing.T) {
 				}),
 			})
 			c.Start()
-			const n = 1000
+			var written atomic.Int64
+			finished := make(chan struct{})
 			go func() {
+				defer close(finished)
 				for i := range n {
 					select {
 					case s.in <- fmt.Appendf(nil, tt.flood, i+1):
+						written.Add(1)
 					case <-s.closed:
 						return
 					}
@@ -260,9 +278,27 @@ func TestConnReadNeverWaitsOnWrite(t *testing.T) {
 				case <-s.closed:
 				}
 			}()
-			failAfter(t, "the notification after the flood", notified)
+			<-whenStalled(&written, finished)
 			if w := s.writes.Load(); w > tt.maxWrites {
-				t.Errorf("%d writes attempted, want at most %d", w, tt.maxWrites)
+				t.Errorf("%d writes attempted while the peer did not read, want at most %d", w, tt.maxWrites)
+			}
+			close(s.gate) // the peer reads
+			ids := map[string]int{}
+			for range tt.answers {
+				select {
+				case m := <-s.out:
+					if id := m.(*Response).ID; id.IsValid() {
+						ids[id.String()]++
+					}
+				case <-time.After(20 * time.Second):
+					t.Fatalf("%d of %d answers after 20s", len(ids), tt.answers)
+				}
+			}
+			failAfter(t, "the notification after the flood", notified)
+			for id, k := range ids {
+				if k != 1 {
+					t.Errorf("id %s answered %d times", id, k)
+				}
 			}
 			c.Close()
 			c.Wait()

@@ -72,6 +72,17 @@
 // with a documented default in the options ([ServerOptions],
 // [ClientOptions], and the transport options of package transport).
 //
+// # Order
+//
+// Over every transport, the notifications a peer sends while it handles
+// a request (progress, log messages) have reached their handlers when
+// the call returns: a handler that logs before it returns has its
+// messages in the client's [ClientOptions.LoggingMessageHandler] before
+// [ClientSession.CallTool] returns. Notification handlers run one at a
+// time, in arrival order; one that waits (for a call of its own, say)
+// holds up the others for at most 100ms (see
+// [jsonrpc.ConnOptions.MaxQueuedNotifications]).
+//
 // # JSON
 //
 // Every protocol type encodes the same through encoding/json as on the

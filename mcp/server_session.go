@@ -420,10 +420,10 @@ func (ss *ServerSession) initializedNote(ctx context.Context, req *ServerRequest
 	return nil, nil
 }
 
-func (ss *ServerSession) cancelledNote(_ context.Context, req *ServerRequest[*CancelledParams]) (*EmptyResult, error) {
-	if req.Params.RequestID.IsValid() {
-		ss.conn.Cancel(req.Params.RequestID)
-	}
+// cancelledNote has nothing left to do: received applied the
+// cancellation when it arrived. Applying it again here, later, would
+// cancel a request that reused the id meanwhile.
+func (ss *ServerSession) cancelledNote(context.Context, *ServerRequest[*CancelledParams]) (*EmptyResult, error) {
 	return nil, nil
 }
 
