@@ -73,6 +73,10 @@ type ClientOptions struct {
 
 	// Notification handlers; each is optional. Like every handler, each
 	// receives the notification as a request: its session and its params.
+	// They run one at a time, in arrival order, and the notifications a
+	// server sends while it handles a request have reached their handlers
+	// when the call returns. A handler that waits (for a call of its own,
+	// say) holds the others up for at most 100 ms.
 	ElicitationCompleteHandler func(context.Context, *ElicitationCompleteNotification)
 	// LoggingMessageHandler receives the server's log messages. A client
 	// with one gets the same messages in both eras until
@@ -278,6 +282,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 		// is logged and skipped, not answered.
 		SkipUndecodable: true,
 		OnCancel:        cs.onCancel,
+		OnReceive:       cs.received,
 		OnClose:         func(error) { c.mu.Lock(); delete(c.sessions, cs); c.mu.Unlock() },
 		Logger:          c.logger,
 	})
@@ -663,10 +668,24 @@ func (cs *ClientSession) createMessage(ctx context.Context, req *CreateMessageRe
 	return h(ctx, req)
 }
 
-func (cs *ClientSession) cancelledNote(_ context.Context, req *ClientRequest[*CancelledParams]) (*EmptyResult, error) {
-	if req.Params.RequestID.IsValid() {
-		cs.conn.Cancel(req.Params.RequestID)
+// received cancels the request a notifications/cancelled names as the
+// notification is read, in arrival order: a request the server sends
+// after it, even with the same id, is not cancelled by it.
+func (cs *ClientSession) received(req *jsonrpc.Request) {
+	if req.Method != NotificationCancelled {
+		return
 	}
+	var p struct {
+		RequestID jsonrpc.ID `json:"requestId"`
+	}
+	if unmarshalStd(req.Params, &p) == nil && p.RequestID.IsValid() {
+		cs.conn.Cancel(p.RequestID)
+	}
+}
+
+// cancelledNote does nothing: received applied the cancellation on
+// arrival.
+func (cs *ClientSession) cancelledNote(context.Context, *ClientRequest[*CancelledParams]) (*EmptyResult, error) {
 	return nil, nil
 }
 
