@@ -466,7 +466,10 @@ func WithCallID(ctx context.Context, id ID) context.Context {
 
 // Call sends a request and waits for its response. params must be raw JSON
 // (an object or array) or nil. The result is the raw JSON of the response's
-// result; a peer's error is returned as an [*Error].
+// result; a peer's error is returned as an [*Error]. A response that
+// could not be decoded because it exceeds the decoder's limits fails the
+// call at once (it is not answered to the peer) with an error wrapping
+// the [*DecodeError], whose Cause, a [*LimitError], names the limit.
 //
 // The notifications the peer sent before the response have been handled
 // when Call returns (see [ConnOptions.MaxQueuedNotifications] for the
@@ -524,10 +527,7 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 	}
 	select {
 	case r := <-ch:
-		if r.Error != nil {
-			return nil, r.Error
-		}
-		return r.Result, nil
+		return callResult(method, r)
 	case <-ctx.Done():
 		c.forget(id)
 		if c.onCancel != nil {
@@ -543,10 +543,7 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 		// it comes before the connection shuts down (see shutdown).
 		select {
 		case r := <-ch:
-			if r.Error != nil {
-				return nil, r.Error
-			}
-			return r.Result, nil
+			return callResult(method, r)
 		case <-c.done:
 		}
 	}
@@ -554,13 +551,25 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 	// end of input are delivered before inputEnded is closed.
 	select {
 	case r := <-ch:
-		if r.Error != nil {
-			return nil, r.Error
-		}
-		return r.Result, nil
+		return callResult(method, r)
 	default:
 	}
 	return nil, closedError(c.endReason())
+}
+
+// callResult returns the outcome of the call to method that r answers.
+// A response that could not be decoded, such as one over the
+// [DecodeLimits], comes as a [*DecodeError] in r.Extra: the error wraps
+// it, so errors.As finds it and its Cause (a [*LimitError] naming the
+// limit).
+func callResult(method string, r *Response) (json.RawMessage, error) {
+	if de, ok := r.Extra.(*DecodeError); ok {
+		return nil, fmt.Errorf("jsonrpc: %s: the peer's response could not be decoded: %w", method, de)
+	}
+	if r.Error != nil {
+		return nil, r.Error
+	}
+	return r.Result, nil
 }
 
 // endReason returns why the connection closed or, while it drains, why
@@ -748,7 +757,15 @@ func (c *Conn) drain() {
 }
 
 // undecodable answers, or skips, a message that could not be decoded.
+//
+// A response (see [DecodeError.Response]) is never answered: it fails
+// the call it answers, if any, with de (see Call), and is otherwise
+// dropped.
 func (c *Conn) undecodable(de *DecodeError) {
+	if de.Response && de.ID.IsValid() {
+		c.deliver(&Response{ID: de.ID, Error: de.Err, Extra: de})
+		return
+	}
 	if c.skipBad && !de.ID.IsValid() {
 		c.mu.Lock()
 		c.skipped++

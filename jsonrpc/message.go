@@ -72,6 +72,11 @@ type DecodeError struct {
 	// Cause is the reason in typed form when there is one, such as a
 	// [*LimitError] for a message over the [DecodeLimits]; nil otherwise.
 	Cause error
+	// Response is set when the message, refused for a limit, is a JSON
+	// object with an id and no "method" member: a response, which must
+	// not be answered. A [Conn] fails the call it answers with this
+	// error instead.
+	Response bool
 }
 
 // Error implements error.
