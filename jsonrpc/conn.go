@@ -131,6 +131,10 @@ type ConnOptions struct {
 	// stdio), sets it. Undecodable messages with an id are answered
 	// either way.
 	SkipUndecodable bool
+	// OnSkip, if set, is called with each message SkipUndecodable skips,
+	// in place of the connection's own logging of it, on the goroutine
+	// that reads. It must return promptly.
+	OnSkip func(de *DecodeError)
 	// MaxQueuedErrors bounds the error responses the connection
 	// produces itself while reading (for undecodable messages, requests
 	// past MaxInFlight, duplicate ids, refused batches) that wait to be
@@ -198,6 +202,7 @@ type Conn struct {
 	maxErrs     int
 	push        bool // stream is a PushStream
 	skipBad     bool
+	onSkip      func(*DecodeError)
 
 	ctx    context.Context // cancelled on close; parent of handler contexts
 	cancel context.CancelFunc
@@ -298,6 +303,7 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 		done:        make(chan struct{}),
 		drainFor:    opts.DrainTimeout,
 		skipBad:     opts.SkipUndecodable,
+		onSkip:      opts.OnSkip,
 		maxErrs:     opts.MaxQueuedErrors,
 		noteHandoff: defaultNoteHandoff,
 	}
@@ -767,6 +773,10 @@ func (c *Conn) undecodable(de *DecodeError) {
 		return
 	}
 	if c.skipBad && !de.ID.IsValid() {
+		if c.onSkip != nil {
+			c.onSkip(de)
+			return
+		}
 		c.mu.Lock()
 		c.skipped++
 		first := c.skipped == 1
