@@ -131,6 +131,10 @@ type ConnOptions struct {
 	// stdio), sets it. Undecodable messages with an id are answered
 	// either way.
 	SkipUndecodable bool
+	// OnSkip, if set, is called with each message SkipUndecodable skips,
+	// in place of the connection's own logging of it, on the goroutine
+	// that reads. It must return promptly.
+	OnSkip func(de *DecodeError)
 	// MaxQueuedErrors bounds the error responses the connection
 	// produces itself while reading (for undecodable messages, requests
 	// past MaxInFlight, duplicate ids, refused batches) that wait to be
@@ -198,6 +202,7 @@ type Conn struct {
 	maxErrs     int
 	push        bool // stream is a PushStream
 	skipBad     bool
+	onSkip      func(*DecodeError)
 
 	ctx    context.Context // cancelled on close; parent of handler contexts
 	cancel context.CancelFunc
@@ -298,6 +303,7 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 		done:        make(chan struct{}),
 		drainFor:    opts.DrainTimeout,
 		skipBad:     opts.SkipUndecodable,
+		onSkip:      opts.OnSkip,
 		maxErrs:     opts.MaxQueuedErrors,
 		noteHandoff: defaultNoteHandoff,
 	}
@@ -466,7 +472,10 @@ func WithCallID(ctx context.Context, id ID) context.Context {
 
 // Call sends a request and waits for its response. params must be raw JSON
 // (an object or array) or nil. The result is the raw JSON of the response's
-// result; a peer's error is returned as an [*Error].
+// result; a peer's error is returned as an [*Error]. A response that
+// could not be decoded because it exceeds the decoder's limits fails the
+// call at once (it is not answered to the peer) with an error wrapping
+// the [*DecodeError], whose Cause, a [*LimitError], names the limit.
 //
 // The notifications the peer sent before the response have been handled
 // when Call returns (see [ConnOptions.MaxQueuedNotifications] for the
@@ -524,10 +533,7 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 	}
 	select {
 	case r := <-ch:
-		if r.Error != nil {
-			return nil, r.Error
-		}
-		return r.Result, nil
+		return callResult(method, r)
 	case <-ctx.Done():
 		c.forget(id)
 		if c.onCancel != nil {
@@ -543,10 +549,7 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 		// it comes before the connection shuts down (see shutdown).
 		select {
 		case r := <-ch:
-			if r.Error != nil {
-				return nil, r.Error
-			}
-			return r.Result, nil
+			return callResult(method, r)
 		case <-c.done:
 		}
 	}
@@ -554,13 +557,25 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 	// end of input are delivered before inputEnded is closed.
 	select {
 	case r := <-ch:
-		if r.Error != nil {
-			return nil, r.Error
-		}
-		return r.Result, nil
+		return callResult(method, r)
 	default:
 	}
 	return nil, closedError(c.endReason())
+}
+
+// callResult returns the outcome of the call to method that r answers.
+// A response that could not be decoded, such as one over the
+// [DecodeLimits], comes as a [*DecodeError] in r.Extra: the error wraps
+// it, so errors.As finds it and its Cause (a [*LimitError] naming the
+// limit).
+func callResult(method string, r *Response) (json.RawMessage, error) {
+	if de, ok := r.Extra.(*DecodeError); ok {
+		return nil, fmt.Errorf("jsonrpc: %s: the peer's response could not be decoded: %w", method, de)
+	}
+	if r.Error != nil {
+		return nil, r.Error
+	}
+	return r.Result, nil
 }
 
 // endReason returns why the connection closed or, while it drains, why
@@ -748,8 +763,20 @@ func (c *Conn) drain() {
 }
 
 // undecodable answers, or skips, a message that could not be decoded.
+//
+// A response (see [DecodeError.Response]) is never answered: it fails
+// the call it answers, if any, with de (see Call), and is otherwise
+// dropped.
 func (c *Conn) undecodable(de *DecodeError) {
+	if de.Response && de.ID.IsValid() {
+		c.deliver(&Response{ID: de.ID, Error: de.Err, Extra: de})
+		return
+	}
 	if c.skipBad && !de.ID.IsValid() {
+		if c.onSkip != nil {
+			c.onSkip(de)
+			return
+		}
 		c.mu.Lock()
 		c.skipped++
 		first := c.skipped == 1

@@ -250,10 +250,12 @@ func (l *DecodeLimits) decode(data []byte, owned bool) (Message, error) {
 				Cause: le,
 			}
 		}
+		id, response := envelopeOf(data)
 		return nil, &DecodeError{
-			ID:    idOf(data),
-			Err:   &Error{Code: CodeInvalidRequest, Message: "invalid request: " + le.Error(), Data: limitData(le)},
-			Cause: le,
+			ID:       id,
+			Err:      &Error{Code: CodeInvalidRequest, Message: "invalid request: " + le.Error(), Data: limitData(le)},
+			Cause:    le,
+			Response: response,
 		}
 	}
 	if len(data) > 0 && data[0] == '[' {
@@ -268,40 +270,47 @@ func limitData(le *LimitError) json.RawMessage {
 	return json.RawMessage(`{"limit":"` + le.Limit + `","max":` + strconv.Itoa(le.Max) + `}`)
 }
 
-// idOf returns the id of data, a message refused unread, when it is a
-// JSON object with a valid id: the refusal can then name the request it
-// answers. It reads the top-level members only, skipping the others
-// without the duplicate-name check, so its memory does not grow with
-// data.
-func idOf(data []byte) ID {
+// envelopeOf returns the id of data, a message refused unread, when it
+// is a JSON object with a valid id, so that the refusal can name the
+// request it answers, and reports whether data is then a response: an
+// object with an id and no "method" member. It reads the top-level
+// members only, skipping the others without the duplicate-name check,
+// so its memory does not grow with data.
+func envelopeOf(data []byte) (id ID, response bool) {
 	if len(data) == 0 || data[0] != '{' {
-		return ID{}
+		return ID{}, false
 	}
 	// A bytes.Buffer is read in place, without a copy.
 	dec := jsontext.NewDecoder(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true))
 	if _, err := dec.ReadToken(); err != nil {
-		return ID{}
+		return ID{}, false
 	}
-	for dec.PeekKind() == '"' {
+	hasID, hasMethod, complete := false, false, false
+	for {
+		if dec.PeekKind() != '"' {
+			complete = dec.PeekKind() == '}'
+			break
+		}
 		name, err := dec.ReadToken()
 		if err != nil {
-			return ID{}
+			break
 		}
-		if name.String() != "id" {
-			if dec.SkipValue() != nil {
-				return ID{}
+		switch name.String() {
+		case "id":
+			v, err := dec.ReadValue()
+			if err != nil {
+				return id, false
+			}
+			if pid, _, err := parseID(v); err == nil && !hasID {
+				id, hasID = pid, true
 			}
 			continue
+		case "method":
+			hasMethod = true
 		}
-		v, err := dec.ReadValue()
-		if err != nil {
-			return ID{}
+		if dec.SkipValue() != nil {
+			break
 		}
-		id, _, err := parseID(v)
-		if err != nil {
-			return ID{}
-		}
-		return id
 	}
-	return ID{}
+	return id, hasID && !hasMethod && complete
 }

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,6 +73,15 @@ type DecodeError struct {
 	// Cause is the reason in typed form when there is one, such as a
 	// [*LimitError] for a message over the [DecodeLimits]; nil otherwise.
 	Cause error
+	// Input holds the first bytes of a message that is not JSON (at
+	// most MaxDecodeErrorInput), for reports of stray output; nil
+	// otherwise.
+	Input []byte
+	// Response is set when the message, refused for a limit, is a JSON
+	// object with an id and no "method" member: a response, which must
+	// not be answered. A [Conn] fails the call it answers with this
+	// error instead.
+	Response bool
 }
 
 // Error implements error.
@@ -120,7 +130,7 @@ func DecodeOwnedMessage(data []byte) (Message, error) {
 func decodeBatch(data []byte) (Message, error) {
 	var elems []jsontext.Value
 	if err := jsonv2.Unmarshal(data, &elems); err != nil {
-		return nil, parseError(err)
+		return nil, parseError(data, err)
 	}
 	if len(elems) == 0 {
 		return nil, &DecodeError{Err: &Error{Code: CodeInvalidRequest, Message: "invalid request: empty batch"}}
@@ -141,8 +151,17 @@ func decodeBatch(data []byte) (Message, error) {
 	return b, nil
 }
 
-func parseError(err error) *DecodeError {
-	return &DecodeError{Err: &Error{Code: CodeParseError, Message: "parse error: " + err.Error()}}
+func parseError(data []byte, err error) *DecodeError {
+	return &DecodeError{Err: &Error{Code: CodeParseError, Message: "parse error: " + err.Error()}, Input: inputHead(data)}
+}
+
+// MaxDecodeErrorInput is how much of a message that is not JSON a
+// [DecodeError] keeps in Input.
+const MaxDecodeErrorInput = 200
+
+// inputHead returns a copy of the first MaxDecodeErrorInput bytes of data.
+func inputHead(data []byte) []byte {
+	return bytes.Clone(data[:min(len(data), MaxDecodeErrorInput)])
 }
 
 // decodeOneReflect decodes one message with the reflection-based decoder,
@@ -155,7 +174,7 @@ func decodeOneReflect(data []byte) (Message, error) {
 			// Valid JSON of the wrong shape: not a JSON-RPC message.
 			return nil, invalid(ID{}, "invalid request: "+se.Error())
 		}
-		return nil, parseError(err)
+		return nil, parseError(data, err)
 	}
 	var id ID
 	idNull := false

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -112,7 +113,10 @@ type ClientOptions struct {
 	// MaxConcurrentRequests bounds server-to-client requests handled at
 	// once. Zero means 256.
 	MaxConcurrentRequests int
-	// Logger receives the client's own diagnostics. Nil discards them.
+	// Logger receives the client's own diagnostics. Nil discards them,
+	// except the warnings about a server's output that is not part of
+	// the protocol (see [ClientSession.StrayLines]), which then go to
+	// standard error as text.
 	Logger *slog.Logger
 
 	// Middleware wraps every method the client receives, outermost first.
@@ -274,6 +278,10 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 		return nil, fmt.Errorf("mcp: connecting: %w", err)
 	}
 	cs := &ClientSession{client: c, tconn: tc, progress: make(map[string]*progressWatch)}
+	cs.stray.logger = c.opts.Logger
+	if cs.stray.logger == nil {
+		cs.stray.logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
 	conn := jsonrpc.NewConn(tc, &jsonrpc.ConnOptions{
 		Handler:     cs,
 		MaxInFlight: c.opts.MaxConcurrentRequests,
@@ -281,6 +289,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 		// A server's stray output (a library printing to standard output)
 		// is logged and skipped, not answered.
 		SkipUndecodable: true,
+		OnSkip:          cs.stray.report,
 		OnCancel:        cs.onCancel,
 		OnReceive:       cs.received,
 		OnClose:         func(error) { c.mu.Lock(); delete(c.sessions, cs); c.mu.Unlock() },
@@ -440,6 +449,7 @@ type ClientSession struct {
 	tconn  transport.Conn
 	recv   MethodHandler
 
+	stray       strayLines    // the server's output that is not protocol
 	modern      *modernClient // set by Connect for a session of the stateless era
 	modernEra   atomic.Bool   // set once Connect settled on the stateless era; read by Handle
 	cache       resultCache   // the stateless era's cacheable results
@@ -753,4 +763,61 @@ func (cs *ClientSession) elicitationCompleteNote(ctx context.Context, req *Clien
 		h(ctx, req)
 	}
 	return nil, nil
+}
+
+// StrayLines returns how many messages from the server the session has
+// skipped because they were not protocol messages: typically lines a
+// stdio server printed to its standard output, which is reserved for the
+// protocol. Each is reported at warning level with its first
+// [jsonrpc.MaxDecodeErrorInput] bytes, at most [strayLogMax] a minute
+// (then a count of those not shown), the first with a hint.
+func (cs *ClientSession) StrayLines() int64 { return cs.stray.count.Load() }
+
+// strayLogMax bounds the stray lines logged a minute.
+const strayLogMax = 10
+
+// strayLines counts and reports the server's stray output.
+type strayLines struct {
+	logger *slog.Logger
+	count  atomic.Int64
+
+	mu      sync.Mutex
+	window  time.Time // start of the current minute of reports
+	logged  int       // lines logged in the window
+	dropped int       // lines not logged in the window
+}
+
+// report counts the skipped message de and reports it, within the rate
+// limit.
+func (s *strayLines) report(de *jsonrpc.DecodeError) {
+	n := s.count.Add(1)
+	now := time.Now()
+	s.mu.Lock()
+	dropped := 0
+	if now.Sub(s.window) >= time.Minute {
+		dropped, s.window, s.logged, s.dropped = s.dropped, now, 0, 0
+	}
+	show := s.logged < strayLogMax
+	if show {
+		s.logged++
+	} else {
+		s.dropped++
+	}
+	s.mu.Unlock()
+	ctx := context.Background()
+	if dropped > 0 {
+		s.logger.Log(ctx, slog.LevelWarn, "mcp: more output from the server that is not protocol messages was skipped and not shown", "lines", dropped)
+	}
+	if !show {
+		return
+	}
+	text := string(de.Input)
+	if de.Input == nil {
+		text = de.Error()
+	}
+	if n == 1 {
+		s.logger.Log(ctx, slog.LevelWarn, "mcp: skipping an undecodable message from the server: output that is not a protocol message (a stdio server must write only protocol messages to its standard output; logs belong on standard error)", "line", text)
+		return
+	}
+	s.logger.Log(ctx, slog.LevelWarn, "mcp: skipping an undecodable message from the server: output that is not a protocol message", "line", text, "count", n)
 }

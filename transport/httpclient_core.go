@@ -492,30 +492,69 @@ func (c *httpClientCore) readEvents(ctx context.Context, body io.ReadCloser, st 
 }
 
 // deliverData decodes one message from data, which it takes over, and
-// queues it for Read.
+// queues it for Read. A response over the decode limits that answers a
+// request of st fails that request with the decode error (see
+// undecodableResponse); other decode errors go to Read.
 func (c *httpClientCore) deliverData(data []byte, st *clientStream) bool {
 	if len(data) > c.limit {
 		return c.deliver(nil, tooLargeError(c.limit), !st.inline)
 	}
 	m, err := jsonrpc.DecodeOwnedMessage(data) // data is ours alone
 	if err != nil {
+		if resp := st.undecodableResponse(err); resp != nil {
+			return c.deliver(resp, nil, !st.inline)
+		}
 		return c.deliver(nil, err, !st.inline)
 	}
 	st.answered(m)
 	return c.deliver(m, nil, !st.inline)
 }
 
+// undecodableResponse returns the error response that fails the request
+// of s answered by a response that could not be decoded, err, and
+// forgets the request; or nil when err is not such a response. The
+// response carries the [*jsonrpc.DecodeError] in its Extra, so that the
+// call fails with an error wrapping it (see [jsonrpc.Conn.Call]).
+func (s *clientStream) undecodableResponse(err error) *jsonrpc.Response {
+	var de *jsonrpc.DecodeError
+	if !errors.As(err, &de) || !de.Response || !de.ID.IsValid() {
+		return nil
+	}
+	i := slices.Index(s.pending, de.ID)
+	if i < 0 {
+		return nil
+	}
+	s.pending = slices.Delete(s.pending, i, i+1)
+	return &jsonrpc.Response{ID: de.ID, Error: de.Err, Extra: de}
+}
+
 // failPending ends the requests still waiting in st with error responses,
 // unless ctx ended (the caller gave up on them) or the connection closed.
 func (c *httpClientCore) failPending(ctx context.Context, st *clientStream, why string) {
+	c.failPendingCause(ctx, st, why, nil)
+}
+
+// failPendingCause is failPending for a known cause: a
+// [*jsonrpc.DecodeError] for an answer that could not be decoded goes in
+// the responses' Extra, so that the calls fail with errors wrapping it
+// (see [jsonrpc.Conn.Call]).
+func (c *httpClientCore) failPendingCause(ctx context.Context, st *clientStream, why string, cause error) {
 	if ctx.Err() != nil {
 		return
+	}
+	var de *jsonrpc.DecodeError
+	if cause != nil {
+		why += ": " + cause.Error()
+		errors.As(cause, &de)
 	}
 	for _, id := range st.pending {
 		resp := &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{
 			Code:    jsonrpc.CodeConnectionClosed,
 			Message: "transport: " + why,
 		}}
+		if de != nil {
+			resp.Extra = de
+		}
 		if !c.deliver(resp, nil, !st.inline) {
 			return
 		}
@@ -524,7 +563,9 @@ func (c *httpClientCore) failPending(ctx context.Context, st *clientStream, why 
 }
 
 // readJSON reads a JSON response body, obtained with ctx, and delivers
-// its message.
+// its message. A body too large or that cannot be decoded fails the
+// requests it answers with the decode error; it is not passed on to
+// Read, which would answer the server.
 func (c *httpClientCore) readJSON(ctx context.Context, body io.ReadCloser, size int64, st *clientStream) {
 	release := c.closeOnDone(ctx, body)
 	data, err := readSized(&io.LimitedReader{R: body, N: int64(c.limit) + 1}, size, int64(c.limit))
@@ -534,11 +575,16 @@ func (c *httpClientCore) readJSON(ctx context.Context, body io.ReadCloser, size 
 		c.failPending(ctx, st, "reading the response: "+err.Error())
 		return
 	case len(data) > c.limit:
-		if !c.deliver(nil, tooLargeError(c.limit), !st.inline) {
+		c.failPendingCause(ctx, st, "the server's response could not be decoded", tooLargeError(c.limit))
+		return
+	case len(trimJSONSpace(data)) > 0:
+		m, err := jsonrpc.DecodeOwnedMessage(data) // data is ours alone
+		if err != nil {
+			c.failPendingCause(ctx, st, "the server's response could not be decoded", err)
 			return
 		}
-	case len(trimJSONSpace(data)) > 0:
-		if !c.deliverData(data, st) {
+		st.answered(m)
+		if !c.deliver(m, nil, !st.inline) {
 			return
 		}
 	}
