@@ -96,9 +96,6 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	subject := s.opts.Subject
-	if subject == "" {
-		subject = "user"
-	}
 	cr := &ConsentRequest{ClientID: c.ID, RedirectURI: redirect, Scopes: slices.Clone(scopes), Resource: resource, Subject: subject}
 	if s.opts.Consent != nil {
 		if err := s.opts.Consent(cr); err != nil {

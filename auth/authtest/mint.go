@@ -37,9 +37,6 @@ func (s *Server) Token(r TokenRequest) (string, error) {
 	if subject == "" {
 		subject = s.opts.Subject
 	}
-	if subject == "" {
-		subject = "user"
-	}
 	ttl := r.TTL
 	if ttl == 0 {
 		ttl = s.opts.AccessTokenTTL
@@ -99,9 +96,6 @@ func (s *Server) IDToken(r IDTokenRequest) (string, error) {
 	if subject == "" {
 		subject = s.opts.Subject
 	}
-	if subject == "" {
-		subject = "user"
-	}
 	ttl := r.TTL
 	if ttl == 0 {
 		ttl = time.Hour
@@ -149,9 +143,6 @@ func (s *Server) IDJAG(r IDJAGRequest) (string, error) {
 	subject := r.Subject
 	if subject == "" {
 		subject = s.opts.Subject
-	}
-	if subject == "" {
-		subject = "user"
 	}
 	ttl := r.TTL
 	if ttl == 0 {

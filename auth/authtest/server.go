@@ -154,6 +154,9 @@ func NewUnstartedServer(opts *Options) *Server {
 	if s.opts.Path != "" && !strings.HasPrefix(s.opts.Path, "/") {
 		s.opts.Path = "/" + s.opts.Path
 	}
+	if s.opts.Subject == "" {
+		s.opts.Subject = "user"
+	}
 	s.now = s.opts.Now
 	if s.now == nil {
 		s.now = time.Now
