@@ -346,7 +346,7 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 		return false // a resuming client took the stream over
 	}
 	if hook := s.h.testHookExchangeWaited; hook != nil {
-		hook(requests)
+		hook(slices.Clone(requests)) // a copy: requests stays on the POST's stack
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
