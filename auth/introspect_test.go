@@ -207,7 +207,7 @@ func TestIntrospectionFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(tt.h)
 			defer srv.Close()
-			v, err := NewIntrospectionVerifier(&IntrospectionOptions{Endpoint: srv.URL, ClientID: "rs", ClientSecret: introspectionSecret, FetchTimeout: 50 * time.Millisecond})
+			v, err := NewIntrospectionVerifier(&IntrospectionOptions{Endpoint: srv.URL, ClientID: "rs", ClientSecret: introspectionSecret, FetchTimeout: 10 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
