@@ -283,7 +283,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 		cs.stray.logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	conn := jsonrpc.NewConn(tc, &jsonrpc.ConnOptions{
-		Handler:     cs,
+		Handler:     jsonrpc.HandlerFunc(cs.handle),
 		MaxInFlight: c.opts.MaxConcurrentRequests,
 		AllowBatch:  func() bool { return cs.ProtocolVersion() == Version20250326 },
 		// A server's stray output (a library printing to standard output)
@@ -565,11 +565,12 @@ func (cs *ClientSession) Done() <-chan struct{} { return cs.conn.Done() }
 // (see [transport.StreamableClientTransport]).
 func (cs *ClientSession) Err() error { return cs.conn.Err() }
 
-// Handle implements jsonrpc.Handler.
+// handle is the session's jsonrpc handler (a [jsonrpc.HandlerFunc] given
+// to its connection).
 //
 // A session of 2026-07-28 refuses requests (-32601): that revision has
 // none from server to client; the server asks within a result instead.
-func (cs *ClientSession) Handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+func (cs *ClientSession) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	if cs.modernEra.Load() && !req.IsNotification() {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + req.Method + " (a server sends no requests in " + Version20260728 + ")"}
 	}

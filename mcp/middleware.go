@@ -7,9 +7,11 @@ import (
 
 // Request is a request or notification as middleware sees it, in either
 // direction. Incoming requests are the typed [*ServerRequest] and
-// [*ClientRequest] values that handlers receive; outgoing ones are
-// [*OutgoingRequest]. Use a type switch on [Request.Parameters] to reach a
-// particular method's params.
+// [*ClientRequest] values that handlers receive; outgoing ones, which
+// sending middleware sees (see [ServerOptions.SendingMiddleware] and
+// [ClientOptions.SendingMiddleware]), carry only the method and params.
+// Use a type switch on [Request.Parameters] to reach a particular method's
+// params.
 type Request interface {
 	// Method returns the JSON-RPC method name.
 	Method() string
@@ -46,20 +48,20 @@ func chain(h MethodHandler, mw []Middleware) MethodHandler {
 	return h
 }
 
-// OutgoingRequest is a request or notification this side is sending, as
+// outgoingRequest is a request or notification this side is sending, as
 // sending middleware sees it.
-type OutgoingRequest struct {
+type outgoingRequest struct {
 	method string
 	params Params
 }
 
 // Method returns the method name.
-func (r *OutgoingRequest) Method() string { return r.method }
+func (r *outgoingRequest) Method() string { return r.method }
 
 // Parameters returns the params being sent.
-func (r *OutgoingRequest) Parameters() Params { return r.params }
+func (r *outgoingRequest) Parameters() Params { return r.params }
 
-func (*OutgoingRequest) isRequest() {}
+func (*outgoingRequest) isRequest() {}
 
 // RequestExtra carries what the transport knows about an incoming message
 // (for example the HTTP request that carried it) and what the server

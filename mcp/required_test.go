@@ -136,7 +136,7 @@ func TestRequiredParamsMembers(t *testing.T) {
 				continue // the valid request runs the handler
 			}
 			t.Run("server/"+method+"/"+c.name, func(t *testing.T) {
-				checkRequiredCase(t, ss.Handle, method, m.notification, c)
+				checkRequiredCase(t, ss.handle, method, m.notification, c)
 			})
 		}
 	}
@@ -146,7 +146,7 @@ func TestRequiredParamsMembers(t *testing.T) {
 				continue
 			}
 			t.Run("client/"+method+"/"+c.name, func(t *testing.T) {
-				checkRequiredCase(t, cs.Handle, method, m.notification, c)
+				checkRequiredCase(t, cs.handle, method, m.notification, c)
 			})
 		}
 	}

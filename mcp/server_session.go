@@ -219,9 +219,9 @@ func (ss *ServerSession) allowBatch() bool {
 	return ss.ProtocolVersion() == Version20250326
 }
 
-// Handle implements jsonrpc.Handler; it is the session's entry point for
-// every incoming message.
-func (ss *ServerSession) Handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+// handle is the session's jsonrpc handler (a [jsonrpc.HandlerFunc] given
+// to its connection): the entry point for every incoming message.
+func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	if req.Method == MethodInitialize {
 		defer ss.initHandled()
 	}

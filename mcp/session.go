@@ -237,9 +237,9 @@ type endpoint struct {
 	modernCall func(context.Context, *outgoing) (Result, error)
 }
 
-// outgoing is an OutgoingRequest with the place its result goes.
+// outgoing is an outgoingRequest with the place its result goes.
 type outgoing struct {
-	OutgoingRequest
+	outgoingRequest
 	result Result // nil for notifications
 }
 
@@ -314,13 +314,13 @@ func elemPath(name string, i int, sub string) string {
 // call sends a request through the sending middleware and decodes the
 // response into result.
 func (e *endpoint) call(ctx context.Context, method string, params Params, result Result) error {
-	_, err := e.send(ctx, &outgoing{OutgoingRequest: OutgoingRequest{method: method, params: params}, result: result})
+	_, err := e.send(ctx, &outgoing{outgoingRequest: outgoingRequest{method: method, params: params}, result: result})
 	return peerError(method, err)
 }
 
 // notify sends a notification through the sending middleware.
 func (e *endpoint) notify(ctx context.Context, method string, params Params) error {
-	_, err := e.send(ctx, &outgoing{OutgoingRequest: OutgoingRequest{method: method, params: params}})
+	_, err := e.send(ctx, &outgoing{outgoingRequest: outgoingRequest{method: method, params: params}})
 	return err
 }
 
