@@ -14,6 +14,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpkit/mcpkit/internal/rpcctx"
 	"github.com/mcpkit/mcpkit/internal/slotmap"
 )
 
@@ -148,7 +149,8 @@ type ConnOptions struct {
 	// BaseContext is the parent of the contexts the connection's handlers
 	// get: its values reach them, and its end cancels them (as Close
 	// does, without closing the connection). Nil means the stream's
-	// BaseContext when it is a [BaseContexter], else
+	// BaseContext when it has a BaseContext() context.Context method (as
+	// a server-side HTTP transport's connection for one exchange has), else
 	// context.Background().
 	BaseContext context.Context
 	// InlineHandoff applies to streams that can tell whether more input
@@ -337,7 +339,7 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 		}
 	}
 	base := opts.BaseContext
-	if bc, ok := s.(BaseContexter); ok && base == nil {
+	if bc, ok := s.(baseContexter); ok && base == nil {
 		base = bc.BaseContext()
 	}
 	// The contexts of requests descend from a given base directly (the
@@ -459,17 +461,6 @@ func (c *Conn) shutdown(err error) error {
 	return nil
 }
 
-type callIDKey struct{}
-
-// WithCallID returns a context under which [Conn.Call] sends its request
-// with id instead of a number of its own choosing: for a caller that needs
-// to know the id before the answer (MCP's subscriptions/listen, whose
-// notifications carry it). The caller keeps the ids it chooses unique
-// among its requests in flight; a string id never meets Call's numbers.
-func WithCallID(ctx context.Context, id ID) context.Context {
-	return context.WithValue(ctx, callIDKey{}, id)
-}
-
 // Call sends a request and waits for its response. params must be raw JSON
 // (an object or array) or nil. The result is the raw JSON of the response's
 // result; a peer's error is returned as an [*Error]. A response that
@@ -485,7 +476,7 @@ func WithCallID(ctx context.Context, id ID) context.Context {
 // and reports it to [ConnOptions.OnCancel]. If the connection closes first,
 // Call returns an error that matches [ErrClosed].
 func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	id, chosen := ctx.Value(callIDKey{}).(ID)
+	id, chosen := rpcctx.CallID[ID](ctx) // set by package mcp for subscriptions/listen
 	if !chosen {
 		id = Int64ID(c.nextID.Add(1))
 	}
@@ -1103,7 +1094,7 @@ func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) 
 	if c.requestBase != nil {
 		parent = c.requestBase
 	}
-	ctx, cancel := context.WithCancelCause(WithRelatedRequest(parent, req.ID))
+	ctx, cancel := context.WithCancelCause(withRelatedRequest(parent, req.ID))
 	in := &incomingRequest{cancel: cancel}
 	c.incoming.Set(req.ID, in)
 	c.inFlight++

@@ -39,12 +39,12 @@ type PushStream interface {
 	Push(receive func(Message), end func(error))
 }
 
-// BaseContexter may be implemented by a [Stream] that serves one exchange
+// baseContexter may be implemented by a [Stream] that serves one exchange
 // bounded by a context, such as an HTTP request: a [Conn] over it makes
 // that context the parent of its handlers' contexts (unless
 // [ConnOptions.BaseContext] is set), so that the end of the exchange
 // cancels them without a watcher of their own.
-type BaseContexter interface {
+type baseContexter interface {
 	BaseContext() context.Context
 }
 
@@ -86,9 +86,9 @@ type bufferedStream interface {
 
 type relatedKey struct{}
 
-// WithRelatedRequest returns a context recording that messages written with
+// withRelatedRequest returns a context recording that messages written with
 // it belong to the incoming request id.
-func WithRelatedRequest(ctx context.Context, id ID) context.Context {
+func withRelatedRequest(ctx context.Context, id ID) context.Context {
 	return context.WithValue(ctx, relatedKey{}, id)
 }
 

@@ -73,7 +73,7 @@ func (h *StreamableHTTPHandler) newSession(id, principal string, stateless bool,
 // statelessConn marks a stateless exchange's session for the ConnectFunc.
 type statelessConn struct{ *httpSession }
 
-// BaseContext implements jsonrpc.BaseContexter: the context of the POST
+// BaseContext implements jsonrpc's unexported baseContexter: the context of the POST
 // a 2026-07-28 exchange lives in, or nil.
 func (c statelessConn) BaseContext() context.Context { return c.exchangeCtx }
 
