@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/mcpheader"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -493,7 +494,7 @@ func paramHeaders(marks []headerParam, arguments json.RawMessage) http.Header {
 		var s string
 		switch v := argumentAt(args, p.path).(type) {
 		case string:
-			s = transport.EncodeHeaderValue(v)
+			s = mcpheader.Encode(v)
 		case bool:
 			s = strconv.FormatBool(v)
 		case float64:

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpkit/mcpkit/internal/mcpheader"
 	"github.com/mcpkit/mcpkit/jsonrpc"
-	"github.com/mcpkit/mcpkit/transport"
 )
 
 // x-mcp-header (2026-07-28, SEP-2243). A tool's input schema may mark a
@@ -132,7 +132,7 @@ func checkHeaderParams(params []headerParam, header http.Header, arguments json.
 		if len(values) == 0 {
 			return headerMismatch("missing " + name + " header")
 		}
-		got, ok := transport.DecodeHeaderValue(values[0])
+		got, ok := mcpheader.Decode(values[0])
 		if len(values) != 1 || !ok {
 			return headerMismatch(name + " header value is not valid")
 		}

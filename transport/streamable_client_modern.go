@@ -3,12 +3,12 @@ package transport
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpkit/mcpkit/internal/mcpheader"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -96,24 +96,5 @@ func mirroredName(r *jsonrpc.Request) string {
 		return ""
 	}
 	s, _ := jsonString(v)
-	return EncodeHeaderValue(s)
-}
-
-// EncodeHeaderValue returns v as the value of a header that mirrors a
-// request body value in Streamable HTTP of 2026-07-28 (Mcp-Name,
-// Mcp-Param-*): as it is when it is plain ASCII (visible characters and
-// inner spaces), else in the Base64 sentinel form =?base64?...?=, which
-// also carries a plain value that looks like that form.
-func EncodeHeaderValue(v string) string {
-	plain := v != "" && v[0] != ' ' && v[len(v)-1] != ' ' &&
-		!(len(v) >= len("=?base64??=") && v[:len("=?base64?")] == "=?base64?" && v[len(v)-2:] == "?=")
-	for i := 0; plain && i < len(v); i++ {
-		if c := v[i]; c < 0x20 || c > 0x7e {
-			plain = false
-		}
-	}
-	if plain || v == "" {
-		return v
-	}
-	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
+	return mcpheader.Encode(s)
 }

@@ -217,7 +217,7 @@ func checkModernRequest(header http.Header, req *jsonrpc.Request, version string
 	if !ok || len(name) != 1 {
 		return codeHeaderMismatch, "Header mismatch: missing Mcp-Name header"
 	}
-	value, ok := DecodeHeaderValue(name[0])
+	value, ok := mcpheader.Decode(name[0])
 	if !ok {
 		return codeHeaderMismatch, "Header mismatch: Mcp-Name header value is not valid"
 	}
@@ -226,13 +226,6 @@ func checkModernRequest(header http.Header, req *jsonrpc.Request, version string
 	}
 	return 0, ""
 }
-
-// DecodeHeaderValue decodes the value of a header that mirrors a request
-// body value in Streamable HTTP of 2026-07-28 (Mcp-Name, Mcp-Param-*):
-// Base64 between =?base64? and ?= (strictly: padding and alphabet), or
-// else the value as it is, which must be visible ASCII, space or tab. It
-// reports false for a value that is neither.
-func DecodeHeaderValue(v string) (string, bool) { return mcpheader.Decode(v) }
 
 // modernStatus is the HTTP status of a modern exchange's JSON answer m:
 // 404 for a method the server does not have, 400 for the errors the

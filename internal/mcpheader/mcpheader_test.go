@@ -48,3 +48,25 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestEncode checks that Encode leaves plain values as they are, encodes the
+// others, and that Decode gives back every value Encode wrote.
+func TestEncode(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"echo", "echo"},
+		{"get weather", "get weather"},
+		{"", ""},
+		{" lead", "=?base64?IGxlYWQ=?="},
+		{"café", "=?base64?Y2Fmw6k=?="},
+		{"=?base64?SGk=?=", "=?base64?PT9iYXNlNjQ/U0drPT89?="},
+		{"line\nbreak", "=?base64?bGluZQpicmVhaw==?="},
+	} {
+		got := Encode(tc.in)
+		if got != tc.want {
+			t.Errorf("Encode(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if back, ok := Decode(got); !ok || back != tc.in {
+			t.Errorf("Decode(Encode(%q)) = %q, %v", tc.in, back, ok)
+		}
+	}
+}
