@@ -14,7 +14,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/mcpkit/mcpkit/internal/rpcctx"
+	"github.com/mcpkit/mcpkit/internal/rpclink"
 	"github.com/mcpkit/mcpkit/internal/slotmap"
 )
 
@@ -35,23 +35,24 @@ type Handler interface {
 	Handle(ctx context.Context, req *Request) (result any, err error)
 }
 
-// contextBinder may be implemented by the Extra value a transport attaches
-// to an incoming [Request]. Before the handler runs, the [Conn] passes the
-// context it built for the request to BindContext, with the function that
-// cancels that context (nil for a notification, whose context cannot be
-// cancelled), and gives the handler the context returned; release is
-// called once the handler has returned, after which cancel must no longer
-// be called. Transports use it to make request-scoped data (such as the
-// HTTP request that carried the message) visible to handlers, and to
-// cancel a handler when its request's exchange is gone.
+// contextBinder may be implemented by a [Stream] whose incoming requests
+// carry transport data in their Extra. Before the handler of req runs, the
+// [Conn] passes the context it built for the request to BindContext, with
+// the function that cancels that context (nil for a notification, whose
+// context cannot be cancelled), and gives the handler the context
+// returned; release is called once the handler has returned, after which
+// cancel must no longer be called. Transports use it to make
+// request-scoped data (such as the HTTP request that carried the message)
+// visible to handlers, and to cancel a handler when its request's exchange
+// is gone.
 type contextBinder interface {
-	BindContext(ctx context.Context, cancel context.CancelCauseFunc) (bound context.Context, release func())
+	BindContext(ctx context.Context, cancel context.CancelCauseFunc, req *Request) (bound context.Context, release func())
 }
 
-// bindContext applies req's contextBinder, if any.
-func bindContext(ctx context.Context, cancel context.CancelCauseFunc, req *Request) (context.Context, func()) {
-	if b, ok := req.Extra.(contextBinder); ok {
-		return b.BindContext(ctx, cancel)
+// bindContext applies the stream's contextBinder, if any.
+func (c *Conn) bindContext(ctx context.Context, cancel context.CancelCauseFunc, req *Request) (context.Context, func()) {
+	if b, ok := c.stream.(contextBinder); ok {
+		return b.BindContext(ctx, cancel, req)
 	}
 	return ctx, func() {}
 }
@@ -476,7 +477,7 @@ func (c *Conn) shutdown(err error) error {
 // and reports it to [ConnOptions.OnCancel]. If the connection closes first,
 // Call returns an error that matches [ErrClosed].
 func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	id, chosen := rpcctx.CallID[ID](ctx) // set by package mcp for subscriptions/listen
+	id, chosen := rpclink.CallID[ID](ctx) // set by package mcp for subscriptions/listen
 	if !chosen {
 		id = Int64ID(c.nextID.Add(1))
 	}
@@ -993,7 +994,7 @@ func (c *Conn) notifyLoop() {
 		base := c.noteCtx
 		c.mu.Unlock()
 
-		ctx, release := bindContext(base, nil, it.note)
+		ctx, release := c.bindContext(base, nil, it.note)
 		_, err := c.call(ctx, it.note)
 		release()
 		if err != nil {
@@ -1103,7 +1104,7 @@ func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) 
 
 	return func() {
 		defer c.wg.Done()
-		hctx, release := bindContext(ctx, cancel, req)
+		hctx, release := c.bindContext(ctx, cancel, req)
 		result, err := c.call(hctx, req)
 		release()
 		c.mu.Lock()

@@ -436,16 +436,23 @@ func (p *pushStream) Write(ctx context.Context, m Message) error {
 }
 func (p *pushStream) Close() error { p.once.Do(func() { close(p.closed) }); return nil }
 
-// binder is a contextBinder: handlers find it in their context, and a
-// handler whose params are "cancel" finds its context cancelled by the
-// binder's cancel function.
+// binder, in a request's Extra, is found by the contextBinder of
+// bindingStream: handlers find it in their context, and find their
+// context cancelled by the binder's cancel function.
 type binder struct{ released chan struct{} }
+
+// bindingStream is a pushStream that is a contextBinder.
+type bindingStream struct{ *pushStream }
 
 type binderKey struct{}
 
 var errBinderCancel = errors.New("cancelled by the binder")
 
-func (b *binder) BindContext(ctx context.Context, cancel context.CancelCauseFunc) (context.Context, func()) {
+func (bindingStream) BindContext(ctx context.Context, cancel context.CancelCauseFunc, req *Request) (context.Context, func()) {
+	b, ok := req.Extra.(*binder)
+	if !ok {
+		return ctx, func() {}
+	}
 	if cancel != nil {
 		cancel(errBinderCancel)
 	}
@@ -455,7 +462,7 @@ func (b *binder) BindContext(ctx context.Context, cancel context.CancelCauseFunc
 func TestConnPushStream(t *testing.T) {
 	checkGoroutines(t)
 	p := &pushStream{out: make(chan Message, 8), closed: make(chan struct{})}
-	c := NewConn(p, &ConnOptions{Handler: HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	c := NewConn(bindingStream{p}, &ConnOptions{Handler: HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
 		if _, ok := ctx.Value(binderKey{}).(*binder); !ok {
 			return nil, errors.New("no bound context")
 		}

@@ -33,9 +33,7 @@ func (s *lineStream) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if err != nil {
 		return nil, err // io.EOF: the peer hung up cleanly
 	}
-	// The line is a fresh buffer that nothing else uses, so the message may
-	// keep slices of it.
-	return jsonrpc.DecodeOwnedMessage(line)
+	return jsonrpc.DecodeMessage(line) // a *jsonrpc.DecodeError keeps the stream going
 }
 
 func (s *lineStream) Write(ctx context.Context, m jsonrpc.Message) error {

@@ -9,16 +9,15 @@ import (
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
-// A transport that reads each message into a buffer of its own, such as
-// a whole HTTP body, hands the buffer over: the message keeps slices of
-// it instead of copies of its params or result.
-func ExampleDecodeOwnedMessage() {
+// A transport decodes each message it reads; params and results stay raw
+// JSON for the receiver's own types.
+func ExampleDecodeMessage() {
 	body := strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}`)
-	data, err := io.ReadAll(body) // a fresh buffer, not reused afterwards
+	data, err := io.ReadAll(body)
 	if err != nil {
 		log.Fatal(err)
 	}
-	m, err := jsonrpc.DecodeOwnedMessage(data)
+	m, err := jsonrpc.DecodeMessage(data)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/internal/jsonscan"
+	"github.com/mcpkit/mcpkit/internal/rpclink"
 )
 
 // jsonMaxDepth is the JSON decoder's own bound on nesting, past which it
@@ -84,10 +85,15 @@ func (l *DecodeLimits) DecodeMessage(data []byte) (Message, error) {
 	return l.decode(data, false)
 }
 
-// DecodeOwnedMessage is the package-level [DecodeOwnedMessage] with l's
-// bounds. A nil l means the defaults.
-func (l *DecodeLimits) DecodeOwnedMessage(data []byte) (Message, error) {
+// decodeOwned is [DecodeLimits.DecodeMessage] for a caller that hands data
+// over (see rpclink.DecodeOwned, through which the transports of mcpkit
+// reach it): the message may share data's memory.
+func (l *DecodeLimits) decodeOwned(data []byte) (Message, error) {
 	return l.decode(data, true)
+}
+
+func init() {
+	rpclink.DecodeOwned = (*DecodeLimits).decodeOwned
 }
 
 // limits are the bounds in effect, each positive or noLimit.

@@ -118,15 +118,6 @@ func DecodeMessage(data []byte) (Message, error) {
 	return (*DecodeLimits)(nil).decode(data, false)
 }
 
-// DecodeOwnedMessage is [DecodeMessage] for a caller that hands data over,
-// such as a transport that read a whole HTTP body into a buffer of its
-// own: the raw params, result and error data of the message may share
-// data's memory, which saves copying them, so the caller must not modify
-// data afterwards. The default [DecodeLimits] apply.
-func DecodeOwnedMessage(data []byte) (Message, error) {
-	return (*DecodeLimits)(nil).decode(data, true)
-}
-
 func decodeBatch(data []byte) (Message, error) {
 	var elems []jsontext.Value
 	if err := jsonv2.Unmarshal(data, &elems); err != nil {

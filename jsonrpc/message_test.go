@@ -232,7 +232,7 @@ func BenchmarkDecodeMessage(b *testing.B) {
 		for _, d := range []struct {
 			name   string
 			decode func([]byte) (Message, error)
-		}{{"fast", DecodeMessage}, {"owned", DecodeOwnedMessage}, {"reflect", decodeOneReflect}} {
+		}{{"fast", DecodeMessage}, {"owned", (*DecodeLimits)(nil).decodeOwned}, {"reflect", decodeOneReflect}} {
 			b.Run(msgs.name+"/"+d.name, func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -309,7 +310,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 	case version != "":
 		era = EraHandshake
 	case era == EraAuto:
-		if h, ok := tc.(transport.HandshakeOnlyConn); ok && h.HandshakeOnly() {
+		if h, ok := tc.(mcplink.HandshakeOnly); ok && h.HandshakeOnly() {
 			era = EraHandshake // the legacy HTTP+SSE transport
 			break
 		}
@@ -322,7 +323,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 		if version == "" || !isModernVersion(version) {
 			version = modernVersions[0]
 		}
-		pv, isHTTP := tc.(transport.ProtocolVersionSetter)
+		pv, isHTTP := tc.(mcplink.ProtocolVersionSetter)
 		if isHTTP {
 			pv.SetProtocolVersion(version) // the revision's Streamable HTTP: no session
 			cs.httpHeaders = true
@@ -384,7 +385,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 	cs.mu.Lock()
 	cs.init = res
 	cs.mu.Unlock()
-	if pv, ok := tc.(transport.ProtocolVersionSetter); ok {
+	if pv, ok := tc.(mcplink.ProtocolVersionSetter); ok {
 		pv.SetProtocolVersion(res.ProtocolVersion) // the MCP-Protocol-Version header of HTTP transports
 	}
 	if err := cs.notify(ctx, NotificationInitialized, &InitializedParams{}); err != nil {

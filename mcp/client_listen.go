@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpkit/mcpkit/internal/rpcctx"
+	"github.com/mcpkit/mcpkit/internal/rpclink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -104,7 +104,7 @@ func (cs *ClientSession) Listen(ctx context.Context, filter *SubscriptionFilter)
 	go func() {
 		defer close(s.done)
 		defer forget()
-		err := cs.call(rpcctx.WithCallID(lctx, id), MethodSubscriptionsListen, &SubscriptionsListenParams{Notifications: filter}, &SubscriptionsListenResult{})
+		err := cs.call(rpclink.WithCallID(lctx, id), MethodSubscriptionsListen, &SubscriptionsListenParams{Notifications: filter}, &SubscriptionsListenResult{})
 		if err != nil && lctx.Err() == nil {
 			s.err = err
 		}

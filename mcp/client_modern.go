@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/mcpheader"
+	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -287,7 +288,7 @@ func (cs *ClientSession) connectModern(ctx context.Context, version string, prob
 	res := &DiscoverResult{}
 	for retried := false; ; retried = true {
 		pctx, cancel := ctx, context.CancelFunc(func() {})
-		if _, isHTTP := cs.tconn.(transport.ProtocolVersionSetter); probe && !isHTTP {
+		if _, isHTTP := cs.tconn.(mcplink.ProtocolVersionSetter); probe && !isHTTP {
 			d := c.opts.DiscoverTimeout
 			if d <= 0 {
 				d = defaultDiscoverTimeout
@@ -376,7 +377,7 @@ func (cs *ClientSession) switchModernVersion(v string) {
 	if cs.modern.pre != nil {
 		cs.modern.encodeEnvelope()
 	}
-	if pv, ok := cs.tconn.(transport.ProtocolVersionSetter); ok {
+	if pv, ok := cs.tconn.(mcplink.ProtocolVersionSetter); ok {
 		pv.SetProtocolVersion(v)
 	}
 }

@@ -21,7 +21,7 @@ import (
 // server serves it on its own: there is no initialize, and nothing carries
 // over from one request to the next. One Server serves both eras: on a
 // Streamable HTTP endpoint each modern POST is an exchange of its own (see
-// transport.StatelessConn), and on a stream transport (stdio) the first
+// mcplink.Stateless), and on a stream transport (stdio) the first
 // message decides, an initialize selecting the handshake era for the
 // connection and a modern request the stateless one.
 

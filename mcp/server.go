@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/schema"
 	"github.com/mcpkit/mcpkit/transport"
@@ -333,7 +334,7 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 	if sid, ok := tc.(interface{ SessionID() string }); ok {
 		ss.id = sid.SessionID()
 	}
-	if sc, ok := tc.(transport.StatelessConn); ok {
+	if sc, ok := tc.(mcplink.Stateless); ok {
 		// One exchange of a stateless deployment: serve it as if the
 		// handshake had happened, with no client capabilities.
 		ss.stateless = true

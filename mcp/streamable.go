@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 
+	"github.com/mcpkit/mcpkit/internal/mcplink"
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/transport"
 )
 
@@ -28,11 +30,12 @@ func NewStreamableHTTPHandler(s *Server, opts *transport.StreamableHTTPOptions) 
 	if o.Logger == nil {
 		o.Logger = s.opts.Logger
 	}
-	return transport.NewStreamableHTTPHandler(s.connectConn, &o)
+	return mcplink.NewStreamableHTTPHandler(s.connectConn, &o).(*transport.StreamableHTTPHandler)
 }
 
-// connectConn starts a session on an accepted connection.
-func (s *Server) connectConn(ctx context.Context, c transport.Conn) error {
+// connectConn starts a session on an accepted connection (c is a
+// transport.Conn; see mcplink.ConnectFunc).
+func (s *Server) connectConn(ctx context.Context, c jsonrpc.Stream) error {
 	_, err := s.Connect(ctx, acceptedTransport{c})
 	return err
 }
@@ -57,5 +60,5 @@ func NewSSEHandler(s *Server, opts *transport.SSEOptions) *transport.SSEHandler 
 	if o.Logger == nil {
 		o.Logger = s.opts.Logger
 	}
-	return transport.NewSSEHandler(s.connectConn, &o)
+	return mcplink.NewSSEHandler(s.connectConn, &o).(*transport.SSEHandler)
 }

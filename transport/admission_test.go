@@ -30,7 +30,7 @@ type directHarness struct {
 
 func newDirectHarness(t *testing.T, opts *StreamableHTTPOptions) *directHarness {
 	b := newTestBackend()
-	h := NewStreamableHTTPHandler(b.connect, opts)
+	h := newStreamableHTTPHandler(b.connect, opts)
 	t.Cleanup(func() {
 		h.Close()
 		b.closeAll()
@@ -396,7 +396,7 @@ func ssePost(h *SSEHandler, addr, id, body string) int {
 func TestSSEHandshakeTimeoutAndPeers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newTestBackend()
-		h := NewSSEHandler(b.connect, &SSEOptions{MaxSessionsPerPeer: 2})
+		h := newSSEHandler(b.connect, &SSEOptions{MaxSessionsPerPeer: 2})
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		defer func() {
@@ -446,8 +446,8 @@ func TestHTTPSlowBody(t *testing.T) {
 	checkLeaks(t)
 	const timeout = 50 * time.Millisecond
 	b := newTestBackend()
-	sh := NewStreamableHTTPHandler(b.connect, &StreamableHTTPOptions{ReadBodyTimeout: timeout})
-	sse := NewSSEHandler(b.connect, &SSEOptions{ReadBodyTimeout: timeout})
+	sh := newStreamableHTTPHandler(b.connect, &StreamableHTTPOptions{ReadBodyTimeout: timeout})
+	sse := newSSEHandler(b.connect, &SSEOptions{ReadBodyTimeout: timeout})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", sh)
 	mux.Handle("/sse", sse)

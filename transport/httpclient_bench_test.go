@@ -24,7 +24,7 @@ func BenchmarkStreamableClientCall(b *testing.B) {
 			}).Start()
 			return nil
 		}
-		h := NewStreamableHTTPHandler(echo, &StreamableHTTPOptions{Stateless: true, ResponseMode: mode.mode})
+		h := newStreamableHTTPHandler(echo, &StreamableHTTPOptions{Stateless: true, ResponseMode: mode.mode})
 		srv := httptest.NewServer(h)
 		tr := &StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: true}
 		c, err := tr.Connect(context.Background())

@@ -499,7 +499,7 @@ func (c *httpClientCore) deliverData(data []byte, st *clientStream) bool {
 	if len(data) > c.limit {
 		return c.deliver(nil, tooLargeError(c.limit), !st.inline)
 	}
-	m, err := jsonrpc.DecodeOwnedMessage(data) // data is ours alone
+	m, err := decodeOwned(nil, data) // data is ours alone
 	if err != nil {
 		if resp := st.undecodableResponse(err); resp != nil {
 			return c.deliver(resp, nil, !st.inline)
@@ -578,7 +578,7 @@ func (c *httpClientCore) readJSON(ctx context.Context, body io.ReadCloser, size 
 		c.failPendingCause(ctx, st, "the server's response could not be decoded", tooLargeError(c.limit))
 		return
 	case len(trimJSONSpace(data)) > 0:
-		m, err := jsonrpc.DecodeOwnedMessage(data) // data is ours alone
+		m, err := decodeOwned(nil, data) // data is ours alone
 		if err != nil {
 			c.failPendingCause(ctx, st, "the server's response could not be decoded", err)
 			return

@@ -67,10 +67,10 @@ func (i *HTTPRequestInfo) CloseSSEStream() {
 	}
 }
 
-// BindContext implements the jsonrpc connection's context binding (an unexported interface of package jsonrpc): it adds i to the
-// handler's context, and cancels that context when the client abandons the
-// exchange and the server cannot resume it.
-func (i *HTTPRequestInfo) BindContext(ctx context.Context, cancel context.CancelCauseFunc) (context.Context, func()) {
+// bind adds i to the handler's context, and cancels that context when the
+// client abandons the exchange and the server cannot resume it (see
+// pushEnd.BindContext).
+func (i *HTTPRequestInfo) bind(ctx context.Context, cancel context.CancelCauseFunc) (context.Context, func()) {
 	if i.values != nil {
 		ctx = valuesFrom{ctx, i.values}
 	}

@@ -22,6 +22,17 @@ type pushEnd struct {
 
 func newPushEnd() pushEnd { return pushEnd{done: make(chan struct{})} }
 
+// BindContext implements the jsonrpc connection's context binding (an
+// unexported interface of package jsonrpc) for the server-side HTTP
+// connections: a request that carries an [*HTTPRequestInfo] in its Extra
+// gets it in its handler's context (see [HTTPRequestInfo.bind]).
+func (p *pushEnd) BindContext(ctx context.Context, cancel context.CancelCauseFunc, req *jsonrpc.Request) (context.Context, func()) {
+	if i, ok := req.Extra.(*HTTPRequestInfo); ok {
+		return i.bind(ctx, cancel)
+	}
+	return ctx, func() {}
+}
+
 // Push implements [jsonrpc.PushStream].
 func (p *pushEnd) Push(receive func(jsonrpc.Message), end func(error)) {
 	p.recvMu.Lock()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -26,8 +27,8 @@ import (
 // never interleaved; Writer need not be safe for concurrent use.
 //
 // The connection keeps the wrapped connection's contract and passes its
-// SessionID through (see [SessionConn]); it is a [ProtocolVersionSetter]
-// exactly when the wrapped connection is one, so a client finds the same
+// SessionID through (see [SessionConn]), and the negotiated protocol
+// revision to an HTTP connection, so that an MCP client finds the same
 // transport kind (stream or Streamable HTTP) through the wrapper. A write is logged after it was
 // attempted, with its error if it failed.
 type LoggingTransport struct {
@@ -52,13 +53,13 @@ func (t *LoggingTransport) Connect(ctx context.Context) (Conn, error) {
 	if c.logger == nil && c.w == nil {
 		c.w = os.Stderr
 	}
-	if _, ok := inner.(ProtocolVersionSetter); ok {
+	if _, ok := inner.(mcplink.ProtocolVersionSetter); ok {
 		return &loggingVersionConn{c}, nil
 	}
 	return c, nil
 }
 
-// loggingVersionConn is a loggingConn around a [ProtocolVersionSetter].
+// loggingVersionConn is a loggingConn around an mcplink.ProtocolVersionSetter.
 type loggingVersionConn struct{ *loggingConn }
 
 // loggingConn logs around an inner connection.
@@ -104,16 +105,16 @@ func (c *loggingConn) SessionID() string {
 }
 
 // HandshakeOnly reports what the inner connection reports (see
-// [HandshakeOnlyConn]).
+// mcplink.HandshakeOnly).
 func (c *loggingConn) HandshakeOnly() bool {
-	h, ok := c.inner.(HandshakeOnlyConn)
+	h, ok := c.inner.(mcplink.HandshakeOnly)
 	return ok && h.HandshakeOnly()
 }
 
 // SetProtocolVersion passes the negotiated protocol version to the inner
-// connection (see [ProtocolVersionSetter]).
+// connection (see mcplink.ProtocolVersionSetter).
 func (c *loggingVersionConn) SetProtocolVersion(v string) {
-	c.inner.(ProtocolVersionSetter).SetProtocolVersion(v)
+	c.inner.(mcplink.ProtocolVersionSetter).SetProtocolVersion(v)
 }
 
 // log records one message (m non-nil) or one failure to decode or send.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -173,7 +174,7 @@ func TestLoggingTransportSessionID(t *testing.T) {
 }
 
 // TestLoggingTransportKeepsKind checks that the wrapper is a
-// ProtocolVersionSetter exactly when what it wraps is one, and reports
+// mcplink.ProtocolVersionSetter exactly when what it wraps is one, and reports
 // HandshakeOnly as what it wraps does: a client finds the same transport
 // kind through it (a stream transport must not look like Streamable
 // HTTP).
@@ -195,10 +196,10 @@ func TestLoggingTransportKeepsKind(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := c.(ProtocolVersionSetter); ok != tt.setter {
-				t.Errorf("ProtocolVersionSetter: %v, want %v", ok, tt.setter)
+			if _, ok := c.(mcplink.ProtocolVersionSetter); ok != tt.setter {
+				t.Errorf("mcplink.ProtocolVersionSetter: %v, want %v", ok, tt.setter)
 			}
-			h, ok := c.(HandshakeOnlyConn)
+			h, ok := c.(mcplink.HandshakeOnly)
 			if !ok || h.HandshakeOnly() != tt.handshakeOnly {
 				t.Errorf("HandshakeOnly: %v (implemented %v), want %v", ok && h.HandshakeOnly(), ok, tt.handshakeOnly)
 			}

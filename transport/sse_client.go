@@ -84,7 +84,7 @@ type sseClientConn struct {
 }
 
 // HandshakeOnly reports true: the HTTP+SSE transport is of revision
-// 2024-11-05 (see [HandshakeOnlyConn]).
+// 2024-11-05 (see mcplink.HandshakeOnly).
 func (c *sseClientConn) HandshakeOnly() bool { return true }
 
 // Read returns the next message of the event stream.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/internal/sse"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -299,7 +300,7 @@ func TestStreamableClientFallback(t *testing.T) {
 			srv := serveHTTPTest(t, s.ServeHTTP)
 			c := connectConn(t, &StreamableClientTransport{URL: srv.URL + "/"})
 			initializeConn(t, c)
-			c.(ProtocolVersionSetter).SetProtocolVersion("2024-11-05")
+			c.(mcplink.ProtocolVersionSetter).SetProtocolVersion("2024-11-05")
 			if err := c.Write(context.Background(), request(2, "tools/list", "")); err != nil {
 				t.Fatal(err)
 			}

@@ -90,7 +90,7 @@ type SSEOptions struct {
 // Goroutines: one per open session (its GET request) and one per request
 // being handled.
 type SSEHandler struct {
-	connect   ConnectFunc
+	connect   connectFunc
 	opts      SSEOptions
 	logger    *slog.Logger
 	limits    sessionLimits
@@ -103,9 +103,9 @@ type SSEHandler struct {
 	sessions sessionSet[*sseSession]
 }
 
-// NewSSEHandler returns a handler that serves each session by calling
+// newSSEHandler returns a handler that serves each session by calling
 // connect with its connection. opts may be nil.
-func NewSSEHandler(connect ConnectFunc, opts *SSEOptions) *SSEHandler {
+func newSSEHandler(connect connectFunc, opts *SSEOptions) *SSEHandler {
 	h := &SSEHandler{connect: connect}
 	if opts != nil {
 		h.opts = *opts
@@ -268,7 +268,7 @@ func (h *SSEHandler) servePOST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.posted()
-	msg, err := h.opts.DecodeLimits.DecodeOwnedMessage(body) // body is ours alone
+	msg, err := decodeOwned(&h.opts.DecodeLimits, body) // body is ours alone
 	if err != nil {
 		// Answer on the event stream, as the session's peer expects, and
 		// tell the HTTP client too.

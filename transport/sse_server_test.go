@@ -14,7 +14,7 @@ import (
 func TestSSEHandlerPostRightAfterEndpoint(t *testing.T) {
 	checkLeaks(t)
 	b := newTestBackend()
-	h := NewSSEHandler(b.connect, nil)
+	h := newSSEHandler(b.connect, nil)
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		h.Close()

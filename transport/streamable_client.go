@@ -42,8 +42,8 @@ const (
 //
 // The server's Mcp-Session-Id, from the response to the initialize
 // request, is sent on every later request, and so is the
-// MCP-Protocol-Version header once the client has called
-// SetProtocolVersion on the connection (see [ProtocolVersionSetter]).
+// MCP-Protocol-Version header once the MCP client has told the connection
+// the revision it negotiated.
 //
 // A stream that breaks before it delivered the responses it was opened
 // for is resumed with a GET carrying Last-Event-ID, after the delay the
@@ -141,27 +141,6 @@ type StreamableClientTransport struct {
 	MaxMessageSize int
 
 	connected atomic.Bool
-}
-
-// ProtocolVersionSetter is implemented by connections of HTTP transports,
-// which send the negotiated protocol revision in a header. An MCP client
-// calls SetProtocolVersion after initialization, finding the method with a
-// type assertion.
-type ProtocolVersionSetter interface {
-	// SetProtocolVersion sets the MCP-Protocol-Version header of later
-	// requests. It is safe for concurrent use.
-	SetProtocolVersion(v string)
-}
-
-// HandshakeOnlyConn is implemented by connections that may know they
-// carry only the handshake era of MCP (initialize; revisions 2024-11-05
-// to 2025-11-25): the 2024-11-05 HTTP+SSE transport's, and wrappers of
-// connections, which ask what they wrap. A client that finds the era of
-// its server itself does not ask the stateless era of such a connection.
-type HandshakeOnlyConn interface {
-	// HandshakeOnly reports whether the connection carries only the
-	// handshake era.
-	HandshakeOnly() bool
 }
 
 // ErrSessionExpired is matched, with errors.Is, by a [*SessionExpiredError].

@@ -689,7 +689,7 @@ func (c *streamableClientConn) awaitResponse(ctx context.Context, resp *http.Res
 		if len(data) > c.limit {
 			return errors.New("transport: the initialize response is too large")
 		}
-		m, err := jsonrpc.DecodeOwnedMessage(data) // data is ours alone
+		m, err := decodeOwned(nil, data) // data is ours alone
 		if err != nil {
 			return fmt.Errorf("transport: the initialize response: %w", err)
 		}
@@ -709,7 +709,7 @@ func (c *streamableClientConn) awaitResponse(ctx context.Context, resp *http.Res
 			if (ev.Name != "" && ev.Name != "message") || len(ev.Data) == 0 {
 				continue
 			}
-			m, err := jsonrpc.DecodeOwnedMessage(ev.Data) // the reader returns a copy
+			m, err := decodeOwned(nil, ev.Data) // the reader returns a copy
 			if err == nil && !check(m) {
 				c.deliver(m, nil, false) // a writer's goroutine
 			}

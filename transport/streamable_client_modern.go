@@ -56,7 +56,7 @@ func (c *streamableClientConn) writeModern(ctx context.Context, m jsonrpc.Messag
 		data, rerr := readSized(&io.LimitedReader{R: resp.Body, N: int64(c.limit) + 1}, resp.ContentLength, int64(c.limit))
 		resp.Body.Close()
 		if rerr == nil && len(data) <= c.limit {
-			if msg, derr := jsonrpc.DecodeOwnedMessage(data); derr == nil { // data is ours alone
+			if msg, derr := decodeOwned(nil, data); derr == nil { // data is ours alone
 				if r, ok := msg.(*jsonrpc.Response); ok && r.ID.IsValid() {
 					st := &clientStream{inline: true}
 					st.expect(m)

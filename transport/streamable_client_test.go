@@ -15,14 +15,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/internal/sse"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
 // Compile-time checks of the optional interfaces.
 var (
-	_ SessionConn           = (*streamableClientConn)(nil)
-	_ ProtocolVersionSetter = (*streamableClientConn)(nil)
+	_ SessionConn                   = (*streamableClientConn)(nil)
+	_ mcplink.ProtocolVersionSetter = (*streamableClientConn)(nil)
 )
 
 func TestStreamableClientJSON(t *testing.T) {
@@ -324,7 +325,7 @@ func TestStreamableClientReinitialize(t *testing.T) {
 				URL: srv.URL, DisableStandaloneStream: true, ReinitializeOnSessionExpired: true,
 			})
 			initializeConn(t, c)
-			c.(ProtocolVersionSetter).SetProtocolVersion("2025-11-25")
+			c.(mcplink.ProtocolVersionSetter).SetProtocolVersion("2025-11-25")
 			f.expire()
 			if err := c.Write(context.Background(), request(2, "tools/list", "")); err != nil {
 				t.Fatalf("Write: %v", err)
@@ -405,7 +406,7 @@ func TestStreamableClientResume(t *testing.T) {
 		URL: srv.URL, DisableStandaloneStream: true, MinRetryDelay: time.Hour,
 	})
 	initializeConn(t, c)
-	c.(ProtocolVersionSetter).SetProtocolVersion("2025-11-25")
+	c.(mcplink.ProtocolVersionSetter).SetProtocolVersion("2025-11-25")
 	if err := c.Write(context.Background(), request(2, "slow", "")); err != nil {
 		t.Fatal(err)
 	}
@@ -580,7 +581,7 @@ func TestStreamableClientClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	initializeConn(t, c)
-	c.(ProtocolVersionSetter).SetProtocolVersion("2025-06-18")
+	c.(mcplink.ProtocolVersionSetter).SetProtocolVersion("2025-06-18")
 	waitFor(t, streamOpen, "the GET stream")
 
 	readErr := make(chan error, 1)
@@ -671,7 +672,7 @@ func TestStreamableClientHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	readMessage(t, c)
-	c.(ProtocolVersionSetter).SetProtocolVersion("2025-11-25")
+	c.(mcplink.ProtocolVersionSetter).SetProtocolVersion("2025-11-25")
 	if err := c.Write(context.Background(), request(3, "b", "")); err != nil {
 		t.Fatal(err)
 	}
@@ -1032,7 +1033,7 @@ func TestStreamableClientCloseReusesConnections(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			checkLeaks(t)
 			b := newTestBackend()
-			h := NewStreamableHTTPHandler(b.connect, tt.opts)
+			h := newStreamableHTTPHandler(b.connect, tt.opts)
 			// Dials are counted where they are accepted: a hijacked
 			// connection handed back to the server is not a new one.
 			var l *countingListener

@@ -38,7 +38,7 @@ func FuzzStreamableHTTPPost(f *testing.F) {
 		}).Start()
 		return nil
 	}
-	h := NewStreamableHTTPHandler(echo, &StreamableHTTPOptions{Stateless: true, MaxBodyBytes: 4096})
+	h := newStreamableHTTPHandler(echo, &StreamableHTTPOptions{Stateless: true, MaxBodyBytes: 4096})
 	f.Cleanup(func() { h.Close() })
 	allowed := map[int]bool{200: true, 202: true, 400: true, 405: true, 406: true, 413: true, 415: true}
 	f.Fuzz(func(t *testing.T, body, accept, ctype, version string) {
@@ -82,7 +82,7 @@ func FuzzStreamableHTTPSessionBatch(f *testing.F) {
 	} {
 		f.Add(seed.body, seed.session)
 	}
-	connect := func(allowBatch bool) ConnectFunc {
+	connect := func(allowBatch bool) connectFunc {
 		return func(ctx context.Context, c Conn) error {
 			jsonrpc.NewConn(c, &jsonrpc.ConnOptions{
 				AllowBatch: func() bool { return allowBatch },
@@ -110,7 +110,7 @@ func FuzzStreamableHTTPSessionBatch(f *testing.F) {
 		version    string
 		allowBatch bool
 	}{{"2025-03-26", true}, {"2025-11-25", true}, {"2025-03-26", false}} {
-		h := NewStreamableHTTPHandler(connect(s.allowBatch), &StreamableHTTPOptions{MaxBodyBytes: 1 << 16})
+		h := newStreamableHTTPHandler(connect(s.allowBatch), &StreamableHTTPOptions{MaxBodyBytes: 1 << 16})
 		f.Cleanup(func() { h.Close() })
 		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+s.version+`"}}`))
 		req.Header.Set("Accept", "application/json, text/event-stream")

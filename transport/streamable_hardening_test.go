@@ -133,7 +133,7 @@ func newHardHarness(t *testing.T, opts *StreamableHTTPOptions, configure func(*h
 	if configure != nil {
 		configure(b)
 	}
-	h := NewStreamableHTTPHandler(b.connect, opts)
+	h := newStreamableHTTPHandler(b.connect, opts)
 	srv := newPlainServer(t, h, nil)
 	client := srv.Client()
 	client.Timeout = 10 * time.Second

@@ -44,7 +44,7 @@ func TestStreamableHTTPResponseAfterSessionEnd(t *testing.T) {
 	id := jsonrpc.Int64ID(1)
 	waited, written := make(chan struct{}), make(chan struct{})
 	b := newHardBackend()
-	h := NewStreamableHTTPHandler(func(ctx context.Context, conn Conn) error {
+	h := newStreamableHTTPHandler(func(ctx context.Context, conn Conn) error {
 		return b.connect(ctx, signalWrites{conn.(*httpSession), waited, written})
 	}, nil)
 	h.testHookExchangeWaited = func(requests []jsonrpc.ID) {

@@ -15,22 +15,12 @@ import (
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
-// ConnectFunc starts serving a connection accepted by a server-side
+// connectFunc starts serving a connection accepted by a server-side
 // transport, such as one Streamable HTTP session. It must return promptly
 // and serve the connection in the background until the connection is
-// closed; an error refuses the connection. The mcp package supplies one
-// that connects an MCP server.
-type ConnectFunc func(ctx context.Context, conn Conn) error
-
-// StatelessConn is implemented by the connections of a stateless server
-// transport: each carries one HTTP exchange, and no initialize handshake
-// precedes its requests. ProtocolVersion is the revision the client named
-// in its MCP-Protocol-Version header (2025-03-26 when absent, as the
-// specification says).
-type StatelessConn interface {
-	Conn
-	ProtocolVersion() string
-}
+// closed; an error refuses the connection. Package mcp supplies one that
+// connects an MCP server, through mcplink (see link.go).
+type connectFunc func(ctx context.Context, conn Conn) error
 
 // ResponseMode chooses how a Streamable HTTP server answers a POST that
 // carries requests.
@@ -190,10 +180,11 @@ type StreamableHTTPOptions struct {
 // transport (protocol revisions 2025-03-26 and later) as an [http.Handler]:
 // mount it on the MCP endpoint of any mux, behind any middleware.
 //
-// Each session gets a fresh connection passed to the ConnectFunc given to
-// [NewStreamableHTTPHandler]: a POST carrying an initialize request starts
-// one, its response carries the new Mcp-Session-Id, and later requests
-// must present it. The handler routes each response, and each message a
+// Package mcp's NewStreamableHTTPHandler returns one that serves an MCP
+// server. Each session gets a fresh connection, which the handler has that
+// server serve: a POST carrying an initialize request starts one, its
+// response carries the new Mcp-Session-Id, and later requests must present
+// it. The handler routes each response, and each message a
 // request's handler sends, to the HTTP exchange of the request it belongs
 // to; other server messages go to the session's standalone GET stream.
 // DELETE ends a session. See [StreamableHTTPOptions] for the limits and
@@ -203,7 +194,7 @@ type StreamableHTTPOptions struct {
 // Goroutines: none per idle session; one per HTTP request being served and
 // one per request being handled.
 type StreamableHTTPHandler struct {
-	connect     ConnectFunc
+	connect     connectFunc
 	opts        StreamableHTTPOptions
 	logger      *slog.Logger
 	idle        time.Duration
@@ -229,9 +220,9 @@ type StreamableHTTPHandler struct {
 	testHookExchangeWaited func(requests []jsonrpc.ID)
 }
 
-// NewStreamableHTTPHandler returns a handler that serves each session by
+// newStreamableHTTPHandler returns a handler that serves each session by
 // calling connect with its connection. opts may be nil.
-func NewStreamableHTTPHandler(connect ConnectFunc, opts *StreamableHTTPOptions) *StreamableHTTPHandler {
+func newStreamableHTTPHandler(connect connectFunc, opts *StreamableHTTPOptions) *StreamableHTTPHandler {
 	h := &StreamableHTTPHandler{connect: connect}
 	if opts != nil {
 		h.opts = *opts
@@ -552,7 +543,7 @@ func (h *StreamableHTTPHandler) readMessage(w http.ResponseWriter, r *http.Reque
 		writeJSONRPCError(w, status, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, reason)
 		return nil, false
 	}
-	msg, err := h.opts.DecodeLimits.DecodeOwnedMessage(body) // body is ours alone
+	msg, err := decodeOwned(&h.opts.DecodeLimits, body) // body is ours alone
 	if err != nil {
 		var de *jsonrpc.DecodeError
 		if errors.As(err, &de) {

@@ -116,7 +116,7 @@ type httpHarness struct {
 func newHTTPHarness(t *testing.T, opts *StreamableHTTPOptions) *httpHarness {
 	t.Helper()
 	b := newTestBackend()
-	h := NewStreamableHTTPHandler(b.connect, opts)
+	h := newStreamableHTTPHandler(b.connect, opts)
 	srv := newPlainServer(t, h, nil)
 	t.Cleanup(func() {
 		h.Close()
@@ -579,7 +579,7 @@ func TestStreamableHTTPIdleTimeout(t *testing.T) {
 func TestStreamableHTTPLimitsAndPrincipal(t *testing.T) {
 	checkLeaks(t)
 	b := newTestBackend()
-	h := NewStreamableHTTPHandler(b.connect, &StreamableHTTPOptions{MaxSessions: 1})
+	h := newStreamableHTTPHandler(b.connect, &StreamableHTTPOptions{MaxSessions: 1})
 	// A middleware that authenticates by a header.
 	srv := newPlainServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), r.Header.Get("X-User"))))

@@ -70,14 +70,15 @@ func (h *StreamableHTTPHandler) newSession(id, principal string, stateless bool,
 	}
 }
 
-// statelessConn marks a stateless exchange's session for the ConnectFunc.
+// statelessConn marks a stateless exchange's session for the connectFunc.
 type statelessConn struct{ *httpSession }
 
 // BaseContext implements jsonrpc's unexported baseContexter: the context of the POST
 // a 2026-07-28 exchange lives in, or nil.
 func (c statelessConn) BaseContext() context.Context { return c.exchangeCtx }
 
-// ProtocolVersion implements [StatelessConn].
+// ProtocolVersion implements mcplink.Stateless: package mcp serves the
+// exchange as already initialized, at this revision.
 func (c statelessConn) ProtocolVersion() string { return c.protocolVersion() }
 
 // SessionID implements [SessionConn].
