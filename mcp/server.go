@@ -340,7 +340,7 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 		ss.stateless = true
 		ss.state = stateReady
 		ss.generation = s.currentGeneration()
-		ss.version = sc.ProtocolVersion()
+		ss.version = sc.StatelessProtocolVersion()
 		ss.clientCaps = &ClientCapabilities{}
 		if isModernVersion(ss.version) {
 			ss.era = eraModern // an exchange of 2026-07-28 or later

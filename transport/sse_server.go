@@ -73,7 +73,8 @@ type SSEOptions struct {
 }
 
 // SSEHandler serves the HTTP+SSE transport of protocol revision 2024-11-05
-// as an [http.Handler]. A GET opens a session: its response is an event
+// as an [http.Handler]; package mcp's NewSSEHandler returns one that serves
+// an MCP server, a session of it per client. A GET opens a session: its response is an event
 // stream whose first event, "endpoint", gives the URL to POST messages to
 // (with the session ID in its query), and every server message travels on
 // that stream as a "message" event. A POST is answered 202 Accepted at

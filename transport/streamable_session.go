@@ -77,9 +77,9 @@ type statelessConn struct{ *httpSession }
 // a 2026-07-28 exchange lives in, or nil.
 func (c statelessConn) BaseContext() context.Context { return c.exchangeCtx }
 
-// ProtocolVersion implements mcplink.Stateless: package mcp serves the
-// exchange as already initialized, at this revision.
-func (c statelessConn) ProtocolVersion() string { return c.protocolVersion() }
+// StatelessProtocolVersion implements mcplink.Stateless: package mcp
+// serves the exchange as already initialized, at this revision.
+func (c statelessConn) StatelessProtocolVersion() string { return c.protocolVersion() }
 
 // SessionID implements [SessionConn].
 func (s *httpSession) SessionID() string { return s.id }

@@ -37,9 +37,9 @@
 //   - [SSEClientTransport]: the client side of the legacy HTTP+SSE
 //     transport of revision 2024-11-05.
 //   - [StreamableHTTPHandler] and [SSEHandler]: the server sides, as
-//     http.Handlers that create one connection per session (the mcp
-//     package wraps them as mcp.NewStreamableHTTPHandler and
-//     mcp.NewSSEHandler).
+//     http.Handlers that create one connection per session and have an
+//     MCP server serve it; mcp.NewStreamableHTTPHandler and
+//     mcp.NewSSEHandler return them.
 //
 // Streamable HTTP has request-scoped streams: a response, or a
 // notification sent while handling a request, goes to the HTTP exchange of
@@ -75,6 +75,18 @@
 // ended by Close, not by the context, so no goroutine has to watch the
 // context; [jsonrpc.Conn] closes the stream when it stops anyway.
 // The in-memory transports honour the context throughout.
+//
+// # Writing a transport
+//
+// A transport of another package needs only what is exported here and in
+// package jsonrpc: a [Transport] whose Connect returns a [Conn] that
+// reads and writes whole [jsonrpc.Message] values ([jsonrpc.DecodeMessage]
+// and [jsonrpc.EncodeMessage] turn them into bytes and back), ends with
+// io.EOF and [ErrClosed] as above, and may name its session
+// ([SessionConn]) or close one direction ([HalfCloser]). A transport whose
+// messages arrive on goroutines it does not own can deliver them as a
+// [jsonrpc.PushStream]. mcp.Server.Connect and mcp.Client.Connect take it
+// like any transport of this package; see the CustomTransport example.
 package transport
 
 import (

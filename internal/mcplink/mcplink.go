@@ -42,11 +42,12 @@ type HandshakeOnly interface {
 
 // Stateless is implemented by the connections of a stateless server
 // transport: each carries one HTTP exchange, and no initialize handshake
-// precedes its requests. ProtocolVersion is the revision the client named
-// in its MCP-Protocol-Version header (2025-03-26 when absent, as the
-// specification says).
+// precedes its requests. StatelessProtocolVersion is the revision the
+// client named in its MCP-Protocol-Version header (2025-03-26 when absent,
+// as the specification says). The method's name is its own, so that no
+// connection of another transport has it by chance.
 type Stateless interface {
-	ProtocolVersion() string
+	StatelessProtocolVersion() string
 }
 
 // ConnectFunc starts serving a connection accepted by a server-side
