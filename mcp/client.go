@@ -284,7 +284,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 		cs.stray.logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	conn := jsonrpc.NewConn(tc, &jsonrpc.ConnOptions{
-		Handler:     jsonrpc.HandlerFunc(cs.handle),
+		Handler:     (*clientHandler)(cs),
 		MaxInFlight: c.opts.MaxConcurrentRequests,
 		AllowBatch:  func() bool { return cs.ProtocolVersion() == Version20250326 },
 		// A server's stray output (a library printing to standard output)
@@ -566,8 +566,16 @@ func (cs *ClientSession) Done() <-chan struct{} { return cs.conn.Done() }
 // (see [transport.StreamableClientTransport]).
 func (cs *ClientSession) Err() error { return cs.conn.Err() }
 
-// handle is the session's jsonrpc handler (a [jsonrpc.HandlerFunc] given
-// to its connection).
+// clientHandler is a ClientSession as its connection's [jsonrpc.Handler]
+// (a conversion, which costs no allocation, where a method value would).
+type clientHandler ClientSession
+
+// Handle implements jsonrpc.Handler.
+func (h *clientHandler) Handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	return (*ClientSession)(h).handle(ctx, req)
+}
+
+// handle is the session's jsonrpc handler (see clientHandler).
 //
 // A session of 2026-07-28 refuses requests (-32601): that revision has
 // none from server to client; the server asks within a result instead.

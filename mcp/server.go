@@ -355,7 +355,7 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 		onClose = func(error) { s.removeSession(ss) }
 	}
 	conn := jsonrpc.NewConn(tc, &jsonrpc.ConnOptions{
-		Handler:       jsonrpc.HandlerFunc(ss.handle),
+		Handler:       (*serverHandler)(ss),
 		MaxInFlight:   s.opts.MaxConcurrentRequests,
 		InlineHandoff: s.opts.InlineHandoff,
 		DrainTimeout:  s.opts.DrainTimeout,

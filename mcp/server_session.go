@@ -219,8 +219,17 @@ func (ss *ServerSession) allowBatch() bool {
 	return ss.ProtocolVersion() == Version20250326
 }
 
-// handle is the session's jsonrpc handler (a [jsonrpc.HandlerFunc] given
-// to its connection): the entry point for every incoming message.
+// serverHandler is a ServerSession as its connection's [jsonrpc.Handler]
+// (a conversion, which costs no allocation, where a method value would).
+type serverHandler ServerSession
+
+// Handle implements jsonrpc.Handler.
+func (h *serverHandler) Handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	return (*ServerSession)(h).handle(ctx, req)
+}
+
+// handle is the session's jsonrpc handler (see serverHandler): the entry
+// point for every incoming message.
 func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	if req.Method == MethodInitialize {
 		defer ss.initHandled()
