@@ -300,7 +300,11 @@ func manyKeys(size int) []byte {
 // a session grew the server by 565 MiB; three-MiB ones allocated 213 MiB.
 func TestStreamableHTTPDecodeAmplification(t *testing.T) {
 	checkLeaks(t)
-	d := newDirectHarness(t, nil)
+	// The session, which sends nothing after initialize, must outlive the
+	// subtests before its own: under -race on a loaded machine they took
+	// longer than the default HandshakeTimeout (30s), and the session's
+	// POSTs were answered 404.
+	d := newDirectHarness(t, &StreamableHTTPOptions{HandshakeTimeout: -1})
 	sid, _ := d.initialize("192.0.2.1")
 	const small = 3 << 20
 	for _, tt := range []struct {
