@@ -2,9 +2,15 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mcpkit/mcpkit/transport"
@@ -136,4 +142,77 @@ func TestConnectOptions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestClientLogsDroppedResponses checks that the client's logger, with
+// the session's name, receives the Streamable HTTP transport's report of
+// the responses a client of 2026-07-28 does not send to requests its
+// server pushes (the transport's own test covers the bounds).
+func TestClientLogsDroppedResponses(t *testing.T) {
+	checkGoroutines(t)
+	var responsePOSTs atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		switch m.Method {
+		case MethodServerDiscover:
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"complete","supportedVersions":[%q],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"pusher","version":"0"}}}}`, m.ID, Version20260728)
+		case MethodToolsCall:
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := range 3 {
+				fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"push-%d\",\"method\":\"roots/list\"}\n\n", i)
+			}
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"resultType\":\"complete\",\"content\":[]}}\n\n", m.ID)
+		case "":
+			responsePOSTs.Add(1)
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			http.Error(w, "unexpected", http.StatusBadRequest)
+		}
+	}))
+	defer srv.Close()
+	logged := make(chan string, 16)
+	logger := slog.New(slog.NewTextHandler(chanWriter(logged), &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	c := NewClient(&Implementation{Name: "host", Version: "1"}, &ClientOptions{Era: EraModern, Logger: logger})
+	cs, err := c.Connect(t.Context(), &transport.StreamableClientTransport{URL: srv.URL}, &ConnectOptions{Name: "pushy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cs.Close(); cs.Wait() }()
+	if _, err := cs.CallTool(t.Context(), &CallToolParams{Name: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	for line := range logged { // the first drop is always reported
+		if strings.Contains(line, "not sending a response") {
+			if !strings.Contains(line, "level=WARN") || !strings.Contains(line, "session=pushy") || !strings.Contains(line, "id=push-") {
+				t.Errorf("the report lacks the level, the session or the id: %s", line)
+			}
+			break
+		}
+	}
+	if n := responsePOSTs.Load(); n != 0 {
+		t.Errorf("%d responses POSTed", n)
+	}
+}
+
+// chanWriter sends each write to its channel as a line.
+type chanWriter chan<- string
+
+func (w chanWriter) Write(p []byte) (int, error) {
+	w <- string(p)
+	return len(p), nil
 }

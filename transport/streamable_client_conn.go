@@ -48,6 +48,8 @@ type streamableClientConn struct {
 
 	reinitSem chan struct{} // one reinitialization at a time
 
+	dropped droppedResponses // the responses not sent in 2026-07-28: see streamable_client_modern.go
+
 	mu              sync.Mutex
 	sessionID       string
 	protocolVersion string
@@ -750,6 +752,7 @@ func (c *streamableClientConn) Close() error {
 	if !c.shutdown() {
 		return nil
 	}
+	c.dropped.close()
 	if sid := c.SessionID(); sid != "" && c.legacy.Load() == nil {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), c.closeTimeout)
 		if req, err := c.newRequest(ctx, http.MethodDelete, c.url, nil,

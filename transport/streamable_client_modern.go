@@ -6,7 +6,11 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -22,11 +26,13 @@ import (
 // JSON-RPC error as the body, which is the answer.
 
 // writeModern POSTs m with the revision's headers and handles the answer.
-// It drops a response (or a batch): a client of this revision sends none,
-// as its server sends no requests, and a server that pushes requests on a
-// response stream anyway would otherwise cost a POST for each.
+// It drops a response (or a batch), and reports it (see droppedResponses):
+// a client of this revision sends none, as its server sends no requests,
+// and a server that pushes requests on a response stream anyway would
+// otherwise cost a POST for each.
 func (c *streamableClientConn) writeModern(ctx context.Context, m jsonrpc.Message, body []byte) error {
 	if _, ok := m.(*jsonrpc.Request); !ok {
+		c.dropped.report(ctx, m)
 		return nil
 	}
 	method, name := "", ""
@@ -116,4 +122,112 @@ func EncodeHeaderValue(v string) string {
 		return v
 	}
 	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
+}
+
+// SetLogger makes l receive the connection's diagnostics, such as the
+// responses it does not send in 2026-07-28; an MCP client passes its
+// own logger, finding the method with a type assertion. Without one,
+// they are discarded. It is safe for concurrent use.
+func (c *streamableClientConn) SetLogger(l *slog.Logger) { c.dropped.logger.Store(l) }
+
+// Bounds on the reports of dropped responses.
+const (
+	// droppedLogMax bounds the dropped responses logged a minute, the
+	// first included; past it they are counted, and the count is logged
+	// when the minute is over (at the next drop) or the connection closes.
+	droppedLogMax = 5
+	// droppedIDMax bounds the bytes of a request id shown in a report:
+	// the server chose it.
+	droppedIDMax = 64
+)
+
+// droppedResponses counts the responses a client of 2026-07-28 does not
+// send, to requests its server pushed on a response stream, and reports
+// them at warning level: each by its request id (never its content), at
+// most droppedLogMax a minute, the first with why, and then the count of
+// those not shown.
+type droppedResponses struct {
+	logger atomic.Pointer[slog.Logger] // nil: discard
+	count  atomic.Int64                // responses dropped
+
+	mu         sync.Mutex
+	window     time.Time // start of the current minute of reports
+	logged     int       // drops logged in the window
+	suppressed int       // drops not logged in the window
+}
+
+// report counts the dropped response or batch m and logs it, within the
+// rate limit.
+func (d *droppedResponses) report(ctx context.Context, m jsonrpc.Message) {
+	n, id := int64(1), ""
+	switch m := m.(type) {
+	case *jsonrpc.Response:
+		id = m.ID.String()
+	case jsonrpc.Batch:
+		n = int64(len(m))
+		if len(m) > 0 {
+			if r, ok := m[0].(*jsonrpc.Response); ok {
+				id = r.ID.String()
+			}
+		}
+	}
+	total := d.count.Add(n)
+	l := d.logger.Load()
+	if l == nil {
+		return
+	}
+	now := time.Now()
+	d.mu.Lock()
+	suppressed := 0
+	if now.Sub(d.window) >= time.Minute {
+		suppressed, d.window, d.logged, d.suppressed = d.suppressed, now, 0, 0
+	}
+	show := d.logged < droppedLogMax
+	if show {
+		d.logged++
+	} else {
+		d.suppressed += int(n)
+	}
+	d.mu.Unlock()
+	ctx = context.WithoutCancel(ctx)
+	if suppressed > 0 {
+		d.logSuppressed(ctx, l, suppressed, total-n)
+	}
+	if !show {
+		return
+	}
+	if len(id) > droppedIDMax {
+		id = id[:droppedIDMax] + "..."
+	}
+	attrs := []any{"id", id, "dropped", total}
+	if _, ok := m.(jsonrpc.Batch); ok {
+		attrs = append(attrs, "batch", n)
+	}
+	if total == n {
+		l.Log(ctx, slog.LevelWarn, "transport: not sending a response to a request the server pushed: a client of "+
+			"2026-07-28 sends none, as a server of that revision sends no requests (it asks for input within a result)", attrs...)
+		return
+	}
+	l.Log(ctx, slog.LevelWarn, "transport: not sending a response to a request the server pushed", attrs...)
+}
+
+// close logs the count of the drops not shown in the current window.
+func (d *droppedResponses) close() {
+	l := d.logger.Load()
+	if l == nil {
+		return
+	}
+	d.mu.Lock()
+	suppressed := d.suppressed
+	d.suppressed = 0
+	d.mu.Unlock()
+	if suppressed > 0 {
+		d.logSuppressed(context.Background(), l, suppressed, d.count.Load())
+	}
+}
+
+// logSuppressed logs the count of the drops not shown.
+func (d *droppedResponses) logSuppressed(ctx context.Context, l *slog.Logger, suppressed int, total int64) {
+	l.Log(ctx, slog.LevelWarn, "transport: more responses to requests the server pushed were not sent, and not shown",
+		"responses", suppressed, "dropped", total)
 }
