@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -197,7 +198,7 @@ func (d *droppedResponses) report(ctx context.Context, m jsonrpc.Message) {
 		return
 	}
 	if len(id) > droppedIDMax {
-		id = id[:droppedIDMax] + "..."
+		id = strings.ToValidUTF8(id[:droppedIDMax], "") + "..."
 	}
 	attrs := []any{"id", id, "dropped", total}
 	if _, ok := m.(jsonrpc.Batch); ok {
