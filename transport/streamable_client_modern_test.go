@@ -98,7 +98,7 @@ func TestStreamableClientModernDropsResponses(t *testing.T) {
 			logs := &logRecorder{}
 			tr := &StreamableClientTransport{URL: srv.URL}
 			c := connectConn(t, tr)
-			c.(ProtocolVersionSetter).SetProtocolVersion("2026-07-28")
+			c.(interface{ SetProtocolVersion(string) }).SetProtocolVersion("2026-07-28") // as the mcp client does
 			ls, ok := c.(interface{ SetLogger(*slog.Logger) })
 			if !ok {
 				t.Fatal("the connection takes no logger")
