@@ -114,6 +114,9 @@ func (c *streamableClientConn) Read(ctx context.Context) (jsonrpc.Message, error
 
 // Write POSTs m; see StreamableClientTransport.
 func (c *streamableClientConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	if c.modern.Load() && c.dropModern(ctx, m) {
+		return nil
+	}
 	if c.isClosed() {
 		return c.closedErr()
 	}

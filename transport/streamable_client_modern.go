@@ -26,21 +26,30 @@ import (
 // WithHTTPHeader. The server's errors come with a 4xx status and the
 // JSON-RPC error as the body, which is the answer.
 
-// writeModern POSTs m with the revision's headers and handles the answer.
-// It drops a response (or a batch), and reports it (see droppedResponses):
-// a client of this revision sends none, as its server sends no requests,
+// dropModern reports whether Write drops m, a response (or a batch): a
+// client of this revision sends none, as its server sends no requests,
 // and a server that pushes requests on a response stream anyway would
-// otherwise cost a POST for each.
-func (c *streamableClientConn) writeModern(ctx context.Context, m jsonrpc.Message, body []byte) error {
-	if _, ok := m.(*jsonrpc.Request); !ok {
+// otherwise cost a POST for each. It is dropped whether or not the
+// connection is still open, and reported (see droppedResponses) while it
+// is.
+func (c *streamableClientConn) dropModern(ctx context.Context, m jsonrpc.Message) bool {
+	if _, ok := m.(*jsonrpc.Request); ok {
+		return false
+	}
+	if !c.isClosed() {
 		c.dropped.report(ctx, m)
-		return nil
 	}
-	method, name := "", ""
-	if r, ok := m.(*jsonrpc.Request); ok {
-		method = r.Method
-		name = mirroredName(r)
+	return true
+}
+
+// writeModern POSTs the request or notification m with the revision's
+// headers and handles the answer.
+func (c *streamableClientConn) writeModern(ctx context.Context, m jsonrpc.Message, body []byte) error {
+	r, ok := m.(*jsonrpc.Request)
+	if !ok {
+		return nil // dropped by Write
 	}
+	method, name := r.Method, mirroredName(r)
 	rctx, release := c.link(ctx)
 	owned := false // a goroutine took over rctx
 	defer func() {

@@ -49,7 +49,8 @@ func (h *logRecorder) all() []string {
 // no response to them (a client of that revision sends none) and
 // reports what it drops to its logger: at warning level, by request id
 // and never content, a bounded number of lines however many it drops,
-// and the count of all of them by the time it closes.
+// and the count of all of them by the time it closes; and that a response
+// written after Close is dropped too, without an error.
 func TestStreamableClientModernDropsResponses(t *testing.T) {
 	long := strings.Repeat("x", 200)
 	tests := []struct {
@@ -132,6 +133,12 @@ func TestStreamableClientModernDropsResponses(t *testing.T) {
 			}
 			if err := c.Close(); err != nil {
 				t.Fatal(err)
+			}
+			// A response written after Close is dropped as well, with no
+			// error (a write error would be logged for each by the caller)
+			// and no report.
+			if err := c.Write(ctx, answers[0]); err != nil {
+				t.Errorf("Write of a response after Close: %v", err)
 			}
 			if n := responsePOSTs.Load(); n != 0 {
 				t.Errorf("%d POSTs of responses (of %d POSTs) for %d requests pushed", n, posts.Load(), tt.pushed)
