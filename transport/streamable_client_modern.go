@@ -24,7 +24,8 @@ import (
 // resources/read, Mcp-Name (Base64 in its sentinel form when the value is
 // not plain ASCII); the caller adds Mcp-Param-* headers through
 // WithHTTPHeader. The server's errors come with a 4xx status and the
-// JSON-RPC error as the body, which is the answer.
+// JSON-RPC error as the body, which is the answer. Responses are not
+// sent: a client of this revision answers no requests (see dropModern).
 
 // dropModern reports whether Write drops m, a response (or a batch): a
 // client of this revision sends none, as its server sends no requests,
