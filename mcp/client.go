@@ -265,6 +265,18 @@ func (c *Client) capabilities() *ClientCapabilities {
 	return caps
 }
 
+// ConnectOptions configures one connection of a [Client]. The zero value
+// is usable.
+type ConnectOptions struct {
+	// Name is the host's name for the connection, such as the name of
+	// the server in the host's configuration: [ClientSession.Name]
+	// returns it, so that a handler of the Client, which serves every
+	// session, can tell which one a request came from (req.Session.Name()),
+	// and the session's diagnostics carry it (the attribute "session").
+	// The Client does not require names to be unique. Empty means none.
+	Name string
+}
+
 // Connect connects to a server over t and asks it what it offers, in the
 // era ClientOptions.Era chooses: in 2026-07-28 with server/discover (no
 // handshake; every later request carries the client's capabilities), in
@@ -273,15 +285,35 @@ func (c *Client) capabilities() *ClientCapabilities {
 // a server that does not answer it as a 2026-07-28 server does; a
 // failure names the step that failed. ctx bounds these first requests.
 // The session lasts until Close or until the server goes away.
-func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSession, error) {
+//
+// opts, which may be omitted, configures the connection; Connect takes
+// at most one, and nil means the zero value:
+//
+//	weather, err := client.Connect(ctx, t, &mcp.ConnectOptions{Name: "weather"})
+func (c *Client) Connect(ctx context.Context, t transport.Transport, opts ...*ConnectOptions) (*ClientSession, error) {
+	var o ConnectOptions
+	switch {
+	case len(opts) > 1:
+		return nil, fmt.Errorf("mcp: Connect takes at most one *ConnectOptions, not %d", len(opts))
+	case len(opts) == 1 && opts[0] != nil:
+		o = *opts[0]
+	}
 	tc, err := t.Connect(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: connecting: %w", err)
 	}
-	cs := &ClientSession{client: c, tconn: tc, progress: make(map[string]*progressWatch)}
+	cs := &ClientSession{client: c, tconn: tc, name: o.Name, progress: make(map[string]*progressWatch)}
+	logger := c.logger
 	cs.stray.logger = c.opts.Logger
 	if cs.stray.logger == nil {
 		cs.stray.logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if o.Name != "" {
+		logger = logger.With("session", o.Name)
+		cs.stray.logger = cs.stray.logger.With("session", o.Name)
+	}
+	if l, ok := tc.(interface{ SetLogger(*slog.Logger) }); ok {
+		l.SetLogger(logger) // diagnostics of the transport, such as the answers it does not send
 	}
 	conn := jsonrpc.NewConn(tc, &jsonrpc.ConnOptions{
 		Handler:     (*clientHandler)(cs),
@@ -294,9 +326,9 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport) (*ClientSes
 		OnCancel:        cs.onCancel,
 		OnReceive:       cs.received,
 		OnClose:         func(error) { c.mu.Lock(); delete(c.sessions, cs); c.mu.Unlock() },
-		Logger:          c.logger,
+		Logger:          logger,
 	})
-	cs.endpoint.init(conn, c.opts.SendingMiddleware, c.logger)
+	cs.endpoint.init(conn, c.opts.SendingMiddleware, logger)
 	cs.recv = chain(cs.handleRequest, c.opts.Middleware)
 	conn.Start()
 
@@ -449,6 +481,7 @@ type ClientSession struct {
 	client *Client
 	tconn  transport.Conn
 	recv   MethodHandler
+	name   string // ConnectOptions.Name
 
 	stray       strayLines    // the server's output that is not protocol
 	modern      *modernClient // set by Connect for a session of the stateless era
@@ -525,6 +558,30 @@ func (cs *ClientSession) InitializeResult() *InitializeResult {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	return cs.init
+}
+
+// Name returns the name the host gave the connection in
+// [ConnectOptions], or "" when it gave none. It tells a handler of the
+// Client which session a request or notification came from:
+// req.Session.Name().
+func (cs *ClientSession) Name() string { return cs.name }
+
+// ServerInfo returns what the server said about itself (its name,
+// version and so on) in either era: from its answer to initialize, or in
+// 2026-07-28 to server/discover. It is nil until that answer arrived,
+// which is before Connect returns (a handler may run earlier, for a
+// message the server sends while it answers); a server that named
+// nothing gives an empty Implementation.
+func (cs *ClientSession) ServerInfo() *Implementation {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.init == nil {
+		return nil
+	}
+	if cs.init.ServerInfo == nil {
+		return &Implementation{}
+	}
+	return cs.init.ServerInfo
 }
 
 // ProtocolVersion returns the negotiated revision ("" during the handshake).

@@ -372,7 +372,7 @@ func ExampleServer_AddResourceTemplate() {
 		MIMEType:    "text/plain",
 	}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		// The SDK matched the URI and decoded the variables.
-		name := req.Extra.TemplateVars["name"]
+		name := req.TemplateVars["name"]
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
 			URI:      req.Params.URI,
 			MIMEType: "text/plain",

@@ -63,11 +63,9 @@ func (r *outgoingRequest) Parameters() Params { return r.params }
 
 func (*outgoingRequest) isRequest() {}
 
-// RequestExtra carries what the transport knows about an incoming message
-// (for example the HTTP request that carried it) and what the server
-// matched before the handler runs. It is nil for transports that add
-// nothing, such as stdio, except for resources/read of a resource
-// template, whose handler always gets the template's variables.
+// RequestExtra carries what the transport knows about an incoming message,
+// for example the HTTP request that carried it. It is nil for transports
+// that add nothing, such as stdio.
 type RequestExtra struct {
 	// Value is the transport's data, as set on jsonrpc.Request.Extra: a
 	// [*github.com/mcpkit/mcpkit/transport.HTTPRequestInfo] for a message that arrived over HTTP.
@@ -76,13 +74,6 @@ type RequestExtra struct {
 	// message, or is nil when it did not arrive over HTTP. Do not modify
 	// it.
 	Header http.Header
-	// TemplateVars holds, for resources/read of a URI that matched a
-	// resource template, the values of the template's variables,
-	// percent-decoded as RFC 6570 expansion implies (the URI
-	// greeting://Ada%20Lovelace gives the template greeting://{name} the
-	// name "Ada Lovelace"); a list or key-value variable's values are
-	// joined with commas. Nil otherwise.
-	TemplateVars map[string]string
 }
 
 // ServerRequest is a request or notification received by a server:
@@ -94,6 +85,14 @@ type ServerRequest[P Params] struct {
 	Params P
 	// Extra carries transport data, or is nil.
 	Extra *RequestExtra
+	// TemplateVars holds, for the handler of a resource template that
+	// serves a resources/read, the values of the template's variables
+	// in the URI read, percent-decoded as RFC 6570 expansion implies (the
+	// URI greeting://Ada%20Lovelace gives the template greeting://{name}
+	// the name "Ada Lovelace"); a list or key-value variable's values are
+	// joined with commas. The server sets it when it has matched the URI,
+	// after the receiving middleware ran. Nil for every other request.
+	TemplateVars map[string]string
 
 	method string
 }

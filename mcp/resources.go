@@ -11,8 +11,8 @@ import (
 )
 
 // ResourceHandler reads a resource for resources/read. For a template, it
-// is called with the URI the client asked for, and req.Extra.TemplateVars
-// holds the template's variables, decoded (see [RequestExtra]); return a
+// is called with the URI the client asked for, and req.TemplateVars holds
+// the template's variables, decoded (see [ServerRequest]); return a
 // [*ResourceNotFoundError] when nothing exists there.
 type ResourceHandler func(ctx context.Context, req *ReadResourceRequest) (*ReadResourceResult, error)
 
@@ -202,13 +202,8 @@ func (ss *ServerSession) readResource(ctx context.Context, req *ReadResourceRequ
 		return nil, &ResourceNotFoundError{URI: uri}
 	}
 	if vars != nil {
-		extra := RequestExtra{}
-		if req.Extra != nil {
-			extra = *req.Extra
-		}
-		extra.TemplateVars = vars
 		r := *req
-		r.Extra = &extra
+		r.TemplateVars = vars
 		req = &r
 	}
 	res, err := h(ctx, req)

@@ -48,6 +48,8 @@ type streamableClientConn struct {
 
 	reinitSem chan struct{} // one reinitialization at a time
 
+	dropped droppedResponses // the responses not sent in 2026-07-28: see streamable_client_modern.go
+
 	mu              sync.Mutex
 	sessionID       string
 	protocolVersion string
@@ -112,6 +114,9 @@ func (c *streamableClientConn) Read(ctx context.Context) (jsonrpc.Message, error
 
 // Write POSTs m; see StreamableClientTransport.
 func (c *streamableClientConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	if c.modern.Load() && c.dropModern(ctx, m) {
+		return nil
+	}
 	if c.isClosed() {
 		return c.closedErr()
 	}
@@ -750,6 +755,7 @@ func (c *streamableClientConn) Close() error {
 	if !c.shutdown() {
 		return nil
 	}
+	c.dropped.close()
 	if sid := c.SessionID(); sid != "" && c.legacy.Load() == nil {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), c.closeTimeout)
 		if req, err := c.newRequest(ctx, http.MethodDelete, c.url, nil,

@@ -5,7 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/internal/mcpheader"
@@ -19,21 +24,33 @@ import (
 // resources/read, Mcp-Name (Base64 in its sentinel form when the value is
 // not plain ASCII); the caller adds Mcp-Param-* headers through
 // WithHTTPHeader. The server's errors come with a 4xx status and the
-// JSON-RPC error as the body, which is the answer.
+// JSON-RPC error as the body, which is the answer. Responses are not
+// sent: a client of this revision answers no requests (see dropModern).
 
-// writeModern POSTs m with the revision's headers and handles the answer.
-// It drops a response (or a batch): a client of this revision sends none,
-// as its server sends no requests, and a server that pushes requests on a
-// response stream anyway would otherwise cost a POST for each.
+// dropModern reports whether Write drops m, a response (or a batch): a
+// client of this revision sends none, as its server sends no requests,
+// and a server that pushes requests on a response stream anyway would
+// otherwise cost a POST for each. It is dropped whether or not the
+// connection is still open, and reported (see droppedResponses) while it
+// is.
+func (c *streamableClientConn) dropModern(ctx context.Context, m jsonrpc.Message) bool {
+	if _, ok := m.(*jsonrpc.Request); ok {
+		return false
+	}
+	if !c.isClosed() {
+		c.dropped.report(ctx, m)
+	}
+	return true
+}
+
+// writeModern POSTs the request or notification m with the revision's
+// headers and handles the answer.
 func (c *streamableClientConn) writeModern(ctx context.Context, m jsonrpc.Message, body []byte) error {
-	if _, ok := m.(*jsonrpc.Request); !ok {
-		return nil
+	r, ok := m.(*jsonrpc.Request)
+	if !ok {
+		return nil // dropped by Write
 	}
-	method, name := "", ""
-	if r, ok := m.(*jsonrpc.Request); ok {
-		method = r.Method
-		name = mirroredName(r)
-	}
+	method, name := r.Method, mirroredName(r)
 	rctx, release := c.link(ctx)
 	owned := false // a goroutine took over rctx
 	defer func() {
@@ -97,4 +114,112 @@ func mirroredName(r *jsonrpc.Request) string {
 	}
 	s, _ := jsonString(v)
 	return mcpheader.Encode(s)
+}
+
+// SetLogger makes l receive the connection's diagnostics, such as the
+// responses it does not send in 2026-07-28; an MCP client passes its
+// own logger, finding the method with a type assertion. Without one,
+// they are discarded. It is safe for concurrent use.
+func (c *streamableClientConn) SetLogger(l *slog.Logger) { c.dropped.logger.Store(l) }
+
+// Bounds on the reports of dropped responses.
+const (
+	// droppedLogMax bounds the dropped responses logged a minute, the
+	// first included; past it they are counted, and the count is logged
+	// when the minute is over (at the next drop) or the connection closes.
+	droppedLogMax = 5
+	// droppedIDMax bounds the bytes of a request id shown in a report:
+	// the server chose it.
+	droppedIDMax = 64
+)
+
+// droppedResponses counts the responses a client of 2026-07-28 does not
+// send, to requests its server pushed on a response stream, and reports
+// them at warning level: each by its request id (never its content), at
+// most droppedLogMax a minute, the first with why, and then the count of
+// those not shown.
+type droppedResponses struct {
+	logger atomic.Pointer[slog.Logger] // nil: discard
+	count  atomic.Int64                // responses dropped
+
+	mu         sync.Mutex
+	window     time.Time // start of the current minute of reports
+	logged     int       // drops logged in the window
+	suppressed int       // drops not logged in the window
+}
+
+// report counts the dropped response or batch m and logs it, within the
+// rate limit.
+func (d *droppedResponses) report(ctx context.Context, m jsonrpc.Message) {
+	n, id := int64(1), ""
+	switch m := m.(type) {
+	case *jsonrpc.Response:
+		id = m.ID.String()
+	case jsonrpc.Batch:
+		n = int64(len(m))
+		if len(m) > 0 {
+			if r, ok := m[0].(*jsonrpc.Response); ok {
+				id = r.ID.String()
+			}
+		}
+	}
+	total := d.count.Add(n)
+	l := d.logger.Load()
+	if l == nil {
+		return
+	}
+	now := time.Now()
+	d.mu.Lock()
+	suppressed := 0
+	if now.Sub(d.window) >= time.Minute {
+		suppressed, d.window, d.logged, d.suppressed = d.suppressed, now, 0, 0
+	}
+	show := d.logged < droppedLogMax
+	if show {
+		d.logged++
+	} else {
+		d.suppressed += int(n)
+	}
+	d.mu.Unlock()
+	ctx = context.WithoutCancel(ctx)
+	if suppressed > 0 {
+		d.logSuppressed(ctx, l, suppressed, total-n)
+	}
+	if !show {
+		return
+	}
+	if len(id) > droppedIDMax {
+		id = strings.ToValidUTF8(id[:droppedIDMax], "") + "..."
+	}
+	attrs := []any{"id", id, "dropped", total}
+	if _, ok := m.(jsonrpc.Batch); ok {
+		attrs = append(attrs, "batch", n)
+	}
+	if total == n {
+		l.Log(ctx, slog.LevelWarn, "transport: not sending a response to a request the server pushed: a client of "+
+			"2026-07-28 sends none, as a server of that revision sends no requests (it asks for input within a result)", attrs...)
+		return
+	}
+	l.Log(ctx, slog.LevelWarn, "transport: not sending a response to a request the server pushed", attrs...)
+}
+
+// close logs the count of the drops not shown in the current window.
+func (d *droppedResponses) close() {
+	l := d.logger.Load()
+	if l == nil {
+		return
+	}
+	d.mu.Lock()
+	suppressed := d.suppressed
+	d.suppressed = 0
+	d.mu.Unlock()
+	if suppressed > 0 {
+		d.logSuppressed(context.Background(), l, suppressed, d.count.Load())
+	}
+}
+
+// logSuppressed logs the count of the drops not shown.
+func (d *droppedResponses) logSuppressed(ctx context.Context, l *slog.Logger, suppressed int, total int64) {
+	l.Log(ctx, slog.LevelWarn, "transport: more responses to requests the server pushed were not sent, and not shown",
+		"responses", suppressed, "dropped", total)
 }

@@ -168,7 +168,7 @@ func newServer() (*mcp.Server, error) {
 	}
 	if err := s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "greeting://{name}", Name: "greeting", Description: "A greeting for anyone.", MIMEType: "text/plain"},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			name := req.Extra.TemplateVars["name"] // percent-decoded
+			name := req.TemplateVars["name"] // percent-decoded
 			if name == "" {
 				return nil, &mcp.ResourceNotFoundError{URI: req.Params.URI}
 			}

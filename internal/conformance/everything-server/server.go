@@ -345,7 +345,7 @@ func addResources(s *mcp.Server, _ options) error {
 		Description: "A resource template with one parameter, id", MIMEType: "application/json",
 	}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		uri := req.Params.URI
-		id := req.Extra.TemplateVars["id"]
+		id := req.TemplateVars["id"]
 		if id == "" {
 			return nil, &mcp.ResourceNotFoundError{URI: uri}
 		}
