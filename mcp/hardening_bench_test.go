@@ -42,7 +42,7 @@ func BenchmarkInProcessCallTool(b *testing.B) {
 // to one tools/call: the params scan on the server, the result walk on
 // the client. Neither allocates.
 func BenchmarkRequiredChecks(b *testing.B) {
-	required := serverMethods[MethodToolsCall].required
+	required := serverMethods[MethodToolsCall].required.members()
 	raw := []byte(`{"name":"echo","arguments":{"text":"hello"}}`)
 	res := &CallToolResult{Content: Contents{&TextContent{Text: "ok"}}}
 	b.Run("params", func(b *testing.B) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -131,7 +133,7 @@ func TestRequiredParamsMembers(t *testing.T) {
 		},
 	}))
 	for method, m := range serverMethods {
-		for _, c := range requiredCases(t, method, m.required) {
+		for _, c := range requiredCases(t, method, m.required.members()) {
 			if method == MethodCompletionComplete && c.member == "" {
 				continue // the valid request runs the handler
 			}
@@ -141,7 +143,7 @@ func TestRequiredParamsMembers(t *testing.T) {
 		}
 	}
 	for method, m := range clientMethods {
-		for _, c := range requiredCases(t, method, m.required) {
+		for _, c := range requiredCases(t, method, m.required.members()) {
 			if method == MethodSamplingCreateMessage && c.member == "" {
 				continue
 			}
@@ -158,7 +160,7 @@ func TestRequiredParamsMembers(t *testing.T) {
 		{MethodInitialize, []string{"protocolVersion", "capabilities", "clientInfo"}},
 	} {
 		var got []string
-		for _, m := range serverMethods[want.method].required {
+		for _, m := range serverMethods[want.method].required.members() {
 			got = append(got, m.name)
 		}
 		if strings.Join(got, ",") != strings.Join(want.names, ",") {
@@ -358,4 +360,46 @@ func FuzzMissingMember(f *testing.F) {
 			t.Errorf("missingMember(%q) = %q, want %q", raw, got, want)
 		}
 	})
+}
+
+// TestRequiredListsOnFirstUse checks that the method tables, built at
+// package initialisation, do not list their params' required members
+// there (by reflection over every params type, which every process
+// importing the package paid before its first answer: issue 20, cold
+// start), but when a method is first received. It looks in a fresh
+// process, the test binary run again for this test alone, as package
+// initialisation left the tables.
+func TestRequiredListsOnFirstUse(t *testing.T) {
+	if os.Getenv("MCPKIT_TEST_FRESH_TABLES") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestRequiredListsOnFirstUse$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "MCPKIT_TEST_FRESH_TABLES=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
+	for _, m := range serverMethods {
+		if m.required.list != nil {
+			t.Fatal("a server method's required members were listed at package initialisation")
+		}
+	}
+	for _, m := range clientMethods {
+		if m.required.list != nil {
+			t.Fatal("a client method's required members were listed at package initialisation")
+		}
+	}
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+	_, ss := connect(t, s, NewClient(&Implementation{Name: "c", Version: "1"}, nil))
+	if _, err := ss.Handle(context.Background(), &jsonrpc.Request{ID: jsonrpc.Int64ID(99), Method: MethodToolsCall, Params: json.RawMessage(`{"name":"t"}`)}); err == nil {
+		t.Fatal("tools/call of no tool succeeded")
+	}
+	if got := serverMethods[MethodInitialize].required.list; len(got) != 3 {
+		t.Errorf("after initialize, its required members are %v", got)
+	}
+	if got := serverMethods[MethodToolsCall].required.list; len(got) != 1 || got[0].name != "name" {
+		t.Errorf("after tools/call, its required members are %v", got)
+	}
+	if got := serverMethods[MethodPromptsGet].required.list; got != nil {
+		t.Errorf("prompts/get, never received, has its required members listed: %v", got)
+	}
 }

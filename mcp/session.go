@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -24,7 +25,7 @@ import (
 // request from raw params, and how to handle it.
 type inMethod[S any] struct {
 	notification bool
-	required     []requiredMember // the params' required members
+	required     *requiredList // the params' required members
 	newRequest   func(s S, raw json.RawMessage, extra *RequestExtra) (Request, error)
 	handle       func(ctx context.Context, s S, req Request) (Result, error)
 }
@@ -51,10 +52,26 @@ type requiredMember struct {
 	nullOK bool // null is a value (a member of type unknown), not absence
 }
 
+// requiredList is the list of a params type's required members, made on
+// first use (see [requiredMembers]).
+type requiredList struct {
+	once sync.Once
+	t    reflect.Type
+	list []requiredMember
+}
+
+// members returns the list.
+func (r *requiredList) members() []requiredMember {
+	r.once.Do(func() { r.list = requiredMembers(r.t) })
+	return r.list
+}
+
 // requiredMembers lists the members of the JSON object of type t that
 // the protocol requires: the fields whose json tag has neither omitzero
 // nor omitempty, the way the protocol types spell the schema's required
-// lists. It runs once per method, when the method tables are built.
+// lists. It runs once per method, when the method is first received (not
+// when the method tables are built, at package initialisation, which
+// every process importing the package would pay for).
 func requiredMembers(t reflect.Type) []requiredMember {
 	var out []requiredMember
 	for i := range t.NumField() {
@@ -163,7 +180,7 @@ func serverMethodFor[P any, PP interface {
 	*P
 	Params
 }, R Result](method string, h func(*ServerSession, context.Context, *ServerRequest[PP]) (R, error)) inMethod[*ServerSession] {
-	required := requiredMembers(reflect.TypeFor[P]())
+	required := &requiredList{t: reflect.TypeFor[P]()}
 	return inMethod[*ServerSession]{
 		required: required,
 		newRequest: func(ss *ServerSession, raw json.RawMessage, extra *RequestExtra) (Request, error) {
@@ -177,7 +194,7 @@ func serverMethodFor[P any, PP interface {
 				ss.chooseModern()
 				return nil, errRemovedInModern(method)
 			}
-			if m := missingMember(raw, required); m != "" {
+			if m := missingMember(raw, required.members()); m != "" {
 				return nil, missingParamError(m)
 			}
 			return &ServerRequest[PP]{Session: ss, Params: p, Extra: extra, method: method}, nil
@@ -198,7 +215,7 @@ func clientMethodFor[P any, PP interface {
 	*P
 	Params
 }, R Result](method string, h func(*ClientSession, context.Context, *ClientRequest[PP]) (R, error)) inMethod[*ClientSession] {
-	required := requiredMembers(reflect.TypeFor[P]())
+	required := &requiredList{t: reflect.TypeFor[P]()}
 	return inMethod[*ClientSession]{
 		required: required,
 		newRequest: func(cs *ClientSession, raw json.RawMessage, _ *RequestExtra) (Request, error) {
@@ -206,7 +223,7 @@ func clientMethodFor[P any, PP interface {
 			if err != nil {
 				return nil, err
 			}
-			if m := missingMember(raw, required); m != "" {
+			if m := missingMember(raw, required.members()); m != "" {
 				return nil, missingParamError(m)
 			}
 			return &ClientRequest[PP]{Session: cs, Params: p, method: method}, nil

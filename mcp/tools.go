@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -40,6 +41,17 @@ type serverTool struct {
 	tool    *Tool
 	handler ToolHandler
 	headers []headerParam // its x-mcp-header marks
+	// complete, when set, returns tool with the schemas [AddTool] left
+	// to encode on first use (see newToolValidator), made once.
+	complete func() (*Tool, error)
+}
+
+// definition returns the tool as tools/list shows it.
+func (t *serverTool) definition() (*Tool, error) {
+	if t.complete == nil {
+		return t.tool, nil
+	}
+	return t.complete()
 }
 
 // AddTool registers a tool whose input schema is given in t.InputSchema
@@ -72,12 +84,28 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) error {
 	if err != nil {
 		return fmt.Errorf("mcp: tool %q: %w", t.Name, err)
 	}
-	s.mu.Lock()
-	replaced := s.tools.add(tool.Name, &serverTool{tool: &tool, handler: h, headers: headers})
-	s.noteAddedLocked("tool", tool.Name, replaced)
-	s.mu.Unlock()
-	s.broadcast(NotificationToolListChanged, &ToolListChangedParams{}, nil)
+	s.addTool(&serverTool{tool: &tool, handler: h, headers: headers})
 	return nil
+}
+
+// addTool registers t, whose name and input schema are valid. Connected
+// clients are told the tool list changed. With none connected or
+// listening, nobody is owed that: a session that connects later lists
+// the tools as they are then. So a server setting up its tools before it
+// runs arms no timer (see [ServerOptions.ListChangedDelay]), which would
+// be one more thing to do before its first answer.
+func (s *Server) addTool(t *serverTool) {
+	s.mu.Lock()
+	replaced := s.tools.add(t.tool.Name, t)
+	s.noteAddedLocked("tool", t.tool.Name, replaced)
+	alone := len(s.sessions) == 0 && len(s.listeners) == 0
+	if alone {
+		s.generation++
+	}
+	s.mu.Unlock()
+	if !alone {
+		s.broadcast(NotificationToolListChanged, &ToolListChangedParams{}, nil)
+	}
 }
 
 // RemoveTools removes the named tools; connected clients are told the
@@ -123,11 +151,18 @@ func ValidateToolName(name string) error {
 }
 
 // AddTool registers a typed tool on s. The input schema is inferred from
-// In and the output schema from Out, once, here (set t.InputSchema or
+// In and the output schema from Out, once (set t.InputSchema or
 // t.OutputSchema to override either). Before h runs, arguments are
 // validated against the input schema (a failure becomes an isError result
 // the model can read and correct) and schema defaults are applied. After
 // it, the output is validated against the output schema.
+//
+// AddTool reports the types and struct tags that have no schema, and
+// schemas given in t or in the server's [schema.Reflector] that do not
+// compile. An inferred schema is encoded and compiled when it is first
+// needed, by the tool's first listing or call, not here: that is most of
+// the cost of registering a tool, which a server would otherwise pay
+// before its first answer.
 //
 // As for [Server.AddTool], a server that adds its first tool after clients
 // connected must declare the tools capability in [ServerOptions.Capabilities].
@@ -152,30 +187,44 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error
 	if t == nil || h == nil {
 		return errors.New("mcp: AddTool needs a tool and a handler")
 	}
+	if err := ValidateToolName(t.Name); err != nil {
+		return err
+	}
 	tool := *t
 	in, err := newArgBinder[In](s.reflector, tool.InputSchema)
 	if err != nil {
 		return fmt.Errorf("mcp: tool %q input: %w", t.Name, err)
 	}
-	if len(tool.InputSchema) == 0 {
-		tool.InputSchema = in.schemaJSON
-	}
 	outType := reflect.TypeFor[Out]()
-	var out *validator
+	var out *toolValidator
 	switch {
 	case outType == reflect.TypeFor[*CallToolResult](), outType.Kind() == reflect.String:
 	default:
 		if k := derefKind(outType); k != reflect.Struct && k != reflect.Map && k != reflect.Interface {
 			return fmt.Errorf("mcp: tool %q: output type %v must be a struct, a map, string or *CallToolResult", t.Name, outType)
 		}
-		if out, err = newValidator(s.reflector, outType, tool.OutputSchema); err != nil {
+		if out, err = newToolValidator(s.reflector, outType, tool.OutputSchema); err != nil {
 			return fmt.Errorf("mcp: tool %q output: %w", t.Name, err)
 		}
-		if len(tool.OutputSchema) == 0 {
-			tool.OutputSchema = out.schemaJSON
+	}
+	// The validators, made on first use; their errors are the server's,
+	// not the model's: the call fails with -32603.
+	validators := func() (inV, outV *validator, err error) {
+		if inV, err = in.get(); err != nil {
+			return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("mcp: tool %q input schema: %v", tool.Name, err)}
 		}
+		if out != nil {
+			if outV, err = out.get(); err != nil {
+				return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("mcp: tool %q output schema: %v", tool.Name, err)}
+			}
+		}
+		return inV, outV, nil
 	}
 	raw := func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		_, outV, err := validators()
+		if err != nil {
+			return nil, err
+		}
 		args, err := in.bind(req.Params.Arguments)
 		if err != nil {
 			return errorResult(err), nil
@@ -184,9 +233,34 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error
 		if err != nil {
 			return nil, err
 		}
-		return toolResult(o, out)
+		return toolResult(o, outV)
 	}
-	return s.AddTool(&tool, raw)
+	if len(tool.InputSchema) > 0 && (out == nil || len(tool.OutputSchema) > 0) {
+		return s.AddTool(&tool, raw) // nothing inferred
+	}
+	// The input schema, when given, is valid JSON (it compiled); an
+	// inferred one has no x-mcp-header marks.
+	headers, err := headerParams(tool.InputSchema)
+	if err != nil {
+		return fmt.Errorf("mcp: tool %q: %w", t.Name, err)
+	}
+	st := &serverTool{tool: &tool, handler: raw, headers: headers}
+	st.complete = sync.OnceValues(func() (*Tool, error) {
+		inV, outV, err := validators()
+		if err != nil {
+			return nil, err
+		}
+		def := tool
+		if len(def.InputSchema) == 0 {
+			def.InputSchema = inV.schemaJSON
+		}
+		if outV != nil && len(def.OutputSchema) == 0 {
+			def.OutputSchema = outV.schemaJSON
+		}
+		return &def, nil
+	})
+	s.addTool(st)
+	return nil
 }
 
 func derefKind(t reflect.Type) reflect.Kind {
@@ -240,7 +314,9 @@ func (ss *ServerSession) listTools(_ context.Context, req *ServerRequest[*ListTo
 	}
 	res := &ListToolsResult{Tools: make([]*Tool, len(items)), NextCursor: next}
 	for i, t := range items {
-		res.Tools[i] = t.tool
+		if res.Tools[i], err = t.definition(); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
 }

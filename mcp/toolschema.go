@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -78,9 +79,47 @@ func (v *validator) applyDefaults(m map[string]any) {
 	}
 }
 
+// toolValidator is the validator of a typed tool's input or output,
+// which may be made on first use: see [newToolValidator].
+type toolValidator struct {
+	// hasDefaults is as for validator, known without compiling.
+	hasDefaults bool
+	// get returns the validator, made once; the same error every time
+	// if it cannot be made.
+	get func() (*validator, error)
+}
+
+// newToolValidator returns the validator of a typed tool's input or
+// output, for [AddTool]. A schema that comes from the user (override, or
+// a Reflector with Overrides or AdditionalProperties) is compiled here,
+// so that AddTool reports a bad one. A schema inferred from t alone is
+// inferred here, which reports the Go types and struct tags that have no
+// schema, but encoded and compiled on first use (the tool's first
+// tools/list or tools/call): those steps cannot fail for what the
+// Reflector infers, and they are most of what registering a tool costs,
+// which a process pays before its first answer. Should one fail all the
+// same, the tool's every listing and call fails with its error.
+func newToolValidator(r *schema.Reflector, t reflect.Type, override json.RawMessage) (*toolValidator, error) {
+	if len(override) > 0 || r.Overrides != nil || r.AdditionalProperties != nil {
+		v, err := newValidator(r, t, override)
+		if err != nil {
+			return nil, err
+		}
+		return &toolValidator{hasDefaults: v.hasDefaults, get: func() (*validator, error) { return v, nil }}, nil
+	}
+	s, err := r.Reflect(t)
+	if err != nil {
+		return nil, err
+	}
+	return &toolValidator{
+		hasDefaults: hasDefaults(s),
+		get:         sync.OnceValues(func() (*validator, error) { return compileParsed(s) }),
+	}, nil
+}
+
 // argBinder validates tool arguments and binds them to In.
 type argBinder[In any] struct {
-	*validator
+	*toolValidator
 }
 
 func newArgBinder[In any](r *schema.Reflector, override json.RawMessage) (*argBinder[In], error) {
@@ -88,7 +127,7 @@ func newArgBinder[In any](r *schema.Reflector, override json.RawMessage) (*argBi
 	if k := derefKind(t); k != reflect.Struct && k != reflect.Map && k != reflect.Interface {
 		return nil, fmt.Errorf("input type %v must be a struct or a map", t)
 	}
-	v, err := newValidator(r, t, override)
+	v, err := newToolValidator(r, t, override)
 	if err != nil {
 		return nil, err
 	}
@@ -103,13 +142,20 @@ func newArgBinder[In any](r *schema.Reflector, override json.RawMessage) (*argBi
 // schema.Compiled.ValidateJSON) and decoded once, into In. With defaults,
 // they are decoded into a map, the defaults added, and the result
 // validated and encoded again for In.
+//
+// The caller has made the validator already (b.get, whose error is not
+// the model's to fix).
 func (b *argBinder[In]) bind(raw json.RawMessage) (In, error) {
 	var in In
+	v, err := b.get()
+	if err != nil {
+		return in, err
+	}
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = json.RawMessage("{}")
 	}
 	if !b.hasDefaults && firstByte(raw) == '{' {
-		if err := b.compiled.ValidateJSON(raw); err != nil {
+		if err := v.compiled.ValidateJSON(raw); err != nil {
 			return in, fmt.Errorf("invalid arguments: %w", err)
 		}
 		if err := jsonv2.Unmarshal(raw, &in); err != nil {
@@ -126,9 +172,9 @@ func (b *argBinder[In]) bind(raw json.RawMessage) (In, error) {
 		return in, fmt.Errorf("invalid arguments: must be a JSON object")
 	}
 	if b.hasDefaults {
-		b.compiled.ApplyDefaults(m)
+		v.compiled.ApplyDefaults(m)
 	}
-	if err := b.compiled.Validate(m); err != nil {
+	if err := v.compiled.Validate(m); err != nil {
 		return in, fmt.Errorf("invalid arguments: %w", err)
 	}
 	if b.hasDefaults {

@@ -152,7 +152,9 @@ func TestSchemaReflectorOption(t *testing.T) {
 	s.mu.RLock()
 	st, _ := s.tools.get("t")
 	s.mu.RUnlock()
-	got := string(st.tool.InputSchema)
+	def, err := st.definition()
+	must(t, err)
+	got := string(def.InputSchema)
 	for _, want := range []string{`"at":{"type":"string","format":"date-time"}`, `"note":{"type":["null","string"]}`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("input schema %s lacks %s", got, want)

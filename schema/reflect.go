@@ -63,7 +63,46 @@ func (r *Reflector) Reflect(t reflect.Type) (*jsonschema.Schema, error) {
 		r.cache[t] = s
 		r.mu.Unlock()
 	}
-	return s.CloneSchemas(), nil
+	return cloneSchema(s), nil
+}
+
+// cloneSchema returns what s.CloneSchemas returns: a copy of s, shallow
+// but for its subschemas, which are copied in turn. The schemas the
+// Reflector infers, those [simple] accepts (whose only subschemas are
+// Defs, Properties, Items, AdditionalProperties and Not), are copied
+// here without reflection: CloneSchemas goes over every field of Schema
+// by reflection, for every subschema, which in a process that has just
+// started is a fifth of the cost of inferring a tool's schema.
+func cloneSchema(s *jsonschema.Schema) *jsonschema.Schema {
+	if !simple(s, 0) {
+		return s.CloneSchemas()
+	}
+	return cloneSimple(s)
+}
+
+// cloneSimple copies s, which simple accepts, as CloneSchemas does.
+func cloneSimple(s *jsonschema.Schema) *jsonschema.Schema {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.Defs = cloneSchemaMap(s.Defs)
+	c.Properties = cloneSchemaMap(s.Properties)
+	c.Items = cloneSimple(s.Items)
+	c.AdditionalProperties = cloneSimple(s.AdditionalProperties)
+	c.Not = cloneSimple(s.Not)
+	return &c
+}
+
+func cloneSchemaMap(m map[string]*jsonschema.Schema) map[string]*jsonschema.Schema {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]*jsonschema.Schema, len(m))
+	for k, s := range m {
+		c[k] = cloneSimple(s)
+	}
+	return c
 }
 
 // builder reflects one root type; defs collects recursive types.

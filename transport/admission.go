@@ -29,7 +29,16 @@ var ErrSessionEvicted = errors.New("transport: HTTP session evicted for a new on
 // connection reports when its client sent nothing after initialize within
 // the handshake timeout. It is an idle timeout too: errors.Is matches it
 // with [ErrSessionIdle].
-var ErrHandshakeTimeout = fmt.Errorf("%w: nothing sent after initialize", ErrSessionIdle)
+var ErrHandshakeTimeout error = &idleError{"transport: HTTP session idle timeout: nothing sent after initialize"}
+
+// idleError is an error that errors.Is matches with [ErrSessionIdle]. (It
+// is not made with fmt.Errorf, whose first use costs a process microseconds
+// at start-up, before it could answer.)
+type idleError struct{ msg string }
+
+func (e *idleError) Error() string { return e.msg }
+
+func (e *idleError) Unwrap() error { return ErrSessionIdle }
 
 // Defaults of the admission bounds shared by the HTTP handlers.
 const (
