@@ -93,14 +93,21 @@ func Example_toolsUntyped() {
 	// Output: HI
 }
 
-// A resource: data at a fixed URI, listed and read by clients.
+// Resources: data at a fixed URI, and a resource template (RFC 6570) for
+// a family of them, whose handler gets the template's variables.
 func Example_resources() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1.0.0"}, nil)
-	err := s.AddResource(&mcp.Resource{URI: "notes://todo", Name: "todo", MIMEType: "text/plain"},
+	err := s.AddResource(&mcp.Resource{URI: "notes://index", Name: "index", MIMEType: "text/plain"},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
-				{URI: req.Params.URI, MIMEType: "text/plain", Text: "buy milk"},
-			}}, nil
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "todo, ideas"}}}, nil
+		})
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = s.AddResourceTemplate(&mcp.ResourceTemplate{Name: "note", URITemplate: "notes://note/{name}"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			name := req.Extra.TemplateVars["name"] // percent-decoded
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "the note " + name}}}, nil
 		})
 	if err != nil {
 		log.Fatal(err)
@@ -109,31 +116,31 @@ func Example_resources() {
 	ctx := context.Background()
 	cs := connect(mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, nil), s)
 	defer cs.Close()
-	for r, err := range cs.Resources(ctx) { // walks every page
+	for _, uri := range []string{"notes://index", "notes://note/shopping%20list"} {
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Println("resource:", r.Name, r.URI)
+		fmt.Println(res.Contents[0].Text)
 	}
-	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "notes://todo"})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(res.Contents[0].Text)
 	// Output:
-	// resource: todo notes://todo
-	// buy milk
+	// todo, ideas
+	// the note shopping list
 }
 
-// A resource template (RFC 6570) stands for a family of resources: the
-// SDK matches a URI to it and decodes the template's variables.
-func Example_resourceTemplates() {
-	s := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1.0.0"}, nil)
-	err := s.AddResourceTemplate(&mcp.ResourceTemplate{Name: "note", URITemplate: "notes://{name}"},
-		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			name := req.Extra.TemplateVars["name"]
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
-				{URI: req.Params.URI, Text: "the note called " + name},
+// A prompt: a template with arguments that the server renders into
+// messages, and completion of its arguments as the user types them.
+func Example_prompts() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "reviewer", Version: "1.0.0"}, &mcp.ServerOptions{
+		CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			// req.Params.Ref names the prompt (or resource template), Argument the argument.
+			return &mcp.CompleteResult{Completion: mcp.Completion{Values: []string{req.Params.Argument.Value + "askell"}}}, nil
+		},
+	})
+	err := s.AddPrompt(&mcp.Prompt{Name: "review", Arguments: []*mcp.PromptArgument{{Name: "language", Required: true}}},
+		func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{
+				{Role: mcp.RoleUser, Content: &mcp.TextContent{Text: "Review this " + req.Params.Arguments["language"] + " code."}},
 			}}, nil
 		})
 	if err != nil {
@@ -143,53 +150,39 @@ func Example_resourceTemplates() {
 	ctx := context.Background()
 	cs := connect(mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, nil), s)
 	defer cs.Close()
-	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "notes://shopping%20list"})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(res.Contents[0].Text)
-	// Output: the note called shopping list
-}
-
-// A prompt: a template with arguments that the server renders into
-// messages.
-func Example_prompts() {
-	s := mcp.NewServer(&mcp.Implementation{Name: "reviewer", Version: "1.0.0"}, nil)
-	err := s.AddPrompt(&mcp.Prompt{
-		Name:      "review",
-		Arguments: []*mcp.PromptArgument{{Name: "code", Required: true}},
-	}, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{
-			Role:    mcp.RoleUser,
-			Content: &mcp.TextContent{Text: "Review this code: " + req.Params.Arguments["code"]},
-		}}}, nil
+	comp, err := cs.Complete(ctx, &mcp.CompleteParams{
+		Ref:      &mcp.CompleteReference{Type: mcp.ReferencePrompt, Name: "review"},
+		Argument: mcp.CompleteArgument{Name: "language", Value: "H"},
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-
-	ctx := context.Background()
-	cs := connect(mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, nil), s)
-	defer cs.Close()
-	res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "review", Arguments: map[string]string{"code": "x := 1"}})
+	res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "review", Arguments: map[string]string{"language": comp.Completion.Values[0]}})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(res.Messages[0].Content.(*mcp.TextContent).Text)
-	// Output: Review this code: x := 1
+	// Output: Review this Haskell code.
 }
 
-// Logging, on both sides: a handler logs to its client through log/slog,
-// and the client's LoggingMessageHandler receives each message before the
-// call returns. A client with a handler gets every level until it calls
-// SetLoggingLevel, in both eras.
+// Logging and progress, on both sides: a handler logs to its client
+// through log/slog and reports progress; the client's handlers receive
+// both before the call returns.
 func Example_logging() {
+	type Report struct {
+		Files int `json:"files"`
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "indexer", Version: "1.0.0"}, nil)
 	err := mcp.AddTool(s, &mcp.Tool{Name: "index"},
-		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (string, error) {
+		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (Report, error) {
 			logger := slog.New(mcp.NewLoggingHandler(req.Session, &mcp.LoggingHandlerOptions{Name: "indexer"}))
-			logger.InfoContext(ctx, "indexing", "files", 3) // pass ctx: the message goes with the call
-			return "done", nil
+			for i := 1; i <= 2; i++ {
+				logger.InfoContext(ctx, "indexing", "file", i) // pass ctx: the message goes with the call
+				if err := req.ReportProgress(ctx, float64(i), 2, "indexed"); err != nil {
+					return Report{}, err
+				}
+			}
+			return Report{Files: 2}, nil
 		})
 	if err != nil {
 		log.Fatal(err)
@@ -203,37 +196,7 @@ func Example_logging() {
 	})
 	cs := connect(c, s)
 	defer cs.Close()
-	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "index"}); err != nil {
-		log.Fatal(err)
-	}
-	// Output: info indexer map[files:3 message:indexing]
-}
-
-// Progress, on both sides: the tool reports progress, and the caller's
-// Progress callback receives each report before the call returns (the
-// session makes up the progress token).
-func Example_progress() {
-	s := mcp.NewServer(&mcp.Implementation{Name: "worker", Version: "1.0.0"}, nil)
-	type Report struct {
-		Steps int `json:"steps"`
-	}
-	err := mcp.AddTool(s, &mcp.Tool{Name: "process"},
-		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (Report, error) {
-			for i := 1; i <= 2; i++ {
-				if err := req.ReportProgress(ctx, float64(i), 2, fmt.Sprintf("step %d", i)); err != nil {
-					return Report{}, err
-				}
-			}
-			return Report{Steps: 2}, nil
-		})
-	if err != nil {
-		log.Fatal(err)
-	}
-
-	ctx := context.Background()
-	cs := connect(mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, nil), s)
-	defer cs.Close()
-	out, _, err := mcp.CallToolAs[Report](ctx, cs, "process", nil, &mcp.CallToolOptions{
+	out, _, err := mcp.CallToolAs[Report](ctx, cs, "index", nil, &mcp.CallToolOptions{
 		Progress: func(ctx context.Context, p *mcp.ProgressParams) {
 			fmt.Printf("%v/%v %s\n", p.Progress, p.Total, p.Message)
 		},
@@ -241,41 +204,13 @@ func Example_progress() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(out.Steps, "steps")
+	fmt.Println(out.Files, "files")
 	// Output:
-	// 1/2 step 1
-	// 2/2 step 2
-	// 2 steps
-}
-
-// Completion: suggestions for a prompt argument (or a template variable)
-// as the user types it.
-func Example_completion() {
-	languages := []string{"go", "haskell", "python"}
-	s := mcp.NewServer(&mcp.Implementation{Name: "reviewer", Version: "1.0.0"}, &mcp.ServerOptions{
-		CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-			var values []string
-			for _, l := range languages {
-				if strings.HasPrefix(l, req.Params.Argument.Value) {
-					values = append(values, l)
-				}
-			}
-			return &mcp.CompleteResult{Completion: mcp.Completion{Values: values}}, nil
-		},
-	})
-
-	ctx := context.Background()
-	cs := connect(mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, nil), s)
-	defer cs.Close()
-	res, err := cs.Complete(ctx, &mcp.CompleteParams{
-		Ref:      &mcp.CompleteReference{Type: mcp.ReferencePrompt, Name: "review"},
-		Argument: mcp.CompleteArgument{Name: "language", Value: "h"},
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(res.Completion.Values)
-	// Output: [haskell]
+	// info indexer map[file:1 message:indexing]
+	// 1/2 indexed
+	// info indexer map[file:2 message:indexing]
+	// 2/2 indexed
+	// 2 files
 }
 
 // Elicitation: a tool asks the user for a typed value, and the client's
@@ -327,19 +262,23 @@ func Example_elicitation() {
 	// confirmed R-1
 }
 
-// Sampling: a tool asks the client's model for a completion, and the
-// client's CreateMessageHandler (which a real host passes to its model,
-// with the user's consent) answers.
+// Sampling and roots: a tool asks the client for its roots and for a
+// completion by its model; the client answers from its roots and its
+// CreateMessageHandler (which a real host passes to its model, with the
+// user's consent).
 func Example_sampling() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "poet", Version: "1.0.0"}, nil)
 	err := mcp.AddTool(s, &mcp.Tool{Name: "haiku"},
 		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (string, error) {
-			res, err := req.CreateMessage(ctx, &mcp.CreateMessageParams{
-				Messages:  []*mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.Contents{&mcp.TextContent{Text: "A haiku, please."}}}},
-				MaxTokens: 100,
-			})
+			roots, err := req.ListRoots(ctx)
 			if err != nil {
 				return "", err // on 2026-07-28 mcp.ErrInputRequired: return it
+			}
+			res, err := req.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 100, Messages: []*mcp.SamplingMessage{
+				{Role: mcp.RoleUser, Content: mcp.Contents{&mcp.TextContent{Text: "A haiku about " + roots.Roots[0].Name}}},
+			}})
+			if err != nil {
+				return "", err
 			}
 			return res.Content[0].(*mcp.TextContent).Text, nil
 		})
@@ -350,10 +289,11 @@ func Example_sampling() {
 	ctx := context.Background()
 	c := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, &mcp.ClientOptions{
 		CreateMessageHandler: func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Model: "toy",
-				Content: mcp.Contents{&mcp.TextContent{Text: "gophers in the rain"}}}, nil
+			prompt := req.Params.Messages[0].Content[0].(*mcp.TextContent).Text
+			return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Model: "toy", Content: mcp.Contents{&mcp.TextContent{Text: prompt + "..."}}}, nil
 		},
 	})
+	c.AddRoots(&mcp.Root{URI: "file:///home/ada/garden", Name: "garden"})
 	cs := connect(c, s)
 	defer cs.Close()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "haiku"})
@@ -361,81 +301,16 @@ func Example_sampling() {
 		log.Fatal(err)
 	}
 	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
-	// Output: gophers in the rain
-}
-
-// Roots: the client says where servers may work, and a handler asks for
-// them.
-func Example_roots() {
-	s := mcp.NewServer(&mcp.Implementation{Name: "files", Version: "1.0.0"}, nil)
-	err := mcp.AddTool(s, &mcp.Tool{Name: "workspace"},
-		func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (string, error) {
-			res, err := req.ListRoots(ctx)
-			if err != nil {
-				return "", err // on 2026-07-28 mcp.ErrInputRequired: return it
-			}
-			return res.Roots[0].URI, nil
-		})
-	if err != nil {
-		log.Fatal(err)
-	}
-
-	ctx := context.Background()
-	c := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, nil)
-	c.AddRoots(&mcp.Root{URI: "file:///home/ada/project", Name: "project"})
-	cs := connect(c, s)
-	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "workspace"})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
-	// Output: file:///home/ada/project
+	// Output: A haiku about garden...
 }
 
 // Change notifications: the client's handlers receive the server's
-// list_changed notifications once it listens for them (Listen works in
-// both eras; in the handshake era they also come unasked).
+// list_changed and resources/updated notifications once it listens for
+// them (Listen works in both eras).
 func Example_notifications() {
-	s := mcp.NewServer(&mcp.Implementation{Name: "plugins", Version: "1.0.0"}, &mcp.ServerOptions{
+	s := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1.0.0"}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
-
-	ctx := context.Background()
-	changed := make(chan struct{}, 1)
-	c := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(ctx context.Context, req *mcp.ToolListChangedNotification) {
-			changed <- struct{}{} // handlers run in order, one at a time
-		},
-	})
-	cs := connect(c, s)
-	defer cs.Close()
-	sub, err := cs.Listen(ctx, &mcp.SubscriptionFilter{ToolsListChanged: true})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer sub.Close()
-
-	err = mcp.AddTool(s, &mcp.Tool{Name: "late"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (string, error) {
-		return "here", nil
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	<-changed
-	for tool, err := range cs.Tools(ctx) {
-		if err != nil {
-			log.Fatal(err)
-		}
-		fmt.Println("tool:", tool.Name)
-	}
-	// Output: tool: late
-}
-
-// Resource subscriptions: the client listens for updates of a resource,
-// and the server announces each change.
-func Example_subscriptions() {
-	s := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1.0.0"}, nil)
 	err := s.AddResource(&mcp.Resource{URI: "notes://todo", Name: "todo"},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "buy milk"}}}, nil
@@ -445,25 +320,37 @@ func Example_subscriptions() {
 	}
 
 	ctx := context.Background()
-	updated := make(chan string, 1)
+	events := make(chan string, 2)
 	c := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(ctx context.Context, req *mcp.ToolListChangedNotification) {
+			events <- "tools changed"
+		},
 		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotification) {
-			updated <- req.Params.URI
+			events <- "updated " + req.Params.URI
 		},
 	})
 	cs := connect(c, s)
 	defer cs.Close()
-	sub, err := cs.Listen(ctx, &mcp.SubscriptionFilter{ResourceSubscriptions: []string{"notes://todo"}})
+	sub, err := cs.Listen(ctx, &mcp.SubscriptionFilter{ToolsListChanged: true, ResourceSubscriptions: []string{"notes://todo"}})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer sub.Close()
 
+	err = s.AddTool(&mcp.Tool{Name: "new"}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(<-events)
 	if err := s.ResourceUpdated(ctx, &mcp.ResourceUpdatedParams{URI: "notes://todo"}); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("updated:", <-updated)
-	// Output: updated: notes://todo
+	fmt.Println(<-events)
+	// Output:
+	// tools changed
+	// updated notes://todo
 }
 
 // A host with two servers: one Client, a session per server. The
