@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // The documents whose Go blocks the tests below check, relative to this
@@ -201,4 +202,80 @@ var (
 // normalizeGo drops comments and all white space from Go source.
 func normalizeGo(src string) string {
 	return space.ReplaceAllString(lineComment.ReplaceAllString(src, ""), "")
+}
+
+// TestDocLinks checks that the relative links of README.md and docs/
+// lead to files that exist and, with a #fragment, to a heading of the
+// Markdown file they name, so that moving a section breaks a test rather
+// than a reader's link.
+func TestDocLinks(t *testing.T) {
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, pattern := range documents {
+		docs, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range docs {
+			text, err := os.ReadFile(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range link.FindAllStringSubmatch(withoutCode(string(text)), -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				file, fragment, _ := strings.Cut(target, "#")
+				path := doc
+				if file != "" {
+					path = filepath.Join(filepath.Dir(doc), file)
+					if _, err := os.Stat(path); err != nil {
+						t.Errorf("%s: link %s: %v", doc, target, err)
+						continue
+					}
+				}
+				if fragment == "" {
+					continue
+				}
+				md, err := os.ReadFile(path)
+				if err != nil {
+					t.Errorf("%s: link %s: %v", doc, target, err)
+					continue
+				}
+				if !slices.Contains(anchors(string(md)), fragment) {
+					t.Errorf("%s: link %s: %s has no heading #%s", doc, target, path, fragment)
+				}
+			}
+		}
+	}
+}
+
+// withoutCode drops the code blocks of a Markdown text.
+func withoutCode(md string) string {
+	return regexp.MustCompile("(?s)```.*?```").ReplaceAllString(md, "")
+}
+
+// anchors returns the fragments GitHub gives the headings of a Markdown
+// text: lower case, spaces to hyphens, punctuation but hyphens and
+// underscores dropped.
+func anchors(md string) []string {
+	var out []string
+	for l := range strings.Lines(withoutCode(md)) {
+		h, ok := strings.CutPrefix(l, "#")
+		if !ok {
+			continue
+		}
+		h = strings.TrimSpace(strings.TrimLeft(h, "#"))
+		var b strings.Builder
+		for _, r := range strings.ToLower(h) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out
 }
