@@ -1,4 +1,4 @@
-// Command authclient is the host of README.md's "Authorization" section:
+// Command authclient is the host of docs/AUTH.md (README.md links it):
 // it connects to a protected MCP server (the URL given, by default
 // examples/protected-server's), logging in through the browser when the
 // server asks for it, and keeps its tokens in a file for the next run.

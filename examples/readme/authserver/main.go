@@ -1,5 +1,5 @@
 // Command authserver is the protected server of README.md's
-// "Authorization" section: the README's greeter behind OAuth 2.1, trusting
+// "Authorization" section and docs/AUTH.md: the README's greeter behind OAuth 2.1, trusting
 // the tokens of https://auth.example.com (replace it with your
 // authorization server; examples/protected-server runs one of its own).
 package main

@@ -1,5 +1,6 @@
-// Command capabilities is the README's snippet for a server that adds its
-// tools after clients may have connected: it declares the tools capability
+// Command capabilities is a server that adds its tools after clients may
+// have connected (README.md's tour shows the option in "Change
+// notifications and subscriptions"): it declares the tools capability
 // up front, serves stdio, and adds a tool once it runs.
 package main
 

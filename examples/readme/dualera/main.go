@@ -1,5 +1,6 @@
-// Command dualera is the server of README.md's section on 2026-07-28: a
-// tool that asks the user for input, written once for both eras.
+// Command dualera is the server docs/ERAS.md points to: a tool that asks
+// the user for input, written once for both eras, served over HTTP with a
+// request-state key shared by replicas.
 package main
 
 import (
