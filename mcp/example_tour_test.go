@@ -106,7 +106,7 @@ func Example_resources() {
 	}
 	err = s.AddResourceTemplate(&mcp.ResourceTemplate{Name: "note", URITemplate: "notes://note/{name}"},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			name := req.Extra.TemplateVars["name"] // percent-decoded
+			name := req.TemplateVars["name"] // percent-decoded
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "the note " + name}}}, nil
 		})
 	if err != nil {
