@@ -1057,7 +1057,24 @@ func TestOfficialSuiteServer(t *testing.T) {
 			}
 		})
 	}
+	// The Skills extension is served on the handshake era too: its
+	// scenarios, forced to run at 2025-11-25.
+	for _, scenario := range skillsServerScenarios {
+		t.Run("2025-11-25-forced/"+scenario, func(t *testing.T) {
+			out := suiteOutDir(t, "server-2025-forced-"+scenario)
+			code, console := suite.run(t, out, nil, "server", "--url", url, "--scenario", scenario,
+				"--spec-version", "2025-11-25", "--force", "-o", out,
+				"--expected-failures", filepath.Join(wd, expectedFailuresFile))
+			judge(t, "server", "2025-11-25 (forced)", out, console, code, nil, nil, nil)
+			if t.Failed() {
+				t.Logf("everything-server stderr:\n%s", tail(serverLog.String(), 40))
+			}
+		})
+	}
 }
+
+// skillsServerScenarios are the server scenarios of the Skills extension.
+var skillsServerScenarios = []string{"sep-2640-skills-enumeration", "sep-2640-skills-directory", "sep-2640-skills-manifest"}
 
 // clientWrapper runs the client under test for the suite (which starts
 // it as `/bin/sh -c "<command> <url>"`), records its exit status per

@@ -328,13 +328,22 @@ func (l *LoadedSkill) read(ctx context.Context, uri string) ([]byte, error) {
 	if want == nil {
 		return content, nil
 	}
+	if err := verifySkillFile(content, want); err != nil {
+		return nil, err
+	}
+	return content, nil
+}
+
+// verifySkillFile checks content against its manifest entry: its length
+// first, then (only if the length is right) its digest.
+func verifySkillFile(content []byte, want *SkillResource) error {
 	if int64(len(content)) != want.Size {
-		return nil, &SkillVerificationError{URI: uri, Reason: fmt.Sprintf("%d bytes, the entry says %d", len(content), want.Size)}
+		return &SkillVerificationError{URI: want.URI, Reason: fmt.Sprintf("%d bytes, the entry says %d", len(content), want.Size)}
 	}
 	sum := sha256.Sum256(content)
 	var wantSum [sha256.Size]byte
 	if _, err := hex.Decode(wantSum[:], []byte(want.Digest[len("sha256:"):])); err != nil || subtle.ConstantTimeCompare(sum[:], wantSum[:]) != 1 {
-		return nil, &SkillVerificationError{URI: uri, Reason: "the content's digest differs from the entry's"}
+		return &SkillVerificationError{URI: want.URI, Reason: "the content's digest differs from the entry's"}
 	}
-	return content, nil
+	return nil
 }

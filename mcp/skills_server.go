@@ -111,6 +111,9 @@ func (s *Server) AddSkills(fsys fs.FS, root string) error {
 	if len(skillDirs) == 0 {
 		return fmt.Errorf("mcp: AddSkills: no SKILL.md under %s", root)
 	}
+	// Files in subtree order, so that those under a directory are
+	// consecutive (see filesUnder).
+	slices.SortFunc(files, func(a, b *skillFile) int { return strings.Compare(subtreeKey(a.rel), subtreeKey(b.rel)) })
 	// top prefixes every path when root itself is a skill: its skill
 	// path is then root's name.
 	top := ""
@@ -140,13 +143,10 @@ func (s *Server) AddSkills(fsys fs.FS, root string) error {
 		if !regName.MatchString(segs[0]) {
 			return fmt.Errorf("mcp: AddSkills: %s: the skill path's first segment %q cannot be a URI authority (RFC 3986 reg-name)", skillMD, segs[0])
 		}
-		var own []*skillFile
+		own := filesUnder(files, dir)
 		var total int64
-		for _, f := range files {
-			if dir == "." || strings.HasPrefix(f.rel, dir+"/") {
-				own = append(own, f)
-				total += f.size
-			}
+		for _, f := range own {
+			total += f.size
 		}
 		if len(own) > MaxSkillFiles {
 			return fmt.Errorf("mcp: AddSkills: %s: the skill has %d files, more than the limit of %d", skillMD, len(own), MaxSkillFiles)
@@ -272,6 +272,25 @@ func (s *Server) AddSkill(entry *Skill, h ResourceHandler) error {
 	s.skills.byURI.add(e.URI, e)
 	s.mu.Unlock()
 	return nil
+}
+
+// subtreeKey orders paths so that a directory's files are consecutive:
+// "/" sorts before every other byte.
+func subtreeKey(rel string) string { return strings.ReplaceAll(rel, "/", "\x00") }
+
+// filesUnder returns the files below dir ("." for all), from files
+// sorted by subtreeKey.
+func filesUnder(files []*skillFile, dir string) []*skillFile {
+	if dir == "." {
+		return files
+	}
+	prefix := subtreeKey(dir) + "\x00"
+	i, _ := slices.BinarySearchFunc(files, prefix, func(f *skillFile, p string) int { return strings.Compare(subtreeKey(f.rel), p) })
+	j := i
+	for j < len(files) && strings.HasPrefix(subtreeKey(files[j].rel), prefix) {
+		j++
+	}
+	return files[i:j]
 }
 
 // relTo returns p relative to root ("." for root itself).
