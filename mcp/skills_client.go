@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -31,6 +32,7 @@ type SkillVerificationError struct {
 	Err error
 }
 
+// Error implements error.
 func (e *SkillVerificationError) Error() string {
 	msg := "mcp: skill verification failed: " + e.URI + ": " + e.Reason
 	if e.Err != nil {
@@ -292,7 +294,22 @@ func (l *LoadedSkill) ReadFile(ctx context.Context, rel string) ([]byte, error) 
 	if !validRel(rel) {
 		return nil, &SkillVerificationError{URI: uri, Reason: "not a path within the skill"}
 	}
+	if !l.Entry.Resources.Dynamic && !l.lists(uri) {
+		// The path as a URI path: its segments escaped.
+		segs := strings.Split(rel, "/")
+		for i, s := range segs {
+			segs[i] = url.PathEscape(s)
+		}
+		if escaped := l.dir + "/" + strings.Join(segs, "/"); l.lists(escaped) {
+			uri = escaped
+		}
+	}
 	return l.read(ctx, uri)
+}
+
+// lists reports whether the skill's entry lists uri.
+func (l *LoadedSkill) lists(uri string) bool {
+	return slices.ContainsFunc(l.Entry.Resources.Files, func(f SkillResource) bool { return f.URI == uri })
 }
 
 // read reads a file of the skill and verifies it.

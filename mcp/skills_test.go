@@ -23,6 +23,7 @@ func skillsFS() fstest.MapFS {
 		"skills/pdf-processing/SKILL.md":                  {Data: []byte(pdfSkillMD)},
 		"skills/pdf-processing/references/FORMS.md":       {Data: []byte("Supporting content.\n")},
 		"skills/pdf-processing/scripts/fill.py":           {Data: []byte("print('fill')\n")},
+		"skills/pdf-processing/references/my form.md":     {Data: []byte("a form\n")},
 		"skills/pdf-processing/img.bin":                   {Data: []byte{0xff, 0xfe, 0x00}},
 		"skills/acme/data/csv-tools/SKILL.md":             {Data: []byte("---\nname: csv-tools\ndescription: Work with CSV files.\n---\nBody\n")},
 		"skills/acme/data/csv-tools/references/FORMAT.md": {Data: []byte("format\n")},
@@ -191,7 +192,7 @@ func TestSkillsServer(t *testing.T) {
 			for _, f := range pdf.Resources.Files {
 				files[f.URI] = f
 			}
-			if f := files["skill://pdf-processing/SKILL.md"]; f.Digest != digestOf(pdfSkillMD) || f.Size != int64(len(pdfSkillMD)) || len(files) != 4 {
+			if f := files["skill://pdf-processing/SKILL.md"]; f.Digest != digestOf(pdfSkillMD) || f.Size != int64(len(pdfSkillMD)) || len(files) != 5 || files["skill://pdf-processing/references/my%20form.md"].Size != 7 {
 				t.Errorf("manifest %+v", pdf.Resources.Files)
 			}
 			if outer := byURI["skill://outer/SKILL.md"]; len(outer.Resources.Files) != 2 {
@@ -377,6 +378,9 @@ func TestLoadSkill(t *testing.T) {
 	}
 	if b, err := l.ReadFile(ctx, "references/FORMS.md"); err != nil || string(b) != "Supporting content.\n" {
 		t.Errorf("ReadFile = %q, %v", b, err)
+	}
+	if b, err := l.ReadFile(ctx, "references/my form.md"); err != nil || string(b) != "a form\n" {
+		t.Errorf("ReadFile of a name with a space = %q, %v", b, err)
 	}
 
 	entry := func(edit func(e *Skill)) *Skill {

@@ -48,11 +48,15 @@ var ErrTooLarge = errors.New("frontmatter too large")
 // Error is a frontmatter that could not be read: Line is the 1-based line
 // of the file at fault (0 when the fault is the file as a whole).
 type Error struct {
+	// Line is the 1-based line of the file at fault, or 0.
 	Line int
-	Msg  string
-	Err  error // ErrNoFrontmatter, ErrTooLarge, or nil
+	// Msg says what is wrong.
+	Msg string
+	// Err is ErrNoFrontmatter, ErrTooLarge, or nil.
+	Err error
 }
 
+// Error implements error: "line N: " and the message.
 func (e *Error) Error() string {
 	msg := e.Msg
 	if msg == "" && e.Err != nil {
