@@ -170,9 +170,6 @@ func indentOf(l string) int { return len(l) - len(strings.TrimLeft(l, " ")) }
 // block reads the collection starting at the current line, whose
 // indentation is ind.
 func (p *parser) block(ind, depth int) (any, error) {
-	if depth >= MaxDepth {
-		return nil, &Error{Line: p.base + p.i, Err: ErrTooLarge, Msg: fmt.Sprintf("nested deeper than %d", MaxDepth)}
-	}
 	l := p.lines[p.i]
 	if strings.HasPrefix(l[ind:], "\t") || strings.HasPrefix(strings.TrimLeft(l, " "), "\t") {
 		return nil, p.errAt(p.i, "tab in indentation")
@@ -184,7 +181,15 @@ func (p *parser) block(ind, depth int) (any, error) {
 	return p.mapping(ind, depth)
 }
 
+// tooDeep is the error of a collection nested deeper than MaxDepth.
+func (p *parser) tooDeep() error {
+	return &Error{Line: p.base + p.i, Err: ErrTooLarge, Msg: fmt.Sprintf("nested deeper than %d", MaxDepth)}
+}
+
 func (p *parser) sequence(ind, depth int) (any, error) {
+	if depth >= MaxDepth {
+		return nil, p.tooDeep()
+	}
 	out := []any{}
 	for {
 		p.skipBlank()
@@ -242,6 +247,9 @@ func (p *parser) sequence(ind, depth int) (any, error) {
 }
 
 func (p *parser) mapping(ind, depth int) (any, error) {
+	if depth >= MaxDepth {
+		return nil, p.tooDeep()
+	}
 	out := map[string]any{}
 	for {
 		p.skipBlank()

@@ -88,6 +88,8 @@ func TestParseRefuses(t *testing.T) {
 		{"invalid utf8", "---\na: \xff\n---\n", 2, nil},
 		{"too large", "---\n" + strings.Repeat("a: 1\n", 20000) + "---\n", 0, ErrTooLarge},
 		{"too deep", "---\n" + deep(MaxDepth+2) + "---\n", 0, ErrTooLarge},
+		{"too deep on one line", "---\na:\n" + strings.Repeat("- ", 10000) + "x\n---\n", 0, ErrTooLarge},
+		{"too deep in items", "---\na:\n" + deepItems(MaxDepth+2) + "---\n", 0, ErrTooLarge},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,6 +115,15 @@ func deep(n int) string {
 		b.WriteString(strings.Repeat(" ", i) + "k:\n")
 	}
 	b.WriteString(strings.Repeat(" ", n) + "k: 1\n")
+	return b.String()
+}
+
+// deepItems returns sequence items holding mappings, nested n levels.
+func deepItems(n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(strings.Repeat("  ", i+1) + "- k:\n")
+	}
 	return b.String()
 }
 
