@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -424,6 +425,16 @@ func TestLoadSkill(t *testing.T) {
 		{"past the total size", entry(func(e *Skill) {
 			e.Resources.Files = append(e.Resources.Files, SkillResource{URI: "skill://pdf-processing/big", Digest: digestOf(""), Size: MaxSkillSize})
 		}), "more than the limit", 0},
+		{"too many files", entry(func(e *Skill) {
+			for i := range MaxSkillFiles {
+				e.Resources.Files = append(e.Resources.Files, SkillResource{URI: "skill://pdf-processing/f" + strconv.Itoa(i), Digest: digestOf(""), Size: 0})
+			}
+		}), "more than the limit of 512", 0},
+		{"listed twice", entry(func(e *Skill) { e.Resources.Files = append(e.Resources.Files, e.Resources.Files[0]) }), "listed twice", 0},
+		{"dynamic, frontmatter differs", entry(func(e *Skill) {
+			e.Resources = SkillResources{Dynamic: true}
+			e.Frontmatter["license"] = "MIT"
+		}), `"license" differs`, 1},
 		{"name differs from the uri", entry(func(e *Skill) { e.URI = "skill://pdf/SKILL.md" }), "not in its name", 0},
 	}
 	for _, tt := range tests {
