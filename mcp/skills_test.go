@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -492,5 +494,31 @@ func TestSkillResourcesJSON(t *testing.T) {
 	var s Skill
 	if err := unmarshalStd([]byte(`{"uri":"u","frontmatter":{},"resources":"static"}`), &s); err == nil {
 		t.Error(`resources "static" decoded`)
+	}
+}
+
+// TestAddSkillsOSSymlink checks that a symbolic link in a skill on disk
+// (os.DirFS) is refused, naming it, rather than followed out of the
+// skill.
+func TestAddSkillsOSSymlink(t *testing.T) {
+	dir := t.TempDir()
+	skill := filepath.Join(dir, "skills", "leaky")
+	if err := os.MkdirAll(skill, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: leaky\ndescription: d\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(dir, "secret.txt")
+	if err := os.WriteFile(secret, []byte("secret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(skill, "notes.txt")); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+	err := s.AddSkills(os.DirFS(dir), "skills")
+	if err == nil || !strings.Contains(err.Error(), "skills/leaky/notes.txt: a symbolic link") {
+		t.Fatalf("AddSkills = %v, want the link refused by name", err)
 	}
 }
