@@ -213,6 +213,10 @@ type ClientCapabilities struct {
 	// Tasks is the experimental tasks capability of 2025-11-25, kept as
 	// raw JSON until tasks are supported.
 	Tasks json.RawMessage `json:"tasks,omitzero"`
+	// Extensions declares the extensions the client supports, keyed by
+	// extension identifier (such as [SkillsExtension]), each with its
+	// settings object ({} for none). Optional.
+	Extensions map[string]json.RawMessage `json:"extensions,omitzero"`
 }
 
 // ToolCapabilities is the server's tools capability.
@@ -270,6 +274,11 @@ type ServerCapabilities struct {
 	// Tasks is the experimental tasks capability of 2025-11-25, kept as
 	// raw JSON until tasks are supported.
 	Tasks json.RawMessage `json:"tasks,omitzero"`
+	// Extensions declares the extensions the server supports, keyed by
+	// extension identifier, each with its settings object ({} for none).
+	// Optional. A server with skills (see [Server.AddSkills]) declares
+	// [SkillsExtension] itself.
+	Extensions map[string]json.RawMessage `json:"extensions,omitzero"`
 }
 
 // InitializeParams are the params of initialize.

@@ -199,6 +199,7 @@ type Server struct {
 	resources features[*serverResource]
 	templates features[*serverTemplate]
 	prompts   features[*serverPrompt]
+	skills    skillSet // see AddSkills
 	sessions  map[*ServerSession]struct{}
 	listeners map[*listener]struct{} // open subscriptions/listen streams
 	// changed holds the list_changed notifications owed to the sessions
@@ -427,6 +428,7 @@ func (s *Server) capabilities() *ServerCapabilities {
 	if caps.Completions == nil && s.opts.CompletionHandler != nil {
 		caps.Completions = &CompletionCapabilities{}
 	}
+	s.skillsCapability(caps)
 	return caps
 }
 

@@ -326,6 +326,10 @@ func serverCapabilityFor(method string) string {
 		return "completions"
 	case MethodLoggingSetLevel:
 		return "logging"
+	case MethodSkillsList, MethodSkillsGet:
+		return "skills"
+	case MethodResourcesDirectoryRead:
+		return "skills.directoryRead"
 	}
 	return ""
 }
@@ -357,6 +361,8 @@ func (s *Server) declares(name string) bool {
 		return o.Completions != nil || s.opts.CompletionHandler != nil
 	case "logging":
 		return true
+	case "skills", "skills.directoryRead":
+		return s.declaresSkills(o, name == "skills.directoryRead")
 	}
 	return false
 }
@@ -378,6 +384,9 @@ var serverMethods = map[string]inMethod[*ServerSession]{
 	MethodPromptsGet:             serverMethodFor(MethodPromptsGet, (*ServerSession).getPrompt),
 	MethodCompletionComplete:     serverMethodFor(MethodCompletionComplete, (*ServerSession).complete),
 	MethodLoggingSetLevel:        serverMethodFor(MethodLoggingSetLevel, (*ServerSession).setLevel),
+	MethodSkillsList:             serverMethodFor(MethodSkillsList, (*ServerSession).listSkills),
+	MethodSkillsGet:              serverMethodFor(MethodSkillsGet, (*ServerSession).getSkill),
+	MethodResourcesDirectoryRead: serverMethodFor(MethodResourcesDirectoryRead, (*ServerSession).readDirectory),
 	NotificationInitialized:      notification(serverMethodFor(NotificationInitialized, (*ServerSession).initializedNote)),
 	NotificationCancelled:        notification(serverMethodFor(NotificationCancelled, (*ServerSession).cancelledNote)),
 	NotificationProgress:         notification(serverMethodFor(NotificationProgress, (*ServerSession).progressNote)),

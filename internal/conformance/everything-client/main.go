@@ -24,6 +24,10 @@
 //   - json-schema-2020-12-preservation: list the tools and send the input
 //     schema of json_schema_2020_12_tool back, byte for byte, as the
 //     schema argument of json_schema_echo.
+//   - sep-2640-client-no-prefetch: list the skills, read no file.
+//   - sep-2640-client-verify-*: list the skills and load each, reading
+//     its other files only once its SKILL.md is verified; a skill that
+//     fails verification is reported on standard error and not used.
 //   - auth/*: authorize with an auth.Authorizer (see auth.go), list the
 //     tools and call test-tool. When the Authorizer refuses for a reason
 //     the scenario tests (a PRM for another resource, an issuer
@@ -93,6 +97,10 @@ var scenarios = map[string]func(ctx context.Context, cs *mcp.ClientSession) erro
 	"http-custom-headers":                 contextToolCalls,
 	"http-invalid-tool-headers":           callEveryTool,
 	"sep-2322-client-request-state":       callEveryTool,
+	"sep-2640-client-no-prefetch":         listSkills,
+	"sep-2640-client-verify-digest":       loadSkills,
+	"sep-2640-client-verify-size":         loadSkills,
+	"sep-2640-client-verify-frontmatter":  loadSkills,
 }
 
 // contextToolCalls lists the tools and makes the calls the scenario names

@@ -2,7 +2,8 @@
 // conformance suite (@modelcontextprotocol/conformance) tests: it offers
 // every tool, resource, prompt and completion the suite's server scenarios
 // of the 2025-11-25 requirement set call, with the argument and result
-// shapes they expect.
+// shapes they expect, and the skills of the Skills extension (SEP-2640)
+// that its sep-2640-* scenarios look for (see skills.go).
 //
 // Usage:
 //

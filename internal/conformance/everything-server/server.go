@@ -140,7 +140,7 @@ func newServer(o options) (*mcp.Server, error) {
 		Logger:            o.logger,
 		CompletionHandler: complete,
 	})
-	for _, add := range []func(*mcp.Server, options) error{addTools, addResources, addPrompts, func(s *mcp.Server, _ options) error { return addModernTools(s) }} {
+	for _, add := range []func(*mcp.Server, options) error{addTools, addResources, addPrompts, addSkills, func(s *mcp.Server, _ options) error { return addModernTools(s) }} {
 		if err := add(s, o); err != nil {
 			return nil, err
 		}

@@ -310,21 +310,60 @@ func TestResources(t *testing.T) {
 	if _, err := f.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://nonexistent"}); err == nil {
 		t.Error("reading an unknown resource succeeded")
 	}
-	n := 0
-	for _, err := range f.cs.Resources(ctx) {
+	n, skillFiles := 0, 0
+	for r, err := range f.cs.Resources(ctx) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if strings.HasPrefix(r.URI, "skill://") {
+			skillFiles++
+			continue
+		}
 		n++
 	}
-	if n != 3 {
-		t.Errorf("listed %d resources, want 3", n)
+	if n != 3 || skillFiles != 4 {
+		t.Errorf("listed %d resources and %d skill files, want 3 and 4", n, skillFiles)
 	}
 	if err := f.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: watchedURI}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: watchedURI}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSkills loads every skill the fixture serves, and reads their
+// other files, verified.
+func TestSkills(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var uris []string
+	for e, err := range f.cs.Skills(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		uris = append(uris, e.URI)
+		l, err := f.cs.LoadSkill(ctx, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, file := range e.Resources.Files {
+			if rel, _ := strings.CutPrefix(file.URI, strings.TrimSuffix(e.URI, "SKILL.md")); file.URI != e.URI {
+				if _, err := l.ReadFile(ctx, rel); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	}
+	if want := "skill://acme/data/csv-tools/SKILL.md skill://pdf-processing/SKILL.md"; strings.Join(uris, " ") != want {
+		t.Errorf("skills %v, want %s", uris, want)
+	}
+	dir, err := f.cs.ReadDirectory(ctx, &mcp.ReadDirectoryParams{URI: "skill://pdf-processing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dir.Resources) != 2 || dir.Resources[1].MIMEType != mcp.MIMETypeDirectory {
+		t.Errorf("skill://pdf-processing holds %+v", dir.Resources)
 	}
 }
 

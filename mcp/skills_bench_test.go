@@ -1,0 +1,82 @@
+package mcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"testing"
+	"testing/fstest"
+
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// BenchmarkSkillsList lists 1,000 skills of 20 files each, every page,
+// in process (handshake era): listing reads and hashes no file.
+func BenchmarkSkillsList(b *testing.B) {
+	m := fstest.MapFS{}
+	for i := range 1000 {
+		name := fmt.Sprintf("skill-%04d", i)
+		m["skills/"+name+"/SKILL.md"] = &fstest.MapFile{Data: []byte("---\nname: " + name + "\ndescription: A benchmark skill.\n---\nBody.\n")}
+		for j := range 19 {
+			m[fmt.Sprintf("skills/%s/references/file-%02d.md", name, j)] = &fstest.MapFile{Data: []byte("content\n")}
+		}
+	}
+	fsys := &countingFS{FS: m}
+	s := NewServer(&Implementation{Name: "bench", Version: "1"}, nil)
+	if err := s.AddSkills(fsys, "skills"); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	ct, st := transport.NewInMemoryTransports()
+	ss, err := s.Connect(ctx, st)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{Era: EraHandshake}).Connect(ctx, ct)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close(); ss.Close(); ss.Wait() })
+	opened := fsys.opens.Load()
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		for _, err := range cs.Skills(ctx) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		if n != 1000 {
+			b.Fatalf("listed %d skills", n)
+		}
+	}
+	if n := fsys.opens.Load() - opened; n != 0 {
+		b.Fatalf("listing opened %d files", n)
+	}
+}
+
+// BenchmarkSkillVerify compares the client's verification of a 1 MiB
+// skill file (size, then digest) with crypto/sha256 over the same bytes.
+func BenchmarkSkillVerify(b *testing.B) {
+	content := make([]byte, 1<<20)
+	for i := range content {
+		content[i] = byte(i)
+	}
+	sum := sha256.Sum256(content)
+	want := &SkillResource{URI: "skill://a/f", Digest: skillDigest(sum[:]), Size: int64(len(content))}
+	b.Run("verify", func(b *testing.B) {
+		b.SetBytes(int64(len(content)))
+		for b.Loop() {
+			if err := verifySkillFile(content, want); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sha256", func(b *testing.B) {
+		b.SetBytes(int64(len(content)))
+		for b.Loop() {
+			sha256.Sum256(content)
+		}
+	})
+}
