@@ -86,7 +86,7 @@ type ConnOptions struct {
 	// returns. Two exceptions keep a notification handler that waits from
 	// holding everything up: the answer to a call made with the context a
 	// notification handler was given is passed on at once; and a handler
-	// that has run for 100ms while messages wait behind it is left to
+	// that has run for a second while messages wait behind it is left to
 	// finish on its own goroutine while delivery goes on without it (at
 	// most MaxInFlight such handlers at once).
 	MaxQueuedNotifications int
@@ -286,7 +286,7 @@ type noteKey struct{}
 
 // defaultNoteHandoff is how long a notification handler may hold up the
 // messages read after it (see ConnOptions.MaxQueuedNotifications).
-const defaultNoteHandoff = 100 * time.Millisecond
+const defaultNoteHandoff = time.Second
 
 // NewConn returns a connection over s. It does not read until Start.
 func NewConn(s Stream, opts *ConnOptions) *Conn {
