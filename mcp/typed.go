@@ -102,10 +102,14 @@ type CallToolOptions struct {
 // is encoded as JSON (a [json.RawMessage] is sent as is; nil sends no
 // arguments). opts may be nil.
 //
+// When Out is string and the result has no structured content, the
+// output is the result's text content (the text blocks joined with
+// newlines), as [AddTool] answers for a tool whose output is a string.
+//
 // It returns the result alongside the decoded output. A tool that
 // reports a failure gives a [*ToolError]; a result without structured
-// content, or whose structured content does not decode into Out, gives
-// an error and the result. Any other error is as [ClientSession]
+// content (or, for a string, without text), or whose structured content
+// does not decode into Out, gives an error and the result. Any other error is as [ClientSession]
 // describes, with a nil result.
 func CallToolAs[Out any](ctx context.Context, cs *ClientSession, name string, args any, opts *CallToolOptions) (Out, *CallToolResult, error) {
 	var zero Out
@@ -139,12 +143,37 @@ func CallToolAs[Out any](ctx context.Context, cs *ClientSession, name string, ar
 	if res.IsError {
 		return zero, res, &ToolError{Name: name, Result: res}
 	}
+	var out Out
 	if len(res.StructuredContent) == 0 {
+		// A tool whose output is a string (AddTool with Out string)
+		// answers with text content only: read it back as such.
+		if p, ok := any(&out).(*string); ok {
+			if text, ok := textOf(res); ok {
+				*p = text
+				return out, res, nil
+			}
+		}
 		return zero, res, fmt.Errorf("mcp: tool %q returned no structured content", name)
 	}
-	var out Out
 	if err := unmarshalStd(res.StructuredContent, &out); err != nil {
 		return zero, res, fmt.Errorf("mcp: decoding structured content of tool %q into %v: %w", name, reflect.TypeFor[Out](), err)
 	}
 	return out, res, nil
+}
+
+// textOf returns the text blocks of res joined with newlines, and whether
+// it has any.
+func textOf(res *CallToolResult) (string, bool) {
+	var b strings.Builder
+	found := false
+	for _, c := range res.Content {
+		if t, ok := c.(*TextContent); ok {
+			if found {
+				b.WriteByte('\n')
+			}
+			b.WriteString(t.Text)
+			found = true
+		}
+	}
+	return b.String(), found
 }

@@ -105,6 +105,44 @@ func TestCallToolAs(t *testing.T) {
 	}
 }
 
+// TestCallToolAsString checks that CallToolAs[string] reads back the
+// output of a tool whose output type is string, which AddTool sends as
+// text content without structured content, and still refuses a result
+// with neither.
+func TestCallToolAsString(t *testing.T) {
+	checkGoroutines(t)
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+	must(t, AddTool(s, &Tool{Name: "greet"}, func(_ context.Context, _ *CallToolRequest, in struct {
+		Name string `json:"name"`
+	}) (string, error) {
+		return "hello, " + in.Name, nil
+	}))
+	s.AddTool(&Tool{Name: "two", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+		return &CallToolResult{Content: []Content{&TextContent{Text: "a"}, &ImageContent{Data: []byte{1}, MIMEType: "image/png"}, &TextContent{Text: "b"}}}, nil
+	})
+	s.AddTool(&Tool{Name: "image", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+		return &CallToolResult{Content: []Content{&ImageContent{Data: []byte{1}, MIMEType: "image/png"}}}, nil
+	})
+	cs, _ := connect(t, s, NewClient(&Implementation{Name: "c", Version: "1"}, nil))
+	ctx := context.Background()
+	tests := []struct {
+		tool, want, err string
+	}{
+		{"greet", "hello, Ada", ""},
+		{"two", "a\nb", ""},
+		{"image", "", "no structured content"},
+	}
+	for _, tt := range tests {
+		out, res, err := CallToolAs[string](ctx, cs, tt.tool, map[string]string{"name": "Ada"}, nil)
+		switch {
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err) || res == nil):
+			t.Errorf("%s: got %q, %v; want an error with %q and the result", tt.tool, out, err, tt.err)
+		case tt.err == "" && (err != nil || out != tt.want):
+			t.Errorf("%s: got %q, %v; want %q", tt.tool, out, err, tt.want)
+		}
+	}
+}
+
 // TestElicitURLModeInferred checks that elicitation params with a URL and
 // no mode are sent in URL mode, not refused as a form without a schema.
 func TestElicitURLModeInferred(t *testing.T) {
