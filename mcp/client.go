@@ -836,7 +836,7 @@ func (cs *ClientSession) elicitationCompleteNote(ctx context.Context, req *Clien
 // skipped because they were not protocol messages: typically lines a
 // stdio server printed to its standard output, which is reserved for the
 // protocol. Each is reported at warning level with its first
-// [jsonrpc.MaxDecodeErrorInput] bytes, at most [strayLogMax] a minute
+// [jsonrpc.MaxDecodeErrorInput] bytes, at most 10 a minute
 // (then a count of those not shown), the first with a hint.
 func (cs *ClientSession) StrayLines() int64 { return cs.stray.count.Load() }
 

@@ -369,24 +369,30 @@ func Example_host() {
 	}
 
 	ctx := context.Background()
-	names := map[*mcp.ClientSession]string{} // filled before the first call
 	c := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, &mcp.ClientOptions{
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageNotification) {
-			fmt.Println(names[req.Session], "logged:", req.Params.Data)
+			fmt.Println(req.Session.Name(), "logged:", req.Params.Data)
 		},
 	})
 	sessions := map[string]*mcp.ClientSession{}
 	for _, name := range []string{"notes", "weather"} {
-		cs := connect(c, newServer(name)) // or a CommandTransport, a StreamableClientTransport...
-		defer cs.Close()
-		sessions[name], names[cs] = cs, name
-	}
-	for _, name := range []string{"notes", "weather"} {
-		res, err := sessions[name].CallTool(ctx, &mcp.CallToolParams{Name: "hello"})
+		ct, st := transport.NewInMemoryTransports() // or a CommandTransport, a StreamableClientTransport...
+		if _, err := newServer(name).Connect(ctx, st); err != nil {
+			log.Fatal(err)
+		}
+		cs, err := c.Connect(ctx, ct, &mcp.ConnectOptions{Name: name})
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+		defer cs.Close()
+		sessions[name] = cs
+	}
+	for _, name := range []string{"notes", "weather"} {
+		out, _, err := mcp.CallToolAs[string](ctx, sessions[name], "hello", nil, nil)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(out)
 	}
 	// Output:
 	// notes logged: said hello

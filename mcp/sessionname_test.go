@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -149,6 +151,15 @@ func TestConnectOptions(t *testing.T) {
 // the responses a client of 2026-07-28 does not send to requests its
 // server pushes (the transport's own test covers the bounds).
 func TestClientLogsDroppedResponses(t *testing.T) {
+	for _, wrapped := range []bool{false, true} {
+		t.Run(fmt.Sprint("wrapped=", wrapped), func(t *testing.T) { testClientLogsDroppedResponses(t, wrapped) })
+	}
+}
+
+// testClientLogsDroppedResponses is TestClientLogsDroppedResponses with
+// the transport used as is, or wrapped in a LoggingTransport, which must
+// pass the logger on.
+func testClientLogsDroppedResponses(t *testing.T, wrapped bool) {
 	checkGoroutines(t)
 	var responsePOSTs atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -188,7 +199,11 @@ func TestClientLogsDroppedResponses(t *testing.T) {
 		},
 	}))
 	c := NewClient(&Implementation{Name: "host", Version: "1"}, &ClientOptions{Era: EraModern, Logger: logger})
-	cs, err := c.Connect(t.Context(), &transport.StreamableClientTransport{URL: srv.URL}, &ConnectOptions{Name: "pushy"})
+	var tr transport.Transport = &transport.StreamableClientTransport{URL: srv.URL}
+	if wrapped {
+		tr = &transport.LoggingTransport{Transport: tr, Writer: io.Discard}
+	}
+	cs, err := c.Connect(t.Context(), tr, &ConnectOptions{Name: "pushy"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,12 +211,18 @@ func TestClientLogsDroppedResponses(t *testing.T) {
 	if _, err := cs.CallTool(t.Context(), &CallToolParams{Name: "t"}); err != nil {
 		t.Fatal(err)
 	}
-	for line := range logged { // the first drop is always reported
-		if strings.Contains(line, "not sending a response") {
-			if !strings.Contains(line, "level=WARN") || !strings.Contains(line, "session=pushy") || !strings.Contains(line, "id=push-") {
-				t.Errorf("the report lacks the level, the session or the id: %s", line)
+	timeout := time.After(time.Minute)  // a bound for the failure only
+	for reported := false; !reported; { // the first drop is always reported
+		select {
+		case line := <-logged:
+			if strings.Contains(line, "not sending a response") {
+				if !strings.Contains(line, "level=WARN") || !strings.Contains(line, "session=pushy") || !strings.Contains(line, "id=push-") {
+					t.Errorf("the report lacks the level, the session or the id: %s", line)
+				}
+				reported = true
 			}
-			break
+		case <-timeout:
+			t.Fatal("no dropped response was reported to the client's logger")
 		}
 	}
 	if n := responsePOSTs.Load(); n != 0 {

@@ -111,6 +111,15 @@ func (c *loggingConn) HandshakeOnly() bool {
 	return ok && h.HandshakeOnly()
 }
 
+// SetLogger passes the client's logger to the inner connection, when it
+// takes one, for the diagnostics it logs itself (such as the answers a
+// 2026-07-28 HTTP client does not send).
+func (c *loggingConn) SetLogger(l *slog.Logger) {
+	if s, ok := c.inner.(interface{ SetLogger(*slog.Logger) }); ok {
+		s.SetLogger(l)
+	}
+}
+
 // SetProtocolVersion passes the negotiated protocol version to the inner
 // connection (see mcplink.ProtocolVersionSetter).
 func (c *loggingVersionConn) SetProtocolVersion(v string) {
