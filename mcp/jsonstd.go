@@ -34,6 +34,8 @@ import (
 // (a prompt message encodes its content block with marshalStd), which an
 // initializer of a variable cannot express. Nothing changes them after.
 var (
+	// marshalers encode protocol values.
+	marshalers *jsonv2.Marshalers
 	// marshalOptions encode protocol values as the wire carries them.
 	marshalOptions jsonv2.Options
 	// unmarshalers decode protocol values; capsCache puts its own before
@@ -48,10 +50,8 @@ var (
 )
 
 func init() {
-	marshalOptions = jsonv2.JoinOptions(
-		jsonv2.Deterministic(true),
-		jsonv2.WithMarshalers(jsonv2.JoinMarshalers(jsonMarshalers, jsonv2.MarshalToFunc(marshalID))),
-	)
+	marshalers = jsonv2.JoinMarshalers(jsonMarshalers, jsonv2.MarshalToFunc(marshalID))
+	marshalOptions = jsonv2.JoinOptions(jsonv2.Deterministic(true), jsonv2.WithMarshalers(marshalers))
 	unmarshalers = jsonv2.JoinUnmarshalers(jsonUnmarshalers, jsonv2.UnmarshalFromFunc(unmarshalID))
 	unmarshalOptions = jsonv2.WithUnmarshalers(unmarshalers)
 	receivedOptions = []jsonv2.Options{jsonv2.JoinOptions(unmarshalOptions, receivedOption)}
