@@ -2,8 +2,11 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -311,6 +314,33 @@ func TestWireCallsNoStdMethod(t *testing.T) {
 			}
 			for _, l := range left {
 				t.Error(l)
+			}
+		})
+	}
+}
+
+// TestUnencodableResult checks the answer to a request whose handler's
+// result cannot be encoded, now that the session encodes results itself:
+// an internal error, and the session goes on serving, in both eras.
+func TestUnencodableResult(t *testing.T) {
+	for _, era := range []Era{EraHandshake, EraModern} {
+		t.Run(era.String(), func(t *testing.T) {
+			s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+			must(t, s.AddTool(&Tool{Name: "bad"}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+				return &CallToolResult{Content: Contents{&TextContent{Text: "x"}}, StructuredContent: json.RawMessage(`{"a":`)}, nil
+			}))
+			must(t, s.AddTool(&Tool{Name: "good"}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+				return &CallToolResult{Content: Contents{&TextContent{Text: "ok"}}}, nil
+			}))
+			cs, _ := connect(t, s, NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{Era: era}))
+			_, err := cs.CallTool(t.Context(), &CallToolParams{Name: "bad"})
+			var we *jsonrpc.Error
+			if !errors.As(err, &we) || we.Code != jsonrpc.CodeInternalError || we.Message != "internal error: cannot encode result" {
+				t.Fatalf("bad result: %v, want an internal error", err)
+			}
+			res, err := cs.CallTool(t.Context(), &CallToolParams{Name: "good"})
+			if err != nil || len(res.Content) != 1 {
+				t.Fatalf("after it: %v, %v", res, err)
 			}
 		})
 	}
