@@ -261,7 +261,7 @@ func unmarshalContent(raw jsontext.Value) (Content, error) {
 		var head struct {
 			Type string `json:"type"`
 		}
-		if err := jsonv2.Unmarshal(raw, &head, receivedOption); err != nil { // no protocol types
+		if err := jsonv2.Unmarshal(raw, &head, receivedOption); err != nil {
 			return nil, err
 		}
 		if c = newContent([]byte(head.Type)); c == nil {
