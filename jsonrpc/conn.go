@@ -25,7 +25,8 @@ import (
 // and one at a time, in arrival order, for notifications (a notification
 // handler that runs long while messages wait behind it is left to finish
 // on its own: see [ConnOptions.MaxQueuedNotifications]). For a request,
-// the result is marshalled into the response (a [json.RawMessage] or []byte is used as is) unless err
+// the result is marshalled into the response (a [json.RawMessage], a
+// non-nil *json.RawMessage or a []byte is used as is) unless err
 // is non-nil, in which case err is converted with [ToWire]. For a
 // notification the result and error are ignored (errors are logged).
 //
@@ -1159,6 +1160,12 @@ func marshalResult(v any) (json.RawMessage, error) {
 		return json.RawMessage("{}"), nil
 	case json.RawMessage:
 		return v, nil
+	case *json.RawMessage:
+		// A result encoded by the handler into memory of its own, which
+		// it hands over without boxing a slice header.
+		if v != nil {
+			return *v, nil
+		}
 	case jsontext.Value:
 		return json.RawMessage(v), nil
 	case []byte:

@@ -110,7 +110,7 @@ func (f *wireFields) read(dec *jsontext.Decoder) bool {
 				return false
 			}
 			f.error = new(Error)
-			if err := jsonv2.Unmarshal(v, f.error); err != nil {
+			if err := jsonv2.Unmarshal(v, (*wireError)(f.error)); err != nil {
 				return false
 			}
 		}

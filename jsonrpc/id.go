@@ -70,30 +70,8 @@ func parseID(v jsontext.Value) (id ID, null bool, err error) {
 	return ID{}, false, errBadID
 }
 
-// MarshalJSONTo implements [json.MarshalerTo]; an absent ID is written as null.
-func (id ID) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if id.raw == "" {
-		return enc.WriteToken(jsontext.Null)
-	}
-	return enc.WriteValue(jsontext.Value(id.raw))
-}
-
-// UnmarshalJSONFrom implements [json.UnmarshalerFrom]. A JSON null yields
-// the absent ID.
-func (id *ID) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	v, err := dec.ReadValue()
-	if err != nil {
-		return err
-	}
-	parsed, _, err := parseID(v)
-	if err != nil {
-		return err
-	}
-	*id = parsed
-	return nil
-}
-
-// MarshalJSON implements encoding/json.Marshaler.
+// MarshalJSON implements encoding/json.Marshaler; an absent ID is written
+// as null.
 func (id ID) MarshalJSON() ([]byte, error) {
 	if id.raw == "" {
 		return []byte("null"), nil
@@ -101,7 +79,8 @@ func (id ID) MarshalJSON() ([]byte, error) {
 	return []byte(id.raw), nil
 }
 
-// UnmarshalJSON implements encoding/json.Unmarshaler.
+// UnmarshalJSON implements encoding/json.Unmarshaler. A JSON null yields
+// the absent ID.
 func (id *ID) UnmarshalJSON(b []byte) error {
 	v := jsontext.Value(b)
 	if err := v.Compact(); err != nil {

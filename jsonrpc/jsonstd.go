@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Messages and errors encode the same through encoding/json as on the wire:
@@ -47,21 +46,13 @@ func (r *Response) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// wireError is Error without methods, for the default struct encoding.
+// wireError is Error without methods, for the default struct encoding:
+// the package encodes and decodes errors through it, so that the engine
+// never calls the encoding/json methods below.
 type wireError Error
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (e *Error) MarshalJSONTo(enc *jsontext.Encoder) error {
-	return jsonv2.MarshalEncode(enc, (*wireError)(e))
-}
-
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (e *Error) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	return jsonv2.UnmarshalDecode(dec, (*wireError)(e))
-}
-
 // MarshalJSON implements encoding/json.Marshaler with the wire encoding.
-func (e Error) MarshalJSON() ([]byte, error) { return jsonv2.Marshal(&e) }
+func (e Error) MarshalJSON() ([]byte, error) { return jsonv2.Marshal((*wireError)(&e)) }
 
 // UnmarshalJSON implements encoding/json.Unmarshaler with the wire decoding.
-func (e *Error) UnmarshalJSON(data []byte) error { return jsonv2.Unmarshal(data, e) }
+func (e *Error) UnmarshalJSON(data []byte) error { return jsonv2.Unmarshal(data, (*wireError)(e)) }

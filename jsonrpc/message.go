@@ -102,7 +102,7 @@ type wireMessage struct {
 	Method  *string         `json:"method"`
 	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
-	Error   *Error          `json:"error"`
+	Error   *wireError      `json:"error"`
 }
 
 // DecodeMessage decodes one message, or a batch when data is a JSON array.
@@ -202,7 +202,7 @@ func decodeOneReflect(data []byte) (Message, error) {
 	case w.Result != nil && w.Error != nil:
 		return nil, invalid(id, "invalid response: both result and error")
 	case w.Error != nil:
-		return &Response{ID: id, Error: w.Error}, nil
+		return &Response{ID: id, Error: (*Error)(w.Error)}, nil
 	case w.Result != nil:
 		if idNull {
 			return nil, invalid(id, "invalid response: a result needs an id")

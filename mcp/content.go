@@ -154,12 +154,12 @@ func (*ToolResultContent) contentType() string { return "tool_result" }
 // Contents is a list of content blocks, encoded with their "type".
 type Contents []Content
 
-// MarshalJSONTo implements jsonv2.MarshalerTo; nil encodes as [].
-func (cs Contents) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes cs for the wire; nil encodes as [].
+func (cs *Contents) marshalJSONTo(enc *jsontext.Encoder) error {
 	if err := enc.WriteToken(jsontext.BeginArray); err != nil {
 		return err
 	}
-	for _, c := range cs {
+	for _, c := range *cs {
 		w, err := typed(c)
 		if err != nil {
 			return err
@@ -173,8 +173,8 @@ func (cs Contents) MarshalJSONTo(enc *jsontext.Encoder) error {
 	return enc.WriteToken(jsontext.EndArray)
 }
 
-// UnmarshalJSONFrom implements jsonv2.UnmarshalerFrom.
-func (cs *Contents) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes cs from the wire.
+func (cs *Contents) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	if dec.PeekKind() == 'n' {
 		_, err := dec.ReadToken()
 		*cs = Contents{}
@@ -212,7 +212,7 @@ type typedBlock[T any] struct {
 }
 
 // typed returns c, which encodes with its "type" member first (see the
-// generated MarshalJSONTo methods), or an error for a nil block.
+// generated marshalJSONTo methods), or an error for a nil block.
 func typed(c Content) (Content, error) {
 	var isNil bool
 	switch c := c.(type) {
@@ -271,7 +271,9 @@ func unmarshalContent(raw jsontext.Value) (Content, error) {
 			return nil, fmt.Errorf("mcp: unknown content type %q", head.Type)
 		}
 	}
-	if err := jsonv2.Unmarshal(raw, c, jsonv2.RejectUnknownMembers(false), receivedOption); err != nil {
+	// The "type" member, which the block types have no field for, is
+	// skipped as every unknown member is.
+	if err := jsonv2.Unmarshal(raw, c, receivedOptions...); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -349,7 +351,7 @@ func marshalOneOrMany(cs Contents) (jsontext.Value, error) {
 func unmarshalOneOrMany(raw jsontext.Value) (Contents, error) {
 	if raw.Kind() == '[' {
 		var cs Contents
-		if err := jsonv2.Unmarshal(raw, &cs); err != nil {
+		if err := unmarshalStd(raw, &cs); err != nil {
 			return nil, err
 		}
 		return cs, nil

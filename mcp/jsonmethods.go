@@ -7,16 +7,213 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
+// The wire encoding of each protocol type is its marshalJSONTo and
+// unmarshalJSONFrom methods, which the engine calls through
+// jsonMarshalers and jsonUnmarshalers (see jsonstd.go); MarshalJSON and
+// UnmarshalJSON give encoding/json the same encoding.
+
+// jsonMarshalers registers the marshalJSONTo method of every protocol type.
+var jsonMarshalers = jsonv2.JoinMarshalers(
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Annotations) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *AudioContent) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CallToolParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CallToolResult) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CancelledParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ClientCapabilities) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CompleteArgument) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CompleteContext) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CompleteParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CompleteReference) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CompleteResult) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Completion) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CompletionCapabilities) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Contents) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CreateMessageParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CreateMessageResult) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *DiscoverParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *DiscoverResult) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ElicitParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ElicitResult) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ElicitationCapabilities) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ElicitationCompleteParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *EmbeddedResource) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *EmptyResult) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *FormElicitationCapabilities) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *GetPromptParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *GetPromptResult) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Icon) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ImageContent) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Implementation) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *InitializeParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *InitializeResult) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *InitializedParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *InputRequest) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *InputRequiredResult) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListPromptsParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListPromptsResult) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListResourceTemplatesParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListResourceTemplatesResult) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListResourcesParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListResourcesResult) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListRootsParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListRootsResult) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListToolsParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListToolsResult) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *LoggingCapabilities) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *LoggingMessageParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Meta) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *MissingRequiredClientCapabilityData) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ModelHint) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ModelPreferences) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *PingParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ProgressParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Prompt) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *PromptArgument) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *PromptCapabilities) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *PromptListChangedParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *PromptMessage) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ReadResourceParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ReadResourceResult) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Resource) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ResourceCapabilities) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ResourceContents) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ResourceLink) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ResourceListChangedParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ResourceTemplate) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ResourceUpdatedParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Root) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *RootsCapabilities) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *RootsListChangedParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SamplingCapabilities) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SamplingMessage) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ServerCapabilities) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SetLevelParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SubscribeParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SubscriptionFilter) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SubscriptionsAcknowledgedParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SubscriptionsListenParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SubscriptionsListenResult) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *TextContent) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Tool) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolAnnotations) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolCapabilities) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolChoice) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolExecution) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolListChangedParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolResultContent) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolUseContent) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *URLElicitationCapabilities) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *UnsubscribeParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *UnsupportedProtocolVersionData) error { return x.marshalJSONTo(enc) }),
+)
+
+// jsonUnmarshalers registers the unmarshalJSONFrom method of every protocol type.
+var jsonUnmarshalers = jsonv2.JoinUnmarshalers(
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Annotations) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *AudioContent) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CallToolParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CallToolResult) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CancelledParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ClientCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CompleteArgument) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CompleteContext) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CompleteParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CompleteReference) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CompleteResult) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Completion) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CompletionCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Contents) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CreateMessageParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CreateMessageResult) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *DiscoverParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *DiscoverResult) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ElicitParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ElicitResult) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ElicitationCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ElicitationCompleteParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *EmbeddedResource) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *EmptyResult) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *FormElicitationCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *GetPromptParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *GetPromptResult) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Icon) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ImageContent) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Implementation) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *InitializeParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *InitializeResult) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *InitializedParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *InputRequest) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *InputRequiredResult) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListPromptsParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListPromptsResult) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListResourceTemplatesParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListResourceTemplatesResult) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListResourcesParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListResourcesResult) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListRootsParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListRootsResult) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListToolsParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListToolsResult) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *LoggingCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *LoggingMessageParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Meta) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *MissingRequiredClientCapabilityData) error {
+		return x.unmarshalJSONFrom(dec)
+	}),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ModelHint) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ModelPreferences) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *PingParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ProgressParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Prompt) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *PromptArgument) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *PromptCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *PromptListChangedParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *PromptMessage) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ReadResourceParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ReadResourceResult) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Resource) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ResourceCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ResourceContents) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ResourceLink) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ResourceListChangedParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ResourceTemplate) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ResourceUpdatedParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Root) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *RootsCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *RootsListChangedParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SamplingCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SamplingMessage) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ServerCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SetLevelParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SubscribeParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SubscriptionFilter) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SubscriptionsAcknowledgedParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SubscriptionsListenParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SubscriptionsListenResult) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *TextContent) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Tool) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolAnnotations) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolChoice) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolExecution) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolListChangedParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolResultContent) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolUseContent) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *URLElicitationCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *UnsubscribeParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *UnsupportedProtocolVersionData) error { return x.unmarshalJSONFrom(dec) }),
+)
+
 // wireAnnotations is Annotations without methods, for the default struct encoding.
 type wireAnnotations Annotations
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *Annotations) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *Annotations) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireAnnotations)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *Annotations) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *Annotations) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireAnnotations)(x))
 }
 
@@ -29,14 +226,13 @@ func (x *Annotations) UnmarshalJSON(data []byte) error { return unmarshalStd(dat
 // wireAudioContent is AudioContent without methods, for the default struct encoding.
 type wireAudioContent AudioContent
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo. The block's
-// "type" member comes first.
-func (x *AudioContent) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire, its "type" member first.
+func (x *AudioContent) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, &typedBlock[wireAudioContent]{x.contentType(), (*wireAudioContent)(x)})
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *AudioContent) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *AudioContent) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireAudioContent)(x))
 }
 
@@ -49,13 +245,13 @@ func (x *AudioContent) UnmarshalJSON(data []byte) error { return unmarshalStd(da
 // wireCallToolParams is CallToolParams without methods, for the default struct encoding.
 type wireCallToolParams CallToolParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *CallToolParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *CallToolParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCallToolParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *CallToolParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *CallToolParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireCallToolParams)(x))
 }
 
@@ -68,13 +264,13 @@ func (x *CallToolParams) UnmarshalJSON(data []byte) error { return unmarshalStd(
 // wireCallToolResult is CallToolResult without methods, for the default struct encoding.
 type wireCallToolResult CallToolResult
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *CallToolResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *CallToolResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCallToolResult)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *CallToolResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *CallToolResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireCallToolResult)(x))
 }
 
@@ -87,13 +283,13 @@ func (x *CallToolResult) UnmarshalJSON(data []byte) error { return unmarshalStd(
 // wireCancelledParams is CancelledParams without methods, for the default struct encoding.
 type wireCancelledParams CancelledParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *CancelledParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *CancelledParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCancelledParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *CancelledParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *CancelledParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireCancelledParams)(x))
 }
 
@@ -106,13 +302,13 @@ func (x *CancelledParams) UnmarshalJSON(data []byte) error { return unmarshalStd
 // wireClientCapabilities is ClientCapabilities without methods, for the default struct encoding.
 type wireClientCapabilities ClientCapabilities
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ClientCapabilities) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ClientCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireClientCapabilities)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ClientCapabilities) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ClientCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireClientCapabilities)(x))
 }
 
@@ -125,13 +321,13 @@ func (x *ClientCapabilities) UnmarshalJSON(data []byte) error { return unmarshal
 // wireCompleteArgument is CompleteArgument without methods, for the default struct encoding.
 type wireCompleteArgument CompleteArgument
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *CompleteArgument) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *CompleteArgument) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCompleteArgument)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *CompleteArgument) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *CompleteArgument) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireCompleteArgument)(x))
 }
 
@@ -144,13 +340,13 @@ func (x *CompleteArgument) UnmarshalJSON(data []byte) error { return unmarshalSt
 // wireCompleteContext is CompleteContext without methods, for the default struct encoding.
 type wireCompleteContext CompleteContext
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *CompleteContext) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *CompleteContext) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCompleteContext)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *CompleteContext) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *CompleteContext) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireCompleteContext)(x))
 }
 
@@ -163,13 +359,13 @@ func (x *CompleteContext) UnmarshalJSON(data []byte) error { return unmarshalStd
 // wireCompleteParams is CompleteParams without methods, for the default struct encoding.
 type wireCompleteParams CompleteParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *CompleteParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *CompleteParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCompleteParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *CompleteParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *CompleteParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireCompleteParams)(x))
 }
 
@@ -182,13 +378,13 @@ func (x *CompleteParams) UnmarshalJSON(data []byte) error { return unmarshalStd(
 // wireCompleteReference is CompleteReference without methods, for the default struct encoding.
 type wireCompleteReference CompleteReference
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *CompleteReference) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *CompleteReference) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCompleteReference)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *CompleteReference) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *CompleteReference) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireCompleteReference)(x))
 }
 
@@ -201,13 +397,13 @@ func (x *CompleteReference) UnmarshalJSON(data []byte) error { return unmarshalS
 // wireCompleteResult is CompleteResult without methods, for the default struct encoding.
 type wireCompleteResult CompleteResult
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *CompleteResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *CompleteResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCompleteResult)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *CompleteResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *CompleteResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireCompleteResult)(x))
 }
 
@@ -220,13 +416,13 @@ func (x *CompleteResult) UnmarshalJSON(data []byte) error { return unmarshalStd(
 // wireCompletion is Completion without methods, for the default struct encoding.
 type wireCompletion Completion
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *Completion) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *Completion) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCompletion)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *Completion) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *Completion) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireCompletion)(x))
 }
 
@@ -239,13 +435,13 @@ func (x *Completion) UnmarshalJSON(data []byte) error { return unmarshalStd(data
 // wireCompletionCapabilities is CompletionCapabilities without methods, for the default struct encoding.
 type wireCompletionCapabilities CompletionCapabilities
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *CompletionCapabilities) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *CompletionCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCompletionCapabilities)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *CompletionCapabilities) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *CompletionCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireCompletionCapabilities)(x))
 }
 
@@ -255,16 +451,22 @@ func (x CompletionCapabilities) MarshalJSON() ([]byte, error) { return marshalSt
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *CompletionCapabilities) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x Contents) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *Contents) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
 // wireCreateMessageParams is CreateMessageParams without methods, for the default struct encoding.
 type wireCreateMessageParams CreateMessageParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *CreateMessageParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *CreateMessageParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCreateMessageParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *CreateMessageParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *CreateMessageParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireCreateMessageParams)(x))
 }
 
@@ -283,13 +485,13 @@ func (x *CreateMessageResult) UnmarshalJSON(data []byte) error { return unmarsha
 // wireDiscoverParams is DiscoverParams without methods, for the default struct encoding.
 type wireDiscoverParams DiscoverParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *DiscoverParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *DiscoverParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireDiscoverParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *DiscoverParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *DiscoverParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireDiscoverParams)(x))
 }
 
@@ -302,13 +504,13 @@ func (x *DiscoverParams) UnmarshalJSON(data []byte) error { return unmarshalStd(
 // wireDiscoverResult is DiscoverResult without methods, for the default struct encoding.
 type wireDiscoverResult DiscoverResult
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *DiscoverResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *DiscoverResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireDiscoverResult)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *DiscoverResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *DiscoverResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireDiscoverResult)(x))
 }
 
@@ -321,13 +523,13 @@ func (x *DiscoverResult) UnmarshalJSON(data []byte) error { return unmarshalStd(
 // wireElicitParams is ElicitParams without methods, for the default struct encoding.
 type wireElicitParams ElicitParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ElicitParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ElicitParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireElicitParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ElicitParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ElicitParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireElicitParams)(x))
 }
 
@@ -340,13 +542,13 @@ func (x *ElicitParams) UnmarshalJSON(data []byte) error { return unmarshalStd(da
 // wireElicitResult is ElicitResult without methods, for the default struct encoding.
 type wireElicitResult ElicitResult
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ElicitResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ElicitResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireElicitResult)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ElicitResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ElicitResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireElicitResult)(x))
 }
 
@@ -359,13 +561,13 @@ func (x *ElicitResult) UnmarshalJSON(data []byte) error { return unmarshalStd(da
 // wireElicitationCapabilities is ElicitationCapabilities without methods, for the default struct encoding.
 type wireElicitationCapabilities ElicitationCapabilities
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ElicitationCapabilities) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ElicitationCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireElicitationCapabilities)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ElicitationCapabilities) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ElicitationCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireElicitationCapabilities)(x))
 }
 
@@ -378,13 +580,13 @@ func (x *ElicitationCapabilities) UnmarshalJSON(data []byte) error { return unma
 // wireElicitationCompleteParams is ElicitationCompleteParams without methods, for the default struct encoding.
 type wireElicitationCompleteParams ElicitationCompleteParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ElicitationCompleteParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ElicitationCompleteParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireElicitationCompleteParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ElicitationCompleteParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ElicitationCompleteParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireElicitationCompleteParams)(x))
 }
 
@@ -397,14 +599,13 @@ func (x *ElicitationCompleteParams) UnmarshalJSON(data []byte) error { return un
 // wireEmbeddedResource is EmbeddedResource without methods, for the default struct encoding.
 type wireEmbeddedResource EmbeddedResource
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo. The block's
-// "type" member comes first.
-func (x *EmbeddedResource) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire, its "type" member first.
+func (x *EmbeddedResource) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, &typedBlock[wireEmbeddedResource]{x.contentType(), (*wireEmbeddedResource)(x)})
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *EmbeddedResource) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *EmbeddedResource) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireEmbeddedResource)(x))
 }
 
@@ -417,13 +618,13 @@ func (x *EmbeddedResource) UnmarshalJSON(data []byte) error { return unmarshalSt
 // wireEmptyResult is EmptyResult without methods, for the default struct encoding.
 type wireEmptyResult EmptyResult
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *EmptyResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *EmptyResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireEmptyResult)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *EmptyResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *EmptyResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireEmptyResult)(x))
 }
 
@@ -436,13 +637,13 @@ func (x *EmptyResult) UnmarshalJSON(data []byte) error { return unmarshalStd(dat
 // wireFormElicitationCapabilities is FormElicitationCapabilities without methods, for the default struct encoding.
 type wireFormElicitationCapabilities FormElicitationCapabilities
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *FormElicitationCapabilities) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *FormElicitationCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireFormElicitationCapabilities)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *FormElicitationCapabilities) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *FormElicitationCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireFormElicitationCapabilities)(x))
 }
 
@@ -455,13 +656,13 @@ func (x *FormElicitationCapabilities) UnmarshalJSON(data []byte) error { return 
 // wireGetPromptParams is GetPromptParams without methods, for the default struct encoding.
 type wireGetPromptParams GetPromptParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *GetPromptParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *GetPromptParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireGetPromptParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *GetPromptParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *GetPromptParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireGetPromptParams)(x))
 }
 
@@ -474,13 +675,13 @@ func (x *GetPromptParams) UnmarshalJSON(data []byte) error { return unmarshalStd
 // wireGetPromptResult is GetPromptResult without methods, for the default struct encoding.
 type wireGetPromptResult GetPromptResult
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *GetPromptResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *GetPromptResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireGetPromptResult)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *GetPromptResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *GetPromptResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireGetPromptResult)(x))
 }
 
@@ -493,13 +694,13 @@ func (x *GetPromptResult) UnmarshalJSON(data []byte) error { return unmarshalStd
 // wireIcon is Icon without methods, for the default struct encoding.
 type wireIcon Icon
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *Icon) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *Icon) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireIcon)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *Icon) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *Icon) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireIcon)(x))
 }
 
@@ -512,14 +713,13 @@ func (x *Icon) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 // wireImageContent is ImageContent without methods, for the default struct encoding.
 type wireImageContent ImageContent
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo. The block's
-// "type" member comes first.
-func (x *ImageContent) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire, its "type" member first.
+func (x *ImageContent) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, &typedBlock[wireImageContent]{x.contentType(), (*wireImageContent)(x)})
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ImageContent) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ImageContent) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireImageContent)(x))
 }
 
@@ -532,13 +732,13 @@ func (x *ImageContent) UnmarshalJSON(data []byte) error { return unmarshalStd(da
 // wireImplementation is Implementation without methods, for the default struct encoding.
 type wireImplementation Implementation
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *Implementation) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *Implementation) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireImplementation)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *Implementation) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *Implementation) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireImplementation)(x))
 }
 
@@ -551,13 +751,13 @@ func (x *Implementation) UnmarshalJSON(data []byte) error { return unmarshalStd(
 // wireInitializeParams is InitializeParams without methods, for the default struct encoding.
 type wireInitializeParams InitializeParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *InitializeParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *InitializeParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireInitializeParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *InitializeParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *InitializeParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireInitializeParams)(x))
 }
 
@@ -570,13 +770,13 @@ func (x *InitializeParams) UnmarshalJSON(data []byte) error { return unmarshalSt
 // wireInitializeResult is InitializeResult without methods, for the default struct encoding.
 type wireInitializeResult InitializeResult
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *InitializeResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *InitializeResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireInitializeResult)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *InitializeResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *InitializeResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireInitializeResult)(x))
 }
 
@@ -589,13 +789,13 @@ func (x *InitializeResult) UnmarshalJSON(data []byte) error { return unmarshalSt
 // wireInitializedParams is InitializedParams without methods, for the default struct encoding.
 type wireInitializedParams InitializedParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *InitializedParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *InitializedParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireInitializedParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *InitializedParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *InitializedParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireInitializedParams)(x))
 }
 
@@ -608,13 +808,13 @@ func (x *InitializedParams) UnmarshalJSON(data []byte) error { return unmarshalS
 // wireInputRequest is InputRequest without methods, for the default struct encoding.
 type wireInputRequest InputRequest
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *InputRequest) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *InputRequest) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireInputRequest)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *InputRequest) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *InputRequest) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireInputRequest)(x))
 }
 
@@ -627,13 +827,13 @@ func (x *InputRequest) UnmarshalJSON(data []byte) error { return unmarshalStd(da
 // wireInputRequiredResult is InputRequiredResult without methods, for the default struct encoding.
 type wireInputRequiredResult InputRequiredResult
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *InputRequiredResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *InputRequiredResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireInputRequiredResult)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *InputRequiredResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *InputRequiredResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireInputRequiredResult)(x))
 }
 
@@ -646,13 +846,13 @@ func (x *InputRequiredResult) UnmarshalJSON(data []byte) error { return unmarsha
 // wireListPromptsParams is ListPromptsParams without methods, for the default struct encoding.
 type wireListPromptsParams ListPromptsParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ListPromptsParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ListPromptsParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListPromptsParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ListPromptsParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ListPromptsParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireListPromptsParams)(x))
 }
 
@@ -665,13 +865,13 @@ func (x *ListPromptsParams) UnmarshalJSON(data []byte) error { return unmarshalS
 // wireListPromptsResult is ListPromptsResult without methods, for the default struct encoding.
 type wireListPromptsResult ListPromptsResult
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ListPromptsResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ListPromptsResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListPromptsResult)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ListPromptsResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ListPromptsResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireListPromptsResult)(x))
 }
 
@@ -684,13 +884,13 @@ func (x *ListPromptsResult) UnmarshalJSON(data []byte) error { return unmarshalS
 // wireListResourceTemplatesParams is ListResourceTemplatesParams without methods, for the default struct encoding.
 type wireListResourceTemplatesParams ListResourceTemplatesParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ListResourceTemplatesParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ListResourceTemplatesParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListResourceTemplatesParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ListResourceTemplatesParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ListResourceTemplatesParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireListResourceTemplatesParams)(x))
 }
 
@@ -703,13 +903,13 @@ func (x *ListResourceTemplatesParams) UnmarshalJSON(data []byte) error { return 
 // wireListResourceTemplatesResult is ListResourceTemplatesResult without methods, for the default struct encoding.
 type wireListResourceTemplatesResult ListResourceTemplatesResult
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ListResourceTemplatesResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ListResourceTemplatesResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListResourceTemplatesResult)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ListResourceTemplatesResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ListResourceTemplatesResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireListResourceTemplatesResult)(x))
 }
 
@@ -722,13 +922,13 @@ func (x *ListResourceTemplatesResult) UnmarshalJSON(data []byte) error { return 
 // wireListResourcesParams is ListResourcesParams without methods, for the default struct encoding.
 type wireListResourcesParams ListResourcesParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ListResourcesParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ListResourcesParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListResourcesParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ListResourcesParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ListResourcesParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireListResourcesParams)(x))
 }
 
@@ -741,13 +941,13 @@ func (x *ListResourcesParams) UnmarshalJSON(data []byte) error { return unmarsha
 // wireListResourcesResult is ListResourcesResult without methods, for the default struct encoding.
 type wireListResourcesResult ListResourcesResult
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ListResourcesResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ListResourcesResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListResourcesResult)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ListResourcesResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ListResourcesResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireListResourcesResult)(x))
 }
 
@@ -760,13 +960,13 @@ func (x *ListResourcesResult) UnmarshalJSON(data []byte) error { return unmarsha
 // wireListRootsParams is ListRootsParams without methods, for the default struct encoding.
 type wireListRootsParams ListRootsParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ListRootsParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ListRootsParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListRootsParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ListRootsParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ListRootsParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireListRootsParams)(x))
 }
 
@@ -779,13 +979,13 @@ func (x *ListRootsParams) UnmarshalJSON(data []byte) error { return unmarshalStd
 // wireListRootsResult is ListRootsResult without methods, for the default struct encoding.
 type wireListRootsResult ListRootsResult
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ListRootsResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ListRootsResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListRootsResult)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ListRootsResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ListRootsResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireListRootsResult)(x))
 }
 
@@ -798,13 +998,13 @@ func (x *ListRootsResult) UnmarshalJSON(data []byte) error { return unmarshalStd
 // wireListToolsParams is ListToolsParams without methods, for the default struct encoding.
 type wireListToolsParams ListToolsParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ListToolsParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ListToolsParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListToolsParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ListToolsParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ListToolsParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireListToolsParams)(x))
 }
 
@@ -817,13 +1017,13 @@ func (x *ListToolsParams) UnmarshalJSON(data []byte) error { return unmarshalStd
 // wireListToolsResult is ListToolsResult without methods, for the default struct encoding.
 type wireListToolsResult ListToolsResult
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ListToolsResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ListToolsResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListToolsResult)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ListToolsResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ListToolsResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireListToolsResult)(x))
 }
 
@@ -836,13 +1036,13 @@ func (x *ListToolsResult) UnmarshalJSON(data []byte) error { return unmarshalStd
 // wireLoggingCapabilities is LoggingCapabilities without methods, for the default struct encoding.
 type wireLoggingCapabilities LoggingCapabilities
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *LoggingCapabilities) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *LoggingCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireLoggingCapabilities)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *LoggingCapabilities) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *LoggingCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireLoggingCapabilities)(x))
 }
 
@@ -855,13 +1055,13 @@ func (x *LoggingCapabilities) UnmarshalJSON(data []byte) error { return unmarsha
 // wireLoggingMessageParams is LoggingMessageParams without methods, for the default struct encoding.
 type wireLoggingMessageParams LoggingMessageParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *LoggingMessageParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *LoggingMessageParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireLoggingMessageParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *LoggingMessageParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *LoggingMessageParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireLoggingMessageParams)(x))
 }
 
@@ -880,13 +1080,13 @@ func (x *Meta) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 // wireMissingRequiredClientCapabilityData is MissingRequiredClientCapabilityData without methods, for the default struct encoding.
 type wireMissingRequiredClientCapabilityData MissingRequiredClientCapabilityData
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *MissingRequiredClientCapabilityData) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *MissingRequiredClientCapabilityData) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireMissingRequiredClientCapabilityData)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *MissingRequiredClientCapabilityData) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *MissingRequiredClientCapabilityData) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireMissingRequiredClientCapabilityData)(x))
 }
 
@@ -901,13 +1101,13 @@ func (x *MissingRequiredClientCapabilityData) UnmarshalJSON(data []byte) error {
 // wireModelHint is ModelHint without methods, for the default struct encoding.
 type wireModelHint ModelHint
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ModelHint) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ModelHint) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireModelHint)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ModelHint) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ModelHint) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireModelHint)(x))
 }
 
@@ -920,13 +1120,13 @@ func (x *ModelHint) UnmarshalJSON(data []byte) error { return unmarshalStd(data,
 // wireModelPreferences is ModelPreferences without methods, for the default struct encoding.
 type wireModelPreferences ModelPreferences
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ModelPreferences) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ModelPreferences) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireModelPreferences)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ModelPreferences) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ModelPreferences) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireModelPreferences)(x))
 }
 
@@ -939,13 +1139,13 @@ func (x *ModelPreferences) UnmarshalJSON(data []byte) error { return unmarshalSt
 // wirePingParams is PingParams without methods, for the default struct encoding.
 type wirePingParams PingParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *PingParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *PingParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wirePingParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *PingParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *PingParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wirePingParams)(x))
 }
 
@@ -958,13 +1158,13 @@ func (x *PingParams) UnmarshalJSON(data []byte) error { return unmarshalStd(data
 // wireProgressParams is ProgressParams without methods, for the default struct encoding.
 type wireProgressParams ProgressParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ProgressParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ProgressParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireProgressParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ProgressParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ProgressParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireProgressParams)(x))
 }
 
@@ -977,13 +1177,13 @@ func (x *ProgressParams) UnmarshalJSON(data []byte) error { return unmarshalStd(
 // wirePrompt is Prompt without methods, for the default struct encoding.
 type wirePrompt Prompt
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *Prompt) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *Prompt) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wirePrompt)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *Prompt) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *Prompt) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wirePrompt)(x))
 }
 
@@ -996,13 +1196,13 @@ func (x *Prompt) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x)
 // wirePromptArgument is PromptArgument without methods, for the default struct encoding.
 type wirePromptArgument PromptArgument
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *PromptArgument) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *PromptArgument) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wirePromptArgument)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *PromptArgument) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *PromptArgument) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wirePromptArgument)(x))
 }
 
@@ -1015,13 +1215,13 @@ func (x *PromptArgument) UnmarshalJSON(data []byte) error { return unmarshalStd(
 // wirePromptCapabilities is PromptCapabilities without methods, for the default struct encoding.
 type wirePromptCapabilities PromptCapabilities
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *PromptCapabilities) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *PromptCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wirePromptCapabilities)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *PromptCapabilities) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *PromptCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wirePromptCapabilities)(x))
 }
 
@@ -1034,13 +1234,13 @@ func (x *PromptCapabilities) UnmarshalJSON(data []byte) error { return unmarshal
 // wirePromptListChangedParams is PromptListChangedParams without methods, for the default struct encoding.
 type wirePromptListChangedParams PromptListChangedParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *PromptListChangedParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *PromptListChangedParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wirePromptListChangedParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *PromptListChangedParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *PromptListChangedParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wirePromptListChangedParams)(x))
 }
 
@@ -1059,13 +1259,13 @@ func (x *PromptMessage) UnmarshalJSON(data []byte) error { return unmarshalStd(d
 // wireReadResourceParams is ReadResourceParams without methods, for the default struct encoding.
 type wireReadResourceParams ReadResourceParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ReadResourceParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ReadResourceParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireReadResourceParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ReadResourceParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ReadResourceParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireReadResourceParams)(x))
 }
 
@@ -1078,13 +1278,13 @@ func (x *ReadResourceParams) UnmarshalJSON(data []byte) error { return unmarshal
 // wireReadResourceResult is ReadResourceResult without methods, for the default struct encoding.
 type wireReadResourceResult ReadResourceResult
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ReadResourceResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ReadResourceResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireReadResourceResult)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ReadResourceResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ReadResourceResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireReadResourceResult)(x))
 }
 
@@ -1097,13 +1297,13 @@ func (x *ReadResourceResult) UnmarshalJSON(data []byte) error { return unmarshal
 // wireResource is Resource without methods, for the default struct encoding.
 type wireResource Resource
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *Resource) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *Resource) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireResource)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *Resource) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *Resource) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireResource)(x))
 }
 
@@ -1116,13 +1316,13 @@ func (x *Resource) UnmarshalJSON(data []byte) error { return unmarshalStd(data, 
 // wireResourceCapabilities is ResourceCapabilities without methods, for the default struct encoding.
 type wireResourceCapabilities ResourceCapabilities
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ResourceCapabilities) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ResourceCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireResourceCapabilities)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ResourceCapabilities) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ResourceCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireResourceCapabilities)(x))
 }
 
@@ -1141,14 +1341,13 @@ func (x *ResourceContents) UnmarshalJSON(data []byte) error { return unmarshalSt
 // wireResourceLink is ResourceLink without methods, for the default struct encoding.
 type wireResourceLink ResourceLink
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo. The block's
-// "type" member comes first.
-func (x *ResourceLink) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire, its "type" member first.
+func (x *ResourceLink) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, &typedBlock[wireResourceLink]{x.contentType(), (*wireResourceLink)(x)})
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ResourceLink) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ResourceLink) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireResourceLink)(x))
 }
 
@@ -1161,13 +1360,13 @@ func (x *ResourceLink) UnmarshalJSON(data []byte) error { return unmarshalStd(da
 // wireResourceListChangedParams is ResourceListChangedParams without methods, for the default struct encoding.
 type wireResourceListChangedParams ResourceListChangedParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ResourceListChangedParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ResourceListChangedParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireResourceListChangedParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ResourceListChangedParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ResourceListChangedParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireResourceListChangedParams)(x))
 }
 
@@ -1180,13 +1379,13 @@ func (x *ResourceListChangedParams) UnmarshalJSON(data []byte) error { return un
 // wireResourceTemplate is ResourceTemplate without methods, for the default struct encoding.
 type wireResourceTemplate ResourceTemplate
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ResourceTemplate) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ResourceTemplate) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireResourceTemplate)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ResourceTemplate) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ResourceTemplate) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireResourceTemplate)(x))
 }
 
@@ -1199,13 +1398,13 @@ func (x *ResourceTemplate) UnmarshalJSON(data []byte) error { return unmarshalSt
 // wireResourceUpdatedParams is ResourceUpdatedParams without methods, for the default struct encoding.
 type wireResourceUpdatedParams ResourceUpdatedParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ResourceUpdatedParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ResourceUpdatedParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireResourceUpdatedParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ResourceUpdatedParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ResourceUpdatedParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireResourceUpdatedParams)(x))
 }
 
@@ -1218,13 +1417,13 @@ func (x *ResourceUpdatedParams) UnmarshalJSON(data []byte) error { return unmars
 // wireRoot is Root without methods, for the default struct encoding.
 type wireRoot Root
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *Root) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *Root) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireRoot)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *Root) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *Root) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireRoot)(x))
 }
 
@@ -1237,13 +1436,13 @@ func (x *Root) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 // wireRootsCapabilities is RootsCapabilities without methods, for the default struct encoding.
 type wireRootsCapabilities RootsCapabilities
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *RootsCapabilities) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *RootsCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireRootsCapabilities)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *RootsCapabilities) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *RootsCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireRootsCapabilities)(x))
 }
 
@@ -1256,13 +1455,13 @@ func (x *RootsCapabilities) UnmarshalJSON(data []byte) error { return unmarshalS
 // wireRootsListChangedParams is RootsListChangedParams without methods, for the default struct encoding.
 type wireRootsListChangedParams RootsListChangedParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *RootsListChangedParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *RootsListChangedParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireRootsListChangedParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *RootsListChangedParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *RootsListChangedParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireRootsListChangedParams)(x))
 }
 
@@ -1275,13 +1474,13 @@ func (x *RootsListChangedParams) UnmarshalJSON(data []byte) error { return unmar
 // wireSamplingCapabilities is SamplingCapabilities without methods, for the default struct encoding.
 type wireSamplingCapabilities SamplingCapabilities
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *SamplingCapabilities) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *SamplingCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireSamplingCapabilities)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *SamplingCapabilities) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *SamplingCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireSamplingCapabilities)(x))
 }
 
@@ -1300,13 +1499,13 @@ func (x *SamplingMessage) UnmarshalJSON(data []byte) error { return unmarshalStd
 // wireServerCapabilities is ServerCapabilities without methods, for the default struct encoding.
 type wireServerCapabilities ServerCapabilities
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ServerCapabilities) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ServerCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireServerCapabilities)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ServerCapabilities) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ServerCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireServerCapabilities)(x))
 }
 
@@ -1319,13 +1518,13 @@ func (x *ServerCapabilities) UnmarshalJSON(data []byte) error { return unmarshal
 // wireSetLevelParams is SetLevelParams without methods, for the default struct encoding.
 type wireSetLevelParams SetLevelParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *SetLevelParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *SetLevelParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireSetLevelParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *SetLevelParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *SetLevelParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireSetLevelParams)(x))
 }
 
@@ -1338,13 +1537,13 @@ func (x *SetLevelParams) UnmarshalJSON(data []byte) error { return unmarshalStd(
 // wireSubscribeParams is SubscribeParams without methods, for the default struct encoding.
 type wireSubscribeParams SubscribeParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *SubscribeParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *SubscribeParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireSubscribeParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *SubscribeParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *SubscribeParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireSubscribeParams)(x))
 }
 
@@ -1357,13 +1556,13 @@ func (x *SubscribeParams) UnmarshalJSON(data []byte) error { return unmarshalStd
 // wireSubscriptionFilter is SubscriptionFilter without methods, for the default struct encoding.
 type wireSubscriptionFilter SubscriptionFilter
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *SubscriptionFilter) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *SubscriptionFilter) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireSubscriptionFilter)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *SubscriptionFilter) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *SubscriptionFilter) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireSubscriptionFilter)(x))
 }
 
@@ -1376,13 +1575,13 @@ func (x *SubscriptionFilter) UnmarshalJSON(data []byte) error { return unmarshal
 // wireSubscriptionsAcknowledgedParams is SubscriptionsAcknowledgedParams without methods, for the default struct encoding.
 type wireSubscriptionsAcknowledgedParams SubscriptionsAcknowledgedParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *SubscriptionsAcknowledgedParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *SubscriptionsAcknowledgedParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireSubscriptionsAcknowledgedParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *SubscriptionsAcknowledgedParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *SubscriptionsAcknowledgedParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireSubscriptionsAcknowledgedParams)(x))
 }
 
@@ -1397,13 +1596,13 @@ func (x *SubscriptionsAcknowledgedParams) UnmarshalJSON(data []byte) error {
 // wireSubscriptionsListenParams is SubscriptionsListenParams without methods, for the default struct encoding.
 type wireSubscriptionsListenParams SubscriptionsListenParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *SubscriptionsListenParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *SubscriptionsListenParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireSubscriptionsListenParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *SubscriptionsListenParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *SubscriptionsListenParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireSubscriptionsListenParams)(x))
 }
 
@@ -1416,13 +1615,13 @@ func (x *SubscriptionsListenParams) UnmarshalJSON(data []byte) error { return un
 // wireSubscriptionsListenResult is SubscriptionsListenResult without methods, for the default struct encoding.
 type wireSubscriptionsListenResult SubscriptionsListenResult
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *SubscriptionsListenResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *SubscriptionsListenResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireSubscriptionsListenResult)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *SubscriptionsListenResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *SubscriptionsListenResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireSubscriptionsListenResult)(x))
 }
 
@@ -1435,14 +1634,13 @@ func (x *SubscriptionsListenResult) UnmarshalJSON(data []byte) error { return un
 // wireTextContent is TextContent without methods, for the default struct encoding.
 type wireTextContent TextContent
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo. The block's
-// "type" member comes first.
-func (x *TextContent) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire, its "type" member first.
+func (x *TextContent) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, &typedBlock[wireTextContent]{x.contentType(), (*wireTextContent)(x)})
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *TextContent) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *TextContent) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireTextContent)(x))
 }
 
@@ -1455,13 +1653,13 @@ func (x *TextContent) UnmarshalJSON(data []byte) error { return unmarshalStd(dat
 // wireTool is Tool without methods, for the default struct encoding.
 type wireTool Tool
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *Tool) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *Tool) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireTool)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *Tool) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *Tool) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireTool)(x))
 }
 
@@ -1474,13 +1672,13 @@ func (x *Tool) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 // wireToolAnnotations is ToolAnnotations without methods, for the default struct encoding.
 type wireToolAnnotations ToolAnnotations
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ToolAnnotations) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ToolAnnotations) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireToolAnnotations)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ToolAnnotations) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ToolAnnotations) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireToolAnnotations)(x))
 }
 
@@ -1493,13 +1691,13 @@ func (x *ToolAnnotations) UnmarshalJSON(data []byte) error { return unmarshalStd
 // wireToolCapabilities is ToolCapabilities without methods, for the default struct encoding.
 type wireToolCapabilities ToolCapabilities
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ToolCapabilities) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ToolCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireToolCapabilities)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ToolCapabilities) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ToolCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireToolCapabilities)(x))
 }
 
@@ -1512,13 +1710,13 @@ func (x *ToolCapabilities) UnmarshalJSON(data []byte) error { return unmarshalSt
 // wireToolChoice is ToolChoice without methods, for the default struct encoding.
 type wireToolChoice ToolChoice
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ToolChoice) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ToolChoice) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireToolChoice)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ToolChoice) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ToolChoice) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireToolChoice)(x))
 }
 
@@ -1531,13 +1729,13 @@ func (x *ToolChoice) UnmarshalJSON(data []byte) error { return unmarshalStd(data
 // wireToolExecution is ToolExecution without methods, for the default struct encoding.
 type wireToolExecution ToolExecution
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ToolExecution) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ToolExecution) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireToolExecution)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ToolExecution) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ToolExecution) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireToolExecution)(x))
 }
 
@@ -1550,13 +1748,13 @@ func (x *ToolExecution) UnmarshalJSON(data []byte) error { return unmarshalStd(d
 // wireToolListChangedParams is ToolListChangedParams without methods, for the default struct encoding.
 type wireToolListChangedParams ToolListChangedParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *ToolListChangedParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *ToolListChangedParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireToolListChangedParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ToolListChangedParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ToolListChangedParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireToolListChangedParams)(x))
 }
 
@@ -1569,14 +1767,13 @@ func (x *ToolListChangedParams) UnmarshalJSON(data []byte) error { return unmars
 // wireToolResultContent is ToolResultContent without methods, for the default struct encoding.
 type wireToolResultContent ToolResultContent
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo. The block's
-// "type" member comes first.
-func (x *ToolResultContent) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire, its "type" member first.
+func (x *ToolResultContent) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, &typedBlock[wireToolResultContent]{x.contentType(), (*wireToolResultContent)(x)})
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ToolResultContent) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ToolResultContent) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireToolResultContent)(x))
 }
 
@@ -1589,14 +1786,13 @@ func (x *ToolResultContent) UnmarshalJSON(data []byte) error { return unmarshalS
 // wireToolUseContent is ToolUseContent without methods, for the default struct encoding.
 type wireToolUseContent ToolUseContent
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo. The block's
-// "type" member comes first.
-func (x *ToolUseContent) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire, its "type" member first.
+func (x *ToolUseContent) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, &typedBlock[wireToolUseContent]{x.contentType(), (*wireToolUseContent)(x)})
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *ToolUseContent) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ToolUseContent) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireToolUseContent)(x))
 }
 
@@ -1609,13 +1805,13 @@ func (x *ToolUseContent) UnmarshalJSON(data []byte) error { return unmarshalStd(
 // wireURLElicitationCapabilities is URLElicitationCapabilities without methods, for the default struct encoding.
 type wireURLElicitationCapabilities URLElicitationCapabilities
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *URLElicitationCapabilities) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *URLElicitationCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireURLElicitationCapabilities)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *URLElicitationCapabilities) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *URLElicitationCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireURLElicitationCapabilities)(x))
 }
 
@@ -1628,13 +1824,13 @@ func (x *URLElicitationCapabilities) UnmarshalJSON(data []byte) error { return u
 // wireUnsubscribeParams is UnsubscribeParams without methods, for the default struct encoding.
 type wireUnsubscribeParams UnsubscribeParams
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *UnsubscribeParams) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *UnsubscribeParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireUnsubscribeParams)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *UnsubscribeParams) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *UnsubscribeParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireUnsubscribeParams)(x))
 }
 
@@ -1647,13 +1843,13 @@ func (x *UnsubscribeParams) UnmarshalJSON(data []byte) error { return unmarshalS
 // wireUnsupportedProtocolVersionData is UnsupportedProtocolVersionData without methods, for the default struct encoding.
 type wireUnsupportedProtocolVersionData UnsupportedProtocolVersionData
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo.
-func (x *UnsupportedProtocolVersionData) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes x for the wire.
+func (x *UnsupportedProtocolVersionData) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireUnsupportedProtocolVersionData)(x))
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom.
-func (x *UnsupportedProtocolVersionData) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes x from the wire.
+func (x *UnsupportedProtocolVersionData) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireUnsupportedProtocolVersionData)(x))
 }
 

@@ -2,13 +2,19 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -254,4 +260,88 @@ func TestJSONBoundaryOfficialExamples(t *testing.T) {
 		}
 	}
 	t.Logf("%d examples", n)
+}
+
+// TestWireCallsNoStdMethod checks the fast path: encoding and decoding
+// every protocol type, with every field set, pointer and value alike,
+// through the wire's marshalers reaches a registered function for every
+// value of this module's types, T and *T, nested or not, and so never
+// their MarshalJSON or UnmarshalJSON, which would encode or decode the
+// value a second time. A function for any json.Marshaler placed after the
+// wire's sees what they leave to the types' methods.
+func TestWireCallsNoStdMethod(t *testing.T) {
+	ours := func(v any) bool {
+		typ := reflect.TypeOf(v)
+		for typ.Kind() == reflect.Pointer {
+			typ = typ.Elem()
+		}
+		return strings.HasPrefix(typ.PkgPath(), "github.com/mcpkit/mcpkit/")
+	}
+	var left []string
+	encode := []jsonv2.Options{jsonv2.Deterministic(true), jsonv2.WithMarshalers(jsonv2.JoinMarshalers(marshalers,
+		jsonv2.MarshalToFunc(func(_ *jsontext.Encoder, v json.Marshaler) error {
+			if ours(v) {
+				left = append(left, fmt.Sprintf("MarshalJSON of %T", v))
+			}
+			return jsonv2.SkipFunc
+		})))}
+	decode := []jsonv2.Options{jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(unmarshalers,
+		jsonv2.UnmarshalFromFunc(func(_ *jsontext.Decoder, v json.Unmarshaler) error {
+			if ours(v) {
+				left = append(left, fmt.Sprintf("UnmarshalJSON of %T", v))
+			}
+			return jsonv2.SkipFunc
+		})))}
+	types := append([]any{new(Contents), new(jsonrpc.ID)}, protocolTypes...)
+	for _, p := range types {
+		typ := reflect.TypeOf(p).Elem()
+		t.Run(typ.Name(), func(t *testing.T) {
+			left = nil
+			v := reflect.New(typ)
+			fill(v.Elem(), 0)
+			data, err := jsonv2.Marshal(v.Interface(), encode...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want, err := marshalStd(v.Interface()); err != nil || !bytes.Equal(data, want) {
+				t.Fatalf("encoded %s, marshalStd %s (%v)", data, want, err)
+			}
+			if _, err := jsonv2.Marshal(v.Elem().Interface(), encode...); err != nil {
+				t.Fatal(err)
+			}
+			if err := jsonv2.Unmarshal(data, reflect.New(typ).Interface(), decode...); err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range left {
+				t.Error(l)
+			}
+		})
+	}
+}
+
+// TestUnencodableResult checks the answer to a request whose handler's
+// result cannot be encoded, now that the session encodes results itself:
+// an internal error, and the session goes on serving, in both eras.
+func TestUnencodableResult(t *testing.T) {
+	for _, era := range []Era{EraHandshake, EraModern} {
+		t.Run(era.String(), func(t *testing.T) {
+			s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+			must(t, s.AddTool(&Tool{Name: "bad"}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+				return &CallToolResult{Content: Contents{&TextContent{Text: "x"}}, StructuredContent: json.RawMessage(`{"a":`)}, nil
+			}))
+			must(t, s.AddTool(&Tool{Name: "good"}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+				return &CallToolResult{Content: Contents{&TextContent{Text: "ok"}}}, nil
+			}))
+			cs, _ := connect(t, s, NewClient(&Implementation{Name: "c", Version: "1"}, &ClientOptions{Era: era}))
+			_, err := cs.CallTool(t.Context(), &CallToolParams{Name: "bad"})
+			var we *jsonrpc.Error
+			if !errors.As(err, &we) || we.Code != jsonrpc.CodeInternalError || we.Message != "internal error: cannot encode result" {
+				t.Fatalf("bad result: %v, want an internal error", err)
+			}
+			res, err := cs.CallTool(t.Context(), &CallToolParams{Name: "good"})
+			if err != nil || len(res.Content) != 1 {
+				t.Fatalf("after it: %v, %v", res, err)
+			}
+		})
+	}
 }

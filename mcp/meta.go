@@ -99,10 +99,10 @@ func (m *Meta) IsZero() bool {
 		m.ClientInfo == nil && m.LogLevel == "" && m.ServerInfo == nil && !m.SubscriptionID.IsValid() && len(m.Other) == 0
 }
 
-// MarshalJSONTo implements the JSON engine's MarshalerTo: the members MCP
-// defines first, in a fixed order, then Other's, sorted by key.
-func (m Meta) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if m.pre.isEnvelope(&m) {
+// marshalJSONTo encodes m for the wire: the members MCP defines first, in
+// a fixed order, then Other's, sorted by key.
+func (m *Meta) marshalJSONTo(enc *jsontext.Encoder) error {
+	if m.pre.isEnvelope(m) {
 		return enc.WriteValue(m.pre.envelope)
 	}
 	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
@@ -112,7 +112,7 @@ func (m Meta) MarshalJSONTo(enc *jsontext.Encoder) error {
 		if err := writeName(enc, metaKeyProgressToken); err != nil {
 			return err
 		}
-		if err := m.ProgressToken.MarshalJSONTo(enc); err != nil {
+		if err := marshalID(enc, &m.ProgressToken); err != nil {
 			return err
 		}
 	}
@@ -142,7 +142,7 @@ func (m Meta) MarshalJSONTo(enc *jsontext.Encoder) error {
 		if err := writeName(enc, metaKeyServerInfo); err != nil {
 			return err
 		}
-		if err := m.ServerInfo.MarshalJSONTo(enc); err != nil {
+		if err := m.ServerInfo.marshalJSONTo(enc); err != nil {
 			return err
 		}
 	}
@@ -150,7 +150,7 @@ func (m Meta) MarshalJSONTo(enc *jsontext.Encoder) error {
 		if err := writeName(enc, metaKeySubscriptionID); err != nil {
 			return err
 		}
-		if err := m.SubscriptionID.MarshalJSONTo(enc); err != nil {
+		if err := marshalID(enc, &m.SubscriptionID); err != nil {
 			return err
 		}
 	}
@@ -193,7 +193,7 @@ func (e *metaEncodings) writeCaps(enc *jsontext.Encoder, c *ClientCapabilities) 
 	if e != nil && e.caps == c {
 		return enc.WriteValue(e.capsJSON)
 	}
-	return c.MarshalJSONTo(enc)
+	return c.marshalJSONTo(enc)
 }
 
 // writeInfo is writeCaps for the client's identity.
@@ -201,7 +201,7 @@ func (e *metaEncodings) writeInfo(enc *jsontext.Encoder, i *Implementation) erro
 	if e != nil && e.info == i {
 		return enc.WriteValue(e.infoJSON)
 	}
-	return i.MarshalJSONTo(enc)
+	return i.marshalJSONTo(enc)
 }
 
 // metaKeyOf returns name as a string: one of the constant keys MCP
@@ -236,10 +236,10 @@ func isMetaKey(k string) bool {
 	return false
 }
 
-// UnmarshalJSONFrom implements the JSON engine's UnmarshalerFrom, in one
-// pass: the members MCP defines are decoded into their fields, the rest
-// kept as raw JSON. null is an absent _meta.
-func (m *Meta) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes m from the wire, in one pass: the members MCP
+// defines are decoded into their fields, the rest kept as raw JSON. null
+// is an absent _meta.
+func (m *Meta) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	switch dec.PeekKind() {
 	case 'n':
 		_, err := dec.ReadToken()
@@ -276,7 +276,7 @@ func (m *Meta) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		}
 		switch k {
 		case metaKeyProgressToken:
-			err = jsonv2.UnmarshalDecode(dec, &m.ProgressToken)
+			err = unmarshalID(dec, &m.ProgressToken)
 		case metaKeyProtocolVersion:
 			err = jsonv2.UnmarshalDecode(dec, &m.ProtocolVersion)
 		case metaKeyClientCapabilities:
@@ -288,7 +288,7 @@ func (m *Meta) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		case metaKeyServerInfo:
 			err = jsonv2.UnmarshalDecode(dec, &m.ServerInfo)
 		case metaKeySubscriptionID:
-			err = jsonv2.UnmarshalDecode(dec, &m.SubscriptionID)
+			err = unmarshalID(dec, &m.SubscriptionID)
 		default:
 			var v jsontext.Value
 			if v, err = dec.ReadValue(); err == nil {

@@ -259,7 +259,7 @@ func (r *ServerRequest[P]) ClientInfo() *Implementation {
 // requests that carry the same text, so they must not be modified (see
 // [ServerRequest.ClientCapabilities] and [ServerRequest.ClientInfo]).
 type capsCache struct {
-	option  jsonv2.Options   // decodes *ClientCapabilities and Meta through the cache
+	option  jsonv2.Options   // decodes *ClientCapabilities and Meta through the cache, the rest with unmarshalers
 	options []jsonv2.Options // option and receivedOption, for decoding params
 
 	mu    sync.Mutex
@@ -284,7 +284,7 @@ const maxCachedText = 4 << 10
 func (c *capsCache) init() {
 	metas := jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, m *Meta) error {
 		if dec.PeekKind() != '{' {
-			return jsonv2.SkipFunc // Meta's own method says what is wrong
+			return jsonv2.SkipFunc // Meta's own unmarshaler says what is wrong
 		}
 		raw, err := dec.ReadValue()
 		if err != nil {
@@ -297,7 +297,7 @@ func (c *capsCache) init() {
 			*m = cached
 			return nil
 		}
-		if err := m.UnmarshalJSONFrom(jsontext.NewDecoder(bytes.NewReader(raw), c.option)); err != nil {
+		if err := m.unmarshalJSONFrom(jsontext.NewDecoder(bytes.NewReader(raw), c.option)); err != nil {
 			return err
 		}
 		if cacheableMeta(m) && len(raw) <= maxCachedText {
@@ -327,7 +327,7 @@ func (c *capsCache) init() {
 			return nil
 		}
 		caps := &ClientCapabilities{}
-		if err := jsonv2.Unmarshal(raw, caps); err != nil {
+		if err := unmarshalStd(raw, caps); err != nil {
 			return err
 		}
 		if len(raw) > maxCachedText {
@@ -343,10 +343,6 @@ func (c *capsCache) init() {
 		*v = caps
 		return nil
 	})
-	c.option = jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(metas, caps))
+	c.option = jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(metas, caps, unmarshalers))
 	c.options = []jsonv2.Options{c.option, receivedOption}
 }
-
-// receivedOptions are the options that decode the params of a request
-// of the handshake era (see receivedOption).
-var receivedOptions = []jsonv2.Options{receivedOption}

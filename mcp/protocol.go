@@ -786,16 +786,17 @@ type anyResourceContents struct {
 	Blob     []byte  `json:"blob,format:base64"`
 }
 
-// MarshalJSONTo writes blob when Blob is set and text otherwise.
-func (r *ResourceContents) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes r for the wire: blob when Blob is set and text
+// otherwise.
+func (r *ResourceContents) marshalJSONTo(enc *jsontext.Encoder) error {
 	if r.Blob != nil {
 		return jsonv2.MarshalEncode(enc, &blobResourceContents{r.Meta, r.URI, r.MIMEType, r.Blob})
 	}
 	return jsonv2.MarshalEncode(enc, &textResourceContents{r.Meta, r.URI, r.MIMEType, r.Text})
 }
 
-// UnmarshalJSONFrom reads text or blob contents.
-func (r *ResourceContents) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes text or blob contents from the wire.
+func (r *ResourceContents) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	var a anyResourceContents
 	if err := jsonv2.UnmarshalDecode(dec, &a); err != nil {
 		return err
@@ -993,8 +994,8 @@ type promptMessageWire struct {
 	Content jsontext.Value `json:"content"`
 }
 
-// MarshalJSONTo implements jsonv2.MarshalerTo.
-func (m *PromptMessage) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes m for the wire.
+func (m *PromptMessage) marshalJSONTo(enc *jsontext.Encoder) error {
 	c, err := marshalContent(m.Content)
 	if err != nil {
 		return err
@@ -1002,8 +1003,8 @@ func (m *PromptMessage) MarshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, &promptMessageWire{Role: m.Role, Content: c})
 }
 
-// UnmarshalJSONFrom implements jsonv2.UnmarshalerFrom.
-func (m *PromptMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes m from the wire.
+func (m *PromptMessage) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	var w promptMessageWire
 	if err := jsonv2.UnmarshalDecode(dec, &w); err != nil {
 		return err
@@ -1207,8 +1208,8 @@ type samplingMessageWire struct {
 	Content jsontext.Value `json:"content"`
 }
 
-// MarshalJSONTo implements jsonv2.MarshalerTo.
-func (m *SamplingMessage) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes m for the wire.
+func (m *SamplingMessage) marshalJSONTo(enc *jsontext.Encoder) error {
 	c, err := marshalOneOrMany(m.Content)
 	if err != nil {
 		return err
@@ -1216,9 +1217,9 @@ func (m *SamplingMessage) MarshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, &samplingMessageWire{Meta: m.Meta, Role: m.Role, Content: c})
 }
 
-// UnmarshalJSONFrom implements jsonv2.UnmarshalerFrom; it accepts a single
-// block or an array.
-func (m *SamplingMessage) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes m from the wire; it accepts a single block or
+// an array.
+func (m *SamplingMessage) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	var w samplingMessageWire
 	if err := jsonv2.UnmarshalDecode(dec, &w); err != nil {
 		return err
@@ -1312,8 +1313,8 @@ type createMessageResultWire struct {
 	StopReason string         `json:"stopReason,omitzero"`
 }
 
-// MarshalJSONTo implements jsonv2.MarshalerTo.
-func (r *CreateMessageResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+// marshalJSONTo encodes r for the wire.
+func (r *CreateMessageResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	c, err := marshalOneOrMany(r.Content)
 	if err != nil {
 		return err
@@ -1321,8 +1322,8 @@ func (r *CreateMessageResult) MarshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, &createMessageResultWire{r.Meta, r.ResultType, r.Role, c, r.Model, r.StopReason})
 }
 
-// UnmarshalJSONFrom implements jsonv2.UnmarshalerFrom.
-func (r *CreateMessageResult) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+// unmarshalJSONFrom decodes r from the wire.
+func (r *CreateMessageResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	var w createMessageResultWire
 	if err := jsonv2.UnmarshalDecode(dec, &w); err != nil {
 		return err

@@ -22,12 +22,21 @@ import (
 )
 
 // inMethod describes a method one side receives: how to build its typed
-// request from raw params, and how to handle it.
+// request from raw params, with the place its encoded result goes (see
+// inbound), and how to handle it.
 type inMethod[S any] struct {
 	notification bool
 	required     *requiredList // the params' required members
-	newRequest   func(s S, raw json.RawMessage, extra *RequestExtra) (Request, error)
+	newRequest   func(s S, raw json.RawMessage, extra *RequestExtra) (Request, *json.RawMessage, error)
 	handle       func(ctx context.Context, s S, req Request) (Result, error)
+}
+
+// inbound is a request received with the place its result goes once
+// encoded, in one allocation: the result goes to the JSON-RPC layer as a
+// pointer to it, which an interface holds without allocating.
+type inbound[R any] struct {
+	req    R
+	result json.RawMessage
 }
 
 // decodeParams decodes raw params into a fresh P. Missing params decode as
@@ -183,21 +192,22 @@ func serverMethodFor[P any, PP interface {
 	required := &requiredList{t: reflect.TypeFor[P]()}
 	return inMethod[*ServerSession]{
 		required: required,
-		newRequest: func(ss *ServerSession, raw json.RawMessage, extra *RequestExtra) (Request, error) {
+		newRequest: func(ss *ServerSession, raw json.RawMessage, extra *RequestExtra) (Request, *json.RawMessage, error) {
 			p, err := decodeParams[P, PP](raw, ss.decodeOptions()...)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if p.meta().ProtocolVersion != "" && removedInModern(method) {
 				// The method does not exist on this request's revision,
 				// whatever its params.
 				ss.chooseModern()
-				return nil, errRemovedInModern(method)
+				return nil, nil, errRemovedInModern(method)
 			}
 			if m := missingMember(raw, required.members()); m != "" {
-				return nil, missingParamError(m)
+				return nil, nil, missingParamError(m)
 			}
-			return &ServerRequest[PP]{Session: ss, Params: p, Extra: extra, method: method}, nil
+			in := &inbound[ServerRequest[PP]]{req: ServerRequest[PP]{Session: ss, Params: p, Extra: extra, method: method}}
+			return &in.req, &in.result, nil
 		},
 		handle: func(ctx context.Context, ss *ServerSession, req Request) (Result, error) {
 			res, err := h(ss, ctx, req.(*ServerRequest[PP]))
@@ -218,15 +228,16 @@ func clientMethodFor[P any, PP interface {
 	required := &requiredList{t: reflect.TypeFor[P]()}
 	return inMethod[*ClientSession]{
 		required: required,
-		newRequest: func(cs *ClientSession, raw json.RawMessage, _ *RequestExtra) (Request, error) {
+		newRequest: func(cs *ClientSession, raw json.RawMessage, _ *RequestExtra) (Request, *json.RawMessage, error) {
 			p, err := decodeParams[P, PP](raw, receivedOptions...)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if m := missingMember(raw, required.members()); m != "" {
-				return nil, missingParamError(m)
+				return nil, nil, missingParamError(m)
 			}
-			return &ClientRequest[PP]{Session: cs, Params: p, method: method}, nil
+			in := &inbound[ClientRequest[PP]]{req: ClientRequest[PP]{Session: cs, Params: p, method: method}}
+			return &in.req, &in.result, nil
 		},
 		handle: func(ctx context.Context, cs *ClientSession, req Request) (Result, error) {
 			res, err := h(cs, ctx, req.(*ClientRequest[PP]))
@@ -358,7 +369,9 @@ func (e *endpoint) onCancel(id jsonrpc.ID, cause error) {
 	}
 }
 
-// dispatch decodes and handles one incoming message for session s.
+// dispatch decodes and handles one incoming message for session s. The
+// result goes back encoded (see inbound), by the options every protocol
+// value is encoded with.
 func dispatch[S any](ctx context.Context, s S, table map[string]inMethod[S], recv MethodHandler, req *jsonrpc.Request) (any, error) {
 	m, ok := table[req.Method]
 	if !ok || m.notification != req.IsNotification() {
@@ -374,7 +387,7 @@ func dispatch[S any](ctx context.Context, s S, table map[string]inMethod[S], rec
 			extra.Header = info.Header
 		}
 	}
-	r, err := m.newRequest(s, req.Params, extra)
+	r, result, err := m.newRequest(s, req.Params, extra)
 	if err != nil {
 		return nil, err
 	}
@@ -382,11 +395,20 @@ func dispatch[S any](ctx context.Context, s S, table map[string]inMethod[S], rec
 	if err != nil {
 		return nil, handlerError(ctx, err)
 	}
-	if res == nil {
+	if res == nil || req.IsNotification() {
 		return nil, nil
 	}
-	return res, nil
+	if *result, err = marshalStd(res); err != nil {
+		if l, ok := any(s).(interface{ log() *slog.Logger }); ok {
+			l.log().Error("mcp: cannot encode result", "method", req.Method, "err", err)
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: cannot encode result"}
+	}
+	return result, nil
 }
+
+// log returns the endpoint's logger.
+func (e *endpoint) log() *slog.Logger { return e.logger }
 
 // keepAlive pings the peer every interval until done closes, closing the
 // session when a ping fails.
