@@ -41,6 +41,8 @@ var jsonMarshalers = jsonv2.JoinMarshalers(
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *FormElicitationCapabilities) error { return x.marshalJSONTo(enc) }),
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *GetPromptParams) error { return x.marshalJSONTo(enc) }),
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *GetPromptResult) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *GetSkillParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *GetSkillResult) error { return x.marshalJSONTo(enc) }),
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Icon) error { return x.marshalJSONTo(enc) }),
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ImageContent) error { return x.marshalJSONTo(enc) }),
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Implementation) error { return x.marshalJSONTo(enc) }),
@@ -57,6 +59,8 @@ var jsonMarshalers = jsonv2.JoinMarshalers(
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListResourcesResult) error { return x.marshalJSONTo(enc) }),
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListRootsParams) error { return x.marshalJSONTo(enc) }),
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListRootsResult) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListSkillsParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListSkillsResult) error { return x.marshalJSONTo(enc) }),
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListToolsParams) error { return x.marshalJSONTo(enc) }),
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListToolsResult) error { return x.marshalJSONTo(enc) }),
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *LoggingCapabilities) error { return x.marshalJSONTo(enc) }),
@@ -72,6 +76,8 @@ var jsonMarshalers = jsonv2.JoinMarshalers(
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *PromptCapabilities) error { return x.marshalJSONTo(enc) }),
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *PromptListChangedParams) error { return x.marshalJSONTo(enc) }),
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *PromptMessage) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ReadDirectoryParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ReadDirectoryResult) error { return x.marshalJSONTo(enc) }),
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ReadResourceParams) error { return x.marshalJSONTo(enc) }),
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ReadResourceResult) error { return x.marshalJSONTo(enc) }),
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Resource) error { return x.marshalJSONTo(enc) }),
@@ -88,6 +94,10 @@ var jsonMarshalers = jsonv2.JoinMarshalers(
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SamplingMessage) error { return x.marshalJSONTo(enc) }),
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ServerCapabilities) error { return x.marshalJSONTo(enc) }),
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SetLevelParams) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Skill) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SkillResource) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SkillResources) error { return x.marshalJSONTo(enc) }),
+	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SkillsSettings) error { return x.marshalJSONTo(enc) }),
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SubscribeParams) error { return x.marshalJSONTo(enc) }),
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SubscriptionFilter) error { return x.marshalJSONTo(enc) }),
 	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SubscriptionsAcknowledgedParams) error { return x.marshalJSONTo(enc) }),
@@ -136,6 +146,8 @@ var jsonUnmarshalers = jsonv2.JoinUnmarshalers(
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *FormElicitationCapabilities) error { return x.unmarshalJSONFrom(dec) }),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *GetPromptParams) error { return x.unmarshalJSONFrom(dec) }),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *GetPromptResult) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *GetSkillParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *GetSkillResult) error { return x.unmarshalJSONFrom(dec) }),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Icon) error { return x.unmarshalJSONFrom(dec) }),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ImageContent) error { return x.unmarshalJSONFrom(dec) }),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Implementation) error { return x.unmarshalJSONFrom(dec) }),
@@ -152,6 +164,8 @@ var jsonUnmarshalers = jsonv2.JoinUnmarshalers(
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListResourcesResult) error { return x.unmarshalJSONFrom(dec) }),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListRootsParams) error { return x.unmarshalJSONFrom(dec) }),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListRootsResult) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListSkillsParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListSkillsResult) error { return x.unmarshalJSONFrom(dec) }),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListToolsParams) error { return x.unmarshalJSONFrom(dec) }),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListToolsResult) error { return x.unmarshalJSONFrom(dec) }),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *LoggingCapabilities) error { return x.unmarshalJSONFrom(dec) }),
@@ -169,6 +183,8 @@ var jsonUnmarshalers = jsonv2.JoinUnmarshalers(
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *PromptCapabilities) error { return x.unmarshalJSONFrom(dec) }),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *PromptListChangedParams) error { return x.unmarshalJSONFrom(dec) }),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *PromptMessage) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ReadDirectoryParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ReadDirectoryResult) error { return x.unmarshalJSONFrom(dec) }),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ReadResourceParams) error { return x.unmarshalJSONFrom(dec) }),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ReadResourceResult) error { return x.unmarshalJSONFrom(dec) }),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Resource) error { return x.unmarshalJSONFrom(dec) }),
@@ -185,6 +201,10 @@ var jsonUnmarshalers = jsonv2.JoinUnmarshalers(
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SamplingMessage) error { return x.unmarshalJSONFrom(dec) }),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ServerCapabilities) error { return x.unmarshalJSONFrom(dec) }),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SetLevelParams) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Skill) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SkillResource) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SkillResources) error { return x.unmarshalJSONFrom(dec) }),
+	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SkillsSettings) error { return x.unmarshalJSONFrom(dec) }),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SubscribeParams) error { return x.unmarshalJSONFrom(dec) }),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SubscriptionFilter) error { return x.unmarshalJSONFrom(dec) }),
 	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SubscriptionsAcknowledgedParams) error { return x.unmarshalJSONFrom(dec) }),
@@ -691,6 +711,44 @@ func (x GetPromptResult) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *GetPromptResult) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 
+// wireGetSkillParams is GetSkillParams without methods, for the default struct encoding.
+type wireGetSkillParams GetSkillParams
+
+// marshalJSONTo encodes x for the wire.
+func (x *GetSkillParams) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireGetSkillParams)(x))
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *GetSkillParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireGetSkillParams)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x GetSkillParams) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *GetSkillParams) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireGetSkillResult is GetSkillResult without methods, for the default struct encoding.
+type wireGetSkillResult GetSkillResult
+
+// marshalJSONTo encodes x for the wire.
+func (x *GetSkillResult) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireGetSkillResult)(x))
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *GetSkillResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireGetSkillResult)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x GetSkillResult) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *GetSkillResult) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
 // wireIcon is Icon without methods, for the default struct encoding.
 type wireIcon Icon
 
@@ -995,6 +1053,44 @@ func (x ListRootsResult) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *ListRootsResult) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 
+// wireListSkillsParams is ListSkillsParams without methods, for the default struct encoding.
+type wireListSkillsParams ListSkillsParams
+
+// marshalJSONTo encodes x for the wire.
+func (x *ListSkillsParams) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireListSkillsParams)(x))
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ListSkillsParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireListSkillsParams)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x ListSkillsParams) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *ListSkillsParams) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireListSkillsResult is ListSkillsResult without methods, for the default struct encoding.
+type wireListSkillsResult ListSkillsResult
+
+// marshalJSONTo encodes x for the wire.
+func (x *ListSkillsResult) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireListSkillsResult)(x))
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ListSkillsResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireListSkillsResult)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x ListSkillsResult) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *ListSkillsResult) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
 // wireListToolsParams is ListToolsParams without methods, for the default struct encoding.
 type wireListToolsParams ListToolsParams
 
@@ -1255,6 +1351,44 @@ func (x PromptMessage) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
 
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *PromptMessage) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireReadDirectoryParams is ReadDirectoryParams without methods, for the default struct encoding.
+type wireReadDirectoryParams ReadDirectoryParams
+
+// marshalJSONTo encodes x for the wire.
+func (x *ReadDirectoryParams) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireReadDirectoryParams)(x))
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ReadDirectoryParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireReadDirectoryParams)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x ReadDirectoryParams) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *ReadDirectoryParams) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireReadDirectoryResult is ReadDirectoryResult without methods, for the default struct encoding.
+type wireReadDirectoryResult ReadDirectoryResult
+
+// marshalJSONTo encodes x for the wire.
+func (x *ReadDirectoryResult) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireReadDirectoryResult)(x))
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ReadDirectoryResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireReadDirectoryResult)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x ReadDirectoryResult) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *ReadDirectoryResult) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 
 // wireReadResourceParams is ReadResourceParams without methods, for the default struct encoding.
 type wireReadResourceParams ReadResourceParams
@@ -1533,6 +1667,69 @@ func (x SetLevelParams) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
 
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *SetLevelParams) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireSkill is Skill without methods, for the default struct encoding.
+type wireSkill Skill
+
+// marshalJSONTo encodes x for the wire.
+func (x *Skill) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireSkill)(x))
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *Skill) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireSkill)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x Skill) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *Skill) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireSkillResource is SkillResource without methods, for the default struct encoding.
+type wireSkillResource SkillResource
+
+// marshalJSONTo encodes x for the wire.
+func (x *SkillResource) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireSkillResource)(x))
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *SkillResource) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireSkillResource)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x SkillResource) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *SkillResource) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x SkillResources) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *SkillResources) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireSkillsSettings is SkillsSettings without methods, for the default struct encoding.
+type wireSkillsSettings SkillsSettings
+
+// marshalJSONTo encodes x for the wire.
+func (x *SkillsSettings) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireSkillsSettings)(x))
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *SkillsSettings) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireSkillsSettings)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x SkillsSettings) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *SkillsSettings) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 
 // wireSubscribeParams is SubscribeParams without methods, for the default struct encoding.
 type wireSubscribeParams SubscribeParams
@@ -2008,6 +2205,17 @@ func (x *GetPromptResult) nilMember() string {
 	return ""
 }
 
+func (x *GetSkillParams) nilMember() string {
+	return ""
+}
+
+func (x *GetSkillResult) nilMember() string {
+	if x.Skill == nil {
+		return "skill"
+	}
+	return ""
+}
+
 func (x *Icon) nilMember() string {
 	return ""
 }
@@ -2107,6 +2315,19 @@ func (x *ListRootsResult) nilMember() string {
 	return ""
 }
 
+func (x *ListSkillsParams) nilMember() string {
+	return ""
+}
+
+func (x *ListSkillsResult) nilMember() string {
+	for i, e := range x.Skills {
+		if e == nil {
+			return elemPath("skills", i, "")
+		}
+	}
+	return ""
+}
+
 func (x *ListToolsParams) nilMember() string {
 	return ""
 }
@@ -2186,6 +2407,19 @@ func (x *PromptMessage) nilMember() string {
 	return ""
 }
 
+func (x *ReadDirectoryParams) nilMember() string {
+	return ""
+}
+
+func (x *ReadDirectoryResult) nilMember() string {
+	for i, e := range x.Resources {
+		if e == nil {
+			return elemPath("resources", i, "")
+		}
+	}
+	return ""
+}
+
 func (x *ReadResourceParams) nilMember() string {
 	return ""
 }
@@ -2257,6 +2491,22 @@ func (x *ServerCapabilities) nilMember() string {
 }
 
 func (x *SetLevelParams) nilMember() string {
+	return ""
+}
+
+func (x *Skill) nilMember() string {
+	return ""
+}
+
+func (x *SkillResource) nilMember() string {
+	return ""
+}
+
+func (x *SkillResources) nilMember() string {
+	return ""
+}
+
+func (x *SkillsSettings) nilMember() string {
 	return ""
 }
 

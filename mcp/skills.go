@@ -5,6 +5,10 @@ package mcp
 
 import (
 	"errors"
+	"fmt"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // SkillsExtension is the identifier of the Skills extension: the key of
@@ -76,32 +80,46 @@ type SkillResources struct {
 	Dynamic bool
 }
 
-// MarshalJSON encodes the manifest: "dynamic" or the array of files.
-func (r SkillResources) MarshalJSON() ([]byte, error) {
+// marshalJSONTo encodes the manifest for the wire: "dynamic" or the
+// array of files.
+func (r *SkillResources) marshalJSONTo(enc *jsontext.Encoder) error {
 	if r.Dynamic {
-		return []byte(`"dynamic"`), nil
+		return enc.WriteToken(jsontext.String("dynamic"))
 	}
 	if r.Files == nil {
-		return []byte(`[]`), nil
+		return enc.WriteValue(jsontext.Value(`[]`))
 	}
-	return marshalStd(r.Files)
+	return jsonv2.MarshalEncode(enc, r.Files)
 }
 
-// UnmarshalJSON decodes "dynamic" or an array of files.
-func (r *SkillResources) UnmarshalJSON(data []byte) error {
-	if string(data) == `"dynamic"` {
+// unmarshalJSONFrom decodes "dynamic" or an array of files.
+func (r *SkillResources) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch dec.PeekKind() {
+	case '"':
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		if tok.String() != "dynamic" {
+			return fmt.Errorf(`mcp: skill resources must be an array or "dynamic", not %q`, tok.String())
+		}
 		*r = SkillResources{Dynamic: true}
 		return nil
+	case '[':
+		var files []SkillResource
+		if err := jsonv2.UnmarshalDecode(dec, &files); err != nil {
+			return err
+		}
+		if files == nil {
+			files = []SkillResource{}
+		}
+		*r = SkillResources{Files: files}
+		return nil
 	}
-	var files []SkillResource
-	if err := unmarshalStd(data, &files); err != nil {
+	if _, err := dec.ReadValue(); err != nil {
 		return err
 	}
-	if files == nil {
-		return errors.New(`mcp: skill resources must be an array or "dynamic"`)
-	}
-	*r = SkillResources{Files: files}
-	return nil
+	return errors.New(`mcp: skill resources must be an array or "dynamic"`)
 }
 
 // SkillResource is one file of a skill's manifest.
@@ -210,30 +228,3 @@ func (r *ReadDirectoryResult) resultType() *ResultType { return &r.ResultType }
 func (r *ListSkillsResult) cacheHints() (**int64, *CacheScope)    { return &r.TTLMs, &r.CacheScope }
 func (r *GetSkillResult) cacheHints() (**int64, *CacheScope)      { return &r.TTLMs, &r.CacheScope }
 func (r *ReadDirectoryResult) cacheHints() (**int64, *CacheScope) { return &r.TTLMs, &r.CacheScope }
-
-// nilMember methods, written here until internal/jsongen reads this file.
-
-func (r *ListSkillsResult) nilMember() string {
-	for i, e := range r.Skills {
-		if e == nil {
-			return elemPath("skills", i, "")
-		}
-	}
-	return ""
-}
-
-func (r *GetSkillResult) nilMember() string {
-	if r.Skill == nil {
-		return "skill"
-	}
-	return ""
-}
-
-func (r *ReadDirectoryResult) nilMember() string {
-	for i, e := range r.Resources {
-		if e == nil {
-			return elemPath("resources", i, "")
-		}
-	}
-	return ""
-}
