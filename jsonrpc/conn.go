@@ -1105,6 +1105,7 @@ func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) 
 
 	return func() {
 		defer c.wg.Done()
+		growStack()
 		hctx, release := c.bindContext(ctx, cancel, req)
 		result, err := c.call(hctx, req)
 		release()
