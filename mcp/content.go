@@ -273,7 +273,7 @@ func unmarshalContent(raw jsontext.Value) (Content, error) {
 	}
 	// The "type" member, which the block types have no field for, is
 	// skipped as every unknown member is.
-	if err := jsonv2.Unmarshal(raw, c, receivedOptions...); err != nil {
+	if err := jsonv2.Unmarshal(raw, c, wire().received...); err != nil {
 		return nil, err
 	}
 	return c, nil

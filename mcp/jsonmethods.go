@@ -12,217 +12,121 @@ import (
 // jsonMarshalers and jsonUnmarshalers (see jsonstd.go); MarshalJSON and
 // UnmarshalJSON give encoding/json the same encoding.
 
-// jsonMarshalers registers the marshalJSONTo method of every protocol type.
-var jsonMarshalers = jsonv2.JoinMarshalers(
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Annotations) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *AudioContent) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CallToolParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CallToolResult) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CancelledParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ClientCapabilities) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CompleteArgument) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CompleteContext) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CompleteParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CompleteReference) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CompleteResult) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Completion) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CompletionCapabilities) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Contents) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CreateMessageParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CreateMessageResult) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *DiscoverParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *DiscoverResult) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ElicitParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ElicitResult) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ElicitationCapabilities) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ElicitationCompleteParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *EmbeddedResource) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *EmptyResult) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *FormElicitationCapabilities) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *GetPromptParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *GetPromptResult) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *GetSkillParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *GetSkillResult) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Icon) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ImageContent) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Implementation) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *InitializeParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *InitializeResult) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *InitializedParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *InputRequest) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *InputRequiredResult) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListPromptsParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListPromptsResult) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListResourceTemplatesParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListResourceTemplatesResult) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListResourcesParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListResourcesResult) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListRootsParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListRootsResult) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListSkillsParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListSkillsResult) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListToolsParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ListToolsResult) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *LoggingCapabilities) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *LoggingMessageParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Meta) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *MissingRequiredClientCapabilityData) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ModelHint) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ModelPreferences) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *PingParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ProgressParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Prompt) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *PromptArgument) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *PromptCapabilities) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *PromptListChangedParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *PromptMessage) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ReadDirectoryParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ReadDirectoryResult) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ReadResourceParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ReadResourceResult) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Resource) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ResourceCapabilities) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ResourceContents) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ResourceLink) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ResourceListChangedParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ResourceTemplate) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ResourceUpdatedParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Root) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *RootsCapabilities) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *RootsListChangedParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SamplingCapabilities) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SamplingMessage) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ServerCapabilities) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SetLevelParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Skill) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SkillResource) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SkillResources) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SkillsSettings) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SubscribeParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SubscriptionFilter) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SubscriptionsAcknowledgedParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SubscriptionsListenParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SubscriptionsListenResult) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *TextContent) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Tool) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolAnnotations) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolCapabilities) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolChoice) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolExecution) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolListChangedParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolResultContent) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolUseContent) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *URLElicitationCapabilities) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *UnsubscribeParams) error { return x.marshalJSONTo(enc) }),
-	jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *UnsupportedProtocolVersionData) error { return x.marshalJSONTo(enc) }),
-)
+// jsonMarshalers registers the marshalJSONTo method of every protocol type met inside another value.
+func jsonMarshalers() *jsonv2.Marshalers {
+	return jsonv2.JoinMarshalers(
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Annotations) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *AudioContent) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CallToolResult) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ClientCapabilities) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CompleteArgument) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CompleteContext) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CompleteReference) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Completion) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CompletionCapabilities) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Contents) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *CreateMessageResult) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *DiscoverResult) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ElicitParams) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ElicitationCapabilities) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *EmbeddedResource) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *FormElicitationCapabilities) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Icon) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ImageContent) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Implementation) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *InitializeResult) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *InputRequest) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *LoggingCapabilities) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Meta) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ModelHint) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ModelPreferences) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Prompt) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *PromptArgument) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *PromptCapabilities) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *PromptMessage) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Resource) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ResourceCapabilities) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ResourceContents) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ResourceLink) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ResourceTemplate) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Root) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *RootsCapabilities) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SamplingCapabilities) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SamplingMessage) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ServerCapabilities) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Skill) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SkillResource) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SkillResources) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SubscriptionFilter) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *TextContent) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Tool) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolAnnotations) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolCapabilities) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolChoice) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolExecution) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolResultContent) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolUseContent) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *URLElicitationCapabilities) error { return x.marshalJSONTo(enc) }),
+	)
+}
 
-// jsonUnmarshalers registers the unmarshalJSONFrom method of every protocol type.
-var jsonUnmarshalers = jsonv2.JoinUnmarshalers(
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Annotations) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *AudioContent) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CallToolParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CallToolResult) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CancelledParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ClientCapabilities) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CompleteArgument) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CompleteContext) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CompleteParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CompleteReference) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CompleteResult) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Completion) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CompletionCapabilities) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Contents) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CreateMessageParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CreateMessageResult) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *DiscoverParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *DiscoverResult) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ElicitParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ElicitResult) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ElicitationCapabilities) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ElicitationCompleteParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *EmbeddedResource) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *EmptyResult) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *FormElicitationCapabilities) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *GetPromptParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *GetPromptResult) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *GetSkillParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *GetSkillResult) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Icon) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ImageContent) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Implementation) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *InitializeParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *InitializeResult) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *InitializedParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *InputRequest) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *InputRequiredResult) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListPromptsParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListPromptsResult) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListResourceTemplatesParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListResourceTemplatesResult) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListResourcesParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListResourcesResult) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListRootsParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListRootsResult) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListSkillsParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListSkillsResult) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListToolsParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ListToolsResult) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *LoggingCapabilities) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *LoggingMessageParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Meta) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *MissingRequiredClientCapabilityData) error {
-		return x.unmarshalJSONFrom(dec)
-	}),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ModelHint) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ModelPreferences) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *PingParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ProgressParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Prompt) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *PromptArgument) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *PromptCapabilities) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *PromptListChangedParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *PromptMessage) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ReadDirectoryParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ReadDirectoryResult) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ReadResourceParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ReadResourceResult) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Resource) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ResourceCapabilities) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ResourceContents) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ResourceLink) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ResourceListChangedParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ResourceTemplate) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ResourceUpdatedParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Root) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *RootsCapabilities) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *RootsListChangedParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SamplingCapabilities) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SamplingMessage) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ServerCapabilities) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SetLevelParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Skill) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SkillResource) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SkillResources) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SkillsSettings) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SubscribeParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SubscriptionFilter) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SubscriptionsAcknowledgedParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SubscriptionsListenParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SubscriptionsListenResult) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *TextContent) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Tool) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolAnnotations) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolCapabilities) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolChoice) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolExecution) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolListChangedParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolResultContent) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolUseContent) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *URLElicitationCapabilities) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *UnsubscribeParams) error { return x.unmarshalJSONFrom(dec) }),
-	jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *UnsupportedProtocolVersionData) error { return x.unmarshalJSONFrom(dec) }),
-)
+// jsonUnmarshalers registers the unmarshalJSONFrom method of every protocol type met inside another value.
+func jsonUnmarshalers() *jsonv2.Unmarshalers {
+	return jsonv2.JoinUnmarshalers(
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Annotations) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *AudioContent) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CallToolResult) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ClientCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CompleteArgument) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CompleteContext) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CompleteReference) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Completion) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CompletionCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Contents) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *CreateMessageResult) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *DiscoverResult) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ElicitParams) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ElicitationCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *EmbeddedResource) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *FormElicitationCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Icon) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ImageContent) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Implementation) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *InitializeResult) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *InputRequest) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *LoggingCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Meta) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ModelHint) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ModelPreferences) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Prompt) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *PromptArgument) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *PromptCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *PromptMessage) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Resource) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ResourceCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ResourceContents) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ResourceLink) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ResourceTemplate) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Root) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *RootsCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SamplingCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SamplingMessage) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ServerCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Skill) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SkillResource) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SkillResources) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SubscriptionFilter) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *TextContent) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Tool) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolAnnotations) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolChoice) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolExecution) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolResultContent) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolUseContent) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *URLElicitationCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+	)
+}
 
 // wireAnnotations is Annotations without methods, for the default struct encoding.
 type wireAnnotations Annotations
@@ -230,6 +134,16 @@ type wireAnnotations Annotations
 // marshalJSONTo encodes x for the wire.
 func (x *Annotations) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireAnnotations)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *Annotations) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireAnnotations)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *Annotations) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireAnnotations)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -270,6 +184,16 @@ func (x *CallToolParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCallToolParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *CallToolParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireCallToolParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *CallToolParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireCallToolParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *CallToolParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireCallToolParams)(x))
@@ -287,6 +211,16 @@ type wireCallToolResult CallToolResult
 // marshalJSONTo encodes x for the wire.
 func (x *CallToolResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCallToolResult)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *CallToolResult) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireCallToolResult)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *CallToolResult) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireCallToolResult)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -308,6 +242,16 @@ func (x *CancelledParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCancelledParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *CancelledParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireCancelledParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *CancelledParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireCancelledParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *CancelledParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireCancelledParams)(x))
@@ -325,6 +269,16 @@ type wireClientCapabilities ClientCapabilities
 // marshalJSONTo encodes x for the wire.
 func (x *ClientCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireClientCapabilities)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ClientCapabilities) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireClientCapabilities)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ClientCapabilities) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireClientCapabilities)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -346,6 +300,16 @@ func (x *CompleteArgument) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCompleteArgument)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *CompleteArgument) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireCompleteArgument)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *CompleteArgument) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireCompleteArgument)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *CompleteArgument) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireCompleteArgument)(x))
@@ -363,6 +327,16 @@ type wireCompleteContext CompleteContext
 // marshalJSONTo encodes x for the wire.
 func (x *CompleteContext) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCompleteContext)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *CompleteContext) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireCompleteContext)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *CompleteContext) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireCompleteContext)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -384,6 +358,16 @@ func (x *CompleteParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCompleteParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *CompleteParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireCompleteParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *CompleteParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireCompleteParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *CompleteParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireCompleteParams)(x))
@@ -401,6 +385,16 @@ type wireCompleteReference CompleteReference
 // marshalJSONTo encodes x for the wire.
 func (x *CompleteReference) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCompleteReference)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *CompleteReference) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireCompleteReference)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *CompleteReference) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireCompleteReference)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -422,6 +416,16 @@ func (x *CompleteResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCompleteResult)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *CompleteResult) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireCompleteResult)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *CompleteResult) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireCompleteResult)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *CompleteResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireCompleteResult)(x))
@@ -441,6 +445,16 @@ func (x *Completion) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCompletion)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *Completion) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireCompletion)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *Completion) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireCompletion)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *Completion) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireCompletion)(x))
@@ -458,6 +472,16 @@ type wireCompletionCapabilities CompletionCapabilities
 // marshalJSONTo encodes x for the wire.
 func (x *CompletionCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCompletionCapabilities)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *CompletionCapabilities) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireCompletionCapabilities)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *CompletionCapabilities) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireCompletionCapabilities)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -485,6 +509,16 @@ func (x *CreateMessageParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireCreateMessageParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *CreateMessageParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireCreateMessageParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *CreateMessageParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireCreateMessageParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *CreateMessageParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireCreateMessageParams)(x))
@@ -510,6 +544,16 @@ func (x *DiscoverParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireDiscoverParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *DiscoverParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireDiscoverParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *DiscoverParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireDiscoverParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *DiscoverParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireDiscoverParams)(x))
@@ -527,6 +571,16 @@ type wireDiscoverResult DiscoverResult
 // marshalJSONTo encodes x for the wire.
 func (x *DiscoverResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireDiscoverResult)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *DiscoverResult) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireDiscoverResult)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *DiscoverResult) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireDiscoverResult)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -548,6 +602,16 @@ func (x *ElicitParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireElicitParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ElicitParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireElicitParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ElicitParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireElicitParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *ElicitParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireElicitParams)(x))
@@ -565,6 +629,16 @@ type wireElicitResult ElicitResult
 // marshalJSONTo encodes x for the wire.
 func (x *ElicitResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireElicitResult)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ElicitResult) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireElicitResult)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ElicitResult) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireElicitResult)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -586,6 +660,16 @@ func (x *ElicitationCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireElicitationCapabilities)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ElicitationCapabilities) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireElicitationCapabilities)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ElicitationCapabilities) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireElicitationCapabilities)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *ElicitationCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireElicitationCapabilities)(x))
@@ -603,6 +687,16 @@ type wireElicitationCompleteParams ElicitationCompleteParams
 // marshalJSONTo encodes x for the wire.
 func (x *ElicitationCompleteParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireElicitationCompleteParams)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ElicitationCompleteParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireElicitationCompleteParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ElicitationCompleteParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireElicitationCompleteParams)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -643,6 +737,16 @@ func (x *EmptyResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireEmptyResult)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *EmptyResult) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireEmptyResult)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *EmptyResult) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireEmptyResult)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *EmptyResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireEmptyResult)(x))
@@ -660,6 +764,16 @@ type wireFormElicitationCapabilities FormElicitationCapabilities
 // marshalJSONTo encodes x for the wire.
 func (x *FormElicitationCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireFormElicitationCapabilities)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *FormElicitationCapabilities) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireFormElicitationCapabilities)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *FormElicitationCapabilities) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireFormElicitationCapabilities)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -681,6 +795,16 @@ func (x *GetPromptParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireGetPromptParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *GetPromptParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireGetPromptParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *GetPromptParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireGetPromptParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *GetPromptParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireGetPromptParams)(x))
@@ -698,6 +822,16 @@ type wireGetPromptResult GetPromptResult
 // marshalJSONTo encodes x for the wire.
 func (x *GetPromptResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireGetPromptResult)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *GetPromptResult) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireGetPromptResult)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *GetPromptResult) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireGetPromptResult)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -719,6 +853,16 @@ func (x *GetSkillParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireGetSkillParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *GetSkillParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireGetSkillParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *GetSkillParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireGetSkillParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *GetSkillParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireGetSkillParams)(x))
@@ -738,6 +882,16 @@ func (x *GetSkillResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireGetSkillResult)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *GetSkillResult) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireGetSkillResult)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *GetSkillResult) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireGetSkillResult)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *GetSkillResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireGetSkillResult)(x))
@@ -755,6 +909,16 @@ type wireIcon Icon
 // marshalJSONTo encodes x for the wire.
 func (x *Icon) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireIcon)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *Icon) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireIcon)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *Icon) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireIcon)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -795,6 +959,16 @@ func (x *Implementation) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireImplementation)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *Implementation) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireImplementation)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *Implementation) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireImplementation)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *Implementation) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireImplementation)(x))
@@ -812,6 +986,16 @@ type wireInitializeParams InitializeParams
 // marshalJSONTo encodes x for the wire.
 func (x *InitializeParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireInitializeParams)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *InitializeParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireInitializeParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *InitializeParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireInitializeParams)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -833,6 +1017,16 @@ func (x *InitializeResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireInitializeResult)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *InitializeResult) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireInitializeResult)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *InitializeResult) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireInitializeResult)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *InitializeResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireInitializeResult)(x))
@@ -850,6 +1044,16 @@ type wireInitializedParams InitializedParams
 // marshalJSONTo encodes x for the wire.
 func (x *InitializedParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireInitializedParams)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *InitializedParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireInitializedParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *InitializedParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireInitializedParams)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -871,6 +1075,16 @@ func (x *InputRequest) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireInputRequest)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *InputRequest) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireInputRequest)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *InputRequest) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireInputRequest)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *InputRequest) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireInputRequest)(x))
@@ -888,6 +1102,16 @@ type wireInputRequiredResult InputRequiredResult
 // marshalJSONTo encodes x for the wire.
 func (x *InputRequiredResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireInputRequiredResult)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *InputRequiredResult) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireInputRequiredResult)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *InputRequiredResult) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireInputRequiredResult)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -909,6 +1133,16 @@ func (x *ListPromptsParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListPromptsParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ListPromptsParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireListPromptsParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ListPromptsParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireListPromptsParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *ListPromptsParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireListPromptsParams)(x))
@@ -926,6 +1160,16 @@ type wireListPromptsResult ListPromptsResult
 // marshalJSONTo encodes x for the wire.
 func (x *ListPromptsResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListPromptsResult)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ListPromptsResult) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireListPromptsResult)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ListPromptsResult) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireListPromptsResult)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -947,6 +1191,16 @@ func (x *ListResourceTemplatesParams) marshalJSONTo(enc *jsontext.Encoder) error
 	return jsonv2.MarshalEncode(enc, (*wireListResourceTemplatesParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ListResourceTemplatesParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireListResourceTemplatesParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ListResourceTemplatesParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireListResourceTemplatesParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *ListResourceTemplatesParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireListResourceTemplatesParams)(x))
@@ -964,6 +1218,16 @@ type wireListResourceTemplatesResult ListResourceTemplatesResult
 // marshalJSONTo encodes x for the wire.
 func (x *ListResourceTemplatesResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListResourceTemplatesResult)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ListResourceTemplatesResult) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireListResourceTemplatesResult)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ListResourceTemplatesResult) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireListResourceTemplatesResult)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -985,6 +1249,16 @@ func (x *ListResourcesParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListResourcesParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ListResourcesParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireListResourcesParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ListResourcesParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireListResourcesParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *ListResourcesParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireListResourcesParams)(x))
@@ -1002,6 +1276,16 @@ type wireListResourcesResult ListResourcesResult
 // marshalJSONTo encodes x for the wire.
 func (x *ListResourcesResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListResourcesResult)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ListResourcesResult) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireListResourcesResult)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ListResourcesResult) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireListResourcesResult)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1023,6 +1307,16 @@ func (x *ListRootsParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListRootsParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ListRootsParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireListRootsParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ListRootsParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireListRootsParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *ListRootsParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireListRootsParams)(x))
@@ -1040,6 +1334,16 @@ type wireListRootsResult ListRootsResult
 // marshalJSONTo encodes x for the wire.
 func (x *ListRootsResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListRootsResult)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ListRootsResult) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireListRootsResult)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ListRootsResult) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireListRootsResult)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1061,6 +1365,16 @@ func (x *ListSkillsParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListSkillsParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ListSkillsParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireListSkillsParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ListSkillsParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireListSkillsParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *ListSkillsParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireListSkillsParams)(x))
@@ -1078,6 +1392,16 @@ type wireListSkillsResult ListSkillsResult
 // marshalJSONTo encodes x for the wire.
 func (x *ListSkillsResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListSkillsResult)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ListSkillsResult) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireListSkillsResult)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ListSkillsResult) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireListSkillsResult)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1099,6 +1423,16 @@ func (x *ListToolsParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListToolsParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ListToolsParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireListToolsParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ListToolsParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireListToolsParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *ListToolsParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireListToolsParams)(x))
@@ -1116,6 +1450,16 @@ type wireListToolsResult ListToolsResult
 // marshalJSONTo encodes x for the wire.
 func (x *ListToolsResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireListToolsResult)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ListToolsResult) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireListToolsResult)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ListToolsResult) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireListToolsResult)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1137,6 +1481,16 @@ func (x *LoggingCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireLoggingCapabilities)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *LoggingCapabilities) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireLoggingCapabilities)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *LoggingCapabilities) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireLoggingCapabilities)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *LoggingCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireLoggingCapabilities)(x))
@@ -1154,6 +1508,16 @@ type wireLoggingMessageParams LoggingMessageParams
 // marshalJSONTo encodes x for the wire.
 func (x *LoggingMessageParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireLoggingMessageParams)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *LoggingMessageParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireLoggingMessageParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *LoggingMessageParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireLoggingMessageParams)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1181,6 +1545,16 @@ func (x *MissingRequiredClientCapabilityData) marshalJSONTo(enc *jsontext.Encode
 	return jsonv2.MarshalEncode(enc, (*wireMissingRequiredClientCapabilityData)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *MissingRequiredClientCapabilityData) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireMissingRequiredClientCapabilityData)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *MissingRequiredClientCapabilityData) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireMissingRequiredClientCapabilityData)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *MissingRequiredClientCapabilityData) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireMissingRequiredClientCapabilityData)(x))
@@ -1202,6 +1576,16 @@ func (x *ModelHint) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireModelHint)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ModelHint) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireModelHint)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ModelHint) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireModelHint)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *ModelHint) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireModelHint)(x))
@@ -1219,6 +1603,16 @@ type wireModelPreferences ModelPreferences
 // marshalJSONTo encodes x for the wire.
 func (x *ModelPreferences) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireModelPreferences)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ModelPreferences) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireModelPreferences)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ModelPreferences) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireModelPreferences)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1240,6 +1634,16 @@ func (x *PingParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wirePingParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *PingParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wirePingParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *PingParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wirePingParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *PingParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wirePingParams)(x))
@@ -1257,6 +1661,16 @@ type wireProgressParams ProgressParams
 // marshalJSONTo encodes x for the wire.
 func (x *ProgressParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireProgressParams)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ProgressParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireProgressParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ProgressParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireProgressParams)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1278,6 +1692,16 @@ func (x *Prompt) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wirePrompt)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *Prompt) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wirePrompt)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *Prompt) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wirePrompt)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *Prompt) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wirePrompt)(x))
@@ -1295,6 +1719,16 @@ type wirePromptArgument PromptArgument
 // marshalJSONTo encodes x for the wire.
 func (x *PromptArgument) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wirePromptArgument)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *PromptArgument) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wirePromptArgument)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *PromptArgument) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wirePromptArgument)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1316,6 +1750,16 @@ func (x *PromptCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wirePromptCapabilities)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *PromptCapabilities) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wirePromptCapabilities)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *PromptCapabilities) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wirePromptCapabilities)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *PromptCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wirePromptCapabilities)(x))
@@ -1333,6 +1777,16 @@ type wirePromptListChangedParams PromptListChangedParams
 // marshalJSONTo encodes x for the wire.
 func (x *PromptListChangedParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wirePromptListChangedParams)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *PromptListChangedParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wirePromptListChangedParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *PromptListChangedParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wirePromptListChangedParams)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1360,6 +1814,16 @@ func (x *ReadDirectoryParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireReadDirectoryParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ReadDirectoryParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireReadDirectoryParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ReadDirectoryParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireReadDirectoryParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *ReadDirectoryParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireReadDirectoryParams)(x))
@@ -1377,6 +1841,16 @@ type wireReadDirectoryResult ReadDirectoryResult
 // marshalJSONTo encodes x for the wire.
 func (x *ReadDirectoryResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireReadDirectoryResult)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ReadDirectoryResult) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireReadDirectoryResult)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ReadDirectoryResult) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireReadDirectoryResult)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1398,6 +1872,16 @@ func (x *ReadResourceParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireReadResourceParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ReadResourceParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireReadResourceParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ReadResourceParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireReadResourceParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *ReadResourceParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireReadResourceParams)(x))
@@ -1415,6 +1899,16 @@ type wireReadResourceResult ReadResourceResult
 // marshalJSONTo encodes x for the wire.
 func (x *ReadResourceResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireReadResourceResult)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ReadResourceResult) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireReadResourceResult)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ReadResourceResult) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireReadResourceResult)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1436,6 +1930,16 @@ func (x *Resource) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireResource)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *Resource) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireResource)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *Resource) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireResource)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *Resource) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireResource)(x))
@@ -1453,6 +1957,16 @@ type wireResourceCapabilities ResourceCapabilities
 // marshalJSONTo encodes x for the wire.
 func (x *ResourceCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireResourceCapabilities)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ResourceCapabilities) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireResourceCapabilities)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ResourceCapabilities) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireResourceCapabilities)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1499,6 +2013,16 @@ func (x *ResourceListChangedParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireResourceListChangedParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ResourceListChangedParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireResourceListChangedParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ResourceListChangedParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireResourceListChangedParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *ResourceListChangedParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireResourceListChangedParams)(x))
@@ -1516,6 +2040,16 @@ type wireResourceTemplate ResourceTemplate
 // marshalJSONTo encodes x for the wire.
 func (x *ResourceTemplate) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireResourceTemplate)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ResourceTemplate) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireResourceTemplate)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ResourceTemplate) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireResourceTemplate)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1537,6 +2071,16 @@ func (x *ResourceUpdatedParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireResourceUpdatedParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ResourceUpdatedParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireResourceUpdatedParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ResourceUpdatedParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireResourceUpdatedParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *ResourceUpdatedParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireResourceUpdatedParams)(x))
@@ -1554,6 +2098,16 @@ type wireRoot Root
 // marshalJSONTo encodes x for the wire.
 func (x *Root) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireRoot)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *Root) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireRoot)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *Root) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireRoot)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1575,6 +2129,16 @@ func (x *RootsCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireRootsCapabilities)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *RootsCapabilities) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireRootsCapabilities)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *RootsCapabilities) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireRootsCapabilities)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *RootsCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireRootsCapabilities)(x))
@@ -1594,6 +2158,16 @@ func (x *RootsListChangedParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireRootsListChangedParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *RootsListChangedParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireRootsListChangedParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *RootsListChangedParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireRootsListChangedParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *RootsListChangedParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireRootsListChangedParams)(x))
@@ -1611,6 +2185,16 @@ type wireSamplingCapabilities SamplingCapabilities
 // marshalJSONTo encodes x for the wire.
 func (x *SamplingCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireSamplingCapabilities)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *SamplingCapabilities) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireSamplingCapabilities)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *SamplingCapabilities) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireSamplingCapabilities)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1638,6 +2222,16 @@ func (x *ServerCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireServerCapabilities)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ServerCapabilities) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireServerCapabilities)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ServerCapabilities) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireServerCapabilities)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *ServerCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireServerCapabilities)(x))
@@ -1655,6 +2249,16 @@ type wireSetLevelParams SetLevelParams
 // marshalJSONTo encodes x for the wire.
 func (x *SetLevelParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireSetLevelParams)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *SetLevelParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireSetLevelParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *SetLevelParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireSetLevelParams)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1676,6 +2280,16 @@ func (x *Skill) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireSkill)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *Skill) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireSkill)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *Skill) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireSkill)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *Skill) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireSkill)(x))
@@ -1693,6 +2307,16 @@ type wireSkillResource SkillResource
 // marshalJSONTo encodes x for the wire.
 func (x *SkillResource) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireSkillResource)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *SkillResource) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireSkillResource)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *SkillResource) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireSkillResource)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1720,6 +2344,16 @@ func (x *SkillsSettings) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireSkillsSettings)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *SkillsSettings) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireSkillsSettings)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *SkillsSettings) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireSkillsSettings)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *SkillsSettings) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireSkillsSettings)(x))
@@ -1737,6 +2371,16 @@ type wireSubscribeParams SubscribeParams
 // marshalJSONTo encodes x for the wire.
 func (x *SubscribeParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireSubscribeParams)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *SubscribeParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireSubscribeParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *SubscribeParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireSubscribeParams)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1758,6 +2402,16 @@ func (x *SubscriptionFilter) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireSubscriptionFilter)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *SubscriptionFilter) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireSubscriptionFilter)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *SubscriptionFilter) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireSubscriptionFilter)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *SubscriptionFilter) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireSubscriptionFilter)(x))
@@ -1775,6 +2429,16 @@ type wireSubscriptionsAcknowledgedParams SubscriptionsAcknowledgedParams
 // marshalJSONTo encodes x for the wire.
 func (x *SubscriptionsAcknowledgedParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireSubscriptionsAcknowledgedParams)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *SubscriptionsAcknowledgedParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireSubscriptionsAcknowledgedParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *SubscriptionsAcknowledgedParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireSubscriptionsAcknowledgedParams)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1798,6 +2462,16 @@ func (x *SubscriptionsListenParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireSubscriptionsListenParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *SubscriptionsListenParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireSubscriptionsListenParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *SubscriptionsListenParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireSubscriptionsListenParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *SubscriptionsListenParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireSubscriptionsListenParams)(x))
@@ -1815,6 +2489,16 @@ type wireSubscriptionsListenResult SubscriptionsListenResult
 // marshalJSONTo encodes x for the wire.
 func (x *SubscriptionsListenResult) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireSubscriptionsListenResult)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *SubscriptionsListenResult) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireSubscriptionsListenResult)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *SubscriptionsListenResult) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireSubscriptionsListenResult)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1855,6 +2539,16 @@ func (x *Tool) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireTool)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *Tool) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireTool)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *Tool) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireTool)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *Tool) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireTool)(x))
@@ -1872,6 +2566,16 @@ type wireToolAnnotations ToolAnnotations
 // marshalJSONTo encodes x for the wire.
 func (x *ToolAnnotations) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireToolAnnotations)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ToolAnnotations) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireToolAnnotations)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ToolAnnotations) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireToolAnnotations)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1893,6 +2597,16 @@ func (x *ToolCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireToolCapabilities)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ToolCapabilities) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireToolCapabilities)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ToolCapabilities) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireToolCapabilities)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *ToolCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireToolCapabilities)(x))
@@ -1910,6 +2624,16 @@ type wireToolChoice ToolChoice
 // marshalJSONTo encodes x for the wire.
 func (x *ToolChoice) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireToolChoice)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ToolChoice) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireToolChoice)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ToolChoice) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireToolChoice)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -1931,6 +2655,16 @@ func (x *ToolExecution) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireToolExecution)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ToolExecution) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireToolExecution)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ToolExecution) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireToolExecution)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *ToolExecution) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireToolExecution)(x))
@@ -1948,6 +2682,16 @@ type wireToolListChangedParams ToolListChangedParams
 // marshalJSONTo encodes x for the wire.
 func (x *ToolListChangedParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireToolListChangedParams)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ToolListChangedParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireToolListChangedParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ToolListChangedParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireToolListChangedParams)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.
@@ -2007,6 +2751,16 @@ func (x *URLElicitationCapabilities) marshalJSONTo(enc *jsontext.Encoder) error 
 	return jsonv2.MarshalEncode(enc, (*wireURLElicitationCapabilities)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *URLElicitationCapabilities) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireURLElicitationCapabilities)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *URLElicitationCapabilities) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireURLElicitationCapabilities)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *URLElicitationCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireURLElicitationCapabilities)(x))
@@ -2026,6 +2780,16 @@ func (x *UnsubscribeParams) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireUnsubscribeParams)(x))
 }
 
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *UnsubscribeParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireUnsubscribeParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *UnsubscribeParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireUnsubscribeParams)(x), opts...)
+}
+
 // unmarshalJSONFrom decodes x from the wire.
 func (x *UnsubscribeParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return jsonv2.UnmarshalDecode(dec, (*wireUnsubscribeParams)(x))
@@ -2043,6 +2807,16 @@ type wireUnsupportedProtocolVersionData UnsupportedProtocolVersionData
 // marshalJSONTo encodes x for the wire.
 func (x *UnsupportedProtocolVersionData) marshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*wireUnsupportedProtocolVersionData)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *UnsupportedProtocolVersionData) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireUnsupportedProtocolVersionData)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *UnsupportedProtocolVersionData) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireUnsupportedProtocolVersionData)(x), opts...)
 }
 
 // unmarshalJSONFrom decodes x from the wire.

@@ -3,6 +3,8 @@ package mcp
 //go:generate go run ../internal/jsongen
 
 import (
+	"sync"
+
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -10,14 +12,16 @@ import (
 
 // The JSON boundary. The SDK encodes and decodes protocol messages with
 // an engine of its own (github.com/go-json-experiment/json), through the
-// unexported marshalJSONTo and unmarshalJSONFrom methods of each type,
-// which the options below register with the engine (jsonMarshalers and
-// jsonUnmarshalers, in jsonmethods.go): the engine's own hooks, methods
-// named MarshalJSONTo and UnmarshalJSONFrom, would put its pre-release
-// types into the API of every protocol type. Every encoding and decoding
-// of protocol values in this package goes through these options, which
-// take precedence over any method of a type, so the engine calls none of
-// the encoding/json methods on the way to or from the wire.
+// unexported methods of each type: the engine's own hooks, methods named
+// MarshalJSONTo and UnmarshalJSONFrom, would put its pre-release types
+// into the API of every protocol type. At the top of a value (params, a
+// result) marshalWith and unmarshalWith hand the engine the type's
+// method-free copy (marshalWire, unmarshalWire); inside a value, the
+// options below (wireOptions) register the marshalJSONTo and
+// unmarshalJSONFrom methods of the types met there (jsonMarshalers and
+// jsonUnmarshalers, in jsonmethods.go), which take precedence over any
+// method of a type. So the engine calls none of the encoding/json methods
+// on the way to or from the wire.
 //
 // Programs that log, store or forward protocol values use encoding/json,
 // through the MarshalJSON and UnmarshalJSON methods in jsonmethods.go,
@@ -29,42 +33,80 @@ import (
 // itself on a protocol value reaches the same methods through
 // encoding/json's.
 
-// The options every encoding and decoding of protocol values uses. They
-// are made once, by init: the methods they register reach them again
-// (a prompt message encodes its content block with marshalStd), which an
-// initializer of a variable cannot express. Nothing changes them after.
-var (
+// wireOptions are the options every encoding and decoding of protocol
+// values uses, made on first use (a process that never encodes a
+// protocol value does not pay for them at its start) and never changed.
+// They cannot be a variable's initializer: the methods they register
+// reach them again (a prompt message encodes its content block with
+// marshalStd).
+type wireOptions struct {
 	// marshalers encode protocol values.
 	marshalers *jsonv2.Marshalers
-	// marshalOptions encode protocol values as the wire carries them.
-	marshalOptions jsonv2.Options
+	// marshal encodes protocol values as the wire carries them.
+	marshal jsonv2.Options
 	// unmarshalers decode protocol values; capsCache puts its own before
 	// them.
 	unmarshalers *jsonv2.Unmarshalers
-	// unmarshalOptions decode protocol values as the wire carries them.
-	unmarshalOptions jsonv2.Options
-	// receivedOptions are unmarshalOptions for a value received in a
-	// message (see receivedOption): the options that decode results and
-	// the params of a request of the handshake era.
-	receivedOptions []jsonv2.Options
+	// unmarshal decodes protocol values as the wire carries them.
+	unmarshal jsonv2.Options
+	// received is unmarshal for a value received in a message (see
+	// receivedOption): the options that decode results and the params of
+	// a request of the handshake era.
+	received []jsonv2.Options
+}
+
+// The wireOptions, made by the first call of wire.
+var (
+	wireOnce sync.Once
+	wireOpts *wireOptions
 )
 
-func init() {
-	marshalers = jsonv2.JoinMarshalers(jsonMarshalers, jsonv2.MarshalToFunc(marshalID))
-	marshalOptions = jsonv2.JoinOptions(jsonv2.Deterministic(true), jsonv2.WithMarshalers(marshalers))
-	unmarshalers = jsonv2.JoinUnmarshalers(jsonUnmarshalers, jsonv2.UnmarshalFromFunc(unmarshalID))
-	unmarshalOptions = jsonv2.WithUnmarshalers(unmarshalers)
-	receivedOptions = []jsonv2.Options{jsonv2.JoinOptions(unmarshalOptions, receivedOption)}
+// wire returns the wireOptions, making them the first time.
+func wire() *wireOptions {
+	wireOnce.Do(func() {
+		w := &wireOptions{
+			marshalers:   jsonv2.JoinMarshalers(jsonMarshalers(), jsonv2.MarshalToFunc(marshalID)),
+			unmarshalers: jsonv2.JoinUnmarshalers(jsonUnmarshalers(), jsonv2.UnmarshalFromFunc(unmarshalID)),
+		}
+		w.marshal = jsonv2.JoinOptions(jsonv2.Deterministic(true), jsonv2.WithMarshalers(w.marshalers))
+		w.unmarshal = jsonv2.WithUnmarshalers(w.unmarshalers)
+		w.received = []jsonv2.Options{jsonv2.JoinOptions(w.unmarshal, receivedOption)}
+		wireOpts = w
+	})
+	return wireOpts
 }
 
 // marshalStd encodes v as the SDK does on the wire.
 func marshalStd(v any) ([]byte, error) {
-	return jsonv2.Marshal(v, marshalOptions)
+	return marshalWith(v, wire().marshal)
 }
 
 // unmarshalStd decodes data into v as the SDK does on the wire.
 func unmarshalStd(data []byte, v any) error {
-	return jsonv2.Unmarshal(data, v, unmarshalOptions)
+	return unmarshalWith(data, v, wire().unmarshal)
+}
+
+// marshalWith encodes v with opts. A protocol type is handed to the
+// engine as its method-free copy (marshalWire): the registered
+// marshalers cover only the types met inside other values.
+func marshalWith(v any, opts jsonv2.Options) ([]byte, error) {
+	if w, ok := v.(interface {
+		marshalWire(jsonv2.Options) ([]byte, error)
+	}); ok {
+		return w.marshalWire(opts)
+	}
+	return jsonv2.Marshal(v, opts)
+}
+
+// unmarshalWith decodes data into v with opts, a protocol type through
+// its method-free copy (see marshalWith).
+func unmarshalWith(data []byte, v any, opts ...jsonv2.Options) error {
+	if w, ok := v.(interface {
+		unmarshalWire([]byte, ...jsonv2.Options) error
+	}); ok {
+		return w.unmarshalWire(data, opts...)
+	}
+	return jsonv2.Unmarshal(data, v, opts...)
 }
 
 // receivedOption is the decoding option for a value that came in a
@@ -80,7 +122,7 @@ var receivedOption = jsontext.AllowDuplicateNames(true)
 // unmarshalReceived decodes data, params or a result from a message the
 // JSON-RPC layer decoded, into v (see receivedOption).
 func unmarshalReceived(data []byte, v any) error {
-	return jsonv2.Unmarshal(data, v, receivedOptions...)
+	return unmarshalWith(data, v, wire().received...)
 }
 
 // marshalID encodes a JSON-RPC id (a progress token, a request id) as

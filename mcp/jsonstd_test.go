@@ -278,14 +278,14 @@ func TestWireCallsNoStdMethod(t *testing.T) {
 		return strings.HasPrefix(typ.PkgPath(), "github.com/mcpkit/mcpkit/")
 	}
 	var left []string
-	encode := []jsonv2.Options{jsonv2.Deterministic(true), jsonv2.WithMarshalers(jsonv2.JoinMarshalers(marshalers,
+	encode := []jsonv2.Options{jsonv2.Deterministic(true), jsonv2.WithMarshalers(jsonv2.JoinMarshalers(wire().marshalers,
 		jsonv2.MarshalToFunc(func(_ *jsontext.Encoder, v json.Marshaler) error {
 			if ours(v) {
 				left = append(left, fmt.Sprintf("MarshalJSON of %T", v))
 			}
 			return jsonv2.SkipFunc
 		})))}
-	decode := []jsonv2.Options{jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(unmarshalers,
+	decode := []jsonv2.Options{jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(wire().unmarshalers,
 		jsonv2.UnmarshalFromFunc(func(_ *jsontext.Decoder, v json.Unmarshaler) error {
 			if ours(v) {
 				left = append(left, fmt.Sprintf("UnmarshalJSON of %T", v))
@@ -299,17 +299,15 @@ func TestWireCallsNoStdMethod(t *testing.T) {
 			left = nil
 			v := reflect.New(typ)
 			fill(v.Elem(), 0)
-			data, err := jsonv2.Marshal(v.Interface(), encode...)
+			// At the top, as the SDK encodes params and results.
+			data, err := marshalWith(v.Interface(), jsonv2.JoinOptions(encode...))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if want, err := marshalStd(v.Interface()); err != nil || !bytes.Equal(data, want) {
 				t.Fatalf("encoded %s, marshalStd %s (%v)", data, want, err)
 			}
-			if _, err := jsonv2.Marshal(v.Elem().Interface(), encode...); err != nil {
-				t.Fatal(err)
-			}
-			if err := jsonv2.Unmarshal(data, reflect.New(typ).Interface(), decode...); err != nil {
+			if err := unmarshalWith(data, reflect.New(typ).Interface(), decode...); err != nil {
 				t.Fatal(err)
 			}
 			for _, l := range left {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -90,7 +89,7 @@ func TestCapsCacheBounds(t *testing.T) {
 	decode := func(meta string) *CallToolParams {
 		t.Helper()
 		var p CallToolParams
-		if err := jsonv2.Unmarshal([]byte(`{"name":"t","_meta":`+meta+`}`), &p, s.caps.option); err != nil {
+		if err := unmarshalWith([]byte(`{"name":"t","_meta":`+meta+`}`), &p, s.caps.option); err != nil {
 			t.Fatal(err)
 		}
 		return &p

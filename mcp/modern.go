@@ -63,7 +63,7 @@ func (ss *ServerSession) decodeOptions() []jsonv2.Options {
 	era := ss.era
 	ss.mu.Unlock()
 	if era == eraHandshake {
-		return receivedOptions
+		return wire().received
 	}
 	return ss.server.caps.options
 }
@@ -343,6 +343,6 @@ func (c *capsCache) init() {
 		*v = caps
 		return nil
 	})
-	c.option = jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(metas, caps, unmarshalers))
+	c.option = jsonv2.WithUnmarshalers(jsonv2.JoinUnmarshalers(metas, caps, wire().unmarshalers))
 	c.options = []jsonv2.Options{c.option, receivedOption}
 }

@@ -49,7 +49,7 @@ func decodeParams[P any, PP interface {
 	if len(raw) == 0 || string(raw) == "null" {
 		return p, nil
 	}
-	if err := jsonv2.Unmarshal(raw, p, opts...); err != nil {
+	if err := unmarshalWith(raw, p, opts...); err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
 	}
 	return p, nil
@@ -229,7 +229,7 @@ func clientMethodFor[P any, PP interface {
 	return inMethod[*ClientSession]{
 		required: required,
 		newRequest: func(cs *ClientSession, raw json.RawMessage, _ *RequestExtra) (Request, *json.RawMessage, error) {
-			p, err := decodeParams[P, PP](raw, receivedOptions...)
+			p, err := decodeParams[P, PP](raw, wire().received...)
 			if err != nil {
 				return nil, nil, err
 			}

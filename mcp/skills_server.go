@@ -14,7 +14,6 @@ import (
 	"mime"
 	"net/url"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -29,17 +28,51 @@ type skillSet struct {
 	dirs  map[string]*features[*Resource] // directory URI -> direct children by URI
 }
 
-// skillName is the Agent Skills rule for names: 1-64 characters of
-// [a-z0-9-], no leading, trailing or consecutive hyphen.
-var skillName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$`)
+// isSkillName reports whether name follows the Agent Skills rule for
+// names: 1-64 characters of [a-z0-9-], no leading, trailing or
+// consecutive hyphen. (Checks here are written out rather than regular
+// expressions, which every program linking the package would compile at
+// its start.)
+func isSkillName(name string) bool {
+	if len(name) == 0 || len(name) > 64 || name[0] == '-' || name[len(name)-1] == '-' || strings.Contains(name, "--") {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+	}
+	return true
+}
 
-// regName matches an RFC 3986 reg-name: what the first segment of a skill
-// path, the URI's authority, may hold.
-var regName = regexp.MustCompile(`^(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+$`)
+// isRegName reports whether s is a non-empty RFC 3986 reg-name: what the
+// first segment of a skill path, the URI's authority, may hold
+// (unreserved characters, sub-delims and percent-encodings).
+func isRegName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', strings.IndexByte("-._~!$&'()*+,;=", c) >= 0:
+		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			i += 2
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// isHex reports whether c is a hexadecimal digit.
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
 
 // checkSkillName checks a skill's name against the Agent Skills rules.
 func checkSkillName(name string) error {
-	if !skillName.MatchString(name) || strings.Contains(name, "--") {
+	if !isSkillName(name) {
 		return fmt.Errorf("skill name %q breaks the naming rules (1-64 characters of a-z, 0-9 and '-', no leading, trailing or consecutive '-')", name)
 	}
 	return nil
@@ -140,7 +173,7 @@ func (s *Server) AddSkills(fsys fs.FS, root string) error {
 			skillPath = strings.TrimSuffix(top, "/")
 		}
 		segs := strings.Split(skillPath, "/")
-		if !regName.MatchString(segs[0]) {
+		if !isRegName(segs[0]) {
 			return fmt.Errorf("mcp: AddSkills: %s: the skill path's first segment %q cannot be a URI authority (RFC 3986 reg-name)", skillMD, segs[0])
 		}
 		own := filesUnder(files, dir)

@@ -23,7 +23,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -420,10 +419,47 @@ func stripComment(s string) string {
 	return strings.TrimRight(s, " ")
 }
 
-var (
-	intRE   = regexp.MustCompile(`^[-+]?[0-9]+$`)
-	floatRE = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
-)
+// isNumber reports whether s is a YAML 1.2 core-schema integer or float
+// in decimal notation: [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+// (an integer is the case without a point or exponent). It is written out,
+// not a regular expression, so that no program pays at its start for
+// compiling one it may never use.
+func isNumber(s string) bool {
+	digits := func(i int) int { // the index after the digits at i
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	i := 0
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		i++
+	}
+	j := digits(i)
+	whole := j > i
+	i = j
+	if i < len(s) && s[i] == '.' {
+		j = digits(i + 1)
+		if !whole && j == i+1 {
+			return false // "." or "-." with no digits
+		}
+		i = j
+	} else if !whole {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '-' || s[i] == '+') {
+			i++
+		}
+		j = digits(i)
+		if j == i {
+			return false
+		}
+		i = j
+	}
+	return i == len(s)
+}
 
 // resolve gives a plain scalar its type, as YAML 1.2's core schema does.
 func resolve(s string, line int, p *parser) (any, error) {
@@ -451,7 +487,7 @@ func resolve(s string, line int, p *parser) (any, error) {
 			return nil, p.errAt(line, "bad number %q", s)
 		}
 		return float64(n), nil
-	case intRE.MatchString(s), floatRE.MatchString(s):
+	case isNumber(s):
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil || math.IsInf(f, 0) {
 			return nil, p.errAt(line, "number %q out of range", s)
