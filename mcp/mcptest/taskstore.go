@@ -381,7 +381,10 @@ var taskStoreCases = []struct {
 		}
 	}},
 	{name: "DefaultTTLOption", opts: mcp.TaskStoreOptions{DefaultTTL: 10 * time.Minute}, run: func(h *harness) {
-		rec := h.create("alice", func(r *mcp.TaskRecord) { r.Status = mcp.TaskFailed; r.Error = json.RawMessage(`{"code":1,"message":"x"}`) })
+		rec := h.create("alice", func(r *mcp.TaskRecord) {
+			r.Status = mcp.TaskFailed
+			r.Error = json.RawMessage(`{"code":1,"message":"x"}`)
+		})
 		h.clock.Advance(10*time.Minute - time.Nanosecond)
 		h.get("alice", rec.ID)
 		h.clock.Advance(time.Nanosecond)
