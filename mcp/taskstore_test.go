@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,7 +129,7 @@ func TestFileTaskStoreBadFile(t *testing.T) {
 				s.(io.Closer).Close()
 				t.Fatal("opened")
 			}
-			if _, serr := os.Stat(path); serr != nil || !contains(err.Error(), "abc.json") {
+			if _, serr := os.Stat(path); serr != nil || !strings.Contains(err.Error(), "abc.json") {
 				t.Fatalf("err = %v (file: %v); want one naming abc.json, the file kept", err, serr)
 			}
 		})
@@ -158,7 +159,7 @@ func TestTaskStoreClosed(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := <-done; !errors.Is(err, mcp.ErrTaskStoreClosed) && !errors.Is(err, mcp.ErrTaskStoreClosed) {
+			if err := <-done; !errors.Is(err, mcp.ErrTaskStoreClosed) {
 				t.Fatalf("Watch across Close: %v", err)
 			}
 			if _, err := s.Get(ctx, "a", rec.ID); !errors.Is(err, mcp.ErrTaskStoreClosed) {
@@ -178,14 +179,6 @@ func must[T any](v T, err error) T {
 	return v
 }
 
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
-}
 
 // BenchmarkTaskStoreGet reads tasks from a store holding 10,000 (ended,
 // each with a 1 KiB result).
