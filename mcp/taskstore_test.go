@@ -179,7 +179,6 @@ func must[T any](v T, err error) T {
 	return v
 }
 
-
 // BenchmarkTaskStoreGet reads tasks from a store holding 10,000 (ended,
 // each with a 1 KiB result).
 func BenchmarkTaskStoreGet(b *testing.B) {
