@@ -243,3 +243,33 @@ func BenchmarkTaskStoreMemoryPerTask(b *testing.B) {
 	b.ReportMetric(perTask, "bytes/task")
 	b.ReportMetric(perTask-float64(len(result)), "bytes/task-overhead")
 }
+
+// TestFileTaskStoreFileCheck: Update compares the version in the file
+// too, so a write by another store on the directory is a conflict, after
+// which the store reads the newer record.
+func TestFileTaskStoreFileCheck(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a := closeAtEnd(t, must(mcp.NewFileTaskStore(dir, nil)))
+	rec := &mcp.TaskRecord{Owner: "alice"}
+	if err := a.Create(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	b := closeAtEnd(t, must(mcp.NewFileTaskStore(dir, nil)))
+	fromB, err := b.Get(ctx, "alice", rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.StatusMessage = "written by a"
+	if err := a.Update(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	fromB.StatusMessage = "written by b"
+	if err := b.Update(ctx, fromB); !errors.Is(err, mcp.ErrTaskConflict) {
+		t.Fatalf("Update over another store's write: %v; want ErrTaskConflict", err)
+	}
+	got, err := b.Get(ctx, "alice", rec.ID)
+	if err != nil || got.StatusMessage != "written by a" || got.Version != 2 {
+		t.Fatalf("after the conflict: %+v, %v; want a's record, version 2", got, err)
+	}
+}
