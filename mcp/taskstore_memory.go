@@ -271,8 +271,8 @@ func (t *memoryTask) notify() {
 
 // settleLocked brings t up to now: a task whose lease expired before it
 // ended becomes failed, and an ended task past its TTL is removed. It
-// reports whether t is still stored.
-func (s *memoryTaskStore) settleLocked(t *memoryTask, now time.Time) bool {
+// returns the task as it now reads, or nil when it is gone.
+func (s *memoryTaskStore) settleLocked(t *memoryTask, now time.Time) *memoryTask {
 	if rec := t.rec; rec.LeaseExpired(now) {
 		failed := rec.Clone()
 		failed.Version++
@@ -283,26 +283,25 @@ func (s *memoryTaskStore) settleLocked(t *memoryTask, now time.Time) bool {
 		failed.UpdatedAt = now
 		failed.Lease = nil
 		failed.Inputs = nil
-		// Writing through may fail (a full disk): then the task still
-		// reads as failed, and the next look tries again.
-		if s.persist == nil || s.persist.write(failed) == nil {
-			s.replaceLocked(t, failed)
-		} else {
-			t = &memoryTask{rec: failed}
+		// Writing through may fail (a full disk): the file then keeps
+		// the expired lease, which reads as failed again when reopened.
+		if s.persist != nil {
+			s.persist.write(failed)
 		}
+		s.replaceLocked(t, failed)
 	}
 	if exp, ok := t.rec.expiresAt(s.opts.DefaultTTL); ok && !now.Before(exp) {
 		if s.persist != nil {
 			if err := s.persist.remove(t.rec.ID); err != nil {
-				return false
+				return nil
 			}
 		}
 		if s.tasks[t.rec.ID] == t {
 			s.removeLocked(t)
 		}
-		return false
+		return nil
 	}
-	return true
+	return t
 }
 
 // replaceLocked makes rec the record of t, keeping the indexes right.
@@ -329,10 +328,10 @@ func (s *memoryTaskStore) lookupLocked(owner, id string) (*memoryTask, error) {
 	if t == nil || t.rec.Owner != owner {
 		return nil, ErrTaskNotFound
 	}
-	if !s.settleLocked(t, s.opts.Now()) {
+	if t = s.settleLocked(t, s.opts.Now()); t == nil {
 		return nil, ErrTaskNotFound
 	}
-	return s.tasks[id], nil
+	return t, nil
 }
 
 // Get implements TaskStore.
@@ -451,10 +450,13 @@ func (s *memoryTaskStore) List(ctx context.Context, owner, cursor string) ([]*Ta
 	var page []*TaskRecord
 	for id := range s.owners[owner] {
 		t := s.tasks[id]
-		if t == nil || !s.settleLocked(t, now) {
+		if t == nil {
 			continue
 		}
-		rec := s.tasks[id].rec
+		if t = s.settleLocked(t, now); t == nil {
+			continue
+		}
+		rec := t.rec
 		if after != nil && compareTaskOrder(rec, after) <= 0 {
 			continue
 		}
