@@ -193,9 +193,10 @@ func BenchmarkTaskStoreGet(b *testing.B) {
 			}
 			closeAtEnd(b, s)
 			result := json.RawMessage(`"` + fmt.Sprintf("%01022d", 0) + `"`)
-			ids := make([]string, 10_000)
+			ids, owners := make([]string, 10_000), make([]string, 10_000)
 			for i := range ids {
-				rec := &mcp.TaskRecord{Owner: fmt.Sprint("owner", i%100), Status: mcp.TaskCompleted, Result: result}
+				owners[i] = fmt.Sprint("owner", i%100)
+				rec := &mcp.TaskRecord{Owner: owners[i], Status: mcp.TaskCompleted, Result: result}
 				if err := s.Create(ctx, rec); err != nil {
 					b.Fatal(err)
 				}
@@ -205,7 +206,7 @@ func BenchmarkTaskStoreGet(b *testing.B) {
 			b.ResetTimer()
 			i := 0
 			for b.Loop() {
-				if _, err := s.Get(ctx, fmt.Sprint("owner", i%100), ids[i]); err != nil {
+				if _, err := s.Get(ctx, owners[i], ids[i]); err != nil {
 					b.Fatal(err)
 				}
 				i = (i + 1) % len(ids)
