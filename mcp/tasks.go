@@ -3,6 +3,8 @@ package mcp
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
 // This file holds the wire types of tasks in both of their forms: the
@@ -227,21 +229,11 @@ type DetailedTask struct {
 	// tools/call, a CallToolResult).
 	Result json.RawMessage `json:"result,omitempty"`
 	// Error is the JSON-RPC error the request failed with, when failed.
-	Error *TaskError `json:"error,omitempty"`
+	Error *jsonrpc.Error `json:"error,omitempty"`
 	// InputRequests are the requests the client must fulfil, by key,
 	// when input_required; the client answers them with tasks/update.
 	// Keys are never reused within a task.
 	InputRequests map[string]*InputRequest `json:"inputRequests,omitempty"`
-}
-
-// TaskError is the JSON-RPC error object a failed task inlines.
-type TaskError struct {
-	// Code is the JSON-RPC error code. Required.
-	Code int64 `json:"code"`
-	// Message describes the error. Required.
-	Message string `json:"message"`
-	// Data is extra information. Optional.
-	Data json.RawMessage `json:"data,omitempty"`
 }
 
 // UpdateTaskParams are the params of tasks/update (2026-07-28), whose

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
 func i64(n int64) *int64 { return &n }
@@ -52,7 +54,7 @@ func TestTaskWireTypes(t *testing.T) {
 			want: `{"resultType":"complete","taskId":"786512e2-9e0d-44bd-8f29-789f320fe840","status":"completed","createdAt":"2025-11-25T10:30:00Z","lastUpdatedAt":"2025-11-25T10:50:00Z","ttlMs":3600000,"pollIntervalMs":5000,"result":{"content":[{"type":"text","text":"Hello, Luca!"}],"isError":false}}`},
 		{name: "2026 GetTaskResult failed", schema: ext, def: "GetTaskResult",
 			value: &DetailedTask{ResultType: ResultTypeComplete, TaskID: id, Status: TaskFailed, StatusMessage: "Tool execution failed: API rate limit exceeded",
-				CreatedAt: created, LastUpdatedAt: updated, TTLMs: i64(3600000), Error: &TaskError{Code: -32603, Message: "API rate limit exceeded"}}},
+				CreatedAt: created, LastUpdatedAt: updated, TTLMs: i64(3600000), Error: &jsonrpc.Error{Code: -32603, Message: "API rate limit exceeded"}}},
 		{name: "2026 GetTaskResult cancelled, unlimited TTL", schema: ext, def: "GetTaskResult",
 			value: &DetailedTask{ResultType: ResultTypeComplete, TaskID: id, Status: TaskCancelled, CreatedAt: created, LastUpdatedAt: updated},
 			want:  `{"resultType":"complete","taskId":"786512e2-9e0d-44bd-8f29-789f320fe840","status":"cancelled","createdAt":"2025-11-25T10:30:00Z","lastUpdatedAt":"2025-11-25T10:50:00Z","ttlMs":null}`},
