@@ -256,3 +256,50 @@ type TaskSubscription struct {
 	// (or the server agreed to send). Optional.
 	TaskIDs []string `json:"taskIds,omitempty"`
 }
+
+// TasksCapabilities is the tasks capability of 2025-11-25, which servers
+// and clients declare in the handshake (ServerCapabilities.Tasks and
+// ClientCapabilities.Tasks hold it as raw JSON). A server fills Tools in
+// Requests, a client Sampling and Elicitation.
+type TasksCapabilities struct {
+	// List, when non-nil, declares that tasks/list is served.
+	List *struct{} `json:"list,omitzero"`
+	// Cancel, when non-nil, declares that tasks/cancel is served.
+	Cancel *struct{} `json:"cancel,omitzero"`
+	// Requests says which requests may be task-augmented. Optional.
+	Requests *TaskRequestsCapabilities `json:"requests,omitzero"`
+}
+
+// TaskRequestsCapabilities lists the requests that may be task-augmented
+// (2025-11-25).
+type TaskRequestsCapabilities struct {
+	// Tools is the server's: tools/call may be task-augmented.
+	Tools *ToolTaskCapabilities `json:"tools,omitzero"`
+	// Sampling is the client's: sampling/createMessage may be
+	// task-augmented.
+	Sampling *SamplingTaskCapabilities `json:"sampling,omitzero"`
+	// Elicitation is the client's: elicitation/create may be
+	// task-augmented.
+	Elicitation *ElicitationTaskCapabilities `json:"elicitation,omitzero"`
+}
+
+// ToolTaskCapabilities declares which tool requests may be
+// task-augmented.
+type ToolTaskCapabilities struct {
+	// Call, when non-nil: tools/call.
+	Call *struct{} `json:"call,omitzero"`
+}
+
+// SamplingTaskCapabilities declares which sampling requests may be
+// task-augmented.
+type SamplingTaskCapabilities struct {
+	// CreateMessage, when non-nil: sampling/createMessage.
+	CreateMessage *struct{} `json:"createMessage,omitzero"`
+}
+
+// ElicitationTaskCapabilities declares which elicitation requests may be
+// task-augmented.
+type ElicitationTaskCapabilities struct {
+	// Create, when non-nil: elicitation/create.
+	Create *struct{} `json:"create,omitzero"`
+}

@@ -100,6 +100,15 @@ func TestTaskWireTypes(t *testing.T) {
 		{name: "2025 TaskMetadata", schema: rev2025, def: "TaskMetadata", value: &TaskMetadata{TTL: i64(60000)}, want: `{"ttl":60000}`},
 		{name: "2025 CallToolRequest with task", schema: rev2025, def: "CallToolRequest", wrap: request(MethodToolsCall),
 			value: &CallToolParams{Name: "slow", Task: &TaskMetadata{TTL: i64(1000)}}, want: `{"name":"slow","task":{"ttl":1000}}`},
+		{name: "2025 server tasks capability", schema: rev2025, def: "ServerCapabilities",
+			wrap:  func(b []byte) []byte { return []byte(`{"tasks":` + string(b) + `}`) },
+			value: &TasksCapabilities{List: &struct{}{}, Cancel: &struct{}{}, Requests: &TaskRequestsCapabilities{Tools: &ToolTaskCapabilities{Call: &struct{}{}}}},
+			want:  `{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`},
+		{name: "2025 client tasks capability", schema: rev2025, def: "ClientCapabilities",
+			wrap: func(b []byte) []byte { return []byte(`{"tasks":` + string(b) + `}`) },
+			value: &TasksCapabilities{Cancel: &struct{}{}, Requests: &TaskRequestsCapabilities{
+				Sampling: &SamplingTaskCapabilities{CreateMessage: &struct{}{}}, Elicitation: &ElicitationTaskCapabilities{Create: &struct{}{}}}},
+			want: `{"cancel":{},"requests":{"sampling":{"createMessage":{}},"elicitation":{"create":{}}}}`},
 		{name: "2025 Tool with taskSupport", schema: rev2025, def: "Tool",
 			value: &Tool{Name: "slow", InputSchema: json.RawMessage(`{"type":"object"}`), Execution: &ToolExecution{TaskSupport: TaskRequired}}},
 	}
