@@ -42,11 +42,12 @@ type TaskStore interface {
 	Update(ctx context.Context, rec *TaskRecord) error
 	// Delete removes the task id of owner.
 	Delete(ctx context.Context, owner, id string) error
-	// List returns a page of the unexpired tasks of owner, oldest first,
-	// and the cursor of the next page ("" after the last). Pages are
-	// stable: a task created after the listing started comes on a later
-	// page, and none is listed twice. A cursor the store did not make is
-	// [ErrTaskCursor].
+	// List returns a page of the unexpired tasks of owner, ordered by
+	// CreatedAt then ID, and the cursor of the next page ("" after the
+	// last). Pages are stable: no task is listed twice, none that exists
+	// through the whole listing is missed, and one created during it with
+	// a later CreatedAt comes on a later page. A cursor the store did not
+	// make is [ErrTaskCursor]. (Only 2025-11-25 has tasks/list.)
 	List(ctx context.Context, owner, cursor string) (recs []*TaskRecord, next string, err error)
 }
 

@@ -16,12 +16,12 @@ import (
 
 // Defaults of [TaskStoreOptions].
 const (
-	DefaultMaxTasks              = 10_000
-	DefaultMaxUnfinishedPerOwner = 100
-	DefaultMaxPayloadBytes       = 256 << 20
-	DefaultTaskTTL               = time.Hour
-	DefaultTaskPageSize          = 100
-	DefaultTaskReapInterval      = time.Minute
+	DefaultMaxTasks              = 10_000      // tasks stored, ended or not
+	DefaultMaxUnfinishedPerOwner = 100         // unfinished tasks of one owner
+	DefaultMaxPayloadBytes       = 256 << 20   // bytes of results, errors, inputs and answers
+	DefaultTaskTTL               = time.Hour   // how long an ended task is kept
+	DefaultTaskPageSize          = 100         // tasks in a List page
+	DefaultTaskReapInterval      = time.Minute // how often expired tasks are dropped
 )
 
 // TaskStoreOptions bound and tune the stores of this package
