@@ -36,9 +36,10 @@ type TaskStore interface {
 	// Update replaces the stored task rec.ID of rec.Owner with rec if the
 	// stored Version equals rec.Version, and else returns
 	// [ErrTaskConflict] (compare and swap): the caller reads the record
-	// again and retries. On success it increments rec.Version, sets
-	// rec.UpdatedAt, and sets rec.EndedAt when the status ends and
-	// EndedAt is zero.
+	// again and retries. The status of an ended task cannot change
+	// ([ErrTaskEnded]); its other fields can. On success it increments
+	// rec.Version and sets rec.UpdatedAt, and rec.EndedAt when the status
+	// ends and EndedAt is zero (CreatedAt and a set EndedAt never change).
 	Update(ctx context.Context, rec *TaskRecord) error
 	// Delete removes the task id of owner.
 	Delete(ctx context.Context, owner, id string) error
@@ -69,6 +70,9 @@ var (
 	// ErrTaskConflict: an Update whose record version is not the stored
 	// one, or a Create of an ID in use.
 	ErrTaskConflict = errors.New("mcp: task record changed concurrently")
+	// ErrTaskEnded: an Update that changes the status of a task that
+	// has ended; a task ends once, for good.
+	ErrTaskEnded = errors.New("mcp: task already ended")
 	// ErrTaskCursor: a List cursor the store did not make.
 	ErrTaskCursor = errors.New("mcp: invalid task list cursor")
 	// ErrTaskStoreClosed: the store was closed.

@@ -382,8 +382,8 @@ func (s *memoryTaskStore) Update(ctx context.Context, rec *TaskRecord) error {
 	if old.Version != rec.Version {
 		return fmt.Errorf("mcp: task %q: version %d, stored %d: %w", rec.ID, rec.Version, old.Version, ErrTaskConflict)
 	}
-	if old.Status.Ended() && !rec.Status.Ended() && s.unfinished[rec.Owner] >= s.opts.MaxUnfinishedPerOwner {
-		return &TaskLimitError{Limit: "MaxUnfinishedPerOwner", Max: int64(s.opts.MaxUnfinishedPerOwner)}
+	if old.Status.Ended() && rec.Status != old.Status {
+		return fmt.Errorf("mcp: task %q is %s: %w", rec.ID, old.Status, ErrTaskEnded)
 	}
 	if grow := rec.payloadBytes() - t.payload; grow > 0 && s.payload+grow > s.opts.MaxPayloadBytes {
 		return &TaskLimitError{Limit: "MaxPayloadBytes", Max: s.opts.MaxPayloadBytes}
@@ -394,7 +394,10 @@ func (s *memoryTaskStore) Update(ctx context.Context, rec *TaskRecord) error {
 	next.Version = old.Version + 1
 	next.CreatedAt = old.CreatedAt
 	next.UpdatedAt = now
-	if next.Status.Ended() && next.EndedAt.IsZero() {
+	switch {
+	case old.Status.Ended():
+		next.EndedAt = old.EndedAt // a task ends once
+	case next.Status.Ended() && next.EndedAt.IsZero():
 		next.EndedAt = now
 	}
 	if s.persist != nil {

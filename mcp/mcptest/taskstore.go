@@ -241,6 +241,22 @@ var taskStoreCases = []struct {
 		if got.Status != mcp.TaskCompleted || string(got.Result) != `{"content":[]}` || !got.EndedAt.Equal(h.clock.Now()) || got.Version != 3 {
 			h.t.Fatalf("after ending: %+v", got)
 		}
+		// An ended task stays ended; its other fields may change.
+		for _, st := range []mcp.TaskStatus{mcp.TaskWorking, mcp.TaskInputRequired, mcp.TaskFailed, mcp.TaskCancelled} {
+			again := h.get("alice", rec.ID)
+			again.Status = st
+			if err := h.store.Update(h.ctx, again); !errors.Is(err, mcp.ErrTaskEnded) {
+				h.t.Fatalf("Update of a completed task to %s: %v; want ErrTaskEnded", st, err)
+			}
+		}
+		rec.StatusMessage = "done"
+		rec.EndedAt = rec.EndedAt.Add(time.Hour) // ignored: a task ends once
+		if err := h.store.Update(h.ctx, rec); err != nil {
+			h.t.Fatalf("Update of a completed task's message: %v", err)
+		}
+		if got := h.get("alice", rec.ID); got.Status != mcp.TaskCompleted || got.StatusMessage != "done" || !got.EndedAt.Equal(h.clock.Now()) || !rec.EndedAt.Equal(got.EndedAt) {
+			h.t.Fatalf("after the ended task's update: %+v", got)
+		}
 		if err := h.store.Update(h.ctx, &mcp.TaskRecord{ID: "no-such-task", Owner: "alice", Status: mcp.TaskWorking, Version: 1}); !errors.Is(err, mcp.ErrTaskNotFound) {
 			h.t.Fatalf("Update of an unknown task: %v; want ErrTaskNotFound", err)
 		}
