@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -202,15 +203,31 @@ func BenchmarkTaskStoreGet(b *testing.B) {
 				}
 				ids[i] = rec.ID
 			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			i := 0
-			for b.Loop() {
-				if _, err := s.Get(ctx, owners[i], ids[i]); err != nil {
-					b.Fatal(err)
+			b.Run("1caller", func(b *testing.B) {
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					if _, err := s.Get(ctx, owners[i], ids[i]); err != nil {
+						b.Fatal(err)
+					}
+					i = (i + 1) % len(ids)
 				}
-				i = (i + 1) % len(ids)
-			}
+			})
+			// 50 callers at once (as the HTTP benchmark has).
+			b.Run("50callers", func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetParallelism((50 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+				var next atomic.Int64
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						i := int(next.Add(1)) % len(ids)
+						if _, err := s.Get(ctx, owners[i], ids[i]); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
 		})
 	}
 }
