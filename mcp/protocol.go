@@ -478,7 +478,8 @@ type Tool struct {
 
 // ToolExecution describes how a tool may be run.
 type ToolExecution struct {
-	// TaskSupport is "forbidden" (the default), "optional" or "required".
+	// TaskSupport is [TaskForbidden] (the default, as empty),
+	// [TaskOptional] or [TaskRequired].
 	TaskSupport string `json:"taskSupport,omitzero"`
 }
 
@@ -539,6 +540,9 @@ type CallToolParams struct {
 	// RequestState echoes, unchanged, the requestState of that
 	// InputRequiredResult. Optional.
 	RequestState string `json:"requestState,omitempty"`
+	// Task asks for the call to run as a task (2025-11-25; see
+	// [TaskMetadata]). Optional; 2026-07-28 ignores it.
+	Task *TaskMetadata `json:"task,omitzero"`
 }
 
 // CallToolResult is the answer to tools/call. A failure of the tool itself
