@@ -29,6 +29,7 @@ func jsonMarshalers() *jsonv2.Marshalers {
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *DiscoverResult) error { return x.marshalJSONTo(enc) }),
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ElicitParams) error { return x.marshalJSONTo(enc) }),
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ElicitationCapabilities) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ElicitationTaskCapabilities) error { return x.marshalJSONTo(enc) }),
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *EmbeddedResource) error { return x.marshalJSONTo(enc) }),
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *FormElicitationCapabilities) error { return x.marshalJSONTo(enc) }),
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Icon) error { return x.marshalJSONTo(enc) }),
@@ -53,11 +54,15 @@ func jsonMarshalers() *jsonv2.Marshalers {
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *RootsCapabilities) error { return x.marshalJSONTo(enc) }),
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SamplingCapabilities) error { return x.marshalJSONTo(enc) }),
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SamplingMessage) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SamplingTaskCapabilities) error { return x.marshalJSONTo(enc) }),
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ServerCapabilities) error { return x.marshalJSONTo(enc) }),
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Skill) error { return x.marshalJSONTo(enc) }),
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SkillResource) error { return x.marshalJSONTo(enc) }),
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SkillResources) error { return x.marshalJSONTo(enc) }),
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *SubscriptionFilter) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Task) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *TaskMetadata) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *TaskRequestsCapabilities) error { return x.marshalJSONTo(enc) }),
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *TextContent) error { return x.marshalJSONTo(enc) }),
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *Tool) error { return x.marshalJSONTo(enc) }),
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolAnnotations) error { return x.marshalJSONTo(enc) }),
@@ -65,6 +70,7 @@ func jsonMarshalers() *jsonv2.Marshalers {
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolChoice) error { return x.marshalJSONTo(enc) }),
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolExecution) error { return x.marshalJSONTo(enc) }),
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolResultContent) error { return x.marshalJSONTo(enc) }),
+		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolTaskCapabilities) error { return x.marshalJSONTo(enc) }),
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *ToolUseContent) error { return x.marshalJSONTo(enc) }),
 		jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, x *URLElicitationCapabilities) error { return x.marshalJSONTo(enc) }),
 	)
@@ -87,6 +93,7 @@ func jsonUnmarshalers() *jsonv2.Unmarshalers {
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *DiscoverResult) error { return x.unmarshalJSONFrom(dec) }),
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ElicitParams) error { return x.unmarshalJSONFrom(dec) }),
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ElicitationCapabilities) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ElicitationTaskCapabilities) error { return x.unmarshalJSONFrom(dec) }),
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *EmbeddedResource) error { return x.unmarshalJSONFrom(dec) }),
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *FormElicitationCapabilities) error { return x.unmarshalJSONFrom(dec) }),
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Icon) error { return x.unmarshalJSONFrom(dec) }),
@@ -111,11 +118,15 @@ func jsonUnmarshalers() *jsonv2.Unmarshalers {
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *RootsCapabilities) error { return x.unmarshalJSONFrom(dec) }),
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SamplingCapabilities) error { return x.unmarshalJSONFrom(dec) }),
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SamplingMessage) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SamplingTaskCapabilities) error { return x.unmarshalJSONFrom(dec) }),
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ServerCapabilities) error { return x.unmarshalJSONFrom(dec) }),
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Skill) error { return x.unmarshalJSONFrom(dec) }),
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SkillResource) error { return x.unmarshalJSONFrom(dec) }),
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SkillResources) error { return x.unmarshalJSONFrom(dec) }),
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *SubscriptionFilter) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Task) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *TaskMetadata) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *TaskRequestsCapabilities) error { return x.unmarshalJSONFrom(dec) }),
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *TextContent) error { return x.unmarshalJSONFrom(dec) }),
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *Tool) error { return x.unmarshalJSONFrom(dec) }),
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolAnnotations) error { return x.unmarshalJSONFrom(dec) }),
@@ -123,6 +134,7 @@ func jsonUnmarshalers() *jsonv2.Unmarshalers {
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolChoice) error { return x.unmarshalJSONFrom(dec) }),
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolExecution) error { return x.unmarshalJSONFrom(dec) }),
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolResultContent) error { return x.unmarshalJSONFrom(dec) }),
+		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolTaskCapabilities) error { return x.unmarshalJSONFrom(dec) }),
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *ToolUseContent) error { return x.unmarshalJSONFrom(dec) }),
 		jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, x *URLElicitationCapabilities) error { return x.unmarshalJSONFrom(dec) }),
 	)
@@ -233,6 +245,35 @@ func (x CallToolResult) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
 
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *CallToolResult) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireCancelTaskParams is CancelTaskParams without methods, for the default struct encoding.
+type wireCancelTaskParams CancelTaskParams
+
+// marshalJSONTo encodes x for the wire.
+func (x *CancelTaskParams) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireCancelTaskParams)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *CancelTaskParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireCancelTaskParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *CancelTaskParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireCancelTaskParams)(x), opts...)
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *CancelTaskParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireCancelTaskParams)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x CancelTaskParams) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *CancelTaskParams) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 
 // wireCancelledParams is CancelledParams without methods, for the default struct encoding.
 type wireCancelledParams CancelledParams
@@ -536,6 +577,64 @@ func (x CreateMessageResult) MarshalJSON() ([]byte, error) { return marshalStd(&
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *CreateMessageResult) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 
+// wireCreateTaskResult is CreateTaskResult without methods, for the default struct encoding.
+type wireCreateTaskResult CreateTaskResult
+
+// marshalJSONTo encodes x for the wire.
+func (x *CreateTaskResult) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireCreateTaskResult)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *CreateTaskResult) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireCreateTaskResult)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *CreateTaskResult) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireCreateTaskResult)(x), opts...)
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *CreateTaskResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireCreateTaskResult)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x CreateTaskResult) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *CreateTaskResult) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireDetailedTask is DetailedTask without methods, for the default struct encoding.
+type wireDetailedTask DetailedTask
+
+// marshalJSONTo encodes x for the wire.
+func (x *DetailedTask) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireDetailedTask)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *DetailedTask) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireDetailedTask)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *DetailedTask) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireDetailedTask)(x), opts...)
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *DetailedTask) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireDetailedTask)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x DetailedTask) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *DetailedTask) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
 // wireDiscoverParams is DiscoverParams without methods, for the default struct encoding.
 type wireDiscoverParams DiscoverParams
 
@@ -709,6 +808,35 @@ func (x ElicitationCompleteParams) MarshalJSON() ([]byte, error) { return marsha
 
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *ElicitationCompleteParams) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireElicitationTaskCapabilities is ElicitationTaskCapabilities without methods, for the default struct encoding.
+type wireElicitationTaskCapabilities ElicitationTaskCapabilities
+
+// marshalJSONTo encodes x for the wire.
+func (x *ElicitationTaskCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireElicitationTaskCapabilities)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ElicitationTaskCapabilities) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireElicitationTaskCapabilities)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ElicitationTaskCapabilities) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireElicitationTaskCapabilities)(x), opts...)
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ElicitationTaskCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireElicitationTaskCapabilities)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x ElicitationTaskCapabilities) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *ElicitationTaskCapabilities) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 
 // wireEmbeddedResource is EmbeddedResource without methods, for the default struct encoding.
 type wireEmbeddedResource EmbeddedResource
@@ -902,6 +1030,35 @@ func (x GetSkillResult) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
 
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *GetSkillResult) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireGetTaskParams is GetTaskParams without methods, for the default struct encoding.
+type wireGetTaskParams GetTaskParams
+
+// marshalJSONTo encodes x for the wire.
+func (x *GetTaskParams) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireGetTaskParams)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *GetTaskParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireGetTaskParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *GetTaskParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireGetTaskParams)(x), opts...)
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *GetTaskParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireGetTaskParams)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x GetTaskParams) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *GetTaskParams) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 
 // wireIcon is Icon without methods, for the default struct encoding.
 type wireIcon Icon
@@ -1415,6 +1572,64 @@ func (x ListSkillsResult) MarshalJSON() ([]byte, error) { return marshalStd(&x) 
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *ListSkillsResult) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 
+// wireListTasksParams is ListTasksParams without methods, for the default struct encoding.
+type wireListTasksParams ListTasksParams
+
+// marshalJSONTo encodes x for the wire.
+func (x *ListTasksParams) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireListTasksParams)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ListTasksParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireListTasksParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ListTasksParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireListTasksParams)(x), opts...)
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ListTasksParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireListTasksParams)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x ListTasksParams) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *ListTasksParams) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireListTasksResult is ListTasksResult without methods, for the default struct encoding.
+type wireListTasksResult ListTasksResult
+
+// marshalJSONTo encodes x for the wire.
+func (x *ListTasksResult) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireListTasksResult)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ListTasksResult) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireListTasksResult)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ListTasksResult) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireListTasksResult)(x), opts...)
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ListTasksResult) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireListTasksResult)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x ListTasksResult) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *ListTasksResult) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
 // wireListToolsParams is ListToolsParams without methods, for the default struct encoding.
 type wireListToolsParams ListToolsParams
 
@@ -1922,6 +2137,35 @@ func (x ReadResourceResult) MarshalJSON() ([]byte, error) { return marshalStd(&x
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *ReadResourceResult) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 
+// wireRelatedTaskMetadata is RelatedTaskMetadata without methods, for the default struct encoding.
+type wireRelatedTaskMetadata RelatedTaskMetadata
+
+// marshalJSONTo encodes x for the wire.
+func (x *RelatedTaskMetadata) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireRelatedTaskMetadata)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *RelatedTaskMetadata) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireRelatedTaskMetadata)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *RelatedTaskMetadata) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireRelatedTaskMetadata)(x), opts...)
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *RelatedTaskMetadata) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireRelatedTaskMetadata)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x RelatedTaskMetadata) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *RelatedTaskMetadata) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
 // wireResource is Resource without methods, for the default struct encoding.
 type wireResource Resource
 
@@ -2213,6 +2457,35 @@ func (x SamplingMessage) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
 
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *SamplingMessage) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireSamplingTaskCapabilities is SamplingTaskCapabilities without methods, for the default struct encoding.
+type wireSamplingTaskCapabilities SamplingTaskCapabilities
+
+// marshalJSONTo encodes x for the wire.
+func (x *SamplingTaskCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireSamplingTaskCapabilities)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *SamplingTaskCapabilities) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireSamplingTaskCapabilities)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *SamplingTaskCapabilities) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireSamplingTaskCapabilities)(x), opts...)
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *SamplingTaskCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireSamplingTaskCapabilities)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x SamplingTaskCapabilities) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *SamplingTaskCapabilities) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 
 // wireServerCapabilities is ServerCapabilities without methods, for the default struct encoding.
 type wireServerCapabilities ServerCapabilities
@@ -2512,6 +2785,180 @@ func (x SubscriptionsListenResult) MarshalJSON() ([]byte, error) { return marsha
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *SubscriptionsListenResult) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 
+// wireTask is Task without methods, for the default struct encoding.
+type wireTask Task
+
+// marshalJSONTo encodes x for the wire.
+func (x *Task) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireTask)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *Task) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireTask)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *Task) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireTask)(x), opts...)
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *Task) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireTask)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x Task) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *Task) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireTaskMetadata is TaskMetadata without methods, for the default struct encoding.
+type wireTaskMetadata TaskMetadata
+
+// marshalJSONTo encodes x for the wire.
+func (x *TaskMetadata) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireTaskMetadata)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *TaskMetadata) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireTaskMetadata)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *TaskMetadata) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireTaskMetadata)(x), opts...)
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *TaskMetadata) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireTaskMetadata)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x TaskMetadata) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *TaskMetadata) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireTaskPayloadParams is TaskPayloadParams without methods, for the default struct encoding.
+type wireTaskPayloadParams TaskPayloadParams
+
+// marshalJSONTo encodes x for the wire.
+func (x *TaskPayloadParams) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireTaskPayloadParams)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *TaskPayloadParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireTaskPayloadParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *TaskPayloadParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireTaskPayloadParams)(x), opts...)
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *TaskPayloadParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireTaskPayloadParams)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x TaskPayloadParams) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *TaskPayloadParams) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireTaskRequestsCapabilities is TaskRequestsCapabilities without methods, for the default struct encoding.
+type wireTaskRequestsCapabilities TaskRequestsCapabilities
+
+// marshalJSONTo encodes x for the wire.
+func (x *TaskRequestsCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireTaskRequestsCapabilities)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *TaskRequestsCapabilities) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireTaskRequestsCapabilities)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *TaskRequestsCapabilities) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireTaskRequestsCapabilities)(x), opts...)
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *TaskRequestsCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireTaskRequestsCapabilities)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x TaskRequestsCapabilities) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *TaskRequestsCapabilities) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireTaskSubscription is TaskSubscription without methods, for the default struct encoding.
+type wireTaskSubscription TaskSubscription
+
+// marshalJSONTo encodes x for the wire.
+func (x *TaskSubscription) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireTaskSubscription)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *TaskSubscription) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireTaskSubscription)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *TaskSubscription) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireTaskSubscription)(x), opts...)
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *TaskSubscription) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireTaskSubscription)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x TaskSubscription) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *TaskSubscription) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
+// wireTasksCapabilities is TasksCapabilities without methods, for the default struct encoding.
+type wireTasksCapabilities TasksCapabilities
+
+// marshalJSONTo encodes x for the wire.
+func (x *TasksCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireTasksCapabilities)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *TasksCapabilities) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireTasksCapabilities)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *TasksCapabilities) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireTasksCapabilities)(x), opts...)
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *TasksCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireTasksCapabilities)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x TasksCapabilities) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *TasksCapabilities) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
 // wireTextContent is TextContent without methods, for the default struct encoding.
 type wireTextContent TextContent
 
@@ -2724,6 +3171,35 @@ func (x ToolResultContent) MarshalJSON() ([]byte, error) { return marshalStd(&x)
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *ToolResultContent) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 
+// wireToolTaskCapabilities is ToolTaskCapabilities without methods, for the default struct encoding.
+type wireToolTaskCapabilities ToolTaskCapabilities
+
+// marshalJSONTo encodes x for the wire.
+func (x *ToolTaskCapabilities) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireToolTaskCapabilities)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *ToolTaskCapabilities) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireToolTaskCapabilities)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *ToolTaskCapabilities) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireToolTaskCapabilities)(x), opts...)
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *ToolTaskCapabilities) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireToolTaskCapabilities)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x ToolTaskCapabilities) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *ToolTaskCapabilities) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
 // wireToolUseContent is ToolUseContent without methods, for the default struct encoding.
 type wireToolUseContent ToolUseContent
 
@@ -2832,6 +3308,35 @@ func (x *UnsupportedProtocolVersionData) UnmarshalJSON(data []byte) error {
 	return unmarshalStd(data, x)
 }
 
+// wireUpdateTaskParams is UpdateTaskParams without methods, for the default struct encoding.
+type wireUpdateTaskParams UpdateTaskParams
+
+// marshalJSONTo encodes x for the wire.
+func (x *UpdateTaskParams) marshalJSONTo(enc *jsontext.Encoder) error {
+	return jsonv2.MarshalEncode(enc, (*wireUpdateTaskParams)(x))
+}
+
+// marshalWire encodes x at the top of a value (see marshalWith).
+func (x *UpdateTaskParams) marshalWire(opts jsonv2.Options) ([]byte, error) {
+	return jsonv2.Marshal((*wireUpdateTaskParams)(x), opts)
+}
+
+// unmarshalWire decodes x at the top of a value (see unmarshalWith).
+func (x *UpdateTaskParams) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
+	return jsonv2.Unmarshal(data, (*wireUpdateTaskParams)(x), opts...)
+}
+
+// unmarshalJSONFrom decodes x from the wire.
+func (x *UpdateTaskParams) unmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireUpdateTaskParams)(x))
+}
+
+// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
+func (x UpdateTaskParams) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
+
+// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
+func (x *UpdateTaskParams) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
+
 // The nilMember methods find a required object member that is nil, or a
 // null list element, in a result (see ResultError).
 
@@ -2853,6 +3358,10 @@ func (x *CallToolResult) nilMember() string {
 			return elemPath("content", i, "")
 		}
 	}
+	return ""
+}
+
+func (x *CancelTaskParams) nilMember() string {
 	return ""
 }
 
@@ -2921,6 +3430,14 @@ func (x *CreateMessageResult) nilMember() string {
 	return ""
 }
 
+func (x *CreateTaskResult) nilMember() string {
+	return ""
+}
+
+func (x *DetailedTask) nilMember() string {
+	return ""
+}
+
 func (x *DiscoverParams) nilMember() string {
 	return ""
 }
@@ -2945,6 +3462,10 @@ func (x *ElicitationCapabilities) nilMember() string {
 }
 
 func (x *ElicitationCompleteParams) nilMember() string {
+	return ""
+}
+
+func (x *ElicitationTaskCapabilities) nilMember() string {
 	return ""
 }
 
@@ -2987,6 +3508,10 @@ func (x *GetSkillResult) nilMember() string {
 	if x.Skill == nil {
 		return "skill"
 	}
+	return ""
+}
+
+func (x *GetTaskParams) nilMember() string {
 	return ""
 }
 
@@ -3102,6 +3627,19 @@ func (x *ListSkillsResult) nilMember() string {
 	return ""
 }
 
+func (x *ListTasksParams) nilMember() string {
+	return ""
+}
+
+func (x *ListTasksResult) nilMember() string {
+	for i, e := range x.Tasks {
+		if e == nil {
+			return elemPath("tasks", i, "")
+		}
+	}
+	return ""
+}
+
 func (x *ListToolsParams) nilMember() string {
 	return ""
 }
@@ -3207,6 +3745,10 @@ func (x *ReadResourceResult) nilMember() string {
 	return ""
 }
 
+func (x *RelatedTaskMetadata) nilMember() string {
+	return ""
+}
+
 func (x *Resource) nilMember() string {
 	return ""
 }
@@ -3260,6 +3802,10 @@ func (x *SamplingMessage) nilMember() string {
 	return ""
 }
 
+func (x *SamplingTaskCapabilities) nilMember() string {
+	return ""
+}
+
 func (x *ServerCapabilities) nilMember() string {
 	return ""
 }
@@ -3310,6 +3856,30 @@ func (x *SubscriptionsListenResult) nilMember() string {
 	return ""
 }
 
+func (x *Task) nilMember() string {
+	return ""
+}
+
+func (x *TaskMetadata) nilMember() string {
+	return ""
+}
+
+func (x *TaskPayloadParams) nilMember() string {
+	return ""
+}
+
+func (x *TaskRequestsCapabilities) nilMember() string {
+	return ""
+}
+
+func (x *TaskSubscription) nilMember() string {
+	return ""
+}
+
+func (x *TasksCapabilities) nilMember() string {
+	return ""
+}
+
 func (x *TextContent) nilMember() string {
 	return ""
 }
@@ -3347,6 +3917,10 @@ func (x *ToolResultContent) nilMember() string {
 	return ""
 }
 
+func (x *ToolTaskCapabilities) nilMember() string {
+	return ""
+}
+
 func (x *ToolUseContent) nilMember() string {
 	return ""
 }
@@ -3360,5 +3934,9 @@ func (x *UnsubscribeParams) nilMember() string {
 }
 
 func (x *UnsupportedProtocolVersionData) nilMember() string {
+	return ""
+}
+
+func (x *UpdateTaskParams) nilMember() string {
 	return ""
 }

@@ -65,8 +65,10 @@ var (
 func wire() *wireOptions {
 	wireOnce.Do(func() {
 		w := &wireOptions{
-			marshalers:   jsonv2.JoinMarshalers(jsonMarshalers(), jsonv2.MarshalToFunc(marshalID)),
-			unmarshalers: jsonv2.JoinUnmarshalers(jsonUnmarshalers(), jsonv2.UnmarshalFromFunc(unmarshalID)),
+			marshalers: jsonv2.JoinMarshalers(jsonMarshalers(),
+				jsonv2.MarshalToFunc(marshalID), jsonv2.MarshalToFunc(marshalRPCError)),
+			unmarshalers: jsonv2.JoinUnmarshalers(jsonUnmarshalers(),
+				jsonv2.UnmarshalFromFunc(unmarshalID), jsonv2.UnmarshalFromFunc(unmarshalRPCError)),
 		}
 		w.marshal = jsonv2.JoinOptions(jsonv2.Deterministic(true), jsonv2.WithMarshalers(w.marshalers))
 		w.unmarshal = jsonv2.WithUnmarshalers(w.unmarshalers)
@@ -142,4 +144,19 @@ func unmarshalID(dec *jsontext.Decoder, id *jsonrpc.ID) error {
 		return err
 	}
 	return id.UnmarshalJSON(v)
+}
+
+// wireRPCError is jsonrpc.Error without methods, for the default struct
+// encoding.
+type wireRPCError jsonrpc.Error
+
+// marshalRPCError encodes a JSON-RPC error held in a protocol value (a
+// task's outcome).
+func marshalRPCError(enc *jsontext.Encoder, e *jsonrpc.Error) error {
+	return jsonv2.MarshalEncode(enc, (*wireRPCError)(e))
+}
+
+// unmarshalRPCError decodes a JSON-RPC error held in a protocol value.
+func unmarshalRPCError(dec *jsontext.Decoder, e *jsonrpc.Error) error {
+	return jsonv2.UnmarshalDecode(dec, (*wireRPCError)(e))
 }

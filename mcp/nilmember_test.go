@@ -43,9 +43,12 @@ func walkPlan(t reflect.Type) []walkField {
 		}
 		k := f.Type.Kind()
 		wf := walkField{
-			index:   i,
-			name:    name,
-			nilBad:  required[name] && (k == reflect.Pointer || k == reflect.Interface),
+			index: i,
+			name:  name,
+			// A nil pointer to a number or a string encodes null, a
+			// value of the members that have such a type (ttl: number |
+			// null); a nil object or interface is a member missing.
+			nilBad:  required[name] && (k == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct || k == reflect.Interface),
 			descend: mayHoldNil(f.Type),
 		}
 		if wf.nilBad || wf.descend {

@@ -43,7 +43,7 @@ import (
 
 // sources are the files, relative to the mcp package, whose types get
 // methods.
-var sources = []string{"protocol.go", "content.go", "meta.go", "mrtr.go", "skills.go"}
+var sources = []string{"protocol.go", "content.go", "meta.go", "mrtr.go", "skills.go", "tasks.go"}
 
 // The files written, relative to the mcp package: the methods, and the
 // list of types for the tests.
