@@ -210,9 +210,10 @@ type ClientCapabilities struct {
 	// Elicitation, when non-nil, declares that the client answers
 	// elicitation/create. From 2025-06-18.
 	Elicitation *ElicitationCapabilities `json:"elicitation,omitzero"`
-	// Tasks is the experimental tasks capability of 2025-11-25, kept as
-	// raw JSON until tasks are supported.
-	Tasks json.RawMessage `json:"tasks,omitzero"`
+	// Tasks, when non-nil, is the tasks capability of 2025-11-25: which
+	// task operations the peer serves and which requests it runs as
+	// tasks. (2026-07-28 declares the tasks extension in Extensions.)
+	Tasks *TasksCapabilities `json:"tasks,omitzero"`
 	// Extensions declares the extensions the client supports, keyed by
 	// extension identifier (such as [SkillsExtension]), each with its
 	// settings object ({} for none). Optional.
@@ -271,9 +272,10 @@ type ServerCapabilities struct {
 	// Tools, when non-nil, declares that the server offers tools (tools/list
 	// and tools/call).
 	Tools *ToolCapabilities `json:"tools,omitzero"`
-	// Tasks is the experimental tasks capability of 2025-11-25, kept as
-	// raw JSON until tasks are supported.
-	Tasks json.RawMessage `json:"tasks,omitzero"`
+	// Tasks, when non-nil, is the tasks capability of 2025-11-25: which
+	// task operations the peer serves and which requests it runs as
+	// tasks. (2026-07-28 declares the tasks extension in Extensions.)
+	Tasks *TasksCapabilities `json:"tasks,omitzero"`
 	// Extensions declares the extensions the server supports, keyed by
 	// extension identifier, each with its settings object ({} for none).
 	// Optional. A server with skills (see [Server.AddSkills]) declares

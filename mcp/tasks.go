@@ -259,7 +259,7 @@ type TaskSubscription struct {
 
 // TasksCapabilities is the tasks capability of 2025-11-25, which servers
 // and clients declare in the handshake (ServerCapabilities.Tasks and
-// ClientCapabilities.Tasks hold it as raw JSON). A server fills Tools in
+// ClientCapabilities.Tasks). A server fills Tools in
 // Requests, a client Sampling and Elicitation.
 type TasksCapabilities struct {
 	// List, when non-nil, declares that tasks/list is served.

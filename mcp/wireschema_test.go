@@ -94,7 +94,7 @@ var wireCases = []struct {
 	{"Tool", Version20241105, &Tool{Name: "t", Description: "d", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`)}},
 	{"Tool", Version20250618, &Tool{Name: "t", Title: "T", InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object"}`), Annotations: &ToolAnnotations{ReadOnlyHint: true}}},
 	{"Tool", Version20251125, &Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`), Execution: &ToolExecution{TaskSupport: "optional"}}},
-	{"ServerCapabilities", Version20251125, &ServerCapabilities{Tasks: json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)}},
+	{"ServerCapabilities", Version20251125, &ServerCapabilities{Tasks: &TasksCapabilities{List: &struct{}{}, Cancel: &struct{}{}, Requests: &TaskRequestsCapabilities{Tools: &ToolTaskCapabilities{Call: &struct{}{}}}}}},
 	{"ListToolsResult", Version20241105, &ListToolsResult{Tools: []*Tool{{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}}, NextCursor: "c"}},
 	{"ListToolsResult", Version20241105, &ListToolsResult{}},
 	{"CallToolResult", Version20241105, &CallToolResult{Content: []Content{&TextContent{Text: "hi"}, &ImageContent{Data: []byte{1}, MIMEType: "image/png"}}, IsError: true}},
