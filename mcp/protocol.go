@@ -1250,6 +1250,10 @@ type CreateMessageParams struct {
 	// the progress token when the sender wants progress notifications (see
 	// [SetProgressToken]). Optional.
 	Meta Meta `json:"_meta,omitzero"`
+	// Task asks the client to run the request as a task (2025-11-25,
+	// when the client declared it in its tasks capability; see
+	// [TaskMetadata]). Optional.
+	Task *TaskMetadata `json:"task,omitzero"`
 	// Messages is the conversation for the model to continue. Required.
 	Messages []*SamplingMessage `json:"messages"`
 	// ModelPreferences guide the client's choice of model; the client may
@@ -1390,6 +1394,10 @@ type ElicitParams struct {
 	// the progress token when the sender wants progress notifications (see
 	// [SetProgressToken]). Optional.
 	Meta Meta `json:"_meta,omitzero"`
+	// Task asks the client to run the request as a task (2025-11-25,
+	// when the client declared it in its tasks capability; see
+	// [TaskMetadata]). Optional.
+	Task *TaskMetadata `json:"task,omitzero"`
 	// Mode is ElicitModeForm or ElicitModeURL. Optional; empty means form
 	// mode, the only mode before 2025-11-25.
 	Mode ElicitMode `json:"mode,omitzero"`
