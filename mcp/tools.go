@@ -312,11 +312,17 @@ func (ss *ServerSession) listTools(_ context.Context, req *ServerRequest[*ListTo
 	if err != nil {
 		return nil, err
 	}
-	res := &ListToolsResult{Tools: make([]*Tool, len(items)), NextCursor: next}
-	for i, t := range items {
-		if res.Tools[i], err = t.definition(); err != nil {
-			return nil, err
+	res := &ListToolsResult{Tools: make([]*Tool, 0, len(items)), NextCursor: next}
+	for _, t := range items {
+		def, err := t.definition()
+		if err != nil {
+			// A schema AddTool left for first use that cannot be
+			// encoded: the other tools are still listed, and calls of
+			// this one fail with the same error.
+			s.logger.Error("mcp: tool left out of tools/list", "tool", t.tool.Name, "err", err)
+			continue
 		}
+		res.Tools = append(res.Tools, def)
 	}
 	return res, nil
 }
