@@ -180,6 +180,25 @@ func (p *parser) block(ind, depth int) (any, error) {
 	return p.mapping(ind, depth)
 }
 
+// next skips blank lines and returns the text after the indentation of
+// the next line of a collection indented by ind, or false at the end of
+// the input or of the collection (a line indented less). A line indented
+// more is an error.
+func (p *parser) next(ind int) (string, bool, error) {
+	p.skipBlank()
+	if p.i >= len(p.lines) {
+		return "", false, nil
+	}
+	l := p.lines[p.i]
+	switch li := indentOf(l); {
+	case li < ind:
+		return "", false, nil
+	case li > ind:
+		return "", false, p.errAt(p.i, "unexpected indentation")
+	}
+	return l[ind:], true, nil
+}
+
 // tooDeep is the error of a collection nested deeper than MaxDepth.
 func (p *parser) tooDeep() error {
 	return &Error{Line: p.base + p.i, Err: ErrTooLarge, Msg: fmt.Sprintf("nested deeper than %d", MaxDepth)}
@@ -191,20 +210,11 @@ func (p *parser) sequence(ind, depth int) (any, error) {
 	}
 	out := []any{}
 	for {
-		p.skipBlank()
-		if p.i >= len(p.lines) {
-			return out, nil
+		t, ok, err := p.next(ind)
+		if err != nil {
+			return nil, err
 		}
-		l := p.lines[p.i]
-		li := indentOf(l)
-		if li < ind {
-			return out, nil
-		}
-		if li > ind {
-			return nil, p.errAt(p.i, "unexpected indentation")
-		}
-		t := l[ind:]
-		if t != "-" && !strings.HasPrefix(t, "- ") {
+		if !ok || t != "-" && !strings.HasPrefix(t, "- ") {
 			return out, nil
 		}
 		rest := strings.TrimLeft(t[1:], " ")
@@ -251,19 +261,13 @@ func (p *parser) mapping(ind, depth int) (any, error) {
 	}
 	out := map[string]any{}
 	for {
-		p.skipBlank()
-		if p.i >= len(p.lines) {
+		t, ok, err := p.next(ind)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
 			return out, nil
 		}
-		l := p.lines[p.i]
-		li := indentOf(l)
-		if li < ind {
-			return out, nil
-		}
-		if li > ind {
-			return nil, p.errAt(p.i, "unexpected indentation")
-		}
-		t := l[ind:]
 		if t == "-" || strings.HasPrefix(t, "- ") {
 			if ind == 0 && len(out) == 0 {
 				return nil, p.errAt(p.i, "the frontmatter must be a mapping")
