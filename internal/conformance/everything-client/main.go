@@ -95,6 +95,7 @@ var scenarios = map[string]func(ctx context.Context, cs *mcp.ClientSession) erro
 	"sse-retry":                           callTool("test_reconnection"),
 	"json-schema-2020-12-preservation":    echoSchema,
 	"http-custom-headers":                 contextToolCalls,
+	"http-standard-headers":               exerciseAll,
 	"http-invalid-tool-headers":           callEveryTool,
 	"sep-2322-client-request-state":       callEveryTool,
 	"sep-2640-client-no-prefetch":         listSkills,
@@ -157,6 +158,11 @@ func run(ctx context.Context, scenario, version, url string) error {
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: mcp.ElicitActionAccept, Content: map[string]any{}}, nil
 		},
+		// Sampling is declared, as a host with a model does; the answer
+		// is fixed.
+		CreateMessageHandler: func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Content: mcp.Contents{&mcp.TextContent{Text: "ok"}}, Model: "mcpkit-conformance"}, nil
+		},
 	}
 	if slices.Contains(mcp.SupportedVersions(), version) || version == mcp.Version20260728 {
 		opts.ProtocolVersion = version
@@ -217,6 +223,51 @@ func listTools(ctx context.Context, cs *mcp.ClientSession) error {
 	}
 	_, err := tools(ctx, cs)
 	return err
+}
+
+// exerciseAll uses every feature the server declares: it lists the tools,
+// resources and prompts, and calls, reads and gets the first of each, so
+// that every request kind goes over the wire once (the scenario checks
+// each one's mirrored headers).
+func exerciseAll(ctx context.Context, cs *mcp.ClientSession) error {
+	caps := serverCaps(cs)
+	if caps == nil {
+		return nil
+	}
+	if caps.Tools != nil {
+		all, err := tools(ctx, cs)
+		if err != nil {
+			return err
+		}
+		if len(all) > 0 {
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: all[0].Name}); err != nil {
+				return err
+			}
+		}
+	}
+	if caps.Resources != nil {
+		res, err := cs.ListResources(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if len(res.Resources) > 0 {
+			if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: res.Resources[0].URI}); err != nil {
+				return err
+			}
+		}
+	}
+	if caps.Prompts != nil {
+		res, err := cs.ListPrompts(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if len(res.Prompts) > 0 {
+			if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: res.Prompts[0].Name}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // find returns the named tool, listing the tools as a client would first.
