@@ -76,7 +76,8 @@
 // against its entry: size, then digest, then frontmatter; any mismatch is
 // a [*SkillVerificationError] and no content. [LoadedSkill.ReadFile] reads
 // the skill's other files, checked the same way (a dynamic skill lists
-// no digests: its files and SKILL.md content are not verified).
+// no digests: its files are not verified, its SKILL.md only by its
+// frontmatter).
 //
 // # Task store
 //
