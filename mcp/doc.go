@@ -64,6 +64,29 @@
 // both eras. In 2026-07-28 the client caches list results for as long as
 // the server allows ([WithoutCache], [ClientSession.ClearCache]).
 //
+// # Skills
+//
+// [Server.AddSkills] serves the skills found in a file system (the
+// Skills extension, SEP-2640): every directory holding a SKILL.md is a
+// skill, listed with the size and digest of each of its files.
+// [Server.AddSkill] serves a "dynamic" skill whose files a
+// [ResourceHandler] reads. A client finds skills with
+// [ClientSession.Skills] and [ClientSession.GetSkill], and
+// [ClientSession.LoadSkill] reads a SKILL.md only after checking it
+// against its entry: size, then digest, then frontmatter; any mismatch is
+// a [*SkillVerificationError] and no content. [LoadedSkill.ReadFile] reads
+// the skill's other files, checked the same way (a dynamic skill lists
+// no digests: its files are not verified, its SKILL.md only by its
+// frontmatter).
+//
+// # Task store
+//
+// A [TaskStore] keeps tasks and their results, bounded in count and
+// size: [NewMemoryTaskStore] (the default) keeps them in memory and
+// [NewFileTaskStore] in a directory, so they survive a restart. Other
+// stores can be checked with mcptest.TaskStoreSuite. The task runtime
+// that runs tool calls as tasks on a store is not built yet.
+//
 // # Bounds
 //
 // Everything a peer can make a server or client hold, such as queued
