@@ -329,22 +329,16 @@ func (p *parser) value(s string, ind, depth int) (any, error) {
 		return nil, p.errAt(line, "unsupported YAML: %q", s[:1])
 	case '|', '>':
 		return p.blockScalar(s, ind)
-	case '"':
-		v, rest, err := doubleQuoted(s)
+	case '"', '\'':
+		quoted := doubleQuoted
+		if s[0] == '\'' {
+			quoted = singleQuoted
+		}
+		v, rest, err := quoted(s)
+		if err == nil {
+			err = trailing(rest)
+		}
 		if err != nil {
-			return nil, p.errAt(line, "%v", err)
-		}
-		if err := trailing(rest); err != nil {
-			return nil, p.errAt(line, "%v", err)
-		}
-		p.i++
-		return v, nil
-	case '\'':
-		v, rest, err := singleQuoted(s)
-		if err != nil {
-			return nil, p.errAt(line, "%v", err)
-		}
-		if err := trailing(rest); err != nil {
 			return nil, p.errAt(line, "%v", err)
 		}
 		p.i++
