@@ -92,8 +92,8 @@ func (c *streamableClientConn) writeModern(ctx context.Context, m jsonrpc.Messag
 }
 
 // mirroredName returns the Mcp-Name header of a request: its params' name
-// (tools/call, prompts/get) or uri (resources/read), encoded for a header;
-// "" for other methods.
+// (tools/call, prompts/get), uri (resources/read) or taskId (tasks/get,
+// tasks/update, tasks/cancel), encoded for a header; "" for other methods.
 func mirroredName(r *jsonrpc.Request) string {
 	var member string
 	switch r.Method {
@@ -101,6 +101,8 @@ func mirroredName(r *jsonrpc.Request) string {
 		member = `"name"`
 	case "resources/read":
 		member = `"uri"`
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		member = `"taskId"`
 	default:
 		return ""
 	}
