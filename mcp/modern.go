@@ -1,9 +1,9 @@
 package mcp
 
 import (
-	"maps"
 	"bytes"
 	"context"
+	"maps"
 	"sync"
 
 	"encoding/json"

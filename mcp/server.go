@@ -206,7 +206,7 @@ type Server struct {
 	resources features[*serverResource]
 	templates features[*serverTemplate]
 	prompts   features[*serverPrompt]
-	skills    skillSet // see AddSkills
+	skills    skillSet     // see AddSkills
 	tasks     *taskRuntime // nil without ServerOptions.Tasks
 	sessions  map[*ServerSession]struct{}
 	listeners map[*listener]struct{} // open subscriptions/listen streams

@@ -256,13 +256,13 @@ type taskRun struct {
 	ctx    context.Context // the handler's, detached from the request
 	cancel context.CancelCauseFunc
 
-	mu       sync.Mutex
-	phase    int
-	id       string        // once phaseTask
-	created  *TaskRecord   // the record as created
-	decided  chan struct{} // closed when the phase leaves phaseSync
-	createErr error        // why the task could not be created, if so
-	progress string        // the last status message written
+	mu        sync.Mutex
+	phase     int
+	id        string        // once phaseTask
+	created   *TaskRecord   // the record as created
+	decided   chan struct{} // closed when the phase leaves phaseSync
+	createErr error         // why the task could not be created, if so
+	progress  string        // the last status message written
 }
 
 // taskRunKey is the context key of a handler's *taskRun.
