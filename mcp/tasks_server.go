@@ -348,7 +348,7 @@ func (ss *ServerSession) callToolTask(ctx context.Context, req *CallToolRequest,
 		res, err := run.startTask(ctx)
 		if err != nil {
 			run.cancel(err)
-			if support == TaskOptional && isTaskLimit(err) {
+			if support == TaskOptional && isTaskLimit(run.createErr) {
 				return nil, false, nil // full: run it as an ordinary call
 			}
 			return nil, true, err
@@ -689,6 +689,10 @@ func (r *taskRun) finish(res Result, err error) {
 		rpcErr  *jsonrpc.Error
 	)
 	cause := context.Cause(r.ctx)
+	if cr, ok := res.(*CallToolResult); ok && cr.IsError && cause != nil {
+		// The handler's failure is the end of its context: say that.
+		err = cause
+	}
 	switch {
 	case errors.Is(cause, errTaskCancelled):
 		status, message = TaskCancelled, taskMessageCancelled

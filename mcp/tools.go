@@ -341,7 +341,7 @@ func (ss *ServerSession) callTool(ctx context.Context, req *CallToolRequest) (Re
 			return nil, err
 		}
 	}
-	if s.tasks != nil && taskSupport(t.tool) != TaskForbidden {
+	if s.tasks != nil && (taskSupport(t.tool) != TaskForbidden || req.Params.Task != nil && req.Params.Meta.ProtocolVersion == "") {
 		if res, ok, err := ss.callToolTask(ctx, req, t); ok {
 			return res, err
 		}
