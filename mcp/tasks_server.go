@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"maps"
 	"runtime/debug"
@@ -59,8 +60,9 @@ type TaskOptions struct {
 	// within it is answered with its result. Zero means none: the call
 	// is a task from the start.
 	SyncWindow time.Duration
-	// MaxDuration bounds a task's run: past it the handler's context is
-	// cancelled and the task fails. Zero means 24 hours.
+	// MaxDuration bounds a task's run, from its creation: past it the
+	// handler's context is cancelled and the task fails. Zero means 24
+	// hours.
 	MaxDuration time.Duration
 	// TTL is how long a task is kept after it ended. Zero means the
 	// store's default (an hour for the stores of this package). A task
@@ -123,6 +125,8 @@ type taskRuntime struct {
 	store     TaskStore
 	ownsStore bool
 	watcher   TaskWatcher // store's, or nil
+	anonymous string      // the owner key of callers without a principal (2026-07-28)
+	macs      sync.Pool   // of HMAC-SHA256 under OwnerKey
 
 	mu     sync.Mutex
 	runs   map[string]*taskRun // running in this process, by ID
@@ -160,6 +164,7 @@ func newTaskRuntime(s *Server, o *TaskOptions) *taskRuntime {
 	} else {
 		rt.opts.OwnerKey = slices.Clone(rt.opts.OwnerKey)
 	}
+	rt.anonymous = rt.ownerKey("a\x00")
 	if rt.opts.ReplicaID == "" {
 		b := make([]byte, 12)
 		rand.Read(b)
@@ -183,9 +188,24 @@ func (rt *taskRuntime) ownerOf(ctx context.Context, ss *ServerSession, modern bo
 	default:
 		who = "a\x00"
 	}
-	m := hmac.New(sha256.New, rt.opts.OwnerKey)
+	if who == "a\x00" {
+		return rt.anonymous
+	}
+	return rt.ownerKey(who)
+}
+
+// ownerKey returns the keyed hash of who.
+func (rt *taskRuntime) ownerKey(who string) string {
+	m, _ := rt.macs.Get().(hash.Hash)
+	if m == nil {
+		m = hmac.New(sha256.New, rt.opts.OwnerKey)
+	}
+	m.Reset()
 	m.Write([]byte(who))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:18])
+	var sum [sha256.Size]byte
+	key := base64.RawURLEncoding.EncodeToString(m.Sum(sum[:0])[:18])
+	rt.macs.Put(m)
+	return key
 }
 
 // taskOwnerID returns an identifier of ss for task ownership: its ID, or
@@ -255,6 +275,7 @@ type taskRun struct {
 
 	ctx    context.Context // the handler's, detached from the request
 	cancel context.CancelCauseFunc
+	reqCtx context.Context // the creating request's
 
 	mu        sync.Mutex
 	phase     int
@@ -421,7 +442,6 @@ func (rt *taskRuntime) newRun(ctx context.Context, ss *ServerSession, req *CallT
 		rt:      rt,
 		ss:      ss,
 		req:     req,
-		owner:   rt.ownerOf(ctx, ss, modern),
 		modern:  modern,
 		ttl:     rt.opts.TTL,
 		round:   inputRoundFrom(ctx),
@@ -433,14 +453,11 @@ func (rt *taskRuntime) newRun(ctx context.Context, ss *ServerSession, req *CallT
 		r.version = ss.ProtocolVersion()
 	}
 	// Detached from the request, but for its values; cancelled by a
-	// cancel, MaxDuration, Close, or the request's end while the run is
-	// still synchronous.
-	base := context.WithoutCancel(ctx)
-	base = context.WithValue(base, taskRunKey{}, r)
-	tctx, cancelTimeout := context.WithTimeoutCause(base, rt.opts.MaxDuration, errTaskMaxDuration)
-	cctx, cancel := context.WithCancelCause(tctx)
-	r.ctx = cctx
-	r.cancel = func(cause error) { cancel(cause); cancelTimeout() }
+	// cancel, MaxDuration (see monitor), Close, or the request's end
+	// while the run is still synchronous.
+	base := context.WithValue(context.WithoutCancel(ctx), taskRunKey{}, r)
+	r.ctx, r.cancel = context.WithCancelCause(base)
+	r.reqCtx = ctx
 	return r
 }
 
@@ -479,6 +496,9 @@ func (r *taskRun) createLocked(ctx context.Context) error {
 	}
 	if err := context.Cause(r.ctx); err != nil {
 		return err // the request ended, or the server closes
+	}
+	if r.owner == "" {
+		r.owner = rt.ownerOf(r.reqCtx, r.ss, r.modern)
 	}
 	now := time.Now()
 	rec := &TaskRecord{
@@ -617,6 +637,8 @@ func (r *taskRun) monitor() {
 	ctx := r.ctx
 	renewEvery := rt.opts.Lease / 3
 	nextRenew := time.Now().Add(renewEvery)
+	deadline := time.AfterFunc(rt.opts.MaxDuration, func() { r.cancel(errTaskMaxDuration) })
+	defer deadline.Stop()
 	for {
 		rec, err := rt.store.Get(ctx, r.owner, r.id)
 		switch {
