@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"testing/fstest"
@@ -33,9 +34,6 @@ func TestRemoveSkills(t *testing.T) {
 	all := []string{csv, outer, inner, pdf}
 	pdfFiles := []string{pdf, "skill://pdf-processing/references/FORMS.md", "skill://pdf-processing/references/my%20form.md", "skill://pdf-processing/scripts/fill.py", "skill://pdf-processing/img.bin"}
 	pdfDirs := []string{"skill://pdf-processing", "skill://pdf-processing/references", "skill://pdf-processing/scripts"}
-	without := func(list []string, drop ...string) []string {
-		return slices.DeleteFunc(slices.Clone(list), func(s string) bool { return slices.Contains(drop, s) })
-	}
 	addDyn := func(t *testing.T, s *Server) {
 		err := s.AddSkill(&Skill{URI: dynMD, Frontmatter: map[string]any{"name": "dyn", "description": "d"}}, func(_ context.Context, req *ReadResourceRequest) (*ReadResourceResult, error) {
 			return &ReadResourceResult{Contents: []*ResourceContents{{URI: req.Params.URI, Text: "---\nname: dyn\ndescription: d\n---\n"}}}, nil
@@ -282,4 +280,55 @@ func TestRemoveAllSkills(t *testing.T) {
 	if res, err := cs.ListSkills(ctx, nil); err != nil || len(res.Skills) == 0 {
 		t.Errorf("skills/list after AddSkills = %+v, %v", res, err)
 	}
+}
+
+// TestFeaturesRemove checks features.remove, one name at a time and many
+// in one pass (as RemoveSkills removes a skill's files): the names left
+// stay sorted and agree with the map, and it reports whether any went.
+func TestFeaturesRemove(t *testing.T) {
+	names := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("n%03d", i)
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		remove []string
+		want   []string
+		ok     bool
+	}{
+		{"none", nil, names(40), false},
+		{"unknown", []string{"x", "y"}, names(40), false},
+		{"one", []string{"n007"}, without(names(40), "n007"), true},
+		{"a few, one unknown", []string{"n000", "x", "n039"}, names(40)[1:39], true},
+		{"many", names(40)[5:30], append(names(5), names(40)[30:]...), true},
+		{"many, repeated and unknown", append(append(names(20), names(20)...), "x"), names(40)[20:], true},
+		{"all", names(40), []string{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var f features[int]
+			for i, n := range names(40) {
+				f.add(n, i)
+			}
+			if ok := f.remove(tt.remove...); ok != tt.ok {
+				t.Errorf("remove reported %v, want %v", ok, tt.ok)
+			}
+			if !slices.Equal(f.names, tt.want) || len(f.byName) != len(tt.want) {
+				t.Fatalf("names %v (%d in the map), want %v", f.names, len(f.byName), tt.want)
+			}
+			for _, n := range tt.want {
+				if _, ok := f.get(n); !ok {
+					t.Errorf("%s lost", n)
+				}
+			}
+		})
+	}
+}
+
+// without returns list without the items drop.
+func without(list []string, drop ...string) []string {
+	return slices.DeleteFunc(slices.Clone(list), func(s string) bool { return slices.Contains(drop, s) })
 }
