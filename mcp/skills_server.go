@@ -363,14 +363,10 @@ func (s *Server) RemoveSkills(names ...string) {
 		goneURIs[i] = e.URI
 	}
 	s.skills.byURI.remove(goneURIs...)
-	// What the remaining skills still need: their files, and the
-	// directories within them.
-	kept := map[string]bool{}
+	// What the remaining skills still need: everything within their
+	// directories (a skill lists every file below its directory).
 	keptDirs := map[string]bool{}
 	for _, e := range s.skills.byURI.all() {
-		for _, f := range e.Resources.Files {
-			kept[f.URI] = true
-		}
 		if !e.Resources.Dynamic {
 			keptDirs[strings.TrimSuffix(e.URI, "/SKILL.md")] = true
 		}
@@ -390,7 +386,7 @@ func (s *Server) RemoveSkills(names ...string) {
 		goneDirs[strings.TrimSuffix(e.URI, "/SKILL.md")] = true
 		for _, f := range e.Resources.Files {
 			owned, ok := s.skills.files[f.URI]
-			if !ok || kept[f.URI] {
+			if !ok || withinDirs(f.URI, keptDirs) {
 				continue
 			}
 			delete(s.skills.files, f.URI)
@@ -410,8 +406,8 @@ func (s *Server) RemoveSkills(names ...string) {
 	s.broadcast(NotificationResourceListChanged, &ResourceListChangedParams{}, nil)
 }
 
-// withinDirs reports whether the directory URI d is one of dirs or below
-// one of them.
+// withinDirs reports whether the URI d is one of the directory URIs dirs
+// or below one of them.
 func withinDirs(d string, dirs map[string]bool) bool {
 	_, rest, ok := strings.Cut(d, "://")
 	if !ok {
