@@ -538,13 +538,6 @@ func (r *taskRun) createLocked(ctx context.Context) error {
 	return nil
 }
 
-// isTask reports whether the run became a task.
-func (r *taskRun) isTask() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.id != ""
-}
-
 // answerCreated answers the creating request once the run is a task.
 func (r *taskRun) answerCreated() (Result, bool, error) {
 	r.mu.Lock()
@@ -1019,7 +1012,6 @@ func (r *taskRun) askInput(ctx context.Context, method string, params Params, re
 		return fmt.Errorf("mcp: %s: the task has ended or has %d input requests outstanding", method, maxInputRequests)
 	}
 	rt.published(rec)
-	version := rec.Version
 	for {
 		rec, err := rt.store.Get(ctx, r.owner, r.id)
 		if err != nil {
@@ -1052,8 +1044,7 @@ func (r *taskRun) askInput(ctx context.Context, method string, params Params, re
 			}
 			return nil
 		}
-		version = rec.Version
-		if err := rt.waitChange(ctx, r.owner, r.id, version); err != nil {
+		if err := rt.waitChange(ctx, r.owner, r.id, rec.Version); err != nil {
 			return err
 		}
 	}
