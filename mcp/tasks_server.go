@@ -906,7 +906,7 @@ func (r *taskRun) ask(ctx context.Context, method string, params Params, result 
 			// Synchronous 2026-07-28: a multi round-trip ask, under
 			// r.mu so that the sync window does not make the run a task
 			// between the ask and the handler's return.
-			return true, r.round.ask(ctx, method, params, result)
+			return true, r.round.ask(ctx, method, withoutTask(params), result)
 		}
 		return false, nil
 	}
@@ -914,7 +914,7 @@ func (r *taskRun) ask(ctx context.Context, method string, params Params, result 
 	if !r.modern {
 		return true, r.askRelated(ctx, method, params, result)
 	}
-	return true, r.askInput(ctx, method, params, result)
+	return true, r.askInput(ctx, method, withoutTask(params), result)
 }
 
 // askRelated sends a 2025-11-25 task's question to the client as a
@@ -935,7 +935,7 @@ func (r *taskRun) askRelated(ctx context.Context, method string, params Params, 
 	}); rec != nil {
 		rt.published(rec)
 	}
-	err = r.ss.request(ctx, method, p, result)
+	err = r.ss.requestMaybeTask(ctx, method, p, result)
 	if rec, _ := rt.modify(context.WithoutCancel(ctx), r.owner, r.id, func(rec *TaskRecord) bool {
 		if rec.Status != TaskInputRequired {
 			return false

@@ -695,3 +695,72 @@ func TestTasksConcurrentUpdates(t *testing.T) {
 		t.Fatalf("status %s", d.Status)
 	}
 }
+
+// TestClientHostedTasks checks sampling run as a task of the client's
+// (2025-11-25): the server sends the task-augmented request, polls the
+// client's tasks/get, and hands the handler the result of tasks/result;
+// to a client that did not declare such tasks it sends a plain request.
+func TestClientHostedTasks(t *testing.T) {
+	checkGoroutines(t)
+	for _, declared := range []bool{true, false} {
+		t.Run(fmt.Sprint("declared=", declared), func(t *testing.T) {
+			s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+			must(t, s.AddTool(&Tool{Name: "sample"}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+				res, err := req.CreateMessage(ctx, &CreateMessageParams{Task: &TaskMetadata{}, MaxTokens: 5,
+					Messages: []*SamplingMessage{{Role: RoleUser, Content: Contents{&TextContent{Text: "hi"}}}}})
+				if err != nil {
+					return nil, err
+				}
+				return &CallToolResult{Content: []Content{res.Content[0]}}, nil
+			}))
+			p := &taskPeer{rawPeer: newRawPeer(t, s)}
+			caps := `{"sampling":{}}`
+			if declared {
+				caps = `{"sampling":{},"tasks":{"cancel":{},"requests":{"sampling":{"createMessage":{}}}}}`
+			}
+			p.mustCall(MethodInitialize, `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}`)
+			p.write(&jsonrpc.Request{Method: NotificationInitialized, Params: json.RawMessage(`{}`)})
+			polls := 0
+			p.answer = func(r *jsonrpc.Request) json.RawMessage {
+				switch r.Method {
+				case MethodSamplingCreateMessage:
+					if declared != strings.Contains(string(r.Params), `"task":{}`) {
+						t.Errorf("sampling params %s (declared %v)", r.Params, declared)
+					}
+					if declared {
+						return json.RawMessage(`{"task":{"taskId":"c1","status":"working","createdAt":"2025-11-25T10:30:00Z","lastUpdatedAt":"2025-11-25T10:30:00Z","ttl":null,"pollInterval":1}}`)
+					}
+				case MethodTasksGet:
+					polls++
+					status := "working"
+					if polls > 1 {
+						status = "completed"
+					}
+					return json.RawMessage(`{"taskId":"c1","status":"` + status + `","createdAt":"2025-11-25T10:30:00Z","lastUpdatedAt":"2025-11-25T10:30:00Z","ttl":null}`)
+				case MethodTasksResult:
+					return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"from a task"},"model":"m","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"c1"}}}`)
+				}
+				return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"plain"},"model":"m"}`)
+			}
+			res := p.mustCall(MethodToolsCall, `{"name":"sample","arguments":{}}`)
+			want := "plain"
+			if declared {
+				want = "from a task"
+			}
+			if !strings.Contains(string(res), want) {
+				t.Fatalf("result %s, want %q", res, want)
+			}
+			var methods []string
+			for _, r := range p.asked {
+				methods = append(methods, r.Method)
+			}
+			wantMethods := "sampling/createMessage"
+			if declared {
+				wantMethods = "sampling/createMessage tasks/get tasks/get tasks/result"
+			}
+			if got := strings.Join(methods, " "); got != wantMethods {
+				t.Fatalf("the server sent %s, want %s", got, wantMethods)
+			}
+		})
+	}
+}
