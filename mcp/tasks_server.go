@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/rpclink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -580,6 +581,7 @@ func (rt *taskRuntime) start(r *taskRun, t *serverTool) <-chan runOutcome {
 		return done
 	}
 	go func() {
+		rpclink.GrowStack() // a handler's goroutine, as jsonrpc's are
 		defer rt.wg.Done()
 		defer r.cancel(nil)
 		res, err := r.invoke(t)
