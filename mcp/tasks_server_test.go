@@ -467,6 +467,14 @@ func TestTasksHandshakeWire(t *testing.T) {
 	if _, err := p.call(MethodTasksUpdate, `{"taskId":"x","inputResponses":{}}`); err == nil || err.Code != jsonrpc.CodeMethodNotFound {
 		t.Errorf("tasks/update on 2025-11-25: %v", err)
 	}
+	// A ttl that is not a number is refused; one over MaxTTL is clamped.
+	if _, err := p.call(MethodToolsCall, `{"name":"echo-optional","arguments":{},"task":{"ttl":"soon"}}`); err == nil || err.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("a string ttl: %v, want -32602", err)
+	}
+	must(t, json.Unmarshal(p.mustCall(MethodToolsCall, `{"name":"echo-optional","arguments":{},"task":{"ttl":1000000000000000}}`), &created))
+	if ttl := created.Task.TTL; ttl == nil || *ttl != DefaultTaskMaxTTL.Milliseconds() {
+		t.Errorf("ttl over MaxTTL: %v, want %d", ttl, DefaultTaskMaxTTL.Milliseconds())
+	}
 	// Another session does not see these tasks.
 	other := newTaskPeer(t, s, "")
 	if _, err := other.call(MethodTasksGet, `{"taskId":"`+created.Task.TaskID+`"}`); err == nil || err.Code != jsonrpc.CodeInvalidParams {
