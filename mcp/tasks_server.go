@@ -577,7 +577,16 @@ type runOutcome struct {
 func (rt *taskRuntime) start(r *taskRun, t *serverTool) <-chan runOutcome {
 	done := make(chan runOutcome, 1)
 	if !rt.track() {
-		done <- runOutcome{err: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the server is closing"}}
+		err := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the server is closing"}
+		r.mu.Lock()
+		isTask := r.phase == phaseTask
+		r.phase = phaseDone
+		r.mu.Unlock()
+		if isTask {
+			r.cancel(errTaskServerClosed)
+			r.finish(nil, err) // created as the server closed: it fails at once
+		}
+		done <- runOutcome{err: err}
 		return done
 	}
 	go func() {
