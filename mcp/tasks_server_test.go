@@ -772,3 +772,35 @@ func TestClientHostedTasks(t *testing.T) {
 		})
 	}
 }
+
+// TestTasksAcrossEras checks that a task a principal created in the
+// 2025-11-25 form can be read and cancelled in the 2026-07-28 form, in
+// the form of the request that reads it.
+func TestTasksAcrossEras(t *testing.T) {
+	checkGoroutines(t)
+	release := make(chan struct{})
+	defer close(release)
+	s := taskTestServer(t, nil, release)
+	old := newTaskPeer(t, s, "")
+	var created CreateTaskResult
+	must(t, json.Unmarshal(old.mustCall(MethodToolsCall, `{"_meta":{"`+principalMetaKey+`":"alice"},"name":"tool-error","arguments":{},"task":{}}`), &created))
+	blocked := CreateTaskResult{}
+	must(t, json.Unmarshal(old.mustCall(MethodToolsCall, `{"_meta":{"`+principalMetaKey+`":"alice"},"name":"block","arguments":{},"task":{}}`), &blocked))
+
+	modern := newTaskPeer(t, s, strings.Replace(modernTasksMeta, `{`, `{"`+principalMetaKey+`":"alice",`, 1))
+	// A 2025 tool error (failed there) reads as completed with isError.
+	d := modern.waitTask(created.Task.TaskID, TaskCompleted)
+	if !strings.Contains(string(d.Result), `"isError":true`) || d.Error != nil {
+		t.Fatalf("a 2025 tool error seen from 2026: %+v", d)
+	}
+	modern.mustCall(MethodTasksCancel, `{"taskId":"`+blocked.Task.TaskID+`"}`)
+	var got Task
+	must(t, json.Unmarshal(old.mustCall(MethodTasksGet, `{"_meta":{"`+principalMetaKey+`":"alice"},"taskId":"`+blocked.Task.TaskID+`"}`), &got))
+	if got.Status != TaskCancelled {
+		t.Fatalf("cancelled from 2026, read from 2025: %s", got.Status)
+	}
+	// Without the principal the handshake session is another owner.
+	if _, err := old.call(MethodTasksGet, `{"taskId":"`+blocked.Task.TaskID+`"}`); err == nil || err.Code != jsonrpc.CodeInvalidParams {
+		t.Fatalf("the session without the principal read the task: %v", err)
+	}
+}
