@@ -1468,18 +1468,35 @@ func (ss *ServerSession) taskPayload(ctx context.Context, req *ServerRequest[*Ta
 }
 
 // payload is the answer of tasks/result for an ended task.
-func (rt *taskRuntime) payload(rec *TaskRecord) (Result, error) {
+func (rt *taskRuntime) payload(rec *TaskRecord) (Result, error) { return taskPayloadOf(rec) }
+
+// resultFor returns a new result of the type method answers with, for
+// the methods that run as tasks.
+func resultFor(method string) Result {
+	switch method {
+	case MethodSamplingCreateMessage:
+		return &CreateMessageResult{}
+	case MethodElicitationCreate:
+		return &ElicitResult{}
+	}
+	return &CallToolResult{}
+}
+
+// taskPayloadOf is the answer of tasks/result for an ended task: what its
+// request would have answered, tagged with the task.
+func taskPayloadOf(rec *TaskRecord) (Result, error) {
 	tag, _ := json.Marshal(&RelatedTaskMetadata{TaskID: rec.ID})
 	if len(rec.Result) > 0 {
-		res := &CallToolResult{}
+		res := resultFor(rec.Method)
 		if err := unmarshalStd(rec.Result, res); err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the stored result does not decode"}
 		}
-		res.Meta.Other = maps.Clone(res.Meta.Other)
-		if res.Meta.Other == nil {
-			res.Meta.Other = map[string]json.RawMessage{}
+		m := res.resultMeta()
+		m.Other = maps.Clone(m.Other)
+		if m.Other == nil {
+			m.Other = map[string]json.RawMessage{}
 		}
-		res.Meta.Other[MetaRelatedTask] = tag
+		m.Other[MetaRelatedTask] = tag
 		return res, nil
 	}
 	if rec.Status == TaskCancelled {
