@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"log/slog"
 	"maps"
 	"runtime/debug"
 	"slices"
@@ -121,7 +122,8 @@ const maxTaskUpdateRetries = 64
 
 // taskRuntime runs the tasks of a server.
 type taskRuntime struct {
-	s         *Server
+	s         *Server // nil for the runtime of a client's own tasks
+	logger    *slog.Logger
 	opts      TaskOptions
 	store     TaskStore
 	ownsStore bool
@@ -135,8 +137,8 @@ type taskRuntime struct {
 	wg     sync.WaitGroup // the runs' goroutines
 }
 
-func newTaskRuntime(s *Server, o *TaskOptions) *taskRuntime {
-	rt := &taskRuntime{s: s, opts: *o, runs: map[string]*taskRun{}}
+func newTaskRuntime(s *Server, logger *slog.Logger, o *TaskOptions) *taskRuntime {
+	rt := &taskRuntime{s: s, logger: logger, opts: *o, runs: map[string]*taskRun{}}
 	if rt.opts.Store == nil {
 		rt.opts.Store = NewMemoryTaskStore(nil)
 		rt.ownsStore = true
@@ -622,7 +624,7 @@ func (rt *taskRuntime) track() bool {
 func (r *taskRun) invoke(t *serverTool) (res Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			r.rt.s.logger.Error("mcp: tool handler panicked", "tool", r.req.Params.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			r.rt.logger.Error("mcp: tool handler panicked", "tool", r.req.Params.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("Internal error: tool %q failed", r.req.Params.Name)}
 		}
 	}()
@@ -779,7 +781,7 @@ func (r *taskRun) finish(res Result, err error) {
 			})
 		}
 		if err != nil {
-			rt.s.logger.Error("mcp: recording a task's outcome failed", "task", r.id, "err", err)
+			rt.logger.Error("mcp: recording a task's outcome failed", "task", r.id, "err", err)
 			return
 		}
 	}
@@ -1116,6 +1118,9 @@ func (r *taskRun) reportProgress(ctx context.Context, progress, total float64, m
 // task, and (2025-11-25) nothing else: clients poll.
 func (rt *taskRuntime) published(rec *TaskRecord) {
 	s := rt.s
+	if s == nil {
+		return // a client's runtime: nobody listens
+	}
 	s.mu.RLock()
 	n := len(s.listeners)
 	s.mu.RUnlock()
@@ -1308,7 +1313,7 @@ func (rt *taskRuntime) storeError(method string, err error) error {
 	if errors.Is(err, ErrTaskNotFound) {
 		return errTaskNotFound(method)
 	}
-	rt.s.logger.Error("mcp: task store", "method", method, "err", err)
+	rt.logger.Error("mcp: task store", "method", method, "err", err)
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the task store failed"}
 }
 
