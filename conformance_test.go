@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -775,6 +776,15 @@ func suiteOutDir(t *testing.T, mode string) string {
 // directory: -YYYY-MM-DDTHH-MM-SS-mmmZ.
 var resultDirSuffix = regexp.MustCompile(`-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z$`)
 
+// statusCounts formats counts of check statuses, as "12 SUCCESS, 1 INFO".
+func statusCounts(counts map[string]int) string {
+	var parts []string
+	for _, st := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // readResults reads every checks.json under out, keyed by scenario name
 // (the directory path relative to out, without the timestamp and, for
 // server scenarios, without the "server-" prefix).
@@ -1011,6 +1021,24 @@ func judge(t *testing.T, mode, requirements, out, console string, suiteCode int,
 		slices.Sort(skipped)
 		t.Logf("%s, %s: %d SKIPPED checks in scenarios not held to every check:\n  %s", mode, requirements, len(skipped), strings.Join(skipped, "\n  "))
 	}
+	// Per-check figures (shown with -v): the statuses of every check, in
+	// all and for each scenario.
+	total := map[string]int{}
+	var per []string
+	slices.Sort(names)
+	for _, name := range names {
+		r := results[name]
+		if r == nil {
+			continue
+		}
+		counts := map[string]int{}
+		for _, c := range r.checks {
+			counts[c.Status]++
+			total[c.Status]++
+		}
+		per = append(per, name+" "+statusCounts(counts))
+	}
+	t.Logf("%s, %s: checks %s; by scenario:\n  %s", mode, requirements, statusCounts(total), strings.Join(per, "\n  "))
 	t.Logf("%s, %s: %d/%d scenarios passed (%d/%d of those scored)", mode, requirements, passed, len(names), scoredPassed, scored)
 	if suiteCode != 0 && problems == 0 {
 		t.Errorf("%s: the suite exited with %d though every result matched %s; its output ends:\n%s", mode, suiteCode, expectedFailuresFile, tail(console, 40))

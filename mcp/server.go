@@ -296,7 +296,7 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 	}
 	s.logger = orDiscard(s.opts.Logger)
 	if s.opts.Tasks != nil {
-		s.tasks = newTaskRuntime(s, s.opts.Tasks)
+		s.tasks = newTaskRuntime(s, s.logger, s.opts.Tasks)
 	}
 	s.reflector = s.opts.SchemaReflector
 	if s.reflector == nil {

@@ -666,9 +666,9 @@ func (ss *ServerSession) CreateMessage(ctx context.Context, params *CreateMessag
 		}
 	}
 	if round != nil {
-		return res, round.ask(ctx, MethodSamplingCreateMessage, params, res)
+		return res, round.ask(ctx, MethodSamplingCreateMessage, withoutTask(params), res)
 	}
-	return res, ss.request(ctx, MethodSamplingCreateMessage, params, res)
+	return res, ss.requestMaybeTask(ctx, MethodSamplingCreateMessage, params, res)
 }
 
 // Elicit asks the client to collect information from the user, in form
@@ -713,9 +713,9 @@ func (ss *ServerSession) Elicit(ctx context.Context, params *ElicitParams) (*Eli
 		}
 	}
 	if round != nil {
-		return res, round.ask(ctx, MethodElicitationCreate, params, res)
+		return res, round.ask(ctx, MethodElicitationCreate, withoutTask(params), res)
 	}
-	return res, ss.request(ctx, MethodElicitationCreate, params, res)
+	return res, ss.requestMaybeTask(ctx, MethodElicitationCreate, params, res)
 }
 
 // NotifyElicitationComplete tells the client that the URL-mode

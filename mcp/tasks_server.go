@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"log/slog"
 	"maps"
 	"runtime/debug"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/rpclink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -120,7 +122,8 @@ const maxTaskUpdateRetries = 64
 
 // taskRuntime runs the tasks of a server.
 type taskRuntime struct {
-	s         *Server
+	s         *Server // nil for the runtime of a client's own tasks
+	logger    *slog.Logger
 	opts      TaskOptions
 	store     TaskStore
 	ownsStore bool
@@ -134,8 +137,8 @@ type taskRuntime struct {
 	wg     sync.WaitGroup // the runs' goroutines
 }
 
-func newTaskRuntime(s *Server, o *TaskOptions) *taskRuntime {
-	rt := &taskRuntime{s: s, opts: *o, runs: map[string]*taskRun{}}
+func newTaskRuntime(s *Server, logger *slog.Logger, o *TaskOptions) *taskRuntime {
+	rt := &taskRuntime{s: s, logger: logger, opts: *o, runs: map[string]*taskRun{}}
 	if rt.opts.Store == nil {
 		rt.opts.Store = NewMemoryTaskStore(nil)
 		rt.ownsStore = true
@@ -576,10 +579,20 @@ type runOutcome struct {
 func (rt *taskRuntime) start(r *taskRun, t *serverTool) <-chan runOutcome {
 	done := make(chan runOutcome, 1)
 	if !rt.track() {
-		done <- runOutcome{err: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the server is closing"}}
+		err := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the server is closing"}
+		r.mu.Lock()
+		isTask := r.phase == phaseTask
+		r.phase = phaseDone
+		r.mu.Unlock()
+		if isTask {
+			r.cancel(errTaskServerClosed)
+			r.finish(nil, err) // created as the server closed: it fails at once
+		}
+		done <- runOutcome{err: err}
 		return done
 	}
 	go func() {
+		rpclink.GrowStack() // a handler's goroutine, as jsonrpc's are
 		defer rt.wg.Done()
 		defer r.cancel(nil)
 		res, err := r.invoke(t)
@@ -611,7 +624,7 @@ func (rt *taskRuntime) track() bool {
 func (r *taskRun) invoke(t *serverTool) (res Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			r.rt.s.logger.Error("mcp: tool handler panicked", "tool", r.req.Params.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			r.rt.logger.Error("mcp: tool handler panicked", "tool", r.req.Params.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("Internal error: tool %q failed", r.req.Params.Name)}
 		}
 	}()
@@ -768,7 +781,7 @@ func (r *taskRun) finish(res Result, err error) {
 			})
 		}
 		if err != nil {
-			rt.s.logger.Error("mcp: recording a task's outcome failed", "task", r.id, "err", err)
+			rt.logger.Error("mcp: recording a task's outcome failed", "task", r.id, "err", err)
 			return
 		}
 	}
@@ -906,7 +919,7 @@ func (r *taskRun) ask(ctx context.Context, method string, params Params, result 
 			// Synchronous 2026-07-28: a multi round-trip ask, under
 			// r.mu so that the sync window does not make the run a task
 			// between the ask and the handler's return.
-			return true, r.round.ask(ctx, method, params, result)
+			return true, r.round.ask(ctx, method, withoutTask(params), result)
 		}
 		return false, nil
 	}
@@ -914,7 +927,7 @@ func (r *taskRun) ask(ctx context.Context, method string, params Params, result 
 	if !r.modern {
 		return true, r.askRelated(ctx, method, params, result)
 	}
-	return true, r.askInput(ctx, method, params, result)
+	return true, r.askInput(ctx, method, withoutTask(params), result)
 }
 
 // askRelated sends a 2025-11-25 task's question to the client as a
@@ -935,7 +948,7 @@ func (r *taskRun) askRelated(ctx context.Context, method string, params Params, 
 	}); rec != nil {
 		rt.published(rec)
 	}
-	err = r.ss.request(ctx, method, p, result)
+	err = r.ss.requestMaybeTask(ctx, method, p, result)
 	if rec, _ := rt.modify(context.WithoutCancel(ctx), r.owner, r.id, func(rec *TaskRecord) bool {
 		if rec.Status != TaskInputRequired {
 			return false
@@ -1105,6 +1118,9 @@ func (r *taskRun) reportProgress(ctx context.Context, progress, total float64, m
 // task, and (2025-11-25) nothing else: clients poll.
 func (rt *taskRuntime) published(rec *TaskRecord) {
 	s := rt.s
+	if s == nil {
+		return // a client's runtime: nobody listens
+	}
 	s.mu.RLock()
 	n := len(s.listeners)
 	s.mu.RUnlock()
@@ -1297,7 +1313,7 @@ func (rt *taskRuntime) storeError(method string, err error) error {
 	if errors.Is(err, ErrTaskNotFound) {
 		return errTaskNotFound(method)
 	}
-	rt.s.logger.Error("mcp: task store", "method", method, "err", err)
+	rt.logger.Error("mcp: task store", "method", method, "err", err)
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the task store failed"}
 }
 
@@ -1457,18 +1473,35 @@ func (ss *ServerSession) taskPayload(ctx context.Context, req *ServerRequest[*Ta
 }
 
 // payload is the answer of tasks/result for an ended task.
-func (rt *taskRuntime) payload(rec *TaskRecord) (Result, error) {
+func (rt *taskRuntime) payload(rec *TaskRecord) (Result, error) { return taskPayloadOf(rec) }
+
+// resultFor returns a new result of the type method answers with, for
+// the methods that run as tasks.
+func resultFor(method string) Result {
+	switch method {
+	case MethodSamplingCreateMessage:
+		return &CreateMessageResult{}
+	case MethodElicitationCreate:
+		return &ElicitResult{}
+	}
+	return &CallToolResult{}
+}
+
+// taskPayloadOf is the answer of tasks/result for an ended task: what its
+// request would have answered, tagged with the task.
+func taskPayloadOf(rec *TaskRecord) (Result, error) {
 	tag, _ := json.Marshal(&RelatedTaskMetadata{TaskID: rec.ID})
 	if len(rec.Result) > 0 {
-		res := &CallToolResult{}
+		res := resultFor(rec.Method)
 		if err := unmarshalStd(rec.Result, res); err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the stored result does not decode"}
 		}
-		res.Meta.Other = maps.Clone(res.Meta.Other)
-		if res.Meta.Other == nil {
-			res.Meta.Other = map[string]json.RawMessage{}
+		m := res.resultMeta()
+		m.Other = maps.Clone(m.Other)
+		if m.Other == nil {
+			m.Other = map[string]json.RawMessage{}
 		}
-		res.Meta.Other[MetaRelatedTask] = tag
+		m.Other[MetaRelatedTask] = tag
 		return res, nil
 	}
 	if rec.Status == TaskCancelled {

@@ -467,6 +467,14 @@ func TestTasksHandshakeWire(t *testing.T) {
 	if _, err := p.call(MethodTasksUpdate, `{"taskId":"x","inputResponses":{}}`); err == nil || err.Code != jsonrpc.CodeMethodNotFound {
 		t.Errorf("tasks/update on 2025-11-25: %v", err)
 	}
+	// A ttl that is not a number is refused; one over MaxTTL is clamped.
+	if _, err := p.call(MethodToolsCall, `{"name":"echo-optional","arguments":{},"task":{"ttl":"soon"}}`); err == nil || err.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("a string ttl: %v, want -32602", err)
+	}
+	must(t, json.Unmarshal(p.mustCall(MethodToolsCall, `{"name":"echo-optional","arguments":{},"task":{"ttl":1000000000000000}}`), &created))
+	if ttl := created.Task.TTL; ttl == nil || *ttl != DefaultTaskMaxTTL.Milliseconds() {
+		t.Errorf("ttl over MaxTTL: %v, want %d", ttl, DefaultTaskMaxTTL.Milliseconds())
+	}
 	// Another session does not see these tasks.
 	other := newTaskPeer(t, s, "")
 	if _, err := other.call(MethodTasksGet, `{"taskId":"`+created.Task.TaskID+`"}`); err == nil || err.Code != jsonrpc.CodeInvalidParams {
@@ -693,5 +701,106 @@ func TestTasksConcurrentUpdates(t *testing.T) {
 	p.mustCall(MethodTasksCancel, `{"taskId":"`+id+`"}`)
 	if d := p.waitTask(id, TaskCancelled); d.Status != TaskCancelled {
 		t.Fatalf("status %s", d.Status)
+	}
+}
+
+// TestClientHostedTasks checks sampling run as a task of the client's
+// (2025-11-25): the server sends the task-augmented request, polls the
+// client's tasks/get, and hands the handler the result of tasks/result;
+// to a client that did not declare such tasks it sends a plain request.
+func TestClientHostedTasks(t *testing.T) {
+	checkGoroutines(t)
+	for _, declared := range []bool{true, false} {
+		t.Run(fmt.Sprint("declared=", declared), func(t *testing.T) {
+			s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+			must(t, s.AddTool(&Tool{Name: "sample"}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+				res, err := req.CreateMessage(ctx, &CreateMessageParams{Task: &TaskMetadata{}, MaxTokens: 5,
+					Messages: []*SamplingMessage{{Role: RoleUser, Content: Contents{&TextContent{Text: "hi"}}}}})
+				if err != nil {
+					return nil, err
+				}
+				return &CallToolResult{Content: []Content{res.Content[0]}}, nil
+			}))
+			p := &taskPeer{rawPeer: newRawPeer(t, s)}
+			caps := `{"sampling":{}}`
+			if declared {
+				caps = `{"sampling":{},"tasks":{"cancel":{},"requests":{"sampling":{"createMessage":{}}}}}`
+			}
+			p.mustCall(MethodInitialize, `{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}`)
+			p.write(&jsonrpc.Request{Method: NotificationInitialized, Params: json.RawMessage(`{}`)})
+			polls := 0
+			p.answer = func(r *jsonrpc.Request) json.RawMessage {
+				switch r.Method {
+				case MethodSamplingCreateMessage:
+					if declared != strings.Contains(string(r.Params), `"task":{}`) {
+						t.Errorf("sampling params %s (declared %v)", r.Params, declared)
+					}
+					if declared {
+						return json.RawMessage(`{"task":{"taskId":"c1","status":"working","createdAt":"2025-11-25T10:30:00Z","lastUpdatedAt":"2025-11-25T10:30:00Z","ttl":null,"pollInterval":1}}`)
+					}
+				case MethodTasksGet:
+					polls++
+					status := "working"
+					if polls > 1 {
+						status = "completed"
+					}
+					return json.RawMessage(`{"taskId":"c1","status":"` + status + `","createdAt":"2025-11-25T10:30:00Z","lastUpdatedAt":"2025-11-25T10:30:00Z","ttl":null}`)
+				case MethodTasksResult:
+					return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"from a task"},"model":"m","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"c1"}}}`)
+				}
+				return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"plain"},"model":"m"}`)
+			}
+			res := p.mustCall(MethodToolsCall, `{"name":"sample","arguments":{}}`)
+			want := "plain"
+			if declared {
+				want = "from a task"
+			}
+			if !strings.Contains(string(res), want) {
+				t.Fatalf("result %s, want %q", res, want)
+			}
+			var methods []string
+			for _, r := range p.asked {
+				methods = append(methods, r.Method)
+			}
+			wantMethods := "sampling/createMessage"
+			if declared {
+				wantMethods = "sampling/createMessage tasks/get tasks/get tasks/result"
+			}
+			if got := strings.Join(methods, " "); got != wantMethods {
+				t.Fatalf("the server sent %s, want %s", got, wantMethods)
+			}
+		})
+	}
+}
+
+// TestTasksAcrossEras checks that a task a principal created in the
+// 2025-11-25 form can be read and cancelled in the 2026-07-28 form, in
+// the form of the request that reads it.
+func TestTasksAcrossEras(t *testing.T) {
+	checkGoroutines(t)
+	release := make(chan struct{})
+	defer close(release)
+	s := taskTestServer(t, nil, release)
+	old := newTaskPeer(t, s, "")
+	var created CreateTaskResult
+	must(t, json.Unmarshal(old.mustCall(MethodToolsCall, `{"_meta":{"`+principalMetaKey+`":"alice"},"name":"tool-error","arguments":{},"task":{}}`), &created))
+	blocked := CreateTaskResult{}
+	must(t, json.Unmarshal(old.mustCall(MethodToolsCall, `{"_meta":{"`+principalMetaKey+`":"alice"},"name":"block","arguments":{},"task":{}}`), &blocked))
+
+	modern := newTaskPeer(t, s, strings.Replace(modernTasksMeta, `{`, `{"`+principalMetaKey+`":"alice",`, 1))
+	// A 2025 tool error (failed there) reads as completed with isError.
+	d := modern.waitTask(created.Task.TaskID, TaskCompleted)
+	if !strings.Contains(string(d.Result), `"isError":true`) || d.Error != nil {
+		t.Fatalf("a 2025 tool error seen from 2026: %+v", d)
+	}
+	modern.mustCall(MethodTasksCancel, `{"taskId":"`+blocked.Task.TaskID+`"}`)
+	var got Task
+	must(t, json.Unmarshal(old.mustCall(MethodTasksGet, `{"_meta":{"`+principalMetaKey+`":"alice"},"taskId":"`+blocked.Task.TaskID+`"}`), &got))
+	if got.Status != TaskCancelled {
+		t.Fatalf("cancelled from 2026, read from 2025: %s", got.Status)
+	}
+	// Without the principal the handshake session is another owner.
+	if _, err := old.call(MethodTasksGet, `{"taskId":"`+blocked.Task.TaskID+`"}`); err == nil || err.Code != jsonrpc.CodeInvalidParams {
+		t.Fatalf("the session without the principal read the task: %v", err)
 	}
 }

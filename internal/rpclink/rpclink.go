@@ -39,3 +39,10 @@ func CallID[ID any](ctx context.Context) (ID, bool) {
 // (a nil limits means the defaults), set by package jsonrpc's init and
 // never changed afterwards.
 var DecodeOwned any
+
+// GrowStack gives the calling goroutine a stack large enough for a
+// handler's decode, dispatch and encode at once, as jsonrpc does for its
+// handler goroutines: for the other goroutines of mcpkit that run
+// handlers (a task's). It is set by package jsonrpc's init and never
+// changed afterwards; until then it does nothing.
+var GrowStack = func() {}
