@@ -106,6 +106,14 @@ type ClientOptions struct {
 	// reset by progress.
 	MaxRequestTimeout time.Duration
 
+	// Tasks, when non-nil, lets servers run tool calls as tasks (see
+	// [ClientSession.StartTool]) and configures how the client polls
+	// them. In 2026-07-28 every request then declares the tasks extension
+	// ([TasksExtensionID]); in 2025-11-25 tools/call asks for a task
+	// where the tool's task support allows. Nil: no tool call runs as a
+	// task, and a server's task answer is a [*TaskProtocolError].
+	Tasks *ClientTaskOptions
+
 	// KeepAlive, if positive, pings the server at this interval and closes
 	// the session when a ping fails. In 2026-07-28 the ping is
 	// server/discover (see [ClientSession.Ping]), over stream transports
@@ -498,6 +506,11 @@ type ClientSession struct {
 	toolHeaders map[string][]headerParam
 	progress    map[string]*progressWatch // by progress token: who waits for its notifications
 	nextTok     int64
+	// taskTools holds the task support of the tools that may run as
+	// tasks, by name, from tools/list (2025-11-25); taskToolsListed is
+	// set once every page was listed to learn it (see taskSupport).
+	taskTools       map[string]string
+	taskToolsListed bool
 }
 
 // progressWatch is what the session does with the progress notifications
@@ -795,6 +808,7 @@ func (cs *ClientSession) logNote(ctx context.Context, req *ClientRequest[*Loggin
 
 func (cs *ClientSession) toolsChangedNote(ctx context.Context, req *ClientRequest[*ToolListChangedParams]) (*EmptyResult, error) {
 	cs.cache.clear(MethodToolsList) // what changed is fetched again
+	cs.forgetToolTasks()
 	if h := cs.client.opts.ToolListChangedHandler; h != nil {
 		h(ctx, req)
 	}
