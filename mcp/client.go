@@ -480,7 +480,10 @@ func (e *VersionError) Error() string {
 //     result that lacks a required member, a [*ResultTypeError] for a
 //     result of a kind the session did not negotiate, and, in 2026-07-28,
 //     an [*InputRoundsError] or [*InputRequestError] when the server's
-//     requests for input could not be met.
+//     requests for input could not be met; a [*TaskProtocolError] for a
+//     task answer the client cannot use.
+//   - A tool call that ran as a task was cancelled: the error matches
+//     [ErrTaskCancelled].
 //   - The session ended: the error matches [ErrSessionClosed]; or the
 //     caller's context ended (context.Canceled, context.DeadlineExceeded);
 //     or the transport failed (such as a [*transport.HTTPStatusError]).

@@ -93,6 +93,18 @@ func (o *ClientTaskOptions) policy() pollPolicy {
 	return p
 }
 
+// clamp returns the interval of ms milliseconds, which the server
+// suggested, within the policy's bounds.
+func (p pollPolicy) clamp(ms int64) time.Duration {
+	switch {
+	case ms <= p.min.Milliseconds():
+		return p.min
+	case ms >= p.max.Milliseconds():
+		return p.max // also where ms would overflow a Duration
+	}
+	return min(max(time.Duration(ms)*time.Millisecond, p.min), p.max)
+}
+
 // sleepCtx waits for d, or until ctx ends.
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
@@ -549,12 +561,19 @@ func (t *ToolTask) drive(ctx context.Context) (*CallToolResult, error) {
 					return nil, err
 				}
 			case st.Status == TaskInputRequired:
-				return t.legacyResult(ctx) // the server asks for input as requests of its own
+				// The server asks for input as requests of its own, and
+				// answers tasks/result once the task ended; should that
+				// outlast ClientOptions.RequestTimeout, polling goes on.
+				res, err := t.legacyResult(ctx)
+				timedOut := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) // with ctx alive: the request's timeout
+				if err == nil || !timedOut || ctx.Err() != nil {
+					return res, err
+				}
 			}
 		}
 		var d time.Duration
 		if st != nil && st.PollIntervalMs != nil {
-			d = min(max(time.Duration(*st.PollIntervalMs)*time.Millisecond, pol.min), pol.max)
+			d = pol.clamp(*st.PollIntervalMs)
 			backoff = pol.def
 		} else if st != nil {
 			d = backoff

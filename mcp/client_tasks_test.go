@@ -44,6 +44,9 @@ type taskScript struct {
 	result    string
 	resultErr *jsonrpc.Error
 	elicit    int
+	// block is how many tasks/result the server answers only when the
+	// client gives up on them.
+	block int
 }
 
 // scripted is the scripted server of one test.
@@ -103,6 +106,14 @@ func (s *scripted) handle(ctx context.Context, req *jsonrpc.Request) (any, error
 		}
 		return json.RawMessage(legacyTask("cancelled", "")), nil
 	case MethodTasksResult:
+		s.mu.Lock()
+		block := sc.block > 0
+		sc.block--
+		s.mu.Unlock()
+		if block {
+			<-ctx.Done() // the client's notifications/cancelled
+			return nil, ctx.Err()
+		}
 		for i := range sc.elicit {
 			p := fmt.Sprintf(`{"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"t1"}},"message":"name %d?","requestedSchema":{"type":"object","properties":{"n":{"type":"string"}}}}`, i)
 			if _, err := s.peer.Call(ctx, MethodElicitationCreate, json.RawMessage(p)); err != nil {
@@ -481,9 +492,11 @@ func TestTaskPollInterval(t *testing.T) {
 				modernTask("complete", "working", ""),
 				modernTask("complete", "working", `,"pollIntervalMs":1`),
 				modernTask("complete", "working", `,"pollIntervalMs":5000`),
+				modernTask("complete", "working", `,"pollIntervalMs":9223372036854775807`),
+				modernTask("complete", "working", `,"pollIntervalMs":-5`),
 				modernTask("complete", "completed", `,"result":`+doneResult),
 			},
-			want: []time.Duration{300 * ms, 400 * ms, 200 * ms, 400 * ms},
+			want: []time.Duration{300 * ms, 400 * ms, 200 * ms, 400 * ms, 400 * ms, 200 * ms},
 		},
 		{
 			name:   "legacy",
@@ -882,5 +895,25 @@ func TestTaskMcpNameHTTP(t *testing.T) {
 				t.Errorf("%s: Mcp-Name %q, want %q", m, got, v)
 			}
 		}
+	}
+}
+
+// TestTaskResultTimeout checks that a 2025-11-25 task whose tasks/result
+// outlasts ClientOptions.RequestTimeout while it needs input is polled
+// on, and its result asked for again: the timeout bounds each request,
+// not the task.
+func TestTaskResultTimeout(t *testing.T) {
+	checkGoroutines(t)
+	script := taskScript{callTask: `{"task":` + legacyTask("working", "") + `}`,
+		gets: []string{legacyTask("input_required", ""), legacyTask("completed", "")}, result: doneResult, block: 1}
+	cs, s := taskPair(t, script, &ClientOptions{RequestTimeout: 50 * time.Millisecond, Tasks: &ClientTaskOptions{}}, &sleeps{})
+	res, err := cs.CallTool(t.Context(), &CallToolParams{Name: "t"})
+	if err != nil || taskText(res) != "done" {
+		t.Fatalf("got %v, %v", res, err)
+	}
+	want := []string{MethodToolsList, MethodToolsCall, MethodTasksGet, MethodTasksResult, MethodTasksGet, MethodTasksResult}
+	got := slices.DeleteFunc(s.methods(), func(m string) bool { return m == NotificationCancelled }) // the abandoned tasks/result's
+	if !slices.Equal(got, want) {
+		t.Errorf("server got %v, want %v", got, want)
 	}
 }
