@@ -127,7 +127,9 @@ var ErrTaskCancelled = errors.New("mcp: task cancelled")
 // it does not know, an outcome missing from a completed or failed task,
 // or an input request of a method it cannot fulfil (the client then
 // cancels the task before it returns the error). Err, when set, says
-// more, such as the [*InputRequestError] of an input request.
+// more: the [*InputRequestError] of an input request; for a task not
+// asked for, the error the answer was before tasks (a [*ResultTypeError]
+// in 2026-07-28, a [*ResultError] in 2025-11-25).
 type TaskProtocolError struct {
 	Method string // the request whose answer was wrong: tools/call or a tasks/ method
 	TaskID string // the task's ID, when known
@@ -212,7 +214,8 @@ func captureTask(ctx context.Context, o *outgoing, raw []byte, modern bool) (boo
 	switch {
 	case modern && probe.ResultType == ResultTypeTask:
 		if !slot.enabled {
-			return true, &TaskProtocolError{Method: o.method, Reason: "the server answered with a task, which this client did not declare support for (ClientOptions.Tasks)"}
+			return true, &TaskProtocolError{Method: o.method, Reason: "the server answered with a task, which this client did not declare support for (ClientOptions.Tasks)",
+				Err: &ResultTypeError{Method: o.method, ResultType: ResultTypeTask}}
 		}
 		dt = &DetailedTask{}
 		if err := unmarshalReceived(raw, dt); err != nil {
@@ -220,7 +223,8 @@ func captureTask(ctx context.Context, o *outgoing, raw []byte, modern bool) (boo
 		}
 	case !modern && len(probe.Task) > 0 && probe.Content == nil && !bytes.Equal(probe.Task, []byte("null")):
 		if !slot.asked {
-			return true, &TaskProtocolError{Method: o.method, Reason: "the server answered with a task, which the call did not ask for"}
+			return true, &TaskProtocolError{Method: o.method, Reason: "the server answered with a task, which the call did not ask for",
+				Err: &ResultError{Method: o.method, Member: "content"}}
 		}
 		var ct CreateTaskResult
 		if err := unmarshalReceived(raw, &ct); err != nil {

@@ -628,6 +628,18 @@ func TestTaskProtocolErrors(t *testing.T) {
 			if tc.cancel && methods[len(methods)-1] != MethodTasksCancel {
 				t.Errorf("server got %v; want tasks/cancel last", methods)
 			}
+			var rte *ResultTypeError
+			var re *ResultError
+			switch tc.name {
+			case "modern/unasked":
+				if !errors.As(err, &rte) || rte.ResultType != ResultTypeTask {
+					t.Errorf("err %v, want a *ResultTypeError for task too", err)
+				}
+			case "legacy/unasked":
+				if !errors.As(err, &re) {
+					t.Errorf("err %v, want a *ResultError too", err)
+				}
+			}
 			if tc.cancel {
 				var ie *InputRequestError
 				if !errors.As(err, &ie) || ie.Key != "x" || ie.Input != MethodToolsCall {
