@@ -260,7 +260,8 @@ func detailedFromLegacy(t *Task) *DetailedTask {
 // taskSupport returns the 2025-11-25 task support of the tool name,
 // learning it from tools/list once per session (or once more after the
 // tool list changed) when the tool is not known yet. It is "" (forbidden)
-// when the server does not take task-augmented tools/call at all.
+// when the server does not take task-augmented tools/call at all, and
+// for a tool tools/list did not show.
 func (cs *ClientSession) taskSupport(ctx context.Context, name string) (string, error) {
 	caps := cs.serverCaps()
 	if caps.Tasks == nil || caps.Tasks.Requests == nil || caps.Tasks.Requests.Tools == nil || caps.Tasks.Requests.Tools.Call == nil {
@@ -277,7 +278,13 @@ func (cs *ClientSession) taskSupport(ctx context.Context, name string) (string, 
 	for range maxToolPages {
 		res, err := cs.ListTools(ctx, &ListToolsParams{Cursor: cursor})
 		if err != nil {
-			return "", fmt.Errorf("mcp: tools/list, to learn the task support of tool %q: %w", name, err)
+			if ctx.Err() != nil {
+				return "", err
+			}
+			// The call goes on without a task: a server that cannot list
+			// its tools must not cost the call.
+			cs.logger.Debug("mcp: cannot list tools to learn their task support", "tool", name, "err", err)
+			break
 		}
 		if res.NextCursor == "" || res.NextCursor == cursor {
 			break

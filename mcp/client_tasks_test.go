@@ -44,6 +44,8 @@ type taskScript struct {
 	result    string
 	resultErr *jsonrpc.Error
 	elicit    int
+	// listErr fails tools/list.
+	listErr bool
 	// block is how many tasks/result the server answers only when the
 	// client gives up on them.
 	block int
@@ -81,7 +83,15 @@ func (s *scripted) handle(ctx context.Context, req *jsonrpc.Request) (any, error
 		return json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"serverInfo":{"name":"fake","version":"1"}}`), nil
 	case NotificationInitialized:
 		return nil, nil
+	case MethodPing:
+		return json.RawMessage(`{}`), nil
 	case MethodToolsList:
+		s.mu.Lock()
+		fail := sc.listErr
+		s.mu.Unlock()
+		if fail {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no list today"}
+		}
 		tools := sc.tools
 		if tools == "" {
 			tools = `{"tools":[{"name":"t","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}]}`
@@ -927,5 +937,99 @@ func TestTaskResultTimeout(t *testing.T) {
 	got := slices.DeleteFunc(s.methods(), func(m string) bool { return m == NotificationCancelled }) // the abandoned tasks/result's
 	if !slices.Equal(got, want) {
 		t.Errorf("server got %v, want %v", got, want)
+	}
+}
+
+// TestTaskSupportRelisted checks that a 2025-11-25 client lists the tools
+// again to learn a tool's task support after the server said its tools
+// changed (and not before), and that a tools/list that fails costs the
+// call nothing: it goes without a task.
+func TestTaskSupportRelisted(t *testing.T) {
+	checkGoroutines(t)
+	script := taskScript{call: doneResult, callTask: `{"task":` + legacyTask("completed", "") + `}`, result: doneResult}
+	cs, s := taskPair(t, script, &ClientOptions{Tasks: &ClientTaskOptions{}}, &sleeps{})
+	lists := func() int { return len(s.requests(MethodToolsList)) }
+	for i, tool := range []string{"t", "other", "other"} {
+		if _, err := cs.CallTool(t.Context(), &CallToolParams{Name: tool}); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if n := lists(); n != 1 {
+		t.Fatalf("%d tools/list, want 1", n)
+	}
+	if err := s.peer.Notify(t.Context(), NotificationToolListChanged, json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Ping(t.Context()); err != nil { // answered after the notification was handled
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	s.script.listErr = true
+	s.mu.Unlock()
+	for range 2 {
+		res, err := cs.CallTool(t.Context(), &CallToolParams{Name: "t"})
+		if err != nil || taskText(res) != "done" {
+			t.Fatalf("after the change: %v, %v", res, err)
+		}
+	}
+	if n := lists(); n != 2 {
+		t.Errorf("%d tools/list, want 2", n)
+	}
+	calls := s.requests(MethodToolsCall)
+	if last := calls[len(calls)-1]; strings.Contains(string(last), `"task":`) {
+		t.Errorf("task param sent without a listing: %s", last)
+	}
+}
+
+// TestTaskInputFailureCancels checks that a 2026-07-28 task whose input
+// requests the client cannot meet is cancelled before CallTool returns
+// why: a handler that fails (an *InputRequestError), more requests than
+// ClientOptions.MaxInputRequests (an *InputRequestsError), none of them
+// run.
+func TestTaskInputFailureCancels(t *testing.T) {
+	checkGoroutines(t)
+	elicit := `{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object","properties":{"n":{"type":"string"}}}}}`
+	for _, tc := range []struct {
+		name   string
+		inputs string
+		max    int
+		check  func(error) bool
+		ran    int // handler runs
+	}{
+		{"handler-fails", `{"a":` + elicit + `}`, 0, func(err error) bool {
+			var ie *InputRequestError
+			return errors.As(err, &ie) && ie.Key == "a"
+		}, 1},
+		{"too-many", `{"a":` + elicit + `,"b":` + elicit + `}`, 1, func(err error) bool {
+			var pe *TaskProtocolError
+			var ie *InputRequestsError
+			return errors.As(err, &pe) && errors.As(err, &ie) && ie.Requests == 2 && ie.Max == 1
+		}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			script := taskScript{modern: true, call: modernTask("task", "working", ""),
+				gets: []string{modernTask("complete", "input_required", `,"inputRequests":`+tc.inputs)}}
+			var mu sync.Mutex
+			ran := 0
+			opts := &ClientOptions{Tasks: &ClientTaskOptions{}, MaxInputRequests: tc.max,
+				ElicitationHandler: func(context.Context, *ElicitRequest) (*ElicitResult, error) {
+					mu.Lock()
+					ran++
+					mu.Unlock()
+					return nil, errors.New("the user went away")
+				}}
+			cs, s := taskPair(t, script, opts, &sleeps{})
+			res, err := cs.CallTool(t.Context(), &CallToolParams{Name: "t"})
+			if res != nil || !tc.check(err) {
+				t.Fatalf("got %v, %v", res, err)
+			}
+			if ran != tc.ran {
+				t.Errorf("handler ran %d times, want %d", ran, tc.ran)
+			}
+			want := []string{MethodToolsCall, MethodTasksGet, MethodTasksCancel}
+			if got := s.methods(); !slices.Equal(got, want) {
+				t.Errorf("server got %v, want %v", got, want)
+			}
+		})
 	}
 }
