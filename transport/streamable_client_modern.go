@@ -20,8 +20,8 @@ import (
 // The client of Streamable HTTP in 2026-07-28 and later, which the mcp
 // package selects with SetProtocolVersion: every message is a POST of its
 // own, with no session, no standalone stream and no DELETE. Each carries
-// MCP-Protocol-Version, Mcp-Method and, for tools/call, prompts/get,
-// resources/read and the tasks/ methods, Mcp-Name (Base64 in its sentinel form when the value is
+// MCP-Protocol-Version, Mcp-Method and, for tools/call, prompts/get and
+// resources/read, Mcp-Name (Base64 in its sentinel form when the value is
 // not plain ASCII); the caller adds Mcp-Param-* headers through
 // WithHTTPHeader. The server's errors come with a 4xx status and the
 // JSON-RPC error as the body, which is the answer. Responses are not
@@ -93,8 +93,7 @@ func (c *streamableClientConn) writeModern(ctx context.Context, m jsonrpc.Messag
 
 // mirroredName returns the Mcp-Name header of a request: its params' name
 // (tools/call, prompts/get), uri (resources/read) or taskId (tasks/get,
-// tasks/update, tasks/cancel), encoded for a header; "" for other
-// methods.
+// tasks/update, tasks/cancel), encoded for a header; "" for other methods.
 func mirroredName(r *jsonrpc.Request) string {
 	var member string
 	switch r.Method {
@@ -103,7 +102,7 @@ func mirroredName(r *jsonrpc.Request) string {
 	case "resources/read":
 		member = `"uri"`
 	case "tasks/get", "tasks/update", "tasks/cancel":
-		member = `"taskId"` // the tasks extension: routes a task's requests to its server
+		member = `"taskId"`
 	default:
 		return ""
 	}
