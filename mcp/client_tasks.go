@@ -70,7 +70,7 @@ type pollPolicy struct {
 
 // policy returns o's polling policy, defaults applied.
 func (o *ClientTaskOptions) policy() pollPolicy {
-	p := pollPolicy{min: defaultMinPollInterval, max: defaultMaxPollInterval, def: defaultDefaultPollInterval, sleep: sleepCtx}
+	p := pollPolicy{min: defaultMinPollInterval, max: defaultMaxPollInterval, def: defaultDefaultPollInterval, sleep: pollSleep}
 	if o == nil {
 		return p
 	}
@@ -105,8 +105,8 @@ func (p pollPolicy) clamp(ms int64) time.Duration {
 	return min(max(time.Duration(ms)*time.Millisecond, p.min), p.max)
 }
 
-// sleepCtx waits for d, or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// pollSleep waits for d, or until ctx ends.
+func pollSleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
