@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -200,6 +201,9 @@ func (e *MissingClientCapabilityError) WireError() *jsonrpc.Error {
 		}
 	case "roots":
 		required.Roots = &RootsCapabilities{}
+	case "extensions":
+		// An extension's identifier, as "extensions.io.modelcontextprotocol/tasks".
+		required.Extensions = map[string]stdjson.RawMessage{sub: stdjson.RawMessage("{}")}
 	}
 	data, _ := json.Marshal(&MissingRequiredClientCapabilityData{RequiredCapabilities: required})
 	return &jsonrpc.Error{Code: CodeMissingRequiredClientCapability, Message: "Missing required client capability: " + e.Err.Capability, Data: data}

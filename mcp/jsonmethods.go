@@ -2903,35 +2903,6 @@ func (x TaskRequestsCapabilities) MarshalJSON() ([]byte, error) { return marshal
 // UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
 func (x *TaskRequestsCapabilities) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
 
-// wireTaskSubscription is TaskSubscription without methods, for the default struct encoding.
-type wireTaskSubscription TaskSubscription
-
-// marshalJSONTo encodes x for the wire.
-func (x *TaskSubscription) marshalJSONTo(enc *jsontext.Encoder) error {
-	return jsonv2.MarshalEncode(enc, (*wireTaskSubscription)(x))
-}
-
-// marshalWire encodes x at the top of a value (see marshalWith).
-func (x *TaskSubscription) marshalWire(opts jsonv2.Options) ([]byte, error) {
-	return jsonv2.Marshal((*wireTaskSubscription)(x), opts)
-}
-
-// unmarshalWire decodes x at the top of a value (see unmarshalWith).
-func (x *TaskSubscription) unmarshalWire(data []byte, opts ...jsonv2.Options) error {
-	return jsonv2.Unmarshal(data, (*wireTaskSubscription)(x), opts...)
-}
-
-// unmarshalJSONFrom decodes x from the wire.
-func (x *TaskSubscription) unmarshalJSONFrom(dec *jsontext.Decoder) error {
-	return jsonv2.UnmarshalDecode(dec, (*wireTaskSubscription)(x))
-}
-
-// MarshalJSON implements encoding/json.Marshaler with the SDK's encoding.
-func (x TaskSubscription) MarshalJSON() ([]byte, error) { return marshalStd(&x) }
-
-// UnmarshalJSON implements encoding/json.Unmarshaler with the SDK's decoding.
-func (x *TaskSubscription) UnmarshalJSON(data []byte) error { return unmarshalStd(data, x) }
-
 // wireTasksCapabilities is TasksCapabilities without methods, for the default struct encoding.
 type wireTasksCapabilities TasksCapabilities
 
@@ -3871,10 +3842,6 @@ func (x *TaskPayloadParams) nilMember() string {
 }
 
 func (x *TaskRequestsCapabilities) nilMember() string {
-	return ""
-}
-
-func (x *TaskSubscription) nilMember() string {
 	return ""
 }
 

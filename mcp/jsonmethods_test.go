@@ -106,7 +106,6 @@ var protocolTypes = []any{
 	new(TaskMetadata),
 	new(TaskPayloadParams),
 	new(TaskRequestsCapabilities),
-	new(TaskSubscription),
 	new(TasksCapabilities),
 	new(TextContent),
 	new(Tool),

@@ -22,6 +22,7 @@ type listener struct {
 	filter     SubscriptionFilter // what was acknowledged
 	uris       map[string]struct{}
 	generation uint64 // the server's feature generation when it opened
+	taskOwner  string // the owner key of the tasks in filter.TaskIDs
 
 	// notes carries what the listen handler sends; broadcasters never
 	// wait on it: a stream that falls behind by NotificationQueue
@@ -81,7 +82,13 @@ func (ss *ServerSession) listen(ctx context.Context, req *ServerRequest[*Subscri
 	if err != nil {
 		return nil, err
 	}
-	l := &listener{id: id, filter: ack, notes: make(chan queuedNote, s.opts.NotificationQueue), overflow: make(chan struct{})}
+	var taskOwner string
+	if f := req.Params.Notifications; f != nil {
+		if ack.TaskIDs, taskOwner, err = ss.acknowledgeTasks(ctx, &req.Params.Meta, f.TaskIDs); err != nil {
+			return nil, err
+		}
+	}
+	l := &listener{id: id, filter: ack, taskOwner: taskOwner, notes: make(chan queuedNote, s.opts.NotificationQueue), overflow: make(chan struct{})}
 	if len(ack.ResourceSubscriptions) > 0 {
 		l.uris = make(map[string]struct{}, len(ack.ResourceSubscriptions))
 		for _, u := range ack.ResourceSubscriptions {

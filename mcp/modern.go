@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"maps"
 	"sync"
 
 	"encoding/json"
@@ -211,10 +212,18 @@ func (s *Server) cacheScope() CacheScope {
 func (ss *ServerSession) discover(_ context.Context, _ *ServerRequest[*DiscoverParams]) (*DiscoverResult, error) {
 	s := ss.server
 	info := s.impl
+	caps := s.capabilities()
+	if s.tasks != nil {
+		caps.Extensions = maps.Clone(caps.Extensions)
+		if caps.Extensions == nil {
+			caps.Extensions = map[string]json.RawMessage{}
+		}
+		caps.Extensions[TasksExtensionID] = json.RawMessage("{}")
+	}
 	return &DiscoverResult{
 		Meta:              Meta{ServerInfo: &info},
 		SupportedVersions: slices.Clone(modernVersions),
-		Capabilities:      s.capabilities(),
+		Capabilities:      caps,
 		Instructions:      s.opts.Instructions,
 	}, nil
 }

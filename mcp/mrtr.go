@@ -190,6 +190,13 @@ func (r *inputRound) ask(ctx context.Context, method string, params Params, resu
 	return fmt.Errorf("%s %q: %w", method, key, ErrInputRequired)
 }
 
+// hasPending reports whether the run asked for input not given yet.
+func (r *inputRound) hasPending() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.pending) > 0
+}
+
 // Bounds on input requests and request state.
 const (
 	// maxInputRequests bounds the input requests of one round.

@@ -9,10 +9,16 @@ import (
 // does nothing. progress should increase with each call; total is 0 when
 // unknown.
 //
+// In a task, progress becomes the task's status message (its message, or
+// "progress/total"), which tasks/get shows.
+//
 // It is the one way to report progress, on both sides: the progress of a
 // request belongs to that request, and [ClientRequest.ReportProgress] is
 // its counterpart in a client's handlers.
 func (r *ServerRequest[P]) ReportProgress(ctx context.Context, progress, total float64, message string) error {
+	if run := taskRunFrom(ctx); run != nil && run.reportProgress(ctx, progress, total, message) {
+		return nil // a task's progress is its status message
+	}
 	tok, ok := progressTokenOf(r.Params)
 	if !ok {
 		return nil

@@ -476,6 +476,10 @@ type Tool struct {
 	// Execution describes how the tool may be run (2025-11-25), such as
 	// whether it supports being called as a task.
 	Execution *ToolExecution `json:"execution,omitzero"`
+
+	// async marks a tool added with AddAsyncTool: its handler decides
+	// where its task starts (see ServerRequest.GoAsync). Never sent.
+	async bool
 }
 
 // ToolExecution describes how a tool may be run.
@@ -1645,6 +1649,10 @@ type SubscriptionFilter struct {
 	// ResourceSubscriptions asks for notifications/resources/updated about
 	// these resource URIs (what resources/subscribe did before).
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitzero"`
+	// TaskIDs asks for notifications/tasks about these tasks (the tasks
+	// extension, [TasksExtensionID]); a request that sets it declares the
+	// extension.
+	TaskIDs []string `json:"taskIds,omitzero"`
 }
 
 // SubscriptionsListenParams are the params of subscriptions/listen

@@ -158,6 +158,13 @@ type ServerOptions struct {
 	// subscribed to at once; resources/subscribe past it is refused
 	// with an invalid-params error. Zero means 1000.
 	MaxSubscriptions int
+	// Tasks, when set, lets tools/call run as tasks (the tasks extension
+	// of 2026-07-28, and the task utility of 2025-11-25) for the tools
+	// whose Execution.TaskSupport allows it; see [TaskOptions]. Nil means
+	// no tasks: tasks/* are unknown methods and every call is answered
+	// synchronously. [Server.Close] ends the running tasks.
+	Tasks *TaskOptions
+
 	// MaxSubscriptionURILength bounds the length in bytes of a URI
 	// given to resources/subscribe; a longer one is refused with an
 	// invalid-params error. Zero means 8192.
@@ -199,7 +206,8 @@ type Server struct {
 	resources features[*serverResource]
 	templates features[*serverTemplate]
 	prompts   features[*serverPrompt]
-	skills    skillSet // see AddSkills
+	skills    skillSet     // see AddSkills
+	tasks     *taskRuntime // nil without ServerOptions.Tasks
 	sessions  map[*ServerSession]struct{}
 	listeners map[*listener]struct{} // open subscriptions/listen streams
 	// changed holds the list_changed notifications owed to the sessions
@@ -287,6 +295,9 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 		s.opts.MaxSubscriptionURILength = DefaultMaxSubscriptionURILength
 	}
 	s.logger = orDiscard(s.opts.Logger)
+	if s.opts.Tasks != nil {
+		s.tasks = newTaskRuntime(s, s.opts.Tasks)
+	}
 	s.reflector = s.opts.SchemaReflector
 	if s.reflector == nil {
 		s.reflector = &schema.Reflector{}

@@ -37,6 +37,11 @@ type ServerSession struct {
 	initWait chan struct{}
 
 	notes noteQueue
+
+	// ownerOnce makes ownerID, the session's identity as the owner of
+	// tasks when the transport gives it no ID (see taskOwnerID).
+	ownerOnce sync.Once
+	ownerID   string
 }
 
 // noteQueue holds the notifications the server sends a session on its own
@@ -387,6 +392,11 @@ var serverMethods = map[string]inMethod[*ServerSession]{
 	MethodSkillsList:             serverMethodFor(MethodSkillsList, (*ServerSession).listSkills),
 	MethodSkillsGet:              serverMethodFor(MethodSkillsGet, (*ServerSession).getSkill),
 	MethodResourcesDirectoryRead: serverMethodFor(MethodResourcesDirectoryRead, (*ServerSession).readDirectory),
+	MethodTasksGet:               serverMethodFor(MethodTasksGet, (*ServerSession).getTask),
+	MethodTasksUpdate:            serverMethodFor(MethodTasksUpdate, (*ServerSession).updateTask),
+	MethodTasksCancel:            serverMethodFor(MethodTasksCancel, (*ServerSession).cancelTask),
+	MethodTasksResult:            serverMethodFor(MethodTasksResult, (*ServerSession).taskPayload),
+	MethodTasksList:              serverMethodFor(MethodTasksList, (*ServerSession).listTasks),
 	NotificationInitialized:      notification(serverMethodFor(NotificationInitialized, (*ServerSession).initializedNote)),
 	NotificationCancelled:        notification(serverMethodFor(NotificationCancelled, (*ServerSession).cancelledNote)),
 	NotificationProgress:         notification(serverMethodFor(NotificationProgress, (*ServerSession).progressNote)),
@@ -413,9 +423,17 @@ func (ss *ServerSession) initialize(ctx context.Context, req *InitializeRequest)
 	}
 	ss.mu.Unlock()
 	info := ss.server.impl
+	caps := ss.server.capabilities()
+	if ss.server.tasks != nil && version >= Version20251125 {
+		caps.Tasks = &TasksCapabilities{
+			List:     &struct{}{},
+			Cancel:   &struct{}{},
+			Requests: &TaskRequestsCapabilities{Tools: &ToolTaskCapabilities{Call: &struct{}{}}},
+		}
+	}
 	return &InitializeResult{
 		ProtocolVersion: version,
-		Capabilities:    ss.server.capabilities(),
+		Capabilities:    caps,
 		ServerInfo:      &info,
 		Instructions:    ss.server.opts.Instructions,
 	}, nil
@@ -606,6 +624,11 @@ func (ss *ServerSession) ListRoots(ctx context.Context, params *ListRootsParams)
 		params = &ListRootsParams{}
 	}
 	res := &ListRootsResult{}
+	if run := taskRunFrom(ctx); run != nil {
+		if handled, err := run.ask(ctx, MethodRootsList, params, res); handled {
+			return res, err
+		}
+	}
 	if round != nil {
 		return res, round.ask(ctx, MethodRootsList, params, res)
 	}
@@ -637,6 +660,11 @@ func (ss *ServerSession) CreateMessage(ctx context.Context, params *CreateMessag
 		}
 	}
 	res := &CreateMessageResult{}
+	if run := taskRunFrom(ctx); run != nil {
+		if handled, err := run.ask(ctx, MethodSamplingCreateMessage, params, res); handled {
+			return res, err
+		}
+	}
 	if round != nil {
 		return res, round.ask(ctx, MethodSamplingCreateMessage, params, res)
 	}
@@ -679,6 +707,11 @@ func (ss *ServerSession) Elicit(ctx context.Context, params *ElicitParams) (*Eli
 		return nil, err
 	}
 	res := &ElicitResult{}
+	if run := taskRunFrom(ctx); run != nil {
+		if handled, err := run.ask(ctx, MethodElicitationCreate, params, res); handled {
+			return res, err
+		}
+	}
 	if round != nil {
 		return res, round.ask(ctx, MethodElicitationCreate, params, res)
 	}

@@ -249,14 +249,6 @@ type UpdateTaskParams struct {
 	InputResponses map[string]json.RawMessage `json:"inputResponses"`
 }
 
-// TaskSubscription is the tasks member of the notifications filter of
-// subscriptions/listen and of its acknowledgement (2026-07-28).
-type TaskSubscription struct {
-	// TaskIDs are the tasks whose notifications/tasks the client wants
-	// (or the server agreed to send). Optional.
-	TaskIDs []string `json:"taskIds,omitempty"`
-}
-
 // TasksCapabilities is the tasks capability of 2025-11-25, which servers
 // and clients declare in the handshake (ServerCapabilities.Tasks and
 // ClientCapabilities.Tasks). A server fills Tools in
@@ -303,3 +295,27 @@ type ElicitationTaskCapabilities struct {
 	// Create, when non-nil: elicitation/create.
 	Create *struct{} `json:"create,omitzero"`
 }
+
+func (p *GetTaskParams) meta() *Meta     { return &p.Meta }
+func (p *CancelTaskParams) meta() *Meta  { return &p.Meta }
+func (p *TaskPayloadParams) meta() *Meta { return &p.Meta }
+func (p *ListTasksParams) meta() *Meta   { return &p.Meta }
+func (p *UpdateTaskParams) meta() *Meta  { return &p.Meta }
+func (p *Task) meta() *Meta              { return &p.Meta } // notifications/tasks/status
+func (p *DetailedTask) meta() *Meta      { return &p.Meta } // notifications/tasks
+
+func (r *DetailedTask) resultMeta() *Meta                  { return &r.Meta }
+func (r *DetailedTask) resultType() *ResultType            { return &r.ResultType }
+func (r *DetailedTask) cacheHints() (**int64, *CacheScope) { return nil, nil }
+
+// The results of 2025-11-25 only have no resultType; theirs is never
+// written.
+func (r *Task) resultMeta() *Meta                              { return &r.Meta }
+func (r *Task) resultType() *ResultType                        { return new(ResultType) }
+func (r *Task) cacheHints() (**int64, *CacheScope)             { return nil, nil }
+func (r *CreateTaskResult) resultMeta() *Meta                  { return &r.Meta }
+func (r *CreateTaskResult) resultType() *ResultType            { return new(ResultType) }
+func (r *CreateTaskResult) cacheHints() (**int64, *CacheScope) { return nil, nil }
+func (r *ListTasksResult) resultMeta() *Meta                   { return &r.Meta }
+func (r *ListTasksResult) resultType() *ResultType             { return new(ResultType) }
+func (r *ListTasksResult) cacheHints() (**int64, *CacheScope)  { return nil, nil }

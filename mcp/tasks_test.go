@@ -74,7 +74,7 @@ func TestTaskWireTypes(t *testing.T) {
 		{name: "2026 CancelTaskResult", schema: ext, def: "CancelTaskResult",
 			value: &EmptyResult{ResultType: ResultTypeComplete}},
 		{name: "2026 TaskSubscriptionNotifications", schema: ext, def: "TaskSubscriptionNotifications",
-			value: &TaskSubscription{TaskIDs: []string{id, "b"}}},
+			value: &SubscriptionFilter{TaskIDs: []string{id, "b"}}},
 
 		{name: "2025 Task", schema: rev2025, def: "Task",
 			value: &Task{TaskID: id, Status: TaskWorking, StatusMessage: "busy", CreatedAt: created, LastUpdatedAt: updated, TTL: i64(60000), PollInterval: i64(5000)},

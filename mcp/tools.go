@@ -327,7 +327,7 @@ func (ss *ServerSession) listTools(_ context.Context, req *ServerRequest[*ListTo
 	return res, nil
 }
 
-func (ss *ServerSession) callTool(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+func (ss *ServerSession) callTool(ctx context.Context, req *CallToolRequest) (Result, error) {
 	s := ss.server
 	s.mu.RLock()
 	t, ok := s.tools.get(req.Params.Name)
@@ -341,6 +341,21 @@ func (ss *ServerSession) callTool(ctx context.Context, req *CallToolRequest) (*C
 			return nil, err
 		}
 	}
+	if s.tasks != nil && (taskSupport(t.tool) != TaskForbidden || req.Params.Task != nil && req.Params.Meta.ProtocolVersion == "") {
+		if res, ok, err := ss.callToolTask(ctx, req, t); ok {
+			return res, err
+		}
+	}
+	res, err := ss.runToolHandler(ctx, req, t)
+	if res == nil {
+		return nil, err
+	}
+	return res, err
+}
+
+// runToolHandler runs a tool's handler and makes its return the answer:
+// an error the model should see becomes an isError result.
+func (ss *ServerSession) runToolHandler(ctx context.Context, req *CallToolRequest, t *serverTool) (*CallToolResult, error) {
 	res, err := t.handler(ctx, req)
 	if err != nil {
 		if isProtocolError(err) || isCancellation(ctx, err) {

@@ -43,7 +43,7 @@ func isModernVersion(v string) bool { return v >= firstModernVersion }
 // modernBody is what the transport reads of a modern request's params to
 // check the headers that mirror them: raw JSON values, nil when absent.
 type modernBody struct {
-	Name, URI, Meta                     jsontext.Value
+	Name, URI, TaskID, Meta             jsontext.Value
 	ProtocolVersion, ClientCapabilities jsontext.Value // members of Meta
 }
 
@@ -57,6 +57,8 @@ func scanModernBody(params []byte) (modernBody, error) {
 			b.Name = v
 		case `"uri"`:
 			b.URI = v
+		case `"taskId"`:
+			b.TaskID = v
 		case `"_meta"`:
 			b.Meta = v
 		}
@@ -210,6 +212,9 @@ func checkModernRequest(header http.Header, req *jsonrpc.Request, version string
 		source = p.Name
 	case "resources/read":
 		source = p.URI
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		// The tasks extension routes a task's requests by its ID.
+		source = p.TaskID
 	default:
 		return 0, ""
 	}

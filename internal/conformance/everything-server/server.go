@@ -139,8 +139,11 @@ func newServer(o options) (*mcp.Server, error) {
 		Instructions:      "The fixture server of the MCP conformance suite.",
 		Logger:            o.logger,
 		CompletionHandler: complete,
+		Tasks:             &mcp.TaskOptions{PollInterval: 500 * time.Millisecond},
 	})
-	for _, add := range []func(*mcp.Server, options) error{addTools, addResources, addPrompts, addSkills, func(s *mcp.Server, _ options) error { return addModernTools(s) }} {
+	for _, add := range []func(*mcp.Server, options) error{addTools, addResources, addPrompts, addSkills,
+		func(s *mcp.Server, _ options) error { return addModernTools(s) },
+		func(s *mcp.Server, _ options) error { return addTaskTools(s) }} {
 		if err := add(s, o); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,697 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// taskPeer drives a server with raw JSON-RPC, as a client of either era
+// would, to check the wire of tasks.
+type taskPeer struct {
+	*rawPeer
+	next atomic.Int64
+	meta string // the _meta member of 2026-07-28 requests; "" for the handshake era
+	// asked collects the requests the server sends (2025-11-25 task
+	// questions), answered by answer.
+	asked  []*jsonrpc.Request
+	answer func(*jsonrpc.Request) json.RawMessage
+}
+
+const (
+	modernTasksMeta  = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"sampling":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	modernPlainMeta  = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	principalMetaKey = "test/principal"
+)
+
+// newTaskPeer connects a peer of the 2026-07-28 era (meta non-empty) or
+// of the handshake era at 2025-11-25.
+func newTaskPeer(t *testing.T, s *Server, meta string) *taskPeer {
+	t.Helper()
+	p := &taskPeer{rawPeer: newRawPeer(t, s), meta: meta}
+	if meta == "" {
+		res, rpcErr := p.call(MethodInitialize, `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}`)
+		if rpcErr != nil {
+			t.Fatal(rpcErr)
+		}
+		var ir InitializeResult
+		must(t, json.Unmarshal(res, &ir))
+		if ir.Capabilities.Tasks == nil || ir.Capabilities.Tasks.Requests == nil || ir.Capabilities.Tasks.Requests.Tools == nil {
+			t.Fatalf("initialize declares no tasks capability: %s", res)
+		}
+		p.write(&jsonrpc.Request{Method: NotificationInitialized, Params: json.RawMessage(`{}`)})
+	}
+	return p
+}
+
+// call sends a request (params an object, without _meta, which call adds
+// on 2026-07-28) and returns its answer, answering the server's own
+// requests meanwhile.
+func (p *taskPeer) call(method, params string) (json.RawMessage, *jsonrpc.Error) {
+	p.t.Helper()
+	return p.callMeta(method, params, p.meta)
+}
+
+func (p *taskPeer) callMeta(method, params, meta string) (json.RawMessage, *jsonrpc.Error) {
+	p.t.Helper()
+	if meta != "" {
+		if params == "{}" {
+			params = `{"_meta":` + meta + `}`
+		} else {
+			params = `{"_meta":` + meta + `,` + params[1:]
+		}
+	}
+	id := jsonrpc.Int64ID(p.next.Add(1))
+	p.write(&jsonrpc.Request{ID: id, Method: method, Params: json.RawMessage(params)})
+	for {
+		switch m := p.read().(type) {
+		case *jsonrpc.Response:
+			if m.ID != id {
+				p.t.Fatalf("answer to %v, want %v", m.ID, id)
+			}
+			return m.Result, m.Error
+		case *jsonrpc.Request:
+			p.asked = append(p.asked, m)
+			res := json.RawMessage(`{}`)
+			if p.answer != nil {
+				res = p.answer(m)
+			}
+			p.write(&jsonrpc.Response{ID: m.ID, Result: res})
+		}
+	}
+}
+
+// mustCall is call that fails the test on an error answer.
+func (p *taskPeer) mustCall(method, params string) json.RawMessage {
+	p.t.Helper()
+	res, err := p.call(method, params)
+	if err != nil {
+		p.t.Fatalf("%s %s: %v", method, params, err)
+	}
+	return res
+}
+
+// detailed decodes a 2026-07-28 task.
+func detailedOf(t *testing.T, raw json.RawMessage) *DetailedTask {
+	t.Helper()
+	var d DetailedTask
+	must(t, json.Unmarshal(raw, &d))
+	return &d
+}
+
+// waitTask polls tasks/get until the task's status is one of want.
+func (p *taskPeer) waitTask(id string, want ...TaskStatus) *DetailedTask {
+	p.t.Helper()
+	for {
+		d := detailedOf(p.t, p.mustCall(MethodTasksGet, `{"taskId":"`+id+`"}`))
+		for _, w := range want {
+			if d.Status == w {
+				return d
+			}
+		}
+		if d.Status.Ended() {
+			p.t.Fatalf("task %s ended %s, want %v: %+v", id, d.Status, want, d)
+		}
+		time.Sleep(2 * time.Millisecond) // polling, as a client does
+	}
+}
+
+// taskTestServer is a server with tasks and the tools the tests call.
+// release lets "block" return.
+func taskTestServer(t *testing.T, opts *ServerOptions, release <-chan struct{}) *Server {
+	t.Helper()
+	if opts == nil {
+		opts = &ServerOptions{}
+	}
+	if opts.Tasks == nil {
+		opts.Tasks = &TaskOptions{}
+	}
+	opts.Middleware = append(opts.Middleware, func(next MethodHandler) MethodHandler {
+		return func(ctx context.Context, req Request) (Result, error) {
+			if v, ok := req.Parameters().meta().Other[principalMetaKey]; ok {
+				var who string
+				json.Unmarshal(v, &who)
+				ctx = transport.WithPrincipal(ctx, who)
+			}
+			return next(ctx, req)
+		}
+	})
+	s := NewServer(&Implementation{Name: "tasks", Version: "1"}, opts)
+	t.Cleanup(func() { s.Close() })
+	tool := func(name, support string) *Tool {
+		return &Tool{Name: name, Execution: &ToolExecution{TaskSupport: support}}
+	}
+	must(t, s.AddTool(&Tool{Name: "sync"}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+		return &CallToolResult{Content: []Content{&TextContent{Text: "sync"}}}, nil
+	}))
+	for _, support := range []string{TaskOptional, TaskRequired} {
+		must(t, s.AddTool(tool("echo-"+support, support), func(_ context.Context, req *CallToolRequest) (*CallToolResult, error) {
+			return &CallToolResult{Content: []Content{&TextContent{Text: "echo " + string(req.Params.Arguments)}}}, nil
+		}))
+	}
+	must(t, s.AddTool(tool("block", TaskOptional), func(ctx context.Context, _ *CallToolRequest) (*CallToolResult, error) {
+		select {
+		case <-release:
+			return &CallToolResult{Content: []Content{&TextContent{Text: "released"}}}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}))
+	must(t, s.AddTool(tool("tool-error", TaskRequired), func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+		return nil, errors.New("it broke")
+	}))
+	must(t, s.AddTool(tool("rpc-error", TaskRequired), func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+		return nil, &jsonrpc.Error{Code: -32050, Message: "backend refused"}
+	}))
+	must(t, s.AddTool(tool("panic", TaskRequired), func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+		panic("boom")
+	}))
+	must(t, s.AddTool(tool("ask-twice", TaskRequired), func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		var names []string
+		for i := range 2 {
+			res, err := req.Elicit(ctx, &ElicitParams{Message: fmt.Sprintf("name %d?", i), RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+			if err != nil {
+				return nil, err
+			}
+			n, _ := res.Content["name"].(string)
+			names = append(names, n)
+		}
+		return &CallToolResult{Content: []Content{&TextContent{Text: strings.Join(names, "+")}}}, nil
+	}))
+	must(t, s.AddTool(tool("progress", TaskRequired), func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		req.ReportProgress(ctx, 1, 2, "")
+		<-release
+		return &CallToolResult{Content: []Content{}}, nil
+	}))
+	return s
+}
+
+// TestTasksModernWire walks the 2026-07-28 surface: creation, the
+// outcomes, cancel, and the refusals.
+func TestTasksModernWire(t *testing.T) {
+	checkGoroutines(t)
+	release := make(chan struct{})
+	s := taskTestServer(t, nil, release)
+	p := newTaskPeer(t, s, modernTasksMeta)
+
+	// Discover advertises the extension, not the 2025 slot.
+	var disc DiscoverResult
+	must(t, json.Unmarshal(p.mustCall(MethodServerDiscover, `{}`), &disc))
+	if _, ok := disc.Capabilities.Extensions[TasksExtensionID]; !ok || disc.Capabilities.Tasks != nil {
+		t.Fatalf("discover capabilities: %+v", disc.Capabilities)
+	}
+
+	outcomes := []struct {
+		tool    string
+		status  TaskStatus
+		text    string // in the result
+		errCode int64  // of the inlined error
+	}{
+		{"echo-required", TaskCompleted, "echo", 0},
+		{"echo-optional", TaskCompleted, "echo", 0},
+		{"tool-error", TaskCompleted, "it broke", 0},
+		{"rpc-error", TaskFailed, "", -32050},
+		{"panic", TaskFailed, "", jsonrpc.CodeInternalError},
+	}
+	for _, o := range outcomes {
+		t.Run(o.tool, func(t *testing.T) {
+			raw := p.mustCall(MethodToolsCall, `{"name":"`+o.tool+`","arguments":{}}`)
+			for _, absent := range []string{`"result"`, `"error"`, `"inputRequests"`, `"requestState"`, `"task"`, `"ttl"`, `"pollInterval"`} {
+				if strings.Contains(string(raw), absent+":") {
+					t.Errorf("CreateTaskResult carries %s: %s", absent, raw)
+				}
+			}
+			created := detailedOf(t, raw)
+			if created.ResultType != ResultTypeTask || created.TaskID == "" || created.TTLMs == nil || *created.TTLMs <= 0 {
+				t.Fatalf("not a CreateTaskResult: %s", raw)
+			}
+			d := p.waitTask(created.TaskID, TaskCompleted, TaskFailed)
+			if d.Status != o.status || d.ResultType != ResultTypeComplete {
+				t.Fatalf("status %s (resultType %q), want %s", d.Status, d.ResultType, o.status)
+			}
+			switch {
+			case o.errCode != 0:
+				if d.Error == nil || d.Error.Code != o.errCode || d.Result != nil {
+					t.Fatalf("failed task: error %+v, result %s", d.Error, d.Result)
+				}
+			default:
+				if d.Error != nil || !strings.Contains(string(d.Result), o.text) || strings.Contains(string(d.Result), MetaRelatedTask) {
+					t.Fatalf("completed task: error %+v, result %s", d.Error, d.Result)
+				}
+				if o.tool == "tool-error" && !strings.Contains(string(d.Result), `"isError":true`) {
+					t.Fatalf("a tool error is not isError: %s", d.Result)
+				}
+			}
+			// Cancelling an ended task is acknowledged, and changes nothing.
+			if ack := p.mustCall(MethodTasksCancel, `{"taskId":"`+d.TaskID+`"}`); string(ack) != `{"resultType":"complete"}` {
+				t.Fatalf("cancel ack %s", ack)
+			}
+			if again := detailedOf(t, p.mustCall(MethodTasksGet, `{"taskId":"`+d.TaskID+`"}`)); again.Status != o.status {
+				t.Fatalf("cancel changed an ended task to %s", again.Status)
+			}
+		})
+	}
+
+	t.Run("cancel", func(t *testing.T) {
+		created := detailedOf(t, p.mustCall(MethodToolsCall, `{"name":"block","arguments":{}}`))
+		if ack := p.mustCall(MethodTasksCancel, `{"taskId":"`+created.TaskID+`"}`); string(ack) != `{"resultType":"complete"}` {
+			t.Fatalf("cancel ack %s", ack)
+		}
+		if d := p.waitTask(created.TaskID, TaskCancelled); d.Result != nil || d.Error != nil {
+			t.Fatalf("cancelled task with an outcome: %+v", d)
+		}
+	})
+
+	t.Run("progress", func(t *testing.T) {
+		created := detailedOf(t, p.mustCall(MethodToolsCall, `{"name":"progress","arguments":{}}`))
+		for {
+			d := detailedOf(t, p.mustCall(MethodTasksGet, `{"taskId":"`+created.TaskID+`"}`))
+			if d.StatusMessage == "1/2" {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		p.mustCall(MethodTasksCancel, `{"taskId":"`+created.TaskID+`"}`)
+	})
+
+	refusals := []struct {
+		name, method, params, meta string
+		code                       int64
+	}{
+		{"get unknown", MethodTasksGet, `{"taskId":"no-such-task"}`, modernTasksMeta, jsonrpc.CodeInvalidParams},
+		{"update unknown", MethodTasksUpdate, `{"taskId":"no-such-task","inputResponses":{}}`, modernTasksMeta, jsonrpc.CodeInvalidParams},
+		{"cancel unknown", MethodTasksCancel, `{"taskId":"no-such-task"}`, modernTasksMeta, jsonrpc.CodeInvalidParams},
+		{"get empty id", MethodTasksGet, `{"taskId":""}`, modernTasksMeta, jsonrpc.CodeInvalidParams},
+		{"get long id", MethodTasksGet, `{"taskId":"` + strings.Repeat("a", 257) + `"}`, modernTasksMeta, jsonrpc.CodeInvalidParams},
+		{"get numeric id", MethodTasksGet, `{"taskId":7}`, modernTasksMeta, jsonrpc.CodeInvalidParams},
+		{"get no id", MethodTasksGet, `{}`, modernTasksMeta, jsonrpc.CodeInvalidParams},
+		{"result removed", MethodTasksResult, `{"taskId":"x"}`, modernTasksMeta, jsonrpc.CodeMethodNotFound},
+		{"list removed", MethodTasksList, `{}`, modernTasksMeta, jsonrpc.CodeMethodNotFound},
+		{"get undeclared", MethodTasksGet, `{"taskId":"x"}`, modernPlainMeta, CodeMissingRequiredClientCapability},
+		{"update undeclared", MethodTasksUpdate, `{"taskId":"x","inputResponses":{}}`, modernPlainMeta, CodeMissingRequiredClientCapability},
+		{"cancel undeclared", MethodTasksCancel, `{"taskId":"x"}`, modernPlainMeta, CodeMissingRequiredClientCapability},
+		{"required tool undeclared", MethodToolsCall, `{"name":"echo-required","arguments":{}}`, modernPlainMeta, CodeMissingRequiredClientCapability},
+	}
+	for _, r := range refusals {
+		t.Run(r.name, func(t *testing.T) {
+			_, err := p.callMeta(r.method, r.params, r.meta)
+			if err == nil || err.Code != r.code {
+				t.Fatalf("answer %v, want code %d", err, r.code)
+			}
+			if r.code == CodeMissingRequiredClientCapability && !strings.Contains(string(err.Data), `"extensions":{"io.modelcontextprotocol/tasks":{}}`) {
+				t.Fatalf("-32021 without the extension in its data: %s", err.Data)
+			}
+		})
+	}
+
+	t.Run("optional undeclared runs synchronously", func(t *testing.T) {
+		res, err := p.callMeta(MethodToolsCall, `{"name":"echo-optional","arguments":{}}`, modernPlainMeta)
+		if err != nil || !strings.Contains(string(res), `"resultType":"complete"`) || strings.Contains(string(res), "taskId") {
+			t.Fatalf("answer %s %v", res, err)
+		}
+	})
+	t.Run("legacy task param ignored", func(t *testing.T) {
+		res := p.mustCall(MethodToolsCall, `{"name":"sync","arguments":{},"task":{"ttl":1000}}`)
+		if strings.Contains(string(res), "taskId") {
+			t.Fatalf("a forbidden tool became a task: %s", res)
+		}
+	})
+	close(release)
+}
+
+// TestTasksModernInput checks input requests: surfaced by tasks/get,
+// answered by tasks/update (partly, wrongly, or with keys not asked),
+// with keys never reused.
+func TestTasksModernInput(t *testing.T) {
+	checkGoroutines(t)
+	s := taskTestServer(t, nil, nil)
+	p := newTaskPeer(t, s, modernTasksMeta)
+	created := detailedOf(t, p.mustCall(MethodToolsCall, `{"name":"ask-twice","arguments":{}}`))
+	id := created.TaskID
+	first := p.waitTask(id, TaskInputRequired)
+	if len(first.InputRequests) != 1 {
+		t.Fatalf("input requests %v", first.InputRequests)
+	}
+	var key1 string
+	for k, r := range first.InputRequests {
+		key1 = k
+		if r.Method != MethodElicitationCreate {
+			t.Fatalf("input request %+v", r)
+		}
+	}
+	// A wrong shape is refused, naming the key; the task still waits.
+	_, err := p.call(MethodTasksUpdate, `{"taskId":"`+id+`","inputResponses":{"`+key1+`":{"content":{"name":"x"}}}}`)
+	if err == nil || err.Code != jsonrpc.CodeInvalidParams || !strings.Contains(err.Message, key1) {
+		t.Fatalf("wrong-shaped answer: %v", err)
+	}
+	if d := detailedOf(t, p.mustCall(MethodTasksGet, `{"taskId":"`+id+`"}`)); d.Status != TaskInputRequired || d.InputRequests[key1] == nil {
+		t.Fatalf("after a refused answer: %+v", d)
+	}
+	// Unknown keys are ignored; the right answer is taken.
+	if ack := p.mustCall(MethodTasksUpdate, `{"taskId":"`+id+`","inputResponses":{"never-issued":{"x":1},"`+key1+`":{"action":"accept","content":{"name":"Ada"}}}}`); string(ack) != `{"resultType":"complete"}` {
+		t.Fatalf("update ack %s", ack)
+	}
+	second := p.waitTask(id, TaskInputRequired)
+	var key2 string
+	for k := range second.InputRequests {
+		key2 = k
+	}
+	if key2 == "" || key2 == key1 || len(second.InputRequests) != 1 {
+		t.Fatalf("second round keys %v (first %q)", second.InputRequests, key1)
+	}
+	// Answering the old key again is ignored.
+	p.mustCall(MethodTasksUpdate, `{"taskId":"`+id+`","inputResponses":{"`+key1+`":{"action":"accept","content":{"name":"Eve"}}}}`)
+	p.mustCall(MethodTasksUpdate, `{"taskId":"`+id+`","inputResponses":{"`+key2+`":{"action":"accept","content":{"name":"Grace"}}}}`)
+	done := p.waitTask(id, TaskCompleted)
+	if !strings.Contains(string(done.Result), "Ada+Grace") {
+		t.Fatalf("result %s", done.Result)
+	}
+}
+
+// TestTasksHandshakeWire walks the 2025-11-25 form: nested
+// CreateTaskResult, tasks/get, blocking tasks/result with related-task,
+// tasks/list, tasks/cancel, questions as related-task requests, and the
+// -32601 of a task param the tool's support contradicts.
+func TestTasksHandshakeWire(t *testing.T) {
+	checkGoroutines(t)
+	release := make(chan struct{})
+	s := taskTestServer(t, nil, release)
+	p := newTaskPeer(t, s, "")
+	p.answer = func(r *jsonrpc.Request) json.RawMessage {
+		return json.RawMessage(`{"action":"accept","content":{"name":"Lin"}}`)
+	}
+
+	var created CreateTaskResult
+	must(t, json.Unmarshal(p.mustCall(MethodToolsCall, `{"name":"echo-optional","arguments":{"a":1},"task":{"ttl":60000}}`), &created))
+	if created.Task.TaskID == "" || created.Task.Status != TaskWorking || created.Task.TTL == nil || *created.Task.TTL != 60000 {
+		t.Fatalf("CreateTaskResult %+v", created)
+	}
+	res := p.mustCall(MethodTasksResult, `{"taskId":"`+created.Task.TaskID+`"}`)
+	if !strings.Contains(string(res), `"echo {\"a\":1}"`) || !strings.Contains(string(res), `"`+MetaRelatedTask+`":{"taskId":"`+created.Task.TaskID+`"}`) {
+		t.Fatalf("tasks/result %s", res)
+	}
+	var got Task
+	must(t, json.Unmarshal(p.mustCall(MethodTasksGet, `{"taskId":"`+created.Task.TaskID+`"}`), &got))
+	if got.Status != TaskCompleted {
+		t.Fatalf("tasks/get %+v", got)
+	}
+
+	// A tool error fails the task on this revision; tasks/result still
+	// gives the result.
+	must(t, json.Unmarshal(p.mustCall(MethodToolsCall, `{"name":"tool-error","arguments":{},"task":{}}`), &created))
+	if res := p.mustCall(MethodTasksResult, `{"taskId":"`+created.Task.TaskID+`"}`); !strings.Contains(string(res), `"isError":true`) {
+		t.Fatalf("tasks/result of a tool error %s", res)
+	}
+	must(t, json.Unmarshal(p.mustCall(MethodTasksGet, `{"taskId":"`+created.Task.TaskID+`"}`), &got))
+	if got.Status != TaskFailed {
+		t.Fatalf("a tool error's task is %s", got.Status)
+	}
+	// A JSON-RPC error: tasks/result answers with it.
+	must(t, json.Unmarshal(p.mustCall(MethodToolsCall, `{"name":"rpc-error","arguments":{},"task":{}}`), &created))
+	if _, err := p.call(MethodTasksResult, `{"taskId":"`+created.Task.TaskID+`"}`); err == nil || err.Code != -32050 {
+		t.Fatalf("tasks/result of a failed task: %v", err)
+	}
+
+	// Questions go to the client as requests tagged with the task.
+	must(t, json.Unmarshal(p.mustCall(MethodToolsCall, `{"name":"ask-twice","arguments":{},"task":{}}`), &created))
+	if res := p.mustCall(MethodTasksResult, `{"taskId":"`+created.Task.TaskID+`"}`); !strings.Contains(string(res), "Lin+Lin") {
+		t.Fatalf("tasks/result %s", res)
+	}
+	if len(p.asked) != 2 {
+		t.Fatalf("%d requests to the client, want 2", len(p.asked))
+	}
+	for _, r := range p.asked {
+		if r.Method != MethodElicitationCreate || !strings.Contains(string(r.Params), `"`+MetaRelatedTask+`":{"taskId":"`+created.Task.TaskID+`"}`) {
+			t.Fatalf("question %s %s", r.Method, r.Params)
+		}
+	}
+
+	// Cancel: the task is cancelled for good; a second cancel is refused.
+	must(t, json.Unmarshal(p.mustCall(MethodToolsCall, `{"name":"block","arguments":{},"task":{}}`), &created))
+	var cancelled Task
+	must(t, json.Unmarshal(p.mustCall(MethodTasksCancel, `{"taskId":"`+created.Task.TaskID+`"}`), &cancelled))
+	if cancelled.Status != TaskCancelled {
+		t.Fatalf("tasks/cancel %+v", cancelled)
+	}
+	if _, err := p.call(MethodTasksCancel, `{"taskId":"`+created.Task.TaskID+`"}`); err == nil || err.Code != jsonrpc.CodeInvalidParams {
+		t.Fatalf("second cancel: %v", err)
+	}
+
+	// tasks/list: the session's tasks.
+	var list ListTasksResult
+	must(t, json.Unmarshal(p.mustCall(MethodTasksList, `{}`), &list))
+	if len(list.Tasks) != 5 {
+		t.Fatalf("tasks/list has %d tasks, want 5", len(list.Tasks))
+	}
+	if _, err := p.call(MethodTasksList, `{"cursor":"bogus"}`); err == nil || err.Code != jsonrpc.CodeInvalidParams {
+		t.Fatalf("bad cursor: %v", err)
+	}
+
+	for _, c := range []struct{ name, params string }{
+		{"forbidden tool with task", `{"name":"sync","arguments":{},"task":{}}`},
+		{"required tool without task", `{"name":"echo-required","arguments":{}}`},
+	} {
+		if _, err := p.call(MethodToolsCall, c.params); err == nil || err.Code != jsonrpc.CodeMethodNotFound {
+			t.Errorf("%s: %v, want -32601", c.name, err)
+		}
+	}
+	if _, err := p.call(MethodTasksUpdate, `{"taskId":"x","inputResponses":{}}`); err == nil || err.Code != jsonrpc.CodeMethodNotFound {
+		t.Errorf("tasks/update on 2025-11-25: %v", err)
+	}
+	// Another session does not see these tasks.
+	other := newTaskPeer(t, s, "")
+	if _, err := other.call(MethodTasksGet, `{"taskId":"`+created.Task.TaskID+`"}`); err == nil || err.Code != jsonrpc.CodeInvalidParams {
+		t.Fatalf("another session read the task: %v", err)
+	}
+	must(t, json.Unmarshal(other.mustCall(MethodTasksList, `{}`), &list))
+	if len(list.Tasks) != 0 {
+		t.Fatalf("another session lists %d tasks", len(list.Tasks))
+	}
+	close(release)
+}
+
+// TestTasksOwners checks that a task of one principal is unknown to
+// another, on every method.
+func TestTasksOwners(t *testing.T) {
+	checkGoroutines(t)
+	release := make(chan struct{})
+	defer close(release)
+	s := taskTestServer(t, nil, release)
+	as := func(who string) string {
+		return strings.Replace(modernTasksMeta, `{`, `{"`+principalMetaKey+`":"`+who+`",`, 1)
+	}
+	p := newTaskPeer(t, s, as("alice"))
+	id := detailedOf(t, p.mustCall(MethodToolsCall, `{"name":"block","arguments":{}}`)).TaskID
+	for _, m := range []string{MethodTasksGet, MethodTasksCancel} {
+		if _, err := p.callMeta(m, `{"taskId":"`+id+`"}`, as("mallory")); err == nil || err.Code != jsonrpc.CodeInvalidParams {
+			t.Fatalf("%s by another principal: %v", m, err)
+		}
+	}
+	if d := detailedOf(t, p.mustCall(MethodTasksGet, `{"taskId":"`+id+`"}`)); d.Status != TaskWorking {
+		t.Fatalf("the owner sees %s", d.Status)
+	}
+	p.mustCall(MethodTasksCancel, `{"taskId":"`+id+`"}`)
+}
+
+// TestTasksSyncWindow checks that an optional tool answered within the
+// window is a plain result, and one that is not becomes a task.
+func TestTasksSyncWindow(t *testing.T) {
+	checkGoroutines(t)
+	release := make(chan struct{})
+	s := taskTestServer(t, &ServerOptions{Tasks: &TaskOptions{SyncWindow: time.Hour}}, release)
+	p := newTaskPeer(t, s, modernTasksMeta)
+	if res := p.mustCall(MethodToolsCall, `{"name":"echo-optional","arguments":{}}`); strings.Contains(string(res), "taskId") {
+		t.Fatalf("a quick call became a task: %s", res)
+	}
+	if res := p.mustCall(MethodToolsCall, `{"name":"echo-required","arguments":{}}`); !strings.Contains(string(res), `"resultType":"task"`) {
+		t.Fatalf("a required tool did not start as a task: %s", res)
+	}
+	close(release)
+
+	release2 := make(chan struct{})
+	s2 := taskTestServer(t, &ServerOptions{Tasks: &TaskOptions{SyncWindow: time.Millisecond}}, release2)
+	p2 := newTaskPeer(t, s2, modernTasksMeta)
+	created := detailedOf(t, p2.mustCall(MethodToolsCall, `{"name":"block","arguments":{}}`))
+	if created.ResultType != ResultTypeTask {
+		t.Fatalf("a slow optional call did not become a task: %+v", created)
+	}
+	close(release2)
+	if d := p2.waitTask(created.TaskID, TaskCompleted); !strings.Contains(string(d.Result), "released") {
+		t.Fatalf("result %s", d.Result)
+	}
+}
+
+// TestTasksGoAsync checks a tool added with AddAsyncTool: synchronous
+// (multi round-trip input included) until GoAsync, a task after.
+func TestTasksGoAsync(t *testing.T) {
+	checkGoroutines(t)
+	s := taskTestServer(t, nil, nil)
+	var sideEffects atomic.Int32
+	must(t, s.AddAsyncTool(&Tool{Name: "async", Execution: &ToolExecution{TaskSupport: TaskRequired}}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		res, err := req.Elicit(WithInputKey(ctx, "who"), &ElicitParams{Message: "who?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+		if err != nil {
+			return nil, err
+		}
+		ctx, err = req.GoAsync(ctx)
+		if err != nil {
+			return nil, err
+		}
+		sideEffects.Add(1)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return &CallToolResult{Content: []Content{&TextContent{Text: "hi " + res.Content["name"].(string)}}}, nil
+	}))
+	p := newTaskPeer(t, s, modernTasksMeta)
+	round1 := p.mustCall(MethodToolsCall, `{"name":"async","arguments":{}}`)
+	var ir InputRequiredResult
+	must(t, json.Unmarshal(round1, &ir))
+	if ir.ResultType != ResultTypeInputRequired || ir.InputRequests["who"] == nil || strings.Contains(string(round1), "taskId") {
+		t.Fatalf("round 1 %s", round1)
+	}
+	round2 := p.mustCall(MethodToolsCall, `{"name":"async","arguments":{},"inputResponses":{"who":{"action":"accept","content":{"name":"Bo"}}},"requestState":"`+ir.RequestState+`"}`)
+	created := detailedOf(t, round2)
+	if created.ResultType != ResultTypeTask || strings.Contains(string(round2), "requestState") {
+		t.Fatalf("round 2 %s", round2)
+	}
+	if d := p.waitTask(created.TaskID, TaskCompleted); !strings.Contains(string(d.Result), "hi Bo") {
+		t.Fatalf("result %s", d.Result)
+	}
+	if n := sideEffects.Load(); n != 1 {
+		t.Fatalf("the work after GoAsync ran %d times", n)
+	}
+}
+
+// TestTasksListen checks notifications/tasks on subscriptions/listen:
+// acknowledged for the caller's own tasks only, sent on each change.
+func TestTasksListen(t *testing.T) {
+	checkGoroutines(t)
+	release := make(chan struct{})
+	s := taskTestServer(t, nil, release)
+	p := newTaskPeer(t, s, modernTasksMeta)
+	id := detailedOf(t, p.mustCall(MethodToolsCall, `{"name":"block","arguments":{}}`)).TaskID
+
+	// Undeclared: -32021.
+	if _, err := p.callMeta(MethodSubscriptionsListen, `{"notifications":{"taskIds":["`+id+`"]}}`, modernPlainMeta); err == nil || err.Code != CodeMissingRequiredClientCapability {
+		t.Fatalf("listen without the extension: %v", err)
+	}
+	listenID := jsonrpc.Int64ID(1000)
+	p.write(&jsonrpc.Request{ID: listenID, Method: MethodSubscriptionsListen,
+		Params: json.RawMessage(`{"_meta":` + modernTasksMeta + `,"notifications":{"taskIds":["` + id + `","not-mine"]}}`)})
+	ack := readNotification(t, p.rawPeer, NotificationSubscriptionsAcknowledged)
+	if !strings.Contains(string(ack.Params), `"taskIds":["`+id+`"]`) {
+		t.Fatalf("acknowledged %s", ack.Params)
+	}
+	close(release)
+	for {
+		n := readNotification(t, p.rawPeer, NotificationTasks)
+		d := detailedOf(t, n.Params)
+		if d.TaskID != id || d.Meta.SubscriptionID.String() != listenID.String() {
+			t.Fatalf("notification %s", n.Params)
+		}
+		if d.Status == TaskCompleted {
+			if !strings.Contains(string(d.Result), "released") {
+				t.Fatalf("notification without the result: %s", n.Params)
+			}
+			break
+		}
+	}
+	p.write(&jsonrpc.Request{Method: NotificationCancelled, Params: json.RawMessage(`{"requestId":1000}`)})
+}
+
+// readNotification returns the next notification of method on p.
+func readNotification(t *testing.T, p *rawPeer, method string) *jsonrpc.Request {
+	t.Helper()
+	for {
+		m, err := p.c.Read(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, ok := m.(*jsonrpc.Request); ok && r.Method == method {
+			return r
+		}
+	}
+}
+
+// TestTasksBounds checks the store's limits, MaxDuration and Close: at a
+// limit an optional tool runs synchronously and a required one is
+// refused naming it; a task past MaxDuration fails; Close fails the
+// tasks still running.
+func TestTasksBounds(t *testing.T) {
+	checkGoroutines(t)
+	release := make(chan struct{})
+	defer close(release)
+	store := NewMemoryTaskStore(&TaskStoreOptions{MaxUnfinishedPerOwner: 1})
+	defer store.(interface{ Close() error }).Close()
+	s := taskTestServer(t, &ServerOptions{Tasks: &TaskOptions{Store: store}}, release)
+	p := newTaskPeer(t, s, modernTasksMeta)
+	first := detailedOf(t, p.mustCall(MethodToolsCall, `{"name":"block","arguments":{}}`))
+	if first.ResultType != ResultTypeTask {
+		t.Fatalf("first call %+v", first)
+	}
+	if res := p.mustCall(MethodToolsCall, `{"name":"echo-optional","arguments":{}}`); strings.Contains(string(res), "taskId") {
+		t.Fatalf("an optional call at the limit became a task: %s", res)
+	}
+	if _, err := p.call(MethodToolsCall, `{"name":"echo-required","arguments":{}}`); err == nil || err.Code != jsonrpc.CodeInternalError || !strings.Contains(err.Message, "MaxUnfinishedPerOwner") {
+		t.Fatalf("a required call at the limit: %v", err)
+	}
+
+	s2 := taskTestServer(t, &ServerOptions{Tasks: &TaskOptions{MaxDuration: 20 * time.Millisecond}}, release)
+	p2 := newTaskPeer(t, s2, modernTasksMeta)
+	id := detailedOf(t, p2.mustCall(MethodToolsCall, `{"name":"block","arguments":{}}`)).TaskID
+	if d := p2.waitTask(id, TaskFailed); d.Error == nil || !strings.Contains(d.StatusMessage, "MaxDuration") {
+		t.Fatalf("past MaxDuration: %+v", d)
+	}
+
+	store3 := NewMemoryTaskStore(nil) // not the server's: Close leaves it open
+	defer store3.(interface{ Close() error }).Close()
+	s3 := taskTestServer(t, &ServerOptions{Tasks: &TaskOptions{Store: store3}}, release)
+	p3 := newTaskPeer(t, s3, modernTasksMeta)
+	id = detailedOf(t, p3.mustCall(MethodToolsCall, `{"name":"block","arguments":{}}`)).TaskID
+	must(t, s3.Close())
+	if d := detailedOf(t, p3.mustCall(MethodTasksGet, `{"taskId":"`+id+`"}`)); d.Status != TaskFailed || !strings.Contains(d.StatusMessage, "closed") {
+		t.Fatalf("after Close: %+v", d)
+	}
+	if _, err := p3.call(MethodToolsCall, `{"name":"echo-required","arguments":{}}`); err == nil {
+		t.Fatal("a closed server started a task")
+	}
+}
+
+// TestTasksConcurrentUpdates has many goroutines answer and cancel at
+// once: every request is answered and the task ends once.
+func TestTasksConcurrentUpdates(t *testing.T) {
+	checkGoroutines(t)
+	s := taskTestServer(t, nil, nil)
+	p := newTaskPeer(t, s, modernTasksMeta)
+	id := detailedOf(t, p.mustCall(MethodToolsCall, `{"name":"ask-twice","arguments":{}}`)).TaskID
+	d := p.waitTask(id, TaskInputRequired)
+	var key string
+	for k := range d.InputRequests {
+		key = k
+	}
+	ss := s.Sessions()[0]
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			params := &UpdateTaskParams{Meta: Meta{ProtocolVersion: Version20260728, ClientCapabilities: &ClientCapabilities{Extensions: map[string]json.RawMessage{TasksExtensionID: json.RawMessage(`{}`)}}},
+				TaskID: id, InputResponses: map[string]json.RawMessage{key: json.RawMessage(fmt.Sprintf(`{"action":"accept","content":{"name":"n%d"}}`, i))}}
+			if _, err := ss.updateTask(context.Background(), &ServerRequest[*UpdateTaskParams]{Session: ss, Params: params, method: MethodTasksUpdate}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	p.mustCall(MethodTasksCancel, `{"taskId":"`+id+`"}`)
+	if d := p.waitTask(id, TaskCancelled); d.Status != TaskCancelled {
+		t.Fatalf("status %s", d.Status)
+	}
+}
