@@ -430,38 +430,6 @@ func (t *ToolTask) state() *DetailedTask {
 	return t.last
 }
 
-// detailedTaskResult is a DetailedTask as a result (tasks/get of
-// 2026-07-28).
-type detailedTaskResult struct{ DetailedTask }
-
-func (r *detailedTaskResult) resultMeta() *Meta                  { return &r.Meta }
-func (r *detailedTaskResult) resultType() *ResultType            { return &r.ResultType }
-func (r *detailedTaskResult) cacheHints() (**int64, *CacheScope) { return nil, nil }
-
-// legacyTaskResult is a Task as a result (tasks/get and tasks/cancel of
-// 2025-11-25).
-type legacyTaskResult struct {
-	Task
-	rt ResultType // never on the wire
-}
-
-func (r *legacyTaskResult) resultMeta() *Meta                  { return &r.Meta }
-func (r *legacyTaskResult) resultType() *ResultType            { return &r.rt }
-func (r *legacyTaskResult) cacheHints() (**int64, *CacheScope) { return nil, nil }
-
-// The params of the tasks/ methods, as Params.
-type (
-	getTaskRequest    struct{ GetTaskParams }
-	updateTaskRequest struct{ UpdateTaskParams }
-	cancelTaskRequest struct{ CancelTaskParams }
-	taskResultRequest struct{ TaskPayloadParams }
-)
-
-func (p *getTaskRequest) meta() *Meta    { return &p.Meta }
-func (p *updateTaskRequest) meta() *Meta { return &p.Meta }
-func (p *cancelTaskRequest) meta() *Meta { return &p.Meta }
-func (p *taskResultRequest) meta() *Meta { return &p.Meta }
-
 // Status reads the task's state with one tasks/get. A 2025-11-25 answer
 // comes in the DetailedTask shape (ttl as TTLMs, pollInterval as
 // PollIntervalMs), without an outcome (see Wait). Once a terminal state
@@ -485,17 +453,16 @@ func (t *ToolTask) Status(ctx context.Context) (*DetailedTask, error) {
 func (t *ToolTask) get(ctx context.Context) (*DetailedTask, error) {
 	var st *DetailedTask
 	if t.modern {
-		res := &detailedTaskResult{}
-		if err := t.cs.request(ctx, MethodTasksGet, &getTaskRequest{GetTaskParams{TaskID: t.id}}, res); err != nil {
+		st = &DetailedTask{}
+		if err := t.cs.request(ctx, MethodTasksGet, &GetTaskParams{TaskID: t.id}, st); err != nil {
 			return nil, err
 		}
-		st = &res.DetailedTask
 	} else {
-		res := &legacyTaskResult{}
-		if err := t.cs.request(ctx, MethodTasksGet, &getTaskRequest{GetTaskParams{TaskID: t.id}}, res); err != nil {
+		res := &Task{}
+		if err := t.cs.request(ctx, MethodTasksGet, &GetTaskParams{TaskID: t.id}, res); err != nil {
 			return nil, err
 		}
-		st = detailedFromLegacy(&res.Task)
+		st = detailedFromLegacy(res)
 	}
 	if err := t.observe(MethodTasksGet, st); err != nil {
 		return nil, err
@@ -508,7 +475,7 @@ func (t *ToolTask) get(ctx context.Context) (*DetailedTask, error) {
 // ended. In 2025-11-25 the server must declare tasks.cancel, and its
 // answer, the cancelled task, is recorded.
 func (t *ToolTask) Cancel(ctx context.Context) error {
-	p := &cancelTaskRequest{CancelTaskParams{TaskID: t.id}}
+	p := &CancelTaskParams{TaskID: t.id}
 	if t.modern {
 		return t.cs.request(ctx, MethodTasksCancel, p, &EmptyResult{})
 	}
@@ -516,12 +483,12 @@ func (t *ToolTask) Cancel(ctx context.Context) error {
 	if err := t.cs.checkServer(MethodTasksCancel, "tasks.cancel", caps.Tasks != nil && caps.Tasks.Cancel != nil); err != nil {
 		return err
 	}
-	res := &legacyTaskResult{}
+	res := &Task{}
 	if err := t.cs.request(ctx, MethodTasksCancel, p, res); err != nil {
 		return err
 	}
 	if res.TaskID != "" {
-		t.observe(MethodTasksCancel, detailedFromLegacy(&res.Task)) // a wrong answer is not the cancellation's failure
+		t.observe(MethodTasksCancel, detailedFromLegacy(res)) // a wrong answer is not the cancellation's failure
 	}
 	return nil
 }
@@ -642,7 +609,7 @@ func (t *ToolTask) outcome(ctx context.Context, st *DetailedTask) (*CallToolResu
 // the JSON-RPC error it failed with.
 func (t *ToolTask) legacyResult(ctx context.Context) (*CallToolResult, error) {
 	res := &CallToolResult{}
-	if err := t.cs.request(ctx, MethodTasksResult, &taskResultRequest{TaskPayloadParams{TaskID: t.id}}, res); err != nil {
+	if err := t.cs.request(ctx, MethodTasksResult, &TaskPayloadParams{TaskID: t.id}, res); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -694,7 +661,7 @@ func (t *ToolTask) answer(ctx context.Context, st *DetailedTask) error {
 		t.cancelDetached(ctx)
 		return err
 	}
-	p := &updateTaskRequest{UpdateTaskParams{TaskID: t.id, InputResponses: answers}}
+	p := &UpdateTaskParams{TaskID: t.id, InputResponses: answers}
 	if err := cs.request(ctx, MethodTasksUpdate, p, &EmptyResult{}); err != nil {
 		return ctxErr(ctx, err)
 	}

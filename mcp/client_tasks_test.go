@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -1033,3 +1034,222 @@ func TestTaskInputFailureCancels(t *testing.T) {
 		})
 	}
 }
+
+// realTaskServer is a server with the task runtime and tools that run as
+// tasks: slow (required; ends when release closes), ask (required; asks
+// for a name), fail (required; fails with a JSON-RPC error), opt
+// (optional), block (required; waits for its context, saying when it
+// starts and when it ends).
+type realTaskServer struct {
+	*Server
+	release          chan struct{}
+	started, stopped chan struct{}
+}
+
+func newRealTaskServer(t *testing.T) *realTaskServer {
+	t.Helper()
+	s := &realTaskServer{
+		Server:  NewServer(&Implementation{Name: "tasks", Version: "1"}, &ServerOptions{Tasks: &TaskOptions{PollInterval: time.Millisecond}}),
+		release: make(chan struct{}), started: make(chan struct{}), stopped: make(chan struct{}),
+	}
+	required := &ToolExecution{TaskSupport: TaskRequired}
+	text := func(s string) *CallToolResult { return &CallToolResult{Content: Contents{&TextContent{Text: s}}} }
+	s.AddTool(&Tool{Name: "slow", InputSchema: objectSchema, Execution: required}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		select {
+		case <-s.release:
+			return text("done"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	s.AddTool(&Tool{Name: "ask", InputSchema: objectSchema, Execution: required}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		res, err := req.Elicit(ctx, &ElicitParams{Message: "Who?", RequestedSchema: []byte(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+		if err != nil {
+			return nil, err
+		}
+		return text(fmt.Sprint("hello ", res.Content["name"])), nil
+	})
+	s.AddTool(&Tool{Name: "fail", InputSchema: objectSchema, Execution: required}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no way"}
+	})
+	s.AddTool(&Tool{Name: "opt", InputSchema: objectSchema, Execution: &ToolExecution{TaskSupport: TaskOptional}}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		return text("quick"), nil
+	})
+	s.AddTool(&Tool{Name: "block", InputSchema: objectSchema, Execution: required}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		close(s.started)
+		<-ctx.Done()
+		close(s.stopped)
+		return nil, ctx.Err()
+	})
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+type blockKey struct{}
+
+var objectSchema = []byte(`{"type":"object"}`)
+
+// realTaskPair connects a client with tasks to s over in-memory
+// transports, in 2026-07-28 (modern) or 2025-11-25.
+func realTaskPair(t *testing.T, s *Server, modern bool, opts ClientOptions) *ClientSession {
+	t.Helper()
+	ct, st := transport.NewInMemoryTransports()
+	ss, err := s.Connect(t.Context(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close(); ss.Wait() })
+	opts.ProtocolVersion = Version20251125
+	if modern {
+		opts.ProtocolVersion = Version20260728
+	}
+	if opts.Tasks == nil {
+		opts.Tasks = &ClientTaskOptions{MinPollInterval: time.Millisecond, DefaultPollInterval: time.Millisecond}
+	}
+	cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, &opts).Connect(t.Context(), ct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestToolTaskRealServer checks the client's tasks against the server's
+// task runtime, in both eras: a task's result, its input asked for and
+// answered once, its failure, a call that runs as a task only from
+// StartTool, a task resumed by its ID, and a task cancelled when the
+// caller's context ends.
+func TestToolTaskRealServer(t *testing.T) {
+	checkGoroutines(t)
+	for _, modern := range []bool{true, false} {
+		t.Run(fmt.Sprint("modern=", modern), func(t *testing.T) {
+			s := newRealTaskServer(t)
+			var asked atomic.Int32
+			polled := make(chan struct{}) // closed at the first tasks/get of block's task
+			var once sync.Once
+			cs := realTaskPair(t, s.Server, modern, ClientOptions{
+				SendingMiddleware: []Middleware{func(next MethodHandler) MethodHandler {
+					return func(ctx context.Context, req Request) (Result, error) {
+						if req.Method() == MethodTasksGet && ctx.Value(blockKey{}) != nil {
+							once.Do(func() { close(polled) })
+						}
+						return next(ctx, req)
+					}
+				}},
+				ElicitationHandler: func(context.Context, *ElicitRequest) (*ElicitResult, error) {
+					asked.Add(1)
+					return &ElicitResult{Action: ElicitActionAccept, Content: map[string]any{"name": "Ada"}}, nil
+				},
+			})
+			ctx := t.Context()
+
+			// A task resumed by its ID: it is still working, then ends.
+			_, task, err := cs.StartTool(ctx, &CallToolParams{Name: "slow"})
+			if err != nil || task == nil {
+				t.Fatalf("StartTool(slow): %v, %v", task, err)
+			}
+			again := cs.Task(task.ID())
+			if st, err := again.Status(ctx); err != nil || st.Status != TaskWorking || st.TaskID != task.ID() {
+				t.Fatalf("Status: %+v, %v", st, err)
+			}
+			close(s.release)
+			if res, err := again.Wait(ctx); err != nil || taskText(res) != "done" {
+				t.Fatalf("Wait: %v, %v", res, err)
+			}
+			if res, err := cs.CallTool(ctx, &CallToolParams{Name: "slow"}); err != nil || taskText(res) != "done" {
+				t.Fatalf("CallTool(slow): %v, %v", res, err)
+			}
+
+			res, err := cs.CallTool(ctx, &CallToolParams{Name: "ask"})
+			if err != nil || taskText(res) != "hello Ada" {
+				t.Fatalf("CallTool(ask): %v, %v", res, err)
+			}
+			if n := asked.Load(); n != 1 {
+				t.Errorf("asked %d times, want 1", n)
+			}
+
+			var je *jsonrpc.Error
+			if res, err := cs.CallTool(ctx, &CallToolParams{Name: "fail"}); !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || res != nil {
+				t.Errorf("CallTool(fail): %v, %v; want a *jsonrpc.Error -32602", res, err)
+			}
+
+			res, task, err = cs.StartTool(ctx, &CallToolParams{Name: "opt"})
+			if err != nil || task == nil || res != nil {
+				t.Fatalf("StartTool(opt): %v, %v, %v; want a task", res, task, err)
+			}
+			if res, err := task.Wait(ctx); err != nil || taskText(res) != "quick" {
+				t.Fatalf("Wait(opt): %v, %v", res, err)
+			}
+
+			// The caller's context ends once the client holds the task (its
+			// first poll): before that, it has no task to cancel.
+			cctx, cancel := context.WithCancel(context.WithValue(ctx, blockKey{}, true))
+			done := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(cctx, &CallToolParams{Name: "block"})
+				done <- err
+			}()
+			<-s.started
+			<-polled
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Errorf("CallTool(block): %v, want context.Canceled", err)
+			}
+			<-s.stopped // tasks/cancel reached the task
+		})
+	}
+}
+
+// TestToolTaskRealServerHTTP checks a 2026-07-28 client's task against
+// the server's runtime over Streamable HTTP, where tasks/get, tasks/update
+// and tasks/cancel carry Mcp-Name (which the server checks): input asked
+// for and answered, the result returned.
+func TestToolTaskRealServerHTTP(t *testing.T) {
+	checkGoroutines(t)
+	s := newRealTaskServer(t)
+	srv := httptest.NewServer(NewStreamableHTTPHandler(s.Server, nil))
+	defer srv.Close()
+	var names sync.Map // Mcp-Name by method, as sent
+	hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if m := r.Header.Get("Mcp-Method"); strings.HasPrefix(m, "tasks/") {
+			names.Store(m, r.Header.Get("Mcp-Name"))
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	o := ClientOptions{Era: EraModern, Tasks: &ClientTaskOptions{MinPollInterval: time.Millisecond, DefaultPollInterval: time.Millisecond},
+		ElicitationHandler: func(context.Context, *ElicitRequest) (*ElicitResult, error) {
+			return &ElicitResult{Action: ElicitActionAccept, Content: map[string]any{"name": "Ada"}}, nil
+		}}
+	cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, &o).Connect(t.Context(), &transport.StreamableClientTransport{URL: srv.URL, HTTPClient: hc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, task, err := cs.StartTool(t.Context(), &CallToolParams{Name: "ask"})
+	if err != nil || task == nil {
+		t.Fatalf("StartTool: %v, %v, %v", res, task, err)
+	}
+	askID := task.ID()
+	if res, err = task.Wait(t.Context()); err != nil || taskText(res) != "hello Ada" {
+		t.Fatalf("Wait: %v, %v", res, err)
+	}
+	_, task, err = cs.StartTool(t.Context(), &CallToolParams{Name: "slow"})
+	if err != nil || task == nil {
+		t.Fatalf("StartTool(slow): %v, %v", task, err)
+	}
+	if err := task.Cancel(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := task.Wait(t.Context()); !errors.Is(err, ErrTaskCancelled) {
+		t.Errorf("Wait after Cancel: %v, want ErrTaskCancelled", err)
+	}
+	for m, id := range map[string]string{MethodTasksUpdate: askID, MethodTasksGet: task.ID(), MethodTasksCancel: task.ID()} {
+		if v, _ := names.Load(m); v != id {
+			t.Errorf("%s: Mcp-Name %v, want %q", m, v, id)
+		}
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
