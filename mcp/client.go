@@ -106,6 +106,14 @@ type ClientOptions struct {
 	// reset by progress.
 	MaxRequestTimeout time.Duration
 
+	// Tasks, when non-nil, lets servers run tool calls as tasks (see
+	// [ClientSession.StartTool]) and configures how the client polls
+	// them. In 2026-07-28 every request then declares the tasks extension
+	// ([TasksExtensionID]); in 2025-11-25 tools/call asks for a task
+	// where the tool's task support allows. Nil: no tool call runs as a
+	// task, and a server's task answer is a [*TaskProtocolError].
+	Tasks *ClientTaskOptions
+
 	// KeepAlive, if positive, pings the server at this interval and closes
 	// the session when a ping fails. In 2026-07-28 the ping is
 	// server/discover (see [ClientSession.Ping]), over stream transports
@@ -472,7 +480,10 @@ func (e *VersionError) Error() string {
 //     result that lacks a required member, a [*ResultTypeError] for a
 //     result of a kind the session did not negotiate, and, in 2026-07-28,
 //     an [*InputRoundsError] or [*InputRequestError] when the server's
-//     requests for input could not be met.
+//     requests for input could not be met; a [*TaskProtocolError] for a
+//     task answer the client cannot use.
+//   - A tool call that ran as a task was cancelled: the error matches
+//     [ErrTaskCancelled].
 //   - The session ended: the error matches [ErrSessionClosed]; or the
 //     caller's context ended (context.Canceled, context.DeadlineExceeded);
 //     or the transport failed (such as a [*transport.HTTPStatusError]).
@@ -498,6 +509,11 @@ type ClientSession struct {
 	toolHeaders map[string][]headerParam
 	progress    map[string]*progressWatch // by progress token: who waits for its notifications
 	nextTok     int64
+	// taskTools holds the task support of the tools that may run as
+	// tasks, by name, from tools/list (2025-11-25); taskToolsListed is
+	// set once every page was listed to learn it (see taskSupport).
+	taskTools       map[string]string
+	taskToolsListed bool
 }
 
 // progressWatch is what the session does with the progress notifications
@@ -795,6 +811,7 @@ func (cs *ClientSession) logNote(ctx context.Context, req *ClientRequest[*Loggin
 
 func (cs *ClientSession) toolsChangedNote(ctx context.Context, req *ClientRequest[*ToolListChangedParams]) (*EmptyResult, error) {
 	cs.cache.clear(MethodToolsList) // what changed is fetched again
+	cs.forgetToolTasks()
 	if h := cs.client.opts.ToolListChangedHandler; h != nil {
 		h(ctx, req)
 	}

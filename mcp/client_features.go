@@ -35,23 +35,23 @@ func (cs *ClientSession) ListTools(ctx context.Context, params *ListToolsParams)
 	if err := cs.request(ctx, MethodToolsList, params, res); err != nil {
 		return nil, err
 	}
+	cs.noteToolTasks(res)
 	return res, nil
 }
 
 // CallTool calls a tool. A tool's own failure is a result with IsError
 // set, not an error; errors are protocol or transport failures.
 //
+// With ClientOptions.Tasks set, a server may run the call as a task
+// (see [ClientSession.StartTool]): CallTool then waits for the task's end
+// as [ToolTask.Wait] does and returns its result, and cancels the task
+// (tasks/cancel) when ctx ends first. In 2025-11-25 it asks for a task
+// only for a tool whose task support is required.
+//
 // On error the result is nil; a server's error answer is a
 // *jsonrpc.Error through errors.As (see [ClientSession] for every case).
 func (cs *ClientSession) CallTool(ctx context.Context, params *CallToolParams) (*CallToolResult, error) {
-	if err := cs.checkServer(MethodToolsCall, "tools", cs.serverCaps().Tools != nil); err != nil {
-		return nil, err
-	}
-	res := &CallToolResult{}
-	if err := cs.request(ctx, MethodToolsCall, params, res); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return cs.callToolTask(ctx, params)
 }
 
 // ListResources returns one page of the server's resources.

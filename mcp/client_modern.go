@@ -283,7 +283,7 @@ func (cs *ClientSession) connectModern(ctx context.Context, version string, prob
 	if c.opts.LoggingMessageHandler != nil {
 		level = LoggingLevelDebug
 	}
-	cs.modern = newModernClient(version, c.capabilities(), &info, rounds, asks, level)
+	cs.modern = newModernClient(version, c.modernCapabilities(), &info, rounds, asks, level)
 	cs.endpoint.modernCall = cs.modernCall
 	res := &DiscoverResult{}
 	for retried := false; ; retried = true {
@@ -430,6 +430,12 @@ func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, e
 				*responses, *state = answers, ir.RequestState
 				continue
 			}
+		}
+		if done, err := captureTask(ctx, o, res, true); done {
+			if err != nil {
+				return nil, err
+			}
+			return o.result, nil
 		}
 		if err := unmarshalReceived(res, o.result); err != nil {
 			return nil, fmt.Errorf("mcp: decoding %s result: %w", o.method, err)

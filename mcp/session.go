@@ -297,6 +297,9 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return nil, fromWire(err)
 	}
+	if done, err := captureTask(ctx, o, res, false); done {
+		return o.result, err // a task in place of the result (client_tasks.go)
+	}
 	if err := unmarshalReceived(res, o.result); err != nil {
 		return nil, fmt.Errorf("mcp: decoding %s result: %w", o.method, err)
 	}
