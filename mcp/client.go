@@ -146,6 +146,7 @@ type Client struct {
 	roots      features[*Root]
 	sessions   map[*ClientSession]struct{}
 	handshakes map[string]bool // servers EraAuto found to be of the handshake era, by serverKey
+	host       *taskRuntime    // the tasks the client runs for servers; nil without ClientTaskOptions.Host
 }
 
 // maxRememberedServers bounds Client.handshakes; past it, the client
@@ -208,6 +209,9 @@ func NewClient(impl *Implementation, opts *ClientOptions) *Client {
 		c.opts = *opts
 	}
 	c.logger = orDiscard(c.opts.Logger)
+	if t := c.opts.Tasks; t != nil && t.Host != nil {
+		c.host = newTaskRuntime(nil, c.logger, t.Host)
+	}
 	return c
 }
 
@@ -250,6 +254,16 @@ func (c *Client) rootsChanged() {
 		}
 		cancel()
 	}
+}
+
+// initializeCapabilities returns the capabilities declared in
+// initialize: with the tasks the client hosts, if any.
+func (c *Client) initializeCapabilities() *ClientCapabilities {
+	caps := c.capabilities()
+	if caps.Tasks == nil {
+		caps.Tasks = c.hostCapabilities()
+	}
+	return caps
 }
 
 func (c *Client) capabilities() *ClientCapabilities {
@@ -398,7 +412,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport, opts ...*Co
 	res := &InitializeResult{}
 	if err := cs.call(ctx, MethodInitialize, &InitializeParams{
 		ProtocolVersion: version,
-		Capabilities:    c.capabilities(),
+		Capabilities:    c.initializeCapabilities(),
 		ClientInfo:      &info,
 	}, res); err != nil {
 		conn.Close()
@@ -514,6 +528,11 @@ type ClientSession struct {
 	// set once every page was listed to learn it (see taskSupport).
 	taskTools       map[string]string
 	taskToolsListed bool
+
+	// hostOnce makes hostOwner, the owner key of the tasks the server
+	// makes this client run (see ClientTaskOptions.Host).
+	hostOnce  sync.Once
+	hostOwner string
 }
 
 // progressWatch is what the session does with the progress notifications
@@ -728,8 +747,12 @@ var errRequestTimeout = errors.New("mcp: request timed out")
 var clientMethods = map[string]inMethod[*ClientSession]{
 	MethodPing:                            clientMethodFor(MethodPing, (*ClientSession).ping),
 	MethodRootsList:                       clientMethodFor(MethodRootsList, (*ClientSession).listRoots),
-	MethodSamplingCreateMessage:           clientMethodFor(MethodSamplingCreateMessage, (*ClientSession).createMessage),
-	MethodElicitationCreate:               clientMethodFor(MethodElicitationCreate, (*ClientSession).elicit),
+	MethodSamplingCreateMessage:           clientMethodFor(MethodSamplingCreateMessage, (*ClientSession).hostedCreateMessage),
+	MethodElicitationCreate:               clientMethodFor(MethodElicitationCreate, (*ClientSession).hostedElicit),
+	MethodTasksGet:                        clientMethodFor(MethodTasksGet, (*ClientSession).hostGetTask),
+	MethodTasksResult:                     clientMethodFor(MethodTasksResult, (*ClientSession).hostTaskResult),
+	MethodTasksList:                       clientMethodFor(MethodTasksList, (*ClientSession).hostListTasks),
+	MethodTasksCancel:                     clientMethodFor(MethodTasksCancel, (*ClientSession).hostCancelTask),
 	NotificationCancelled:                 notification(clientMethodFor(NotificationCancelled, (*ClientSession).cancelledNote)),
 	NotificationProgress:                  notification(clientMethodFor(NotificationProgress, (*ClientSession).progressNote)),
 	NotificationMessage:                   notification(clientMethodFor(NotificationMessage, (*ClientSession).logNote)),

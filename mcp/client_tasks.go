@@ -56,6 +56,13 @@ type ClientTaskOptions struct {
 	// none for; each further poll without a suggestion waits 1.5 times
 	// longer, up to MaxPollInterval. Zero means 1 s.
 	DefaultPollInterval time.Duration
+	// Host, when set, lets servers run sampling/createMessage and
+	// elicitation/create as tasks of this client (2025-11-25): the client
+	// declares it in initialize, for the handlers it has, and serves the
+	// server's tasks/get, tasks/result, tasks/list and tasks/cancel. Its
+	// fields are those of a server's runtime (SyncWindow does not apply);
+	// [Client.Close] ends the tasks still running.
+	Host *TaskOptions
 
 	// sleep waits for d or until ctx ends; nil means a timer. Tests
 	// replace it to see the intervals without waiting.

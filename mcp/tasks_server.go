@@ -559,12 +559,13 @@ func (r *taskRun) answerCreated() (Result, bool, error) {
 // is held and the task exists.
 func (r *taskRun) createdResult() Result {
 	rec := r.created
+	// As at creation: its ttl is then exactly the time it is kept.
 	if r.modern {
-		v := r.rt.detailed(rec, time.Now(), false)
+		v := r.rt.detailed(rec, rec.CreatedAt, false)
 		v.ResultType = ResultTypeTask
 		return v
 	}
-	return &CreateTaskResult{Task: *r.rt.task2025(rec, time.Now())}
+	return &CreateTaskResult{Task: *r.rt.task2025(rec, rec.CreatedAt)}
 }
 
 // runOutcome is a handler's return, for a request still waiting.
