@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -718,8 +719,10 @@ func (r *taskRun) finish(res Result, err error) {
 		status = TaskCompleted
 		if cr, ok := res.(*CallToolResult); ok && cr.IsError && !r.modern {
 			// 2025-11-25: a tool error fails the task; tasks/result
-			// still answers with the result.
+			// still answers with the result, and tasks/get says why
+			// (the spec: a failed task SHOULD have a statusMessage).
 			status = TaskFailed
+			message = toolErrorMessage(cr)
 		}
 	}
 	var rawErr json.RawMessage
@@ -1185,6 +1188,25 @@ func (rt *taskRuntime) detailed(rec *TaskRecord, now time.Time, inline bool) *De
 		}
 	}
 	return v
+}
+
+// maxToolErrorMessage bounds the part of a tool error's text that
+// becomes its task's status message.
+const maxToolErrorMessage = 256
+
+// toolErrorMessage is the status message of a 2025-11-25 task that a
+// tool error failed: the result's first text, bounded, or a generic one.
+func toolErrorMessage(res *CallToolResult) string {
+	for _, c := range res.Content {
+		if tc, ok := c.(*TextContent); ok && tc.Text != "" {
+			text := tc.Text
+			if len(text) > maxToolErrorMessage {
+				text = strings.ToValidUTF8(text[:maxToolErrorMessage], "") + "..."
+			}
+			return "tool error: " + text
+		}
+	}
+	return "tool error: the tool returned a result with isError"
 }
 
 func cmpOr(a, b string) string {
