@@ -923,7 +923,11 @@ func (r *taskRun) askRelated(ctx context.Context, method string, params Params, 
 	}); rec != nil {
 		rt.published(rec)
 	}
-	err = r.ss.request(ctx, method, p, result)
+	// Not on the stream of the tools/call that started the task (its
+	// context still names it): the task outlives that request, whose
+	// stream ends with the CreateTaskResult, and a question sent there
+	// would race it, about a task the client does not know yet.
+	err = r.ss.request(jsonrpc.WithoutRelatedRequest(ctx), method, p, result)
 	if rec, _ := rt.modify(context.WithoutCancel(ctx), r.owner, r.id, func(rec *TaskRecord) bool {
 		if rec.Status != TaskInputRequired {
 			return false
