@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strconv"
@@ -121,23 +122,30 @@ func (e *elicitRecorder) asked() []string {
 
 // mcpgoTasksTransports connect an mcp-go client to an mcpkit server, over
 // io.Pipe pairs (the stdio framing) or Streamable HTTP on 127.0.0.1 (with
-// the standalone GET stream, where the server's requests of a task come).
+// the standalone GET stream, where the server's requests of a task go).
+// connect returns the client's transport and a channel closed once the
+// server can send the client requests outside any exchange: at once on
+// stdio; on HTTP when the server has accepted the client's GET stream,
+// which mcp-go opens in the background after initialize.
 var mcpgoTasksTransports = []struct {
 	name    string
-	connect func(t *testing.T, s *mcpkit.Server) mcpgotransport.Interface
+	connect func(t *testing.T, s *mcpkit.Server) (mcpgotransport.Interface, <-chan struct{})
 }{
-	{"stdio", func(t *testing.T, s *mcpkit.Server) mcpgotransport.Interface {
+	{"stdio", func(t *testing.T, s *mcpkit.Server) (mcpgotransport.Interface, <-chan struct{}) {
 		c2sR, c2sW, s2cR, s2cW := pipes()
 		ss, err := s.Connect(t.Context(), &transport.IOTransport{Reader: c2sR, Writer: s2cW})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { ss.Close() })
-		return mcpgotransport.NewIO(s2cR, c2sW, nil)
+		ready := make(chan struct{})
+		close(ready)
+		return mcpgotransport.NewIO(s2cR, c2sW, nil), ready
 	}},
-	{"streamable HTTP", func(t *testing.T, s *mcpkit.Server) mcpgotransport.Interface {
+	{"streamable HTTP", func(t *testing.T, s *mcpkit.Server) (mcpgotransport.Interface, <-chan struct{}) {
 		h := mcpkit.NewStreamableHTTPHandler(s, nil)
-		srv := httptest.NewServer(h)
+		watch := &getWatch{h: h, open: make(chan struct{})}
+		srv := httptest.NewServer(watch)
 		t.Cleanup(func() {
 			srv.Close()
 			h.Close()
@@ -146,9 +154,54 @@ var mcpgoTasksTransports = []struct {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return tr
+		return tr, watch.open
 	}},
 }
+
+// getWatch serves h and closes open when h first accepts a GET stream
+// (writes its 200 status, which mcpkit's handler does once the stream is
+// the session's standalone one).
+type getWatch struct {
+	h    http.Handler
+	once sync.Once
+	open chan struct{}
+}
+
+func (g *getWatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		w = &statusSignal{ResponseWriter: w, signal: func(code int) {
+			if code == http.StatusOK {
+				g.once.Do(func() { close(g.open) })
+			}
+		}}
+	}
+	g.h.ServeHTTP(w, r)
+}
+
+// statusSignal is a ResponseWriter that reports the status written.
+type statusSignal struct {
+	http.ResponseWriter
+	signal func(code int)
+	done   bool
+}
+
+func (s *statusSignal) WriteHeader(code int) {
+	if !s.done {
+		s.done = true
+		s.signal(code)
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusSignal) Write(b []byte) (int, error) {
+	if !s.done {
+		s.WriteHeader(http.StatusOK)
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap gives http.ResponseController the writer underneath (to flush).
+func (s *statusSignal) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // mcpgoTaskStarter creates tasks with tools/call requests sent on the
 // client's transport: mcp-go v1.2.1's Client.CallTool sends a task param
@@ -227,7 +280,8 @@ func TestMCPGoTasksClient(t *testing.T) {
 			stopped := make(chan struct{})
 			s := tasksServer(t, stopped)
 			elicit := &elicitRecorder{}
-			c := mcpgoclient.NewClient(tr.connect(t, s),
+			ct, ready := tr.connect(t, s)
+			c := mcpgoclient.NewClient(ct,
 				mcpgoclient.WithElicitationHandler(elicit),
 				mcpgoclient.WithProtocolVersion(mcpgomcp.ProtocolVersion20251125))
 			t.Cleanup(func() { c.Close() })
@@ -267,6 +321,14 @@ func TestMCPGoTasksClient(t *testing.T) {
 				t.Errorf("greet has an execution.taskSupport: %q", support["greet"])
 			}
 
+			// The server's requests of a task go on the GET stream,
+			// which must be open first (mcpkit does not yet wait for a
+			// stream, nor use a pending tasks/result's).
+			select {
+			case <-ready:
+			case <-ctx.Done():
+				t.Fatal("the client opened no GET stream")
+			}
 			st := &mcpgoTaskStarter{c: c}
 			var created []string
 
