@@ -70,7 +70,8 @@
 // Skills extension, SEP-2640): every directory holding a SKILL.md is a
 // skill, listed with the size and digest of each of its files.
 // [Server.AddSkill] serves a "dynamic" skill whose files a
-// [ResourceHandler] reads. A client finds skills with
+// [ResourceHandler] reads. [Server.RemoveSkills] takes skills away again,
+// with their resources. A client finds skills with
 // [ClientSession.Skills] and [ClientSession.GetSkill], and
 // [ClientSession.LoadSkill] reads a SKILL.md only after checking it
 // against its entry: size, then digest, then frontmatter; any mismatch is

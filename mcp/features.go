@@ -36,20 +36,35 @@ func (f *features[T]) add(name string, v T) (replaced bool) {
 	return replaced
 }
 
-// remove deletes the named items and reports whether any existed.
+// remove deletes the named items and reports whether any existed. Many
+// go in one pass over the items.
 func (f *features[T]) remove(names ...string) bool {
-	removed := false
-	for _, name := range names {
-		if _, ok := f.byName[name]; !ok {
-			continue
+	if len(names) <= 16 {
+		removed := false
+		for _, name := range names {
+			if _, ok := f.byName[name]; !ok {
+				continue
+			}
+			delete(f.byName, name)
+			if i, found := slices.BinarySearch(f.names, name); found {
+				f.names = slices.Delete(f.names, i, i+1)
+			}
+			removed = true
 		}
-		delete(f.byName, name)
-		if i, found := slices.BinarySearch(f.names, name); found {
-			f.names = slices.Delete(f.names, i, i+1)
-		}
-		removed = true
+		return removed
 	}
-	return removed
+	n := len(f.byName)
+	for _, name := range names {
+		delete(f.byName, name)
+	}
+	if len(f.byName) == n {
+		return false
+	}
+	f.names = slices.DeleteFunc(f.names, func(name string) bool {
+		_, ok := f.byName[name]
+		return !ok
+	})
+	return true
 }
 
 // all returns the items in name order.

@@ -26,6 +26,10 @@ import (
 type skillSet struct {
 	byURI features[*Skill]                // entries by the URI of their SKILL.md
 	dirs  map[string]*features[*Resource] // directory URI -> direct children by URI
+	// What the skills registered, so that RemoveSkills removes only
+	// that, not what replaced it since.
+	files     map[string]*serverResource // AddSkills' file resources by URI
+	templates map[string]*serverTemplate // AddSkill's templates by SKILL.md URI
 }
 
 // isSkillName reports whether name follows the Agent Skills rule for
@@ -255,9 +259,14 @@ func (s *Server) AddSkills(fsys fs.FS, root string) error {
 		set.byURI.add(entry.URI, entry)
 	}
 	s.mu.Lock()
+	if s.skills.files == nil {
+		s.skills.files = map[string]*serverResource{}
+	}
 	for _, uri := range slices.Sorted(maps.Keys(resources)) {
-		replaced := s.resources.add(uri, &serverResource{resource: resources[uri], handler: handlers[uri]})
+		sr := &serverResource{resource: resources[uri], handler: handlers[uri]}
+		replaced := s.resources.add(uri, sr)
 		s.noteAddedLocked("resource", uri, replaced)
+		s.skills.files[uri] = sr
 	}
 	for _, e := range set.byURI.all() {
 		s.skills.byURI.add(e.URI, e)
@@ -298,13 +307,124 @@ func (s *Server) AddSkill(entry *Skill, h ResourceHandler) error {
 		return fmt.Errorf("mcp: AddSkill: %s: the frontmatter name %q differs from the skill path's last segment %q", entry.URI, name, last)
 	}
 	e := &Skill{URI: entry.URI, Frontmatter: maps.Clone(entry.Frontmatter), Resources: SkillResources{Dynamic: true}}
-	if err := s.AddResourceTemplate(&ResourceTemplate{URITemplate: dir + "/{+path}", Name: name, Description: e.Frontmatter["description"].(string)}, h); err != nil {
+	uriTemplate := dir + "/{+path}"
+	if err := s.AddResourceTemplate(&ResourceTemplate{URITemplate: uriTemplate, Name: name, Description: e.Frontmatter["description"].(string)}, h); err != nil {
 		return fmt.Errorf("mcp: AddSkill: %s: %w", entry.URI, err)
 	}
 	s.mu.Lock()
 	s.skills.byURI.add(e.URI, e)
+	if t, ok := s.templates.get(uriTemplate); ok {
+		if s.skills.templates == nil {
+			s.skills.templates = map[string]*serverTemplate{}
+		}
+		s.skills.templates[e.URI] = t
+	}
 	s.mu.Unlock()
 	return nil
+}
+
+// RemoveSkills stops serving skills. Each name is a skill's name, which
+// removes every skill of that name (skills at different paths may share
+// one), or the URI of a skill's SKILL.md, which removes that skill only;
+// names that match no skill are ignored. The resources that served a
+// removed skill's files go too, except those a remaining skill lists (a
+// nested skill's files are also its enclosing skill's), and so do its
+// directories for resources/directory/read; a dynamic skill's resource
+// template is removed. What has since been registered over a skill's
+// resources or template (with [Server.AddResource], say) stays.
+//
+// When a skill goes, connected clients are told with
+// notifications/resources/list_changed, even when no resource went (a
+// nested skill's files stay its enclosing skill's): the Skills extension
+// has no notification of its own, and that one is the cue to list skills
+// again. A server left without skills no longer declares the extension,
+// and answers its methods as a server without skills does.
+func (s *Server) RemoveSkills(names ...string) {
+	if len(names) == 0 {
+		return
+	}
+	want := make(map[string]bool, len(names))
+	for _, n := range names {
+		want[n] = true
+	}
+	s.mu.Lock()
+	var gone []*Skill
+	for _, e := range s.skills.byURI.all() {
+		if name, _ := e.Frontmatter["name"].(string); want[name] || want[e.URI] {
+			gone = append(gone, e)
+		}
+	}
+	if len(gone) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	goneURIs := make([]string, len(gone))
+	for i, e := range gone {
+		goneURIs[i] = e.URI
+	}
+	s.skills.byURI.remove(goneURIs...)
+	// What the remaining skills still need: everything within their
+	// directories (a skill lists every file below its directory).
+	keptDirs := map[string]bool{}
+	for _, e := range s.skills.byURI.all() {
+		if !e.Resources.Dynamic {
+			keptDirs[strings.TrimSuffix(e.URI, "/SKILL.md")] = true
+		}
+	}
+	var files, templates []string
+	goneDirs := map[string]bool{}
+	for _, e := range gone {
+		if e.Resources.Dynamic {
+			if t, ok := s.skills.templates[e.URI]; ok {
+				delete(s.skills.templates, e.URI)
+				if cur, found := s.templates.get(t.template.URITemplate); found && cur == t {
+					templates = append(templates, t.template.URITemplate)
+				}
+			}
+			continue
+		}
+		goneDirs[strings.TrimSuffix(e.URI, "/SKILL.md")] = true
+		for _, f := range e.Resources.Files {
+			owned, ok := s.skills.files[f.URI]
+			if !ok || withinDirs(f.URI, keptDirs) {
+				continue
+			}
+			delete(s.skills.files, f.URI)
+			if cur, found := s.resources.get(f.URI); found && cur == owned {
+				files = append(files, f.URI)
+			}
+		}
+	}
+	for d := range s.skills.dirs {
+		if withinDirs(d, goneDirs) && !withinDirs(d, keptDirs) {
+			delete(s.skills.dirs, d)
+		}
+	}
+	s.resources.remove(files...)
+	s.templates.remove(templates...)
+	s.mu.Unlock()
+	s.broadcast(NotificationResourceListChanged, &ResourceListChangedParams{}, nil)
+}
+
+// withinDirs reports whether the URI d is one of the directory URIs dirs
+// or below one of them.
+func withinDirs(d string, dirs map[string]bool) bool {
+	_, rest, ok := strings.Cut(d, "://")
+	if !ok {
+		return dirs[d]
+	}
+	top := len(d) - len(rest) // the length of "<scheme>://"
+	for p := d; len(p) > top; {
+		if dirs[p] {
+			return true
+		}
+		i := strings.LastIndexByte(p, '/')
+		if i < top {
+			break
+		}
+		p = p[:i]
+	}
+	return false
 }
 
 // subtreeKey orders paths so that a directory's files are consecutive:

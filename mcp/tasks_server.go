@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"maps"
 	"runtime/debug"
@@ -60,8 +61,9 @@ type TaskOptions struct {
 	// within it is answered with its result. Zero means none: the call
 	// is a task from the start.
 	SyncWindow time.Duration
-	// MaxDuration bounds a task's run: past it the handler's context is
-	// cancelled and the task fails. Zero means 24 hours.
+	// MaxDuration bounds a task's run, from its creation: past it the
+	// handler's context is cancelled and the task fails. Zero means 24
+	// hours.
 	MaxDuration time.Duration
 	// TTL is how long a task is kept after it ended. Zero means the
 	// store's default (an hour for the stores of this package). A task
@@ -124,6 +126,8 @@ type taskRuntime struct {
 	store     TaskStore
 	ownsStore bool
 	watcher   TaskWatcher // store's, or nil
+	anonymous string      // the owner key of callers without a principal (2026-07-28)
+	macs      sync.Pool   // of HMAC-SHA256 under OwnerKey
 
 	mu     sync.Mutex
 	runs   map[string]*taskRun // running in this process, by ID
@@ -161,6 +165,7 @@ func newTaskRuntime(s *Server, o *TaskOptions) *taskRuntime {
 	} else {
 		rt.opts.OwnerKey = slices.Clone(rt.opts.OwnerKey)
 	}
+	rt.anonymous = rt.ownerKey("a\x00")
 	if rt.opts.ReplicaID == "" {
 		b := make([]byte, 12)
 		rand.Read(b)
@@ -184,9 +189,24 @@ func (rt *taskRuntime) ownerOf(ctx context.Context, ss *ServerSession, modern bo
 	default:
 		who = "a\x00"
 	}
-	m := hmac.New(sha256.New, rt.opts.OwnerKey)
+	if who == "a\x00" {
+		return rt.anonymous
+	}
+	return rt.ownerKey(who)
+}
+
+// ownerKey returns the keyed hash of who.
+func (rt *taskRuntime) ownerKey(who string) string {
+	m, _ := rt.macs.Get().(hash.Hash)
+	if m == nil {
+		m = hmac.New(sha256.New, rt.opts.OwnerKey)
+	}
+	m.Reset()
 	m.Write([]byte(who))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:18])
+	var sum [sha256.Size]byte
+	key := base64.RawURLEncoding.EncodeToString(m.Sum(sum[:0])[:18])
+	rt.macs.Put(m)
+	return key
 }
 
 // taskOwnerID returns an identifier of ss for task ownership: its ID, or
@@ -256,6 +276,7 @@ type taskRun struct {
 
 	ctx    context.Context // the handler's, detached from the request
 	cancel context.CancelCauseFunc
+	reqCtx context.Context // the creating request's
 
 	mu        sync.Mutex
 	phase     int
@@ -422,7 +443,6 @@ func (rt *taskRuntime) newRun(ctx context.Context, ss *ServerSession, req *CallT
 		rt:      rt,
 		ss:      ss,
 		req:     req,
-		owner:   rt.ownerOf(ctx, ss, modern),
 		modern:  modern,
 		ttl:     rt.opts.TTL,
 		round:   inputRoundFrom(ctx),
@@ -434,14 +454,11 @@ func (rt *taskRuntime) newRun(ctx context.Context, ss *ServerSession, req *CallT
 		r.version = ss.ProtocolVersion()
 	}
 	// Detached from the request, but for its values; cancelled by a
-	// cancel, MaxDuration, Close, or the request's end while the run is
-	// still synchronous.
-	base := context.WithoutCancel(ctx)
-	base = context.WithValue(base, taskRunKey{}, r)
-	tctx, cancelTimeout := context.WithTimeoutCause(base, rt.opts.MaxDuration, errTaskMaxDuration)
-	cctx, cancel := context.WithCancelCause(tctx)
-	r.ctx = cctx
-	r.cancel = func(cause error) { cancel(cause); cancelTimeout() }
+	// cancel, MaxDuration (see monitor), Close, or the request's end
+	// while the run is still synchronous.
+	base := context.WithValue(context.WithoutCancel(ctx), taskRunKey{}, r)
+	r.ctx, r.cancel = context.WithCancelCause(base)
+	r.reqCtx = ctx
 	return r
 }
 
@@ -481,6 +498,9 @@ func (r *taskRun) createLocked(ctx context.Context) error {
 	if err := context.Cause(r.ctx); err != nil {
 		return err // the request ended, or the server closes
 	}
+	if r.owner == "" {
+		r.owner = rt.ownerOf(r.reqCtx, r.ss, r.modern)
+	}
 	now := time.Now()
 	rec := &TaskRecord{
 		Owner:           r.owner,
@@ -517,13 +537,6 @@ func (r *taskRun) createLocked(ctx context.Context) error {
 	}
 	rt.mu.Unlock()
 	return nil
-}
-
-// isTask reports whether the run became a task.
-func (r *taskRun) isTask() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.id != ""
 }
 
 // answerCreated answers the creating request once the run is a task.
@@ -618,6 +631,8 @@ func (r *taskRun) monitor() {
 	ctx := r.ctx
 	renewEvery := rt.opts.Lease / 3
 	nextRenew := time.Now().Add(renewEvery)
+	deadline := time.AfterFunc(rt.opts.MaxDuration, func() { r.cancel(errTaskMaxDuration) })
+	defer deadline.Stop()
 	for {
 		rec, err := rt.store.Get(ctx, r.owner, r.id)
 		switch {
@@ -1004,7 +1019,6 @@ func (r *taskRun) askInput(ctx context.Context, method string, params Params, re
 		return fmt.Errorf("mcp: %s: the task has ended or has %d input requests outstanding", method, maxInputRequests)
 	}
 	rt.published(rec)
-	version := rec.Version
 	for {
 		rec, err := rt.store.Get(ctx, r.owner, r.id)
 		if err != nil {
@@ -1037,8 +1051,7 @@ func (r *taskRun) askInput(ctx context.Context, method string, params Params, re
 			}
 			return nil
 		}
-		version = rec.Version
-		if err := rt.waitChange(ctx, r.owner, r.id, version); err != nil {
+		if err := rt.waitChange(ctx, r.owner, r.id, rec.Version); err != nil {
 			return err
 		}
 	}

@@ -19,9 +19,8 @@ import (
 // would, to check the wire of tasks.
 type taskPeer struct {
 	*rawPeer
-	next    atomic.Int64
-	meta    string // the _meta member of 2026-07-28 requests; "" for the handshake era
-	pending map[string]json.RawMessage
+	next atomic.Int64
+	meta string // the _meta member of 2026-07-28 requests; "" for the handshake era
 	// asked collects the requests the server sends (2025-11-25 task
 	// questions), answered by answer.
 	asked  []*jsonrpc.Request
