@@ -486,3 +486,54 @@ func TestMCPGoTasksClient(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPGoTasksClientWithoutGETStream: a 2025-11-25 client over
+// Streamable HTTP that opens no GET stream (the transport spec leaves it
+// optional) and follows the task spec, calling tasks/result while the
+// task needs input, must still be asked the task's question: the spec
+// says the client SHOULD call tasks/result on input_required and SHOULD
+// expect the server's messages on any SSE stream, and names a stream on
+// tasks/result as the way to deliver them. mcpkit's runtime sends the
+// question only on the session's GET stream (tasks_server.go, askRelated)
+// and, with none open, fails the task at once ("no stream open to the
+// client for this message"). This test fails until the runtime delivers
+// a task's requests on a pending tasks/result of the task (or waits for
+// a stream to carry them).
+func TestMCPGoTasksClientWithoutGETStream(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	s := tasksServer(t, make(chan struct{}))
+	h := mcpkit.NewStreamableHTTPHandler(s, nil)
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		srv.Close()
+		h.Close()
+	})
+	tr, err := mcpgotransport.NewStreamableHTTP(srv.URL) // no WithContinuousListening: no GET stream
+	if err != nil {
+		t.Fatal(err)
+	}
+	elicit := &elicitRecorder{}
+	c := mcpgoclient.NewClient(tr, mcpgoclient.WithElicitationHandler(elicit), mcpgoclient.WithProtocolVersion(mcpgomcp.ProtocolVersion20251125))
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var init mcpgomcp.InitializeRequest
+	init.Params.ClientInfo = mcpgomcp.Implementation{Name: "mcpgo-tasks", Version: "1"}
+	init.Params.ProtocolVersion = mcpgomcp.ProtocolVersion20251125
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	task, err := (&mcpgoTaskStarter{c: c}).start(ctx, "confirm", map[string]any{"filename": "notes.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.TaskResult(ctx, mcpgomcp.TaskResultRequest{Params: mcpgomcp.TaskResultParams{TaskId: task.TaskId}})
+	if err != nil {
+		t.Fatalf("tasks/result: %v", err)
+	}
+	if got := mcpgoText(res.Content); got != "Deleted notes.txt" || res.IsError {
+		t.Errorf("tasks/result %q (isError %v), want Deleted notes.txt: the question never reached the client (elicitations %q)", got, res.IsError, elicit.asked())
+	}
+}
