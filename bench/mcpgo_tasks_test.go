@@ -150,6 +150,7 @@ var mcpgoTasksTransports = []struct {
 			srv.Close()
 			h.Close()
 		})
+		//lint:ignore SA1019 the GET stream is 2025-11-25's, the revision under test
 		tr, err := mcpgotransport.NewStreamableHTTP(srv.URL, mcpgotransport.WithContinuousListening())
 		if err != nil {
 			t.Fatal(err)
