@@ -1,4 +1,3 @@
-//go:build taskclient
 
 // Built with -tags taskclient until the client side of tasks (branch
 // taskclient) is on main: then drop this constraint.
