@@ -92,6 +92,18 @@ func withRelatedRequest(ctx context.Context, id ID) context.Context {
 	return context.WithValue(ctx, relatedKey{}, id)
 }
 
+// WithoutRelatedRequest returns a context with ctx's values, deadline and
+// cancellation but no related request: messages written with it belong
+// to no incoming request (a transport that routes by request, such as
+// Streamable HTTP, sends them as it sends those written outside any
+// handler). It is for work that outlives the request that started it.
+func WithoutRelatedRequest(ctx context.Context) context.Context {
+	if _, ok := RelatedRequest(ctx); !ok {
+		return ctx
+	}
+	return context.WithValue(ctx, relatedKey{}, nil)
+}
+
 // RelatedRequest returns the incoming request that messages written with
 // ctx belong to. Conn sets it on handler contexts; a response names its
 // request by its own ID.

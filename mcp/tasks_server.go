@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -747,8 +748,10 @@ func (r *taskRun) finish(res Result, err error) {
 		status = TaskCompleted
 		if cr, ok := res.(*CallToolResult); ok && cr.IsError && !r.modern {
 			// 2025-11-25: a tool error fails the task; tasks/result
-			// still answers with the result.
+			// still answers with the result, and tasks/get says why
+			// (the spec: a failed task SHOULD have a statusMessage).
 			status = TaskFailed
+			message = toolErrorMessage(cr)
 		}
 	}
 	var rawErr json.RawMessage
@@ -949,7 +952,11 @@ func (r *taskRun) askRelated(ctx context.Context, method string, params Params, 
 	}); rec != nil {
 		rt.published(rec)
 	}
-	err = r.ss.requestMaybeTask(ctx, method, p, result)
+	// Not on the stream of the tools/call that started the task (its
+	// context still names it): the task outlives that request, whose
+	// stream ends with the CreateTaskResult, and a question sent there
+	// would race it, about a task the client does not know yet.
+	err = r.ss.requestMaybeTask(jsonrpc.WithoutRelatedRequest(ctx), method, p, result)
 	if rec, _ := rt.modify(context.WithoutCancel(ctx), r.owner, r.id, func(rec *TaskRecord) bool {
 		if rec.Status != TaskInputRequired {
 			return false
@@ -1215,6 +1222,25 @@ func (rt *taskRuntime) detailed(rec *TaskRecord, now time.Time, inline bool) *De
 		}
 	}
 	return v
+}
+
+// maxToolErrorMessage bounds the part of a tool error's text that
+// becomes its task's status message.
+const maxToolErrorMessage = 256
+
+// toolErrorMessage is the status message of a 2025-11-25 task that a
+// tool error failed: the result's first text, bounded, or a generic one.
+func toolErrorMessage(res *CallToolResult) string {
+	for _, c := range res.Content {
+		if tc, ok := c.(*TextContent); ok && tc.Text != "" {
+			text := tc.Text
+			if len(text) > maxToolErrorMessage {
+				text = strings.ToValidUTF8(text[:maxToolErrorMessage], "") + "..."
+			}
+			return "tool error: " + text
+		}
+	}
+	return "tool error: the tool returned a result with isError"
 }
 
 func cmpOr(a, b string) string {

@@ -412,8 +412,10 @@ func TestTasksHandshakeWire(t *testing.T) {
 		t.Fatalf("tasks/result of a tool error %s", res)
 	}
 	must(t, json.Unmarshal(p.mustCall(MethodTasksGet, `{"taskId":"`+created.Task.TaskID+`"}`), &got))
-	if got.Status != TaskFailed {
-		t.Fatalf("a tool error's task is %s", got.Status)
+	if got.Status != TaskFailed || got.StatusMessage == "" {
+		// The spec: a failed task's tasks/get SHOULD say why in its
+		// statusMessage.
+		t.Fatalf("a tool error's task is %s with statusMessage %q", got.Status, got.StatusMessage)
 	}
 	// A JSON-RPC error: tasks/result answers with it.
 	must(t, json.Unmarshal(p.mustCall(MethodToolsCall, `{"name":"rpc-error","arguments":{},"task":{}}`), &created))
