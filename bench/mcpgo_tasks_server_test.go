@@ -1,6 +1,3 @@
-// Built with -tags taskclient until the client side of tasks (branch
-// taskclient) is on main: then drop this constraint.
-
 package bench
 
 import (
