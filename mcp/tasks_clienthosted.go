@@ -48,8 +48,14 @@ func (ss *ServerSession) clientHostsTask(method string) bool {
 // requestAsTask sends a task-augmented request to the client and waits
 // for the task's result, decoded into result.
 func (ss *ServerSession) requestAsTask(ctx context.Context, method string, params Params, result Result) error {
+	// The task-augmented request itself is not abandoned with ctx: a
+	// client answers it at once, and only its answer names the task to
+	// cancel (a task made by a request we gave up on would run on).
 	created := &CreateTaskResult{}
-	if err := ss.request(ctx, method, params, created); err != nil {
+	ictx, icancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	err := ss.request(ictx, method, params, created)
+	icancel()
+	if err != nil {
 		return err
 	}
 	t := &created.Task
@@ -70,6 +76,9 @@ func (ss *ServerSession) requestAsTask(ctx context.Context, method string, param
 			ss.call(cctx, MethodTasksCancel, &CancelTaskParams{TaskID: id}, &Task{})
 		}
 	}()
+	if err := context.Cause(ctx); err != nil {
+		return err // abandoned meanwhile: the deferred cancel tells the client
+	}
 	for !t.Status.Ended() && t.Status != TaskInputRequired {
 		interval := defaultClientTaskPoll
 		if t.PollInterval != nil {
@@ -90,7 +99,7 @@ func (ss *ServerSession) requestAsTask(ctx context.Context, method string, param
 	// Terminal, or waiting for input (which tasks/result delivers):
 	// tasks/result blocks until the end and answers as the request would
 	// have.
-	err := ss.request(ctx, MethodTasksResult, &TaskPayloadParams{TaskID: id}, result)
+	err = ss.request(ctx, MethodTasksResult, &TaskPayloadParams{TaskID: id}, result)
 	var we *jsonrpc.Error
 	if err == nil || errors.As(err, &we) {
 		ended = true
