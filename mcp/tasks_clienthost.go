@@ -192,18 +192,7 @@ func (cs *ClientSession) hostTaskResult(ctx context.Context, req *ClientRequest[
 	if err != nil {
 		return nil, err
 	}
-	for {
-		rec, err := rt.store.Get(ctx, owner, req.Params.TaskID)
-		if err != nil {
-			return nil, rt.storeError(MethodTasksResult, err)
-		}
-		if rec.Status.Ended() {
-			return taskPayloadOf(rec)
-		}
-		if err := rt.waitChange(ctx, owner, rec.ID, rec.Version); err != nil {
-			return nil, err
-		}
-	}
+	return rt.awaitPayload(ctx, owner, req.Params.TaskID)
 }
 
 func (cs *ClientSession) hostListTasks(ctx context.Context, req *ClientRequest[*ListTasksParams]) (*ListTasksResult, error) {
@@ -211,19 +200,7 @@ func (cs *ClientSession) hostListTasks(ctx context.Context, req *ClientRequest[*
 	if err != nil {
 		return nil, err
 	}
-	recs, next, err := rt.store.List(ctx, owner, req.Params.Cursor)
-	if errors.Is(err, ErrTaskCursor) {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: invalid cursor"}
-	}
-	if err != nil {
-		return nil, rt.storeError(MethodTasksList, err)
-	}
-	now := time.Now()
-	res := &ListTasksResult{Tasks: make([]*Task, 0, len(recs)), NextCursor: next}
-	for _, rec := range recs {
-		res.Tasks = append(res.Tasks, rt.task2025(rec, now))
-	}
-	return res, nil
+	return rt.list(ctx, owner, req.Params.Cursor)
 }
 
 func (cs *ClientSession) hostCancelTask(ctx context.Context, req *ClientRequest[*CancelTaskParams]) (*Task, error) {
@@ -231,29 +208,12 @@ func (cs *ClientSession) hostCancelTask(ctx context.Context, req *ClientRequest[
 	if err != nil {
 		return nil, err
 	}
-	id := req.Params.TaskID
-	ended := false
-	rec, err := rt.modify(ctx, owner, id, func(rec *TaskRecord) bool {
-		ended = rec.Status.Ended()
-		if ended {
-			return false
-		}
-		rec.Cancel = true
-		rec.Status, rec.StatusMessage = TaskCancelled, taskMessageCancelled
-		rec.Lease = nil
-		return true
-	})
+	rec, ended, err := rt.cancelTask(ctx, owner, req.Params.TaskID)
 	if err != nil {
 		return nil, rt.storeError(MethodTasksCancel, err)
 	}
 	if ended {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: the task has already ended"}
-	}
-	rt.mu.Lock()
-	run := rt.runs[id]
-	rt.mu.Unlock()
-	if run != nil && run.owner == owner {
-		run.cancel(errTaskCancelled)
 	}
 	return rt.task2025(rec, time.Now()), nil
 }

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -1201,7 +1202,7 @@ func (rt *taskRuntime) detailed(rec *TaskRecord, now time.Time, inline bool) *De
 		if len(rec.Error) > 0 && json.Unmarshal(rec.Error, &e) == nil {
 			v.Error = &e
 		} else {
-			v.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: cmpOr(rec.StatusMessage, "Internal error")}
+			v.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: cmp.Or(rec.StatusMessage, "Internal error")}
 		}
 	case TaskInputRequired:
 		for k, raw := range rec.Inputs {
@@ -1241,13 +1242,6 @@ func toolErrorMessage(res *CallToolResult) string {
 		}
 	}
 	return "tool error: the tool returned a result with isError"
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // task2025 returns the 2025-11-25 view of rec.
@@ -1443,29 +1437,9 @@ func (ss *ServerSession) cancelTask(ctx context.Context, req *ServerRequest[*Can
 	if err != nil {
 		return nil, err
 	}
-	id := req.Params.TaskID
-	ended := false
-	rec, err := rt.modify(ctx, owner, id, func(rec *TaskRecord) bool {
-		ended = rec.Status.Ended()
-		if ended {
-			return false
-		}
-		rec.Cancel = true
-		rec.Status, rec.StatusMessage = TaskCancelled, taskMessageCancelled
-		rec.Inputs, rec.Answers, rec.Lease = nil, nil, nil
-		return true
-	})
+	rec, ended, err := rt.cancelTask(ctx, owner, req.Params.TaskID)
 	if err != nil {
 		return nil, rt.storeError(MethodTasksCancel, err)
-	}
-	rt.mu.Lock()
-	run := rt.runs[id]
-	rt.mu.Unlock()
-	if run != nil && run.owner == owner {
-		run.cancel(errTaskCancelled)
-	}
-	if rec != nil {
-		rt.published(rec)
 	}
 	if modern {
 		return &EmptyResult{}, nil
@@ -1484,14 +1458,47 @@ func (ss *ServerSession) taskPayload(ctx context.Context, req *ServerRequest[*Ta
 	if err != nil {
 		return nil, err
 	}
-	id := req.Params.TaskID
+	return rt.awaitPayload(ctx, owner, req.Params.TaskID)
+}
+
+// cancelTask cancels task id of owner for good, unless it has ended
+// (ended true, rec nil), and ends its handler's context if it runs here.
+func (rt *taskRuntime) cancelTask(ctx context.Context, owner, id string) (rec *TaskRecord, ended bool, err error) {
+	rec, err = rt.modify(ctx, owner, id, func(rec *TaskRecord) bool {
+		ended = rec.Status.Ended()
+		if ended {
+			return false
+		}
+		rec.Cancel = true
+		rec.Status, rec.StatusMessage = TaskCancelled, taskMessageCancelled
+		rec.Inputs, rec.Answers, rec.Lease = nil, nil, nil
+		return true
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	rt.mu.Lock()
+	run := rt.runs[id]
+	rt.mu.Unlock()
+	if run != nil && run.owner == owner {
+		run.cancel(errTaskCancelled)
+	}
+	if rec != nil {
+		rt.published(rec)
+	}
+	return rec, ended, nil
+}
+
+// awaitPayload waits for the end of task id of owner and returns the
+// answer of tasks/result.
+func (rt *taskRuntime) awaitPayload(ctx context.Context, owner, id string) (Result, error) {
 	for {
 		rec, err := rt.store.Get(ctx, owner, id)
 		if err != nil {
 			return nil, rt.storeError(MethodTasksResult, err)
 		}
 		if rec.Status.Ended() {
-			return rt.payload(rec)
+			return taskPayloadOf(rec)
 		}
 		if err := rt.waitChange(ctx, owner, id, rec.Version); err != nil {
 			return nil, err
@@ -1499,8 +1506,22 @@ func (ss *ServerSession) taskPayload(ctx context.Context, req *ServerRequest[*Ta
 	}
 }
 
-// payload is the answer of tasks/result for an ended task.
-func (rt *taskRuntime) payload(rec *TaskRecord) (Result, error) { return taskPayloadOf(rec) }
+// list returns a page of owner's tasks in the 2025-11-25 form.
+func (rt *taskRuntime) list(ctx context.Context, owner, cursor string) (*ListTasksResult, error) {
+	recs, next, err := rt.store.List(ctx, owner, cursor)
+	if errors.Is(err, ErrTaskCursor) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: invalid cursor"}
+	}
+	if err != nil {
+		return nil, rt.storeError(MethodTasksList, err)
+	}
+	now := time.Now()
+	res := &ListTasksResult{Tasks: make([]*Task, 0, len(recs)), NextCursor: next}
+	for _, rec := range recs {
+		res.Tasks = append(res.Tasks, rt.task2025(rec, now))
+	}
+	return res, nil
+}
 
 // resultFor returns a new result of the type method answers with, for
 // the methods that run as tasks.
@@ -1538,7 +1559,7 @@ func taskPayloadOf(rec *TaskRecord) (Result, error) {
 	if len(rec.Error) > 0 && json.Unmarshal(rec.Error, &e) == nil {
 		return nil, &e
 	}
-	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: cmpOr(rec.StatusMessage, "Internal error")}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: cmp.Or(rec.StatusMessage, "Internal error")}
 }
 
 // relatedData is the data of an error about a task.
@@ -1559,19 +1580,7 @@ func (ss *ServerSession) listTasks(ctx context.Context, req *ServerRequest[*List
 	if err != nil {
 		return nil, err
 	}
-	recs, next, err := rt.store.List(ctx, owner, req.Params.Cursor)
-	if errors.Is(err, ErrTaskCursor) {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: invalid cursor"}
-	}
-	if err != nil {
-		return nil, rt.storeError(MethodTasksList, err)
-	}
-	now := time.Now()
-	res := &ListTasksResult{Tasks: make([]*Task, 0, len(recs)), NextCursor: next}
-	for _, rec := range recs {
-		res.Tasks = append(res.Tasks, rt.task2025(rec, now))
-	}
-	return res, nil
+	return rt.list(ctx, owner, req.Params.Cursor)
 }
 
 // acknowledgeTasks returns the task IDs of a subscriptions/listen filter
