@@ -95,6 +95,7 @@ func (l *DecodeLimits) decodeOwned(data []byte) (Message, error) {
 func init() {
 	rpclink.DecodeOwned = (*DecodeLimits).decodeOwned
 	rpclink.GrowStack = growStack
+	rpclink.Relate = relate
 }
 
 // limits are the bounds in effect, each positive or noLimit.

@@ -104,6 +104,16 @@ func WithoutRelatedRequest(ctx context.Context) context.Context {
 	return context.WithValue(ctx, relatedKey{}, nil)
 }
 
+// relate returns ctx with from's related request, or with none if from has
+// none (see rpclink.Relate).
+func relate(ctx, from context.Context) context.Context {
+	id, ok := RelatedRequest(from)
+	if !ok {
+		return WithoutRelatedRequest(ctx)
+	}
+	return withRelatedRequest(ctx, id)
+}
+
 // RelatedRequest returns the incoming request that messages written with
 // ctx belong to. Conn sets it on handler contexts; a response names its
 // request by its own ID.

@@ -205,8 +205,13 @@ func captureTask(ctx context.Context, o *outgoing, raw []byte, modern bool) (boo
 	if o.method != MethodToolsCall {
 		return false, nil
 	}
+	if !bytes.Contains(raw, []byte(`"task`)) {
+		return false, nil
+	}
 	slot, _ := ctx.Value(taskSlotKey{}).(*taskSlot)
-	if slot == nil || slot.task != nil || !bytes.Contains(raw, []byte(`"task`)) {
+	if slot == nil {
+		slot = &taskSlot{} // a client without ClientOptions.Tasks: no task is expected
+	} else if slot.task != nil {
 		return false, nil
 	}
 	var probe struct {
@@ -342,7 +347,11 @@ func (cs *ClientSession) callTool(ctx context.Context, params *CallToolParams, s
 		return nil, nil, err
 	}
 	opts := cs.client.opts.Tasks
-	slot := &taskSlot{enabled: opts != nil}
+	var slot *taskSlot // none without ClientOptions.Tasks: captureTask then refuses every task
+	if opts != nil {
+		slot = &taskSlot{enabled: true}
+		ctx = context.WithValue(ctx, taskSlotKey{}, slot)
+	}
 	if cs.modern == nil && params != nil {
 		want := false
 		if opts != nil {
@@ -363,13 +372,15 @@ func (cs *ClientSession) callTool(ctx context.Context, params *CallToolParams, s
 			}
 			params = &p
 		}
-		slot.asked = want
+		if slot != nil {
+			slot.asked = want
+		}
 	}
 	res := &CallToolResult{}
-	if err := cs.request(context.WithValue(ctx, taskSlotKey{}, slot), MethodToolsCall, params, res); err != nil {
+	if err := cs.request(ctx, MethodToolsCall, params, res); err != nil {
 		return nil, nil, err
 	}
-	if slot.task == nil {
+	if slot == nil || slot.task == nil {
 		return res, nil, nil
 	}
 	t := &ToolTask{cs: cs, modern: cs.modern != nil}

@@ -1253,3 +1253,34 @@ func TestToolTaskRealServerHTTP(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestTaskQuestionsOnResultStream checks where a 2025-11-25 task's
+// question to the client travels over Streamable HTTP: with the client's
+// GET stream, and without one on the stream of the tasks/result the client
+// calls when it sees input_required (it used to fail the task).
+func TestTaskQuestionsOnResultStream(t *testing.T) {
+	for _, noGET := range []bool{false, true} {
+		t.Run(fmt.Sprintf("noGET=%v", noGET), func(t *testing.T) {
+			checkGoroutines(t)
+			s := newRealTaskServer(t)
+			srv := httptest.NewServer(NewStreamableHTTPHandler(s.Server, nil))
+			defer srv.Close()
+			o := ClientOptions{Era: EraHandshake, Tasks: &ClientTaskOptions{MinPollInterval: time.Millisecond, DefaultPollInterval: time.Millisecond},
+				ElicitationHandler: func(_ context.Context, req *ElicitRequest) (*ElicitResult, error) {
+					return &ElicitResult{Action: ElicitActionAccept, Content: map[string]any{"name": "Ada"}}, nil
+				}}
+			cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, &o).Connect(t.Context(),
+				&transport.StreamableClientTransport{URL: srv.URL, DisableStandaloneStream: noGET})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			for range 3 {
+				res, err := cs.CallTool(t.Context(), &CallToolParams{Name: "ask"})
+				if err != nil || taskText(res) != "hello Ada" {
+					t.Fatalf("CallTool(ask): %v, %v", res, err)
+				}
+			}
+		})
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/internal/rpclink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/transport"
@@ -137,10 +138,23 @@ type taskRuntime struct {
 	runs   map[string]*taskRun // running in this process, by ID
 	closed bool
 	wg     sync.WaitGroup // the runs' goroutines
+	// waiting holds the 2025-11-25 tasks/result requests waiting here,
+	// by task ID: a task's question to the client goes on the stream of
+	// one of them when it can (the client calls tasks/result when it
+	// sees input_required). waitingAdded is closed, and replaced, when
+	// one is added.
+	waiting      map[string][]resultWaiter
+	waitingAdded chan struct{}
+}
+
+// resultWaiter is a tasks/result request waiting for its task's end.
+type resultWaiter struct {
+	ss  *ServerSession
+	ctx context.Context // its handler's: it names the request
 }
 
 func newTaskRuntime(s *Server, logger *slog.Logger, o *TaskOptions) *taskRuntime {
-	rt := &taskRuntime{s: s, logger: logger, opts: *o, runs: map[string]*taskRun{}}
+	rt := &taskRuntime{s: s, logger: logger, opts: *o, runs: map[string]*taskRun{}, waitingAdded: make(chan struct{})}
 	if rt.opts.Store == nil {
 		rt.opts.Store = NewMemoryTaskStore(nil)
 		rt.ownsStore = true
@@ -953,11 +967,7 @@ func (r *taskRun) askRelated(ctx context.Context, method string, params Params, 
 	}); rec != nil {
 		rt.published(rec)
 	}
-	// Not on the stream of the tools/call that started the task (its
-	// context still names it): the task outlives that request, whose
-	// stream ends with the CreateTaskResult, and a question sent there
-	// would race it, about a task the client does not know yet.
-	err = r.ss.requestMaybeTask(jsonrpc.WithoutRelatedRequest(ctx), method, p, result)
+	err = r.sendRelated(ctx, method, p, result)
 	if rec, _ := rt.modify(context.WithoutCancel(ctx), r.owner, r.id, func(rec *TaskRecord) bool {
 		if rec.Status != TaskInputRequired {
 			return false
@@ -968,6 +978,69 @@ func (r *taskRun) askRelated(ctx context.Context, method string, params Params, 
 		rt.published(rec)
 	}
 	return err
+}
+
+// sendRelated sends a task's question to the client (2025-11-25): on the
+// stream of a tasks/result of the task waiting here if there is one (the
+// client calls it when it sees input_required), else on the session's GET
+// stream; with neither, it waits for a tasks/result until ctx ends. Never
+// on the stream of the tools/call that started the task (its context
+// still names it): that stream ends with the CreateTaskResult, and a
+// question sent there would race it, about a task the client does not
+// know yet.
+func (r *taskRun) sendRelated(ctx context.Context, method string, params Params, result Result) error {
+	rt := r.rt
+	for {
+		ss, sctx, added := rt.resultStream(ctx, r.id, r.ss)
+		err := ss.requestMaybeTask(sctx, method, params, result)
+		if !errors.Is(err, mcplink.ErrNoStream) {
+			return err
+		}
+		select {
+		case <-added:
+		case <-ctx.Done():
+			return fmt.Errorf("mcp: no stream to send the task's %s on: the client has no GET stream and called no tasks/result: %w", method, context.Cause(ctx))
+		}
+	}
+}
+
+// resultStream returns the session and context to send a question of
+// task id with, the task's context being ctx and its creating session ss:
+// those of the newest tasks/result of the task waiting here, or ss and
+// ctx without a related request. added is closed when another tasks/result
+// starts waiting.
+func (rt *taskRuntime) resultStream(ctx context.Context, id string, ss *ServerSession) (*ServerSession, context.Context, <-chan struct{}) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if ws := rt.waiting[id]; len(ws) > 0 {
+		w := ws[len(ws)-1]
+		return w.ss, rpclink.Relate(ctx, w.ctx), rt.waitingAdded
+	}
+	return ss, jsonrpc.WithoutRelatedRequest(ctx), rt.waitingAdded
+}
+
+// holdResult records a tasks/result of task id waiting on ss with ctx,
+// until the returned function is called.
+func (rt *taskRuntime) holdResult(ctx context.Context, ss *ServerSession, id string) func() {
+	w := resultWaiter{ss: ss, ctx: ctx}
+	rt.mu.Lock()
+	if rt.waiting == nil {
+		rt.waiting = map[string][]resultWaiter{}
+	}
+	rt.waiting[id] = append(rt.waiting[id], w)
+	close(rt.waitingAdded)
+	rt.waitingAdded = make(chan struct{})
+	rt.mu.Unlock()
+	return func() {
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		ws := slices.DeleteFunc(rt.waiting[id], func(o resultWaiter) bool { return o.ctx == ctx })
+		if len(ws) == 0 {
+			delete(rt.waiting, id)
+		} else {
+			rt.waiting[id] = ws
+		}
+	}
 }
 
 // withOtherMeta returns a copy of params whose _meta has key set to v.
@@ -1458,6 +1531,7 @@ func (ss *ServerSession) taskPayload(ctx context.Context, req *ServerRequest[*Ta
 	if err != nil {
 		return nil, err
 	}
+	defer rt.holdResult(ctx, ss, req.Params.TaskID)()
 	return rt.awaitPayload(ctx, owner, req.Params.TaskID)
 }
 

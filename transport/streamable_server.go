@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -314,7 +315,7 @@ var ErrSessionIdle = errors.New("transport: HTTP session idle timeout")
 
 // errNoStream is returned when a server-to-client request has no stream to
 // travel on.
-var errNoStream = errors.New("transport: no stream open to the client for this message")
+var errNoStream = mcplink.ErrNoStream
 
 const (
 	headerSessionID       = "Mcp-Session-Id"

@@ -13,6 +13,7 @@ package mcplink
 
 import (
 	"context"
+	"errors"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -67,3 +68,9 @@ var (
 	NewStreamableHTTPHandler func(connect ConnectFunc, opts any) any
 	NewSSEHandler            func(connect ConnectFunc, opts any) any
 )
+
+// ErrNoStream is returned by a server-side HTTP connection's Write of a
+// request when no stream is open to the client to carry it: package mcp
+// then waits for one where it can (a task's question waits for the
+// client's tasks/result).
+var ErrNoStream = errors.New("transport: no stream open to the client for this message")

@@ -46,3 +46,10 @@ var DecodeOwned any
 // handlers (a task's). It is set by package jsonrpc's init and never
 // changed afterwards; until then it does nothing.
 var GrowStack = func() {}
+
+// Relate returns ctx with the related request of from (see
+// jsonrpc.RelatedRequest): messages written with it go where from's go,
+// such as a server's request to the client that a task sends on the
+// stream of a tasks/result waiting for it. It is set by package jsonrpc's
+// init and never changed afterwards.
+var Relate = func(ctx, from context.Context) context.Context { return ctx }
