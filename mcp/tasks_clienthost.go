@@ -226,5 +226,5 @@ func (c *Client) Close() error {
 	if c.host == nil {
 		return nil
 	}
-	return c.host.close()
+	return c.host.close(context.Background())
 }

@@ -241,9 +241,12 @@ func (ss *ServerSession) taskOwnerID() string {
 	return ss.ownerID
 }
 
-// close ends the tasks running here (they fail: "the server closed") and
-// closes the store if the runtime made it.
-func (rt *taskRuntime) close() error {
+// close ends the tasks running here (they fail: "the server closed"),
+// waits for their handlers to return, and closes the store if the runtime
+// made it. When ctx ends first, the tasks whose handlers are still running
+// are written failed at once, the store is left open (they may still write
+// to it), and close returns ctx's error.
+func (rt *taskRuntime) close(ctx context.Context) error {
 	rt.mu.Lock()
 	if rt.closed {
 		rt.mu.Unlock()
@@ -255,7 +258,22 @@ func (rt *taskRuntime) close() error {
 	for _, r := range runs {
 		r.cancel(errTaskServerClosed)
 	}
-	rt.wg.Wait()
+	returned := make(chan struct{})
+	go func() {
+		rt.wg.Wait()
+		close(returned)
+	}()
+	select {
+	case <-returned:
+	case <-ctx.Done():
+		rt.mu.Lock()
+		runs = slices.Collect(maps.Values(rt.runs))
+		rt.mu.Unlock()
+		for _, r := range runs {
+			r.finish(nil, errTaskServerClosed) // a handler that returns later changes nothing
+		}
+		return fmt.Errorf("mcp: task handlers still running at shutdown: %w", context.Cause(ctx))
+	}
 	if c, ok := rt.store.(io.Closer); ok && rt.ownsStore {
 		return c.Close()
 	}
@@ -1689,10 +1707,21 @@ func (ss *ServerSession) acknowledgeTasks(ctx context.Context, meta *Meta, ids [
 // Close ends the server's tasks: their handlers' contexts are cancelled,
 // and those still running fail ("the server closed"); it waits for them
 // to return, and closes the task store the server made. Sessions are not
-// closed: close them, or stop serving the transports, first.
+// closed: close them, or stop serving the transports, first. A handler
+// that ignores its context keeps Close waiting: [Server.Shutdown] bounds
+// the wait.
 func (s *Server) Close() error {
+	return s.Shutdown(context.Background())
+}
+
+// Shutdown is Close with a bound: when ctx ends before the handlers of the
+// server's tasks have returned, the tasks still running are written failed
+// ("the server closed") at once, the task store is left open for the
+// handlers that return later, and Shutdown returns an error wrapping ctx's.
+// Calls after the first do nothing and return nil.
+func (s *Server) Shutdown(ctx context.Context) error {
 	if s.tasks == nil {
 		return nil
 	}
-	return s.tasks.close()
+	return s.tasks.close(ctx)
 }

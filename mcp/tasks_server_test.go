@@ -806,3 +806,37 @@ func TestTasksAcrossEras(t *testing.T) {
 		t.Fatalf("the session without the principal read the task: %v", err)
 	}
 }
+
+// TestServerShutdown checks that Shutdown bounds the wait for a task
+// handler that ignores its context: the task reads failed ("the server
+// closed") at once.
+func TestServerShutdown(t *testing.T) {
+	store := NewMemoryTaskStore(nil)
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{Tasks: &TaskOptions{Store: store}})
+	release, started := make(chan struct{}), make(chan struct{})
+	s.AddTool(&Tool{Name: "stubborn", InputSchema: objectSchema, Execution: &ToolExecution{TaskSupport: TaskRequired}},
+		func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+			close(started)
+			<-release // ignores ctx
+			return &CallToolResult{Content: Contents{&TextContent{Text: "late"}}}, nil
+		})
+	cs := realTaskPair(t, s, true, ClientOptions{Tasks: &ClientTaskOptions{}})
+	_, task, err := cs.StartTool(t.Context(), &CallToolParams{Name: "stubborn"})
+	if err != nil || task == nil {
+		t.Fatalf("StartTool: %v, %v", task, err)
+	}
+	<-started
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := s.Shutdown(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Shutdown with an ended context: %v, want context.Canceled", err)
+	}
+	st, err := task.Status(t.Context())
+	if err != nil || st.Status != TaskFailed || st.StatusMessage != taskMessageClosed {
+		t.Fatalf("after Shutdown: %+v, %v; want failed (%q)", st, err, taskMessageClosed)
+	}
+	close(release)
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close after Shutdown: %v", err)
+	}
+}
