@@ -412,7 +412,7 @@ func (ss *ServerSession) callToolTask(ctx context.Context, req *CallToolRequest,
 			return nil, true, err
 		}
 		rt.start(run, t)
-		return res, true, nil
+		return run.announce(res, true, nil)
 	}
 	// Synchronous until the handler returns, calls GoAsync, or the sync
 	// window passes.
@@ -428,13 +428,13 @@ func (ss *ServerSession) callToolTask(ctx context.Context, req *CallToolRequest,
 		case out := <-done:
 			return out.res, true, out.err
 		case <-run.decided:
-			return run.answerCreated()
+			return run.announce(run.answerCreated())
 		case <-window:
 			window = nil
 			res, err := run.startTask(ctx)
 			switch {
 			case err == nil:
-				return res, true, nil
+				return run.announce(res, true, nil)
 			case errors.Is(err, errRunNotSync):
 				// The handler returned or went async meanwhile: the
 				// other cases answer.
@@ -452,12 +452,29 @@ func (ss *ServerSession) callToolTask(ctx context.Context, req *CallToolRequest,
 			}
 			run.mu.Unlock()
 			if !sync {
-				return run.answerCreated()
+				return run.announce(run.answerCreated())
 			}
 			out := <-done
 			return out.res, true, out.err
 		}
 	}
+}
+
+// announce returns the answer naming the run's task (res, err: as
+// answerCreated returns them), unless the 2026-07-28 request ended before
+// it: the client, gone, never learns the task's ID, so the task is
+// cancelled rather than left to run to MaxDuration unseen. (A 2025-11-25
+// client cancels tasks with tasks/cancel only, never by cancelling the
+// request: its own answer tells it the ID.)
+func (r *taskRun) announce(res Result, _ bool, err error) (Result, bool, error) {
+	ctx := r.reqCtx
+	if err == nil && r.modern && ctx.Err() != nil {
+		if _, _, cerr := r.rt.cancelTask(context.WithoutCancel(ctx), r.owner, r.id); cerr != nil {
+			r.rt.logger.Warn("mcp: cancelling a task whose request ended before it was announced", "task", r.id, "err", cerr)
+		}
+		return nil, true, context.Cause(ctx)
+	}
+	return res, true, err
 }
 
 // tasksNegotiated reports whether the handshake session negotiated a

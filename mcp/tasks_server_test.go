@@ -840,3 +840,63 @@ func TestServerShutdown(t *testing.T) {
 		t.Fatalf("Close after Shutdown: %v", err)
 	}
 }
+
+// createRecorder is a TaskStore that records the tasks created.
+type createRecorder struct {
+	TaskStore
+	mu      sync.Mutex
+	created []TaskRecord
+}
+
+func (s *createRecorder) Create(ctx context.Context, rec *TaskRecord) error {
+	err := s.TaskStore.Create(ctx, rec)
+	if err == nil {
+		s.mu.Lock()
+		s.created = append(s.created, *rec.Clone())
+		s.mu.Unlock()
+	}
+	return err
+}
+
+// TestTaskUnannouncedCancelled checks that a 2026-07-28 task whose
+// request ended before the answer naming it was sent is cancelled: its
+// client never learns its ID.
+func TestTaskUnannouncedCancelled(t *testing.T) {
+	store := &createRecorder{TaskStore: NewMemoryTaskStore(nil)}
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{
+		Tasks: &TaskOptions{Store: store},
+		Middleware: []Middleware{func(next MethodHandler) MethodHandler {
+			return func(ctx context.Context, req Request) (Result, error) {
+				if req.Method() != MethodToolsCall {
+					return next(ctx, req)
+				}
+				ctx, cancel := context.WithCancel(ctx)
+				cancel() // the client goes away as the call starts
+				return next(ctx, req)
+			}
+		}},
+	})
+	stopped := make(chan struct{})
+	s.AddTool(&Tool{Name: "long", InputSchema: objectSchema, Execution: &ToolExecution{TaskSupport: TaskRequired}},
+		func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+			<-ctx.Done()
+			close(stopped)
+			return nil, ctx.Err()
+		})
+	defer s.Close()
+	cs := realTaskPair(t, s, true, ClientOptions{Tasks: &ClientTaskOptions{}})
+	if res, task, err := cs.StartTool(t.Context(), &CallToolParams{Name: "long"}); err == nil {
+		t.Fatalf("StartTool: %v, %v; want an error", res, task)
+	}
+	<-stopped // the handler's context ended
+	store.mu.Lock()
+	created := store.created
+	store.mu.Unlock()
+	if len(created) != 1 {
+		t.Fatalf("%d tasks created, want 1", len(created))
+	}
+	rec, err := store.Get(t.Context(), created[0].Owner, created[0].ID)
+	if err != nil || rec.Status != TaskCancelled {
+		t.Fatalf("the task: %+v, %v; want cancelled", rec, err)
+	}
+}
