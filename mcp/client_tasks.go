@@ -377,7 +377,13 @@ func (cs *ClientSession) callTool(ctx context.Context, params *CallToolParams, s
 		}
 	}
 	res := &CallToolResult{}
-	if err := cs.request(ctx, MethodToolsCall, params, res); err != nil {
+	var err error
+	if slot != nil && slot.asked {
+		err = cs.requestTask(ctx, params, res, slot)
+	} else {
+		err = cs.request(ctx, MethodToolsCall, params, res)
+	}
+	if err != nil {
 		return nil, nil, err
 	}
 	if slot == nil || slot.task == nil {
@@ -389,6 +395,38 @@ func (cs *ClientSession) callTool(ctx context.Context, params *CallToolParams, s
 	}
 	t.id = slot.task.TaskID
 	return nil, t, nil
+}
+
+// taskAnnounceTimeout bounds how long a task-augmented tools/call
+// (2025-11-25) abandoned by its caller is still waited for, to cancel the
+// task it creates.
+const taskAnnounceTimeout = 30 * time.Second
+
+// requestTask sends a task-augmented tools/call (2025-11-25). Such a
+// request is never cancelled (the spec: a task is cancelled with
+// tasks/cancel, not notifications/cancelled), so when ctx ends first its
+// answer is still awaited in the background, for at most
+// taskAnnounceTimeout, and the task it names cancelled: the caller, gone,
+// would never learn its ID.
+func (cs *ClientSession) requestTask(ctx context.Context, params *CallToolParams, res *CallToolResult, slot *taskSlot) error {
+	rctx, stop := context.WithTimeout(context.WithoutCancel(ctx), taskAnnounceTimeout)
+	done := make(chan error, 1)
+	go func() { done <- cs.request(rctx, MethodToolsCall, params, res) }()
+	select {
+	case err := <-done:
+		stop()
+		return err
+	case <-ctx.Done():
+		go func() {
+			defer stop()
+			if err := <-done; err != nil || slot.task == nil || slot.task.TaskID == "" {
+				return
+			}
+			t := &ToolTask{cs: cs, id: slot.task.TaskID}
+			t.cancelDetached(ctx)
+		}()
+		return context.Cause(ctx)
+	}
 }
 
 // StartTool calls a tool, asking for it to run as a task where it may:

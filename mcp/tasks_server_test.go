@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"io"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -897,6 +899,63 @@ func TestTaskUnannouncedCancelled(t *testing.T) {
 	}
 	rec, err := store.Get(t.Context(), created[0].Owner, created[0].ID)
 	if err != nil || rec.Status != TaskCancelled {
+		t.Fatalf("the task: %+v, %v; want cancelled", rec, err)
+	}
+}
+
+// TestTaskAbandonedCallCancelled checks that a 2025-11-25 client whose
+// caller gives up on a task-augmented tools/call before its answer still
+// reads the answer and cancels the task it names.
+func TestTaskAbandonedCallCancelled(t *testing.T) {
+	checkGoroutines(t)
+	store := &createRecorder{TaskStore: NewMemoryTaskStore(nil)}
+	defer store.TaskStore.(io.Closer).Close()
+	hold := make(chan struct{})
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{
+		Tasks: &TaskOptions{Store: store},
+		Middleware: []Middleware{func(next MethodHandler) MethodHandler {
+			return func(ctx context.Context, req Request) (Result, error) {
+				res, err := next(ctx, req)
+				if req.Method() == MethodToolsCall {
+					<-hold // the answer comes after the caller gave up
+				}
+				return res, err
+			}
+		}},
+	})
+	stopped := make(chan struct{})
+	s.AddTool(&Tool{Name: "long", InputSchema: objectSchema, Execution: &ToolExecution{TaskSupport: TaskRequired}},
+		func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+			<-ctx.Done()
+			close(stopped)
+			return nil, ctx.Err()
+		})
+	defer s.Close()
+	cs := realTaskPair(t, s, false, ClientOptions{Tasks: &ClientTaskOptions{}})
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		store.mu.Lock() // wait for the task to exist
+		for len(store.created) == 0 {
+			store.mu.Unlock()
+			runtime.Gosched()
+			store.mu.Lock()
+		}
+		store.mu.Unlock()
+		cancel()
+	}()
+	if res, err := cs.CallTool(ctx, &CallToolParams{Name: "long"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("CallTool: %v, %v; want context.Canceled", res, err)
+	}
+	close(hold)
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the abandoned task was not cancelled")
+	}
+	store.mu.Lock()
+	created := store.created[0]
+	store.mu.Unlock()
+	if rec, err := store.Get(t.Context(), created.Owner, created.ID); err != nil || rec.Status != TaskCancelled {
 		t.Fatalf("the task: %+v, %v; want cancelled", rec, err)
 	}
 }
