@@ -313,12 +313,15 @@ type taskRun struct {
 	ctx    context.Context // the handler's, detached from the request
 	cancel context.CancelCauseFunc
 	reqCtx context.Context // the creating request's
+	base   runContext      // ctx's parent
+	// out carries the handler's outcome to the request while the run is
+	// synchronous, or the news that GoAsync made it a task (created).
+	out chan runOutcome
 
 	mu        sync.Mutex
 	phase     int
 	id        string        // once phaseTask
 	created   *TaskRecord   // the record as created
-	decided   chan struct{} // closed when the phase leaves phaseSync
 	createErr error         // why the task could not be created, if so
 	progress  string        // the last status message written
 }
@@ -426,9 +429,10 @@ func (ss *ServerSession) callToolTask(ctx context.Context, req *CallToolRequest,
 	for {
 		select {
 		case out := <-done:
+			if out.created {
+				return run.announce(run.answerCreated())
+			}
 			return out.res, true, out.err
-		case <-run.decided:
-			return run.announce(run.answerCreated())
 		case <-window:
 			window = nil
 			res, err := run.startTask(ctx)
@@ -454,7 +458,7 @@ func (ss *ServerSession) callToolTask(ctx context.Context, req *CallToolRequest,
 			if !sync {
 				return run.announce(run.answerCreated())
 			}
-			out := <-done
+			out := <-done // the handler's return: the run never became a task
 			return out.res, true, out.err
 		}
 	}
@@ -499,7 +503,7 @@ func (rt *taskRuntime) newRun(ctx context.Context, ss *ServerSession, req *CallT
 		modern:  modern,
 		ttl:     rt.opts.TTL,
 		round:   inputRoundFrom(ctx),
-		decided: make(chan struct{}),
+		out:     make(chan runOutcome, 1),
 	}
 	if modern {
 		r.version = req.Params.Meta.ProtocolVersion
@@ -509,11 +513,32 @@ func (rt *taskRuntime) newRun(ctx context.Context, ss *ServerSession, req *CallT
 	// Detached from the request, but for its values; cancelled by a
 	// cancel, MaxDuration (see monitor), Close, or the request's end
 	// while the run is still synchronous.
-	base := context.WithValue(context.WithoutCancel(ctx), taskRunKey{}, r)
-	r.ctx, r.cancel = context.WithCancelCause(base)
+	r.base = runContext{req: ctx, r: r}
+	r.ctx, r.cancel = context.WithCancelCause(&r.base)
 	r.reqCtx = ctx
 	return r
 }
+
+// runContext is the parent of a run's handler context: the values of the
+// creating request and the run itself (under taskRunKey), without the
+// request's deadline or cancellation. It is a field of the run rather
+// than context.WithoutCancel plus context.WithValue: two allocations
+// fewer on every call that may become a task.
+type runContext struct {
+	req context.Context
+	r   *taskRun
+}
+
+func (*runContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (*runContext) Done() <-chan struct{}       { return nil }
+func (*runContext) Err() error                  { return nil }
+func (c *runContext) Value(key any) any {
+	if _, ok := key.(taskRunKey); ok {
+		return c.r
+	}
+	return c.req.Value(key)
+}
+func (c *runContext) String() string { return "mcp task run context" }
 
 // errRunNotSync: the run left the synchronous phase before the task was
 // created by the window.
@@ -581,7 +606,10 @@ func (r *taskRun) createLocked(ctx context.Context) error {
 	r.id = rec.ID
 	r.created = rec.Clone()
 	r.phase = phaseTask
-	close(r.decided)
+	select {
+	case r.out <- runOutcome{created: true}: // for a request waiting in callToolTask (GoAsync)
+	default:
+	}
 	rt.mu.Lock()
 	rt.runs[r.id] = r
 	if !rt.closed {
@@ -619,17 +647,19 @@ func (r *taskRun) createdResult() Result {
 	return &CreateTaskResult{Task: *r.rt.task2025(rec, rec.CreatedAt)}
 }
 
-// runOutcome is a handler's return, for a request still waiting.
+// runOutcome is a handler's return, for a request still waiting, or the
+// news that the run became a task (created).
 type runOutcome struct {
-	res Result
-	err error
+	res     Result
+	err     error
+	created bool
 }
 
 // start runs the handler of r in a goroutine of the runtime and returns a
 // channel that carries its outcome while the request waits (until the
 // run becomes a task); nil when the server is closing.
 func (rt *taskRuntime) start(r *taskRun, t *serverTool) <-chan runOutcome {
-	done := make(chan runOutcome, 1)
+	done := r.out
 	if !rt.track() {
 		err := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the server is closing"}
 		r.mu.Lock()
@@ -640,11 +670,14 @@ func (rt *taskRuntime) start(r *taskRun, t *serverTool) <-chan runOutcome {
 			r.cancel(errTaskServerClosed)
 			r.finish(nil, err) // created as the server closed: it fails at once
 		}
-		done <- runOutcome{err: err}
+		select {
+		case done <- runOutcome{err: err}:
+		default: // the news of the task fills it: nobody waits
+		}
 		return done
 	}
 	go func() {
-		rpclink.GrowStack() // a handler's goroutine, as jsonrpc's are
+		rpclink.GrowStack() // a handler's goroutine, as jsonrpc's are (growing on demand costs more)
 		defer rt.wg.Done()
 		defer r.cancel(nil)
 		res, err := r.invoke(t)
