@@ -13,6 +13,7 @@ import (
 	"log"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
@@ -351,6 +352,54 @@ func Example_notifications() {
 	// Output:
 	// tools changed
 	// updated notes://todo
+}
+
+// Example_tasks: a tool that may outlast a proxy's timeout runs as a
+// task. The server answers within SyncWindow when it can, and otherwise
+// with a task that the client polls; CallTool does all of that itself,
+// StartTool hands over the task.
+func Example_tasks() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "reports", Version: "1.0.0"}, &mcp.ServerOptions{
+		Tasks: &mcp.TaskOptions{SyncWindow: 10 * time.Millisecond, PollInterval: 10 * time.Millisecond},
+	})
+	ready := make(chan struct{})
+	type Report struct {
+		Quarter string `json:"quarter"`
+	}
+	err := mcp.AddTool(s, &mcp.Tool{Name: "report", Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskOptional}},
+		func(ctx context.Context, req *mcp.CallToolRequest, in Report) (string, error) {
+			select {
+			case <-ready: // the data is slow to come
+			case <-ctx.Done(): // the task was cancelled
+				return "", ctx.Err()
+			}
+			return "revenue for " + in.Quarter + ": 42", nil
+		})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+
+	ctx := context.Background()
+	c := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1.0.0"}, &mcp.ClientOptions{
+		Tasks: &mcp.ClientTaskOptions{MinPollInterval: 10 * time.Millisecond},
+	})
+	cs := connect(c, s)
+	defer cs.Close()
+	_, task, err := cs.StartTool(ctx, &mcp.CallToolParams{Name: "report", Arguments: json.RawMessage(`{"quarter":"Q3"}`)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("a task:", task != nil)
+	close(ready)
+	res, err := task.Wait(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+	// Output:
+	// a task: true
+	// revenue for Q3: 42
 }
 
 // A host with two servers: one Client, a session per server. The

@@ -320,10 +320,10 @@ type taskRun struct {
 
 	mu        sync.Mutex
 	phase     int
-	id        string        // once phaseTask
-	created   *TaskRecord   // the record as created
-	createErr error         // why the task could not be created, if so
-	progress  string        // the last status message written
+	id        string      // once phaseTask
+	created   *TaskRecord // the record as created
+	createErr error       // why the task could not be created, if so
+	progress  string      // the last status message written
 }
 
 // taskRunKey is the context key of a handler's *taskRun.
@@ -497,13 +497,13 @@ func isTaskLimit(err error) bool {
 // newRun prepares the run of a call.
 func (rt *taskRuntime) newRun(ctx context.Context, ss *ServerSession, req *CallToolRequest, modern bool) *taskRun {
 	r := &taskRun{
-		rt:      rt,
-		ss:      ss,
-		req:     req,
-		modern:  modern,
-		ttl:     rt.opts.TTL,
-		round:   inputRoundFrom(ctx),
-		out:     make(chan runOutcome, 1),
+		rt:     rt,
+		ss:     ss,
+		req:    req,
+		modern: modern,
+		ttl:    rt.opts.TTL,
+		round:  inputRoundFrom(ctx),
+		out:    make(chan runOutcome, 1),
 	}
 	if modern {
 		r.version = req.Params.Meta.ProtocolVersion

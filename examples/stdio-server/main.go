@@ -77,6 +77,21 @@ type SummarizeInput struct {
 }
 
 // CountdownInput is the input of the countdown tool.
+// ReportInput is the input of the report tool.
+type ReportInput struct {
+	Topic   string `json:"topic" jsonschema:"what the report is about"`
+	Steps   int    `json:"steps" jsonschema:"how many sections (1-20)"`
+	PauseMs int    `json:"pauseMs,omitempty" jsonschema:"how long each section takes, in milliseconds (default 500, at most 5000)"`
+}
+
+// Pause is how long each section of the report takes.
+func (in ReportInput) Pause() time.Duration {
+	if in.PauseMs <= 0 {
+		return 500 * time.Millisecond
+	}
+	return time.Duration(min(in.PauseMs, 5000)) * time.Millisecond
+}
+
 type CountdownInput struct {
 	From int `json:"from" jsonschema:"where to start counting down (1-10)"`
 }
@@ -90,8 +105,12 @@ func newServer() (*mcp.Server, error) {
 		Version:     "1.0.0",
 		Description: "Shows tools, resources, prompts, completion, logging and progress.",
 	}, &mcp.ServerOptions{
-		Instructions:      "Try the add, echo, word_count and countdown tools.",
+		Instructions:      "Try the add, echo, word_count, countdown and report tools.",
 		CompletionHandler: complete,
+		// Tools marked TaskOptional or TaskRequired may run as tasks: a
+		// call still running after SyncWindow is answered with a task,
+		// which the client polls.
+		Tasks: &mcp.TaskOptions{SyncWindow: time.Second},
 		Logger:            slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	})
 	if err := mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers."},
@@ -130,6 +149,33 @@ func newServer() (*mcp.Server, error) {
 				}
 			}
 			return "liftoff", nil
+		}); err != nil {
+		return nil, err
+	}
+
+	// report checks its input while the client waits, then becomes a task
+	// (for a client that declared tasks) where it calls GoAsync.
+	if err := mcp.AddAsyncTool(s, &mcp.Tool{Name: "report", Description: "Builds a report on a topic, slowly: a task where the client supports tasks.",
+		Execution: &mcp.ToolExecution{TaskSupport: mcp.TaskOptional}},
+		func(ctx context.Context, req *mcp.CallToolRequest, in ReportInput) (string, error) {
+			if in.Topic == "" || in.Steps < 1 || in.Steps > 20 {
+				return "", fmt.Errorf("a topic and 1 to 20 steps, please (got %q, %d)", in.Topic, in.Steps)
+			}
+			ctx, err := req.GoAsync(ctx)
+			if err != nil {
+				return "", err
+			}
+			for i := range in.Steps {
+				if err := req.ReportProgress(ctx, float64(i+1), float64(in.Steps), fmt.Sprintf("section %d of %d", i+1, in.Steps)); err != nil {
+					return "", err
+				}
+				select {
+				case <-ctx.Done(): // cancelled, or the server closes
+					return "", ctx.Err()
+				case <-time.After(in.Pause()):
+				}
+			}
+			return fmt.Sprintf("a report on %s in %d sections", in.Topic, in.Steps), nil
 		}); err != nil {
 		return nil, err
 	}
