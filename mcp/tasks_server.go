@@ -1271,6 +1271,10 @@ func (rt *taskRuntime) published(rec *TaskRecord) {
 	if s == nil {
 		return // a client's runtime: nobody listens
 	}
+	if rec.ProtocolVersion < Version20260728 {
+		rt.notifyStatus(rec)
+		return
+	}
 	s.mu.RLock()
 	n := len(s.listeners)
 	s.mu.RUnlock()
@@ -1287,7 +1291,22 @@ func (rt *taskRuntime) published(rec *TaskRecord) {
 	})
 }
 
-// ttlMs returns the ttl of rec as clients see it: from creation to
+// notifyStatus sends notifications/tasks/status about a 2025-11-25 task
+// running here to the session that created it (the spec: a receiver MAY
+// send it; the requestor polls either way). The note is queued and
+// droppable: it never holds up the task, nor the session's other
+// notifications.
+func (rt *taskRuntime) notifyStatus(rec *TaskRecord) {
+	rt.mu.Lock()
+	r := rt.runs[rec.ID]
+	rt.mu.Unlock()
+	if r == nil || r.ss == nil || r.modern {
+		return
+	}
+	r.ss.queueNote(queuedNote{method: NotificationTasksStatus, params: rt.task2025(rec, time.Now()), droppable: true})
+}
+
+// ttlOf returns the ttl of rec as clients see it: from creation to
 // expiry, growing while the task runs.
 func (rt *taskRuntime) ttlOf(rec *TaskRecord, now time.Time) *int64 {
 	keep := rec.TTL

@@ -27,6 +27,34 @@ type taskPeer struct {
 	// questions), answered by answer.
 	asked  []*jsonrpc.Request
 	answer func(*jsonrpc.Request) json.RawMessage
+	// notes collects the notifications the server sends.
+	notes []*jsonrpc.Request
+}
+
+// readAny returns the next message, notifications included.
+func (p *taskPeer) readAny() jsonrpc.Message {
+	p.t.Helper()
+	m, err := p.c.Read(p.t.Context())
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return m
+}
+
+// awaitNote reads until a notification of method whose params contain
+// want has come, and returns its params.
+func (p *taskPeer) awaitNote(method, want string) json.RawMessage {
+	p.t.Helper()
+	for i := 0; ; {
+		for ; i < len(p.notes); i++ {
+			if n := p.notes[i]; n.Method == method && strings.Contains(string(n.Params), want) {
+				return n.Params
+			}
+		}
+		if m, ok := p.readAny().(*jsonrpc.Request); ok && m.IsNotification() {
+			p.notes = append(p.notes, m)
+		}
+	}
 }
 
 const (
@@ -75,13 +103,17 @@ func (p *taskPeer) callMeta(method, params, meta string) (json.RawMessage, *json
 	id := jsonrpc.Int64ID(p.next.Add(1))
 	p.write(&jsonrpc.Request{ID: id, Method: method, Params: json.RawMessage(params)})
 	for {
-		switch m := p.read().(type) {
+		switch m := p.readAny().(type) {
 		case *jsonrpc.Response:
 			if m.ID != id {
 				p.t.Fatalf("answer to %v, want %v", m.ID, id)
 			}
 			return m.Result, m.Error
 		case *jsonrpc.Request:
+			if m.IsNotification() {
+				p.notes = append(p.notes, m)
+				continue
+			}
 			p.asked = append(p.asked, m)
 			res := json.RawMessage(`{}`)
 			if p.answer != nil {
@@ -405,6 +437,11 @@ func TestTasksHandshakeWire(t *testing.T) {
 	must(t, json.Unmarshal(p.mustCall(MethodTasksGet, `{"taskId":"`+created.Task.TaskID+`"}`), &got))
 	if got.Status != TaskCompleted {
 		t.Fatalf("tasks/get %+v", got)
+	}
+	// The session that made the task hears of its end
+	// (notifications/tasks/status, which the spec allows).
+	if note := p.awaitNote(NotificationTasksStatus, `"taskId":"`+created.Task.TaskID+`"`); !strings.Contains(string(note), `"status":"completed"`) {
+		t.Fatalf("notifications/tasks/status %s", note)
 	}
 
 	// A tool error fails the task on this revision; tasks/result still
