@@ -91,7 +91,7 @@ func compareGolden(t testing.TB, path, got string) {
 // numbers in want and got. Inputs too large for the quadratic method
 // are compared from their first difference on.
 func diff(want, got string) string {
-	a, b := strings.SplitAfter(want, "\n"), strings.SplitAfter(got, "\n")
+	a, b := lines(want), lines(got)
 	// Common prefix and suffix first: a transcript usually changes in one
 	// place.
 	pre := 0
@@ -154,7 +154,7 @@ func diff(want, got string) string {
 	const context = 2
 	var out strings.Builder
 	la, lb := 1, 1 // line numbers of ops[k] in want and got
-	last := -1     // the last op printed
+	last := -2     // the last op printed
 	for k, o := range ops {
 		near := false
 		for d := -context; d <= context; d++ {
@@ -167,9 +167,8 @@ func diff(want, got string) string {
 			if last != k-1 {
 				fmt.Fprintf(&out, "@@ want line %d, got line %d\n", la, lb)
 			}
-			line := strings.TrimSuffix(o.line, "\n")
 			out.WriteByte(o.kind)
-			out.WriteString(line)
+			out.WriteString(o.line)
 			out.WriteByte('\n')
 			last = k
 		}
@@ -181,4 +180,12 @@ func diff(want, got string) string {
 		}
 	}
 	return out.String()
+}
+
+// lines splits s into lines, without their "\n".
+func lines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }
