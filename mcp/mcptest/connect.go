@@ -57,8 +57,13 @@ func Eras() []string {
 // At the end of the test (t.Cleanup) it closes the client's session and
 // the server's, waits for both to end and their handlers to return, and
 // fails the test if a goroutine either started is still running (see
-// [CheckGoroutines]); with opts.Script, it also fails the test if the
-// server did not ask for every step of the script.
+// [CheckGoroutines]): a handler that ignores the end of its context, a
+// goroutine a handler started and left behind. Both waits together last
+// at most 10 seconds. Goroutines that the client starts on the test's
+// own calls (the one a [mcp.ClientSession.Listen] subscription keeps)
+// are the test's, and not checked; they end with the session. With
+// opts.Script, it also fails the test if the server did not ask for
+// every step of the script.
 func Connect(t testing.TB, server *mcp.Server, opts *Options) *mcp.ClientSession {
 	t.Helper()
 	return connect(t, server, opts, leakWait)
@@ -67,6 +72,9 @@ func Connect(t testing.TB, server *mcp.Server, opts *Options) *mcp.ClientSession
 // connect is Connect waiting up to wait for goroutines to end.
 func connect(t testing.TB, server *mcp.Server, opts *Options, wait time.Duration) *mcp.ClientSession {
 	t.Helper()
+	if server == nil {
+		t.Fatal("mcptest: Connect: nil server")
+	}
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -121,11 +129,24 @@ func connect(t testing.TB, server *mcp.Server, opts *Options, wait time.Duration
 	t.Cleanup(func() {
 		cs.Close()
 		ss.Close()
-		cs.Wait()
-		ss.Wait()
-		client.Close()
-		if opts.CloseServer {
-			server.Close()
+		// Waiting for the handlers is bounded: one that ignores its
+		// context is reported by the goroutine check, with its stack,
+		// rather than hanging the test.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			cs.Wait()
+			ss.Wait()
+			client.Close()
+			if opts.CloseServer {
+				server.Close()
+			}
+		}()
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		select {
+		case <-done:
+		case <-timer.C:
 		}
 	})
 	return cs

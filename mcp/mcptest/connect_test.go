@@ -68,45 +68,69 @@ func TestConnectUnknownRevision(t *testing.T) {
 	wantFailure(t, ft.finish(), `unknown protocol revision "2023-01-01"`)
 }
 
-// TestConnectGoroutines: a goroutine a tool leaves running fails the test
-// at its end, in both eras, with its stack; one that ends with the
-// session does not.
+// TestConnectGoroutines: at the end of the test, a goroutine a tool left
+// running fails it, in both eras, with its stack, and so does a handler
+// that ignores the end of its context (without hanging the test); a
+// goroutine that ends with the request does not.
 func TestConnectGoroutines(t *testing.T) {
+	tests := []struct {
+		name string
+		tool func(ctx context.Context, release <-chan struct{}) // the tool's body
+		fail string
+	}{{
+		name: "ends with the request",
+		tool: func(ctx context.Context, _ <-chan struct{}) {
+			started := make(chan struct{})
+			go func() {
+				close(started)
+				lingerUntil(ctx.Done())
+			}()
+			<-started
+		},
+	}, {
+		name: "left behind",
+		tool: func(_ context.Context, release <-chan struct{}) {
+			started := make(chan struct{})
+			go func() {
+				close(started)
+				lingerUntil(release)
+			}()
+			<-started
+		},
+		fail: "mcptest_test.lingerUntil",
+	}, {
+		name: "handler ignores its context",
+		tool: func(_ context.Context, release <-chan struct{}) { lingerUntil(release) },
+		fail: "mcptest_test.lingerUntil",
+	}}
 	for _, v := range mcptest.Eras() {
-		for _, leak := range []bool{false, true} {
-			t.Run(v, func(t *testing.T) {
+		for _, tc := range tests {
+			t.Run(v+"/"+tc.name, func(t *testing.T) {
 				release := make(chan struct{})
 				defer close(release)
+				running := make(chan struct{}, 1)
 				s := newServer(t)
 				mcp.AddTool(s, &mcp.Tool{Name: "spawn"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (string, error) {
-					started := make(chan struct{})
-					go func() {
-						close(started)
-						if leak {
-							lingerUntil(release)
-						} else {
-							lingerUntil(ctx.Done())
-						}
-					}()
-					<-started
+					running <- struct{}{}
+					tc.tool(ctx, release)
 					return "spawned", nil
 				})
 				ft := newFakeT(t)
 				if !ft.run(func() {
 					cs := mcptest.ConnectWait(ft, s, &mcptest.Options{ProtocolVersion: v}, 50*time.Millisecond)
-					if got := text(cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "spawn"})); got != "spawned" {
-						t.Errorf("spawn = %s", got)
-					}
+					ctx, cancel := context.WithCancel(t.Context())
+					go func() { <-running; cancel() }() // a stuck call returns
+					cs.CallTool(ctx, &mcp.CallToolParams{Name: "spawn"})
 				}) {
 					t.Fatalf("Connect failed: %v", ft.finish())
 				}
 				failures := ft.finish()
-				if !leak {
+				if tc.fail == "" {
 					wantFailure(t, failures, "")
 					return
 				}
 				wantFailure(t, failures, "goroutines still running at the end of the test")
-				wantFailure(t, failures, "mcptest_test.lingerUntil")
+				wantFailure(t, failures, tc.fail)
 			})
 		}
 	}
