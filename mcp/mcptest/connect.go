@@ -112,7 +112,11 @@ func connect(t testing.TB, server *mcp.Server, opts *Options, wait time.Duration
 		cs  *mcp.ClientSession
 		err error
 	)
-	checkGoroutines(t, wait, func(ctx context.Context) {
+	hint := ""
+	if !opts.CloseServer {
+		hint = " (those of the server's own, such as a task's, end when it closes: see mcptest.Options.CloseServer)"
+	}
+	checkGoroutines(t, wait, hint, func(ctx context.Context) {
 		ss, err = server.Connect(ctx, st)
 		if err != nil {
 			return

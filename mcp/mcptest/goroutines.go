@@ -36,17 +36,18 @@ const leakWait = 5 * time.Second
 // starts goroutines from contexts.
 func CheckGoroutines(t testing.TB, f func(ctx context.Context)) {
 	t.Helper()
-	checkGoroutines(t, leakWait, f)
+	checkGoroutines(t, leakWait, "", f)
 }
 
-// checkGoroutines is CheckGoroutines waiting up to wait.
-func checkGoroutines(t testing.TB, wait time.Duration, f func(ctx context.Context)) {
+// checkGoroutines is CheckGoroutines waiting up to wait, with a hint
+// added to the failure.
+func checkGoroutines(t testing.TB, wait time.Duration, hint string, f func(ctx context.Context)) {
 	t.Helper()
 	id := rand.Text()
 	t.Cleanup(func() {
 		t.Helper()
 		if stacks := waitGoroutines(id, wait); stacks != "" {
-			t.Errorf("mcptest: goroutines still running at the end of the test:\n%s", stacks)
+			t.Errorf("mcptest: goroutines still running at the end of the test%s:\n%s", hint, stacks)
 		}
 	})
 	pprof.Do(context.Background(), pprof.Labels(labelKey, id), f)

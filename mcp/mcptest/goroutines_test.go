@@ -19,7 +19,7 @@ func TestCheckGoroutines(t *testing.T) {
 	}{{
 		name: "ended",
 		run: func(t testing.TB, _ <-chan struct{}) {
-			mcptest.CheckGoroutinesWait(t, 50*time.Millisecond, func(context.Context) {
+			mcptest.CheckGoroutinesWait(t, 50*time.Millisecond, "", func(context.Context) {
 				done := make(chan struct{})
 				go close(done)
 				<-done
@@ -28,7 +28,7 @@ func TestCheckGoroutines(t *testing.T) {
 	}, {
 		name: "still running",
 		run: func(t testing.TB, release <-chan struct{}) {
-			mcptest.CheckGoroutinesWait(t, 50*time.Millisecond, func(context.Context) {
+			mcptest.CheckGoroutinesWait(t, 50*time.Millisecond, "", func(context.Context) {
 				go lingerUntil(release)
 			})
 		},
@@ -36,7 +36,7 @@ func TestCheckGoroutines(t *testing.T) {
 	}, {
 		name: "started by a goroutine f started",
 		run: func(t testing.TB, release <-chan struct{}) {
-			mcptest.CheckGoroutinesWait(t, 50*time.Millisecond, func(context.Context) {
+			mcptest.CheckGoroutinesWait(t, 50*time.Millisecond, "", func(context.Context) {
 				started := make(chan struct{})
 				go func() {
 					go lingerUntil(release)
@@ -49,14 +49,14 @@ func TestCheckGoroutines(t *testing.T) {
 	}, {
 		name: "started outside f",
 		run: func(t testing.TB, release <-chan struct{}) {
-			mcptest.CheckGoroutinesWait(t, 50*time.Millisecond, func(context.Context) {})
+			mcptest.CheckGoroutinesWait(t, 50*time.Millisecond, "", func(context.Context) {})
 			go lingerUntil(release)
 		},
 	}, {
 		name: "ended by a later cleanup",
 		run: func(t testing.TB, _ <-chan struct{}) {
 			stop := make(chan struct{})
-			mcptest.CheckGoroutinesWait(t, 50*time.Millisecond, func(context.Context) {
+			mcptest.CheckGoroutinesWait(t, 50*time.Millisecond, "", func(context.Context) {
 				go lingerUntil(stop)
 			})
 			t.Cleanup(func() { close(stop) })

@@ -28,8 +28,9 @@ import (
 // run is replaced by placeholders (see [Transcript.Text]). Messages that
 // the two sides send independently, such as a server's list_changed
 // notifications or log messages sent outside a request, may pass in
-// another order from run to run; a transcript that must not change keeps
-// to exchanges whose order the protocol fixes.
+// another order from run to run, and a client polls a task as many times
+// as the task takes; a transcript that must not change keeps to exchanges
+// whose order and number the protocol fixes.
 //
 // The zero value is ready to use; a Transcript is safe for concurrent
 // use.
