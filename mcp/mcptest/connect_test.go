@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/mcp/mcptest"
@@ -117,7 +116,7 @@ func TestConnectGoroutines(t *testing.T) {
 				})
 				ft := newFakeT(t)
 				if !ft.run(func() {
-					cs := mcptest.ConnectWait(ft, s, &mcptest.Options{ProtocolVersion: v}, 50*time.Millisecond)
+					cs := mcptest.ConnectWait(ft, s, &mcptest.Options{ProtocolVersion: v}, waitFor(tc.fail != ""))
 					ctx, cancel := context.WithCancel(t.Context())
 					go func() { <-running; cancel() }() // a stuck call returns
 					cs.CallTool(ctx, &mcp.CallToolParams{Name: "spawn"})

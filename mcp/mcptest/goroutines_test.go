@@ -14,12 +14,12 @@ import (
 func TestCheckGoroutines(t *testing.T) {
 	tests := []struct {
 		name string
-		run  func(t testing.TB, release <-chan struct{})
+		run  func(t testing.TB, wait time.Duration, release <-chan struct{})
 		fail bool
 	}{{
 		name: "ended",
-		run: func(t testing.TB, _ <-chan struct{}) {
-			mcptest.CheckGoroutinesWait(t, 50*time.Millisecond, "", func(context.Context) {
+		run: func(t testing.TB, wait time.Duration, _ <-chan struct{}) {
+			mcptest.CheckGoroutinesWait(t, wait, "", func(context.Context) {
 				done := make(chan struct{})
 				go close(done)
 				<-done
@@ -27,16 +27,16 @@ func TestCheckGoroutines(t *testing.T) {
 		},
 	}, {
 		name: "still running",
-		run: func(t testing.TB, release <-chan struct{}) {
-			mcptest.CheckGoroutinesWait(t, 50*time.Millisecond, "", func(context.Context) {
+		run: func(t testing.TB, wait time.Duration, release <-chan struct{}) {
+			mcptest.CheckGoroutinesWait(t, wait, "", func(context.Context) {
 				go lingerUntil(release)
 			})
 		},
 		fail: true,
 	}, {
 		name: "started by a goroutine f started",
-		run: func(t testing.TB, release <-chan struct{}) {
-			mcptest.CheckGoroutinesWait(t, 50*time.Millisecond, "", func(context.Context) {
+		run: func(t testing.TB, wait time.Duration, release <-chan struct{}) {
+			mcptest.CheckGoroutinesWait(t, wait, "", func(context.Context) {
 				started := make(chan struct{})
 				go func() {
 					go lingerUntil(release)
@@ -48,15 +48,15 @@ func TestCheckGoroutines(t *testing.T) {
 		fail: true,
 	}, {
 		name: "started outside f",
-		run: func(t testing.TB, release <-chan struct{}) {
-			mcptest.CheckGoroutinesWait(t, 50*time.Millisecond, "", func(context.Context) {})
+		run: func(t testing.TB, wait time.Duration, release <-chan struct{}) {
+			mcptest.CheckGoroutinesWait(t, wait, "", func(context.Context) {})
 			go lingerUntil(release)
 		},
 	}, {
 		name: "ended by a later cleanup",
-		run: func(t testing.TB, _ <-chan struct{}) {
+		run: func(t testing.TB, wait time.Duration, _ <-chan struct{}) {
 			stop := make(chan struct{})
-			mcptest.CheckGoroutinesWait(t, 50*time.Millisecond, "", func(context.Context) {
+			mcptest.CheckGoroutinesWait(t, wait, "", func(context.Context) {
 				go lingerUntil(stop)
 			})
 			t.Cleanup(func() { close(stop) })
@@ -67,7 +67,7 @@ func TestCheckGoroutines(t *testing.T) {
 			release := make(chan struct{})
 			defer close(release)
 			ft := newFakeT(t)
-			ft.run(func() { tc.run(ft, release) })
+			ft.run(func() { tc.run(ft, waitFor(tc.fail), release) })
 			failures := ft.finish()
 			if !tc.fail {
 				wantFailure(t, failures, "")
@@ -76,4 +76,14 @@ func TestCheckGoroutines(t *testing.T) {
 			wantFailure(t, failures, "mcptest_test.lingerUntil")
 		})
 	}
+}
+
+// waitFor returns how long a test waits for goroutines to end: not long
+// when it expects one to be left running (that one never ends before the
+// test releases it), as long as mcptest does when it expects none.
+func waitFor(leak bool) time.Duration {
+	if leak {
+		return 50 * time.Millisecond
+	}
+	return 5 * time.Second
 }

@@ -43,7 +43,7 @@ func TestConnectTasks(t *testing.T) {
 						Script:          script,
 						CloseServer:     closeServer,
 						Client:          &mcp.ClientOptions{Tasks: &mcp.ClientTaskOptions{MinPollInterval: 10 * time.Millisecond}},
-					}, 200*time.Millisecond)
+					}, waitFor(!closeServer))
 					if got := text(cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "report"})); got != "report" {
 						t.Errorf("report = %q", got)
 					}
