@@ -1,6 +1,7 @@
 package mcptest_test
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"net/http/httptest"
@@ -48,7 +49,11 @@ func TestTranscriptOverHTTP(t *testing.T) {
 			script := mcptest.NewScript(t, mcptest.Elicit(accept), mcptest.CreateMessage(seat), mcptest.ListRoots(&mcp.Root{URI: "file:///home/ada"}))
 			c := mcp.NewClient(&mcp.Implementation{Name: "mcptest", Version: "1.0.0"}, script.ClientOptions(&mcp.ClientOptions{ProtocolVersion: v}))
 			ctx := t.Context()
-			cs, err := c.Connect(ctx, tr.Wrap(&transport.StreamableClientTransport{URL: srv.URL}))
+			var cs *mcp.ClientSession
+			var err error
+			mcptest.CheckGoroutines(t, func(ctx context.Context) {
+				cs, err = c.Connect(ctx, tr.Wrap(&transport.StreamableClientTransport{URL: srv.URL}))
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
