@@ -57,6 +57,47 @@ func TestConnect(t *testing.T) {
 	}
 }
 
+// TestConnectClient: the client is the one the options describe, in both
+// eras: its name, its roots, its capabilities (sampling and elicitation
+// declared by a script or by handlers of its own), the script's roots
+// taking the place of its own.
+func TestConnectClient(t *testing.T) {
+	answer := func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return accept, nil }
+	tests := []struct {
+		name   string
+		opts   mcptest.Options
+		script []mcptest.Step
+		want   string
+	}{
+		{"zero", mcptest.Options{}, nil, "mcptest 1.0.0, sampling false, elicitation false, roots []"},
+		{"named, with roots", mcptest.Options{
+			ClientInfo: &mcp.Implementation{Name: "tester", Version: "2"},
+			Roots:      []*mcp.Root{{URI: "file:///a"}, {URI: "file:///b"}},
+		}, nil, "tester 2, sampling false, elicitation false, roots [file:///a file:///b]"},
+		{"own handler", mcptest.Options{
+			Client: &mcp.ClientOptions{ElicitationHandler: answer},
+		}, nil, "mcptest 1.0.0, sampling false, elicitation true, roots []"},
+		{"script", mcptest.Options{
+			Roots: []*mcp.Root{{URI: "file:///a"}},
+		}, []mcptest.Step{mcptest.ListRoots(&mcp.Root{URI: "file:///scripted"})}, "mcptest 1.0.0, sampling true, elicitation true, roots [file:///scripted]"},
+	}
+	for _, v := range mcptest.Eras() {
+		for _, tc := range tests {
+			t.Run(v+"/"+tc.name, func(t *testing.T) {
+				opts := tc.opts
+				opts.ProtocolVersion = v
+				if tc.script != nil {
+					opts.Script = mcptest.NewScript(t, tc.script...)
+				}
+				cs := mcptest.Connect(t, newServer(t), &opts)
+				if got := text(cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "whoami"})); got != tc.want {
+					t.Errorf("whoami = %q; want %q", got, tc.want)
+				}
+			})
+		}
+	}
+}
+
 // TestConnectUnknownRevision: Connect fails the test at once for a
 // revision it does not know.
 func TestConnectUnknownRevision(t *testing.T) {

@@ -22,7 +22,8 @@ type addOut struct {
 // newServer returns the server the tests connect to: add, a tool that
 // asks the client for nothing; book, which asks for a confirmation
 // (elicitation), a model's answer (sampling) and the client's roots, in
-// that order; and confirm, which asks only for the confirmation.
+// that order; confirm, which asks only for the confirmation; and whoami,
+// which tells the client's name, capabilities and roots.
 func newServer(t testing.TB) *mcp.Server {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcptest-server", Version: "1.0.0"}, nil)
@@ -59,6 +60,21 @@ func newServer(t testing.TB) *mcp.Server {
 	if err := mcp.AddTool(s, &mcp.Tool{Name: "confirm", Description: "Asks for a confirmation."}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (string, error) {
 		ok, err := confirm(ctx, req)
 		return fmt.Sprint(ok), err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mcp.AddTool(s, &mcp.Tool{Name: "whoami", Description: "Tells the client about itself."}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (string, error) {
+		info, caps := req.ClientInfo(), req.ClientCapabilities()
+		roots, err := req.ListRoots(ctx)
+		if err != nil {
+			return "", err
+		}
+		var uris []string
+		for _, r := range roots.Roots {
+			uris = append(uris, r.URI)
+		}
+		return fmt.Sprintf("%s %s, sampling %t, elicitation %t, roots [%s]", info.Name, info.Version,
+			caps.Sampling != nil, caps.Elicitation != nil, strings.Join(uris, " ")), nil
 	}); err != nil {
 		t.Fatal(err)
 	}
