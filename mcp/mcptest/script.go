@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,43 +24,73 @@ import (
 // input_required rounds, which the client answers with its handlers as
 // well (a handler asked for input runs again with the answers, once per
 // round, but the client is asked each question once). Steps are taken in
-// the order the client is asked; a handler asking several questions at
-// once (from several goroutines) asks them in no fixed order.
+// the order the client is asked. A handler that asks several questions
+// at once (from several goroutines) asks them in no fixed order, in
+// either era: expect those with [AnyOrder].
 //
 // A Script is safe for concurrent use. Create one with [NewScript], and
 // install it with [Options.Script] or [Script.ClientOptions].
 type Script struct {
 	t     testing.TB
 	mu    sync.Mutex
-	steps []Step
-	next  int
+	slots [][]Step // the steps left: those of slots[0] in any order, then the next slot's
 }
 
-// Step is one request a [Script] expects, and its answer. Make steps with
-// [Elicit], [CreateMessage], [ListRoots] and their Func variants.
+// Step is one request a [Script] expects, and its answer, or a group of
+// steps taken in any order. Make steps with [Elicit], [CreateMessage],
+// [ListRoots], their Func variants, and [AnyOrder].
 type Step struct {
 	method string
 	answer func(ctx context.Context, req mcp.Request) (mcp.Result, error)
+	group  []Step // for AnyOrder: non-nil, and answer nil
+}
+
+// AnyOrder groups steps that a script takes in whichever order the
+// server asks for them, after the steps before the group and before those
+// after it: the questions a handler asks at once. A request takes the
+// first step of the group with its method. A group inside a group is
+// part of it.
+func AnyOrder(steps ...Step) Step {
+	group := make([]Step, 0, len(steps))
+	for _, st := range steps {
+		if st.group != nil {
+			group = append(group, st.group...)
+		} else {
+			group = append(group, st)
+		}
+	}
+	return Step{group: group}
 }
 
 // NewScript returns a script of the steps, in order. At the end of the
 // test it fails t if some were not taken.
 func NewScript(t testing.TB, steps ...Step) *Script {
 	t.Helper()
+	s := &Script{t: t}
 	for i, st := range steps {
-		if st.answer == nil {
-			t.Fatalf("mcptest: NewScript: step %d is the zero Step; make steps with Elicit, CreateMessage or ListRoots", i)
+		group := st.group
+		if group == nil {
+			group = []Step{st}
+		}
+		for _, g := range group {
+			if g.answer == nil {
+				t.Fatalf("mcptest: NewScript: step %d is the zero Step; make steps with Elicit, CreateMessage, ListRoots or AnyOrder", i+1)
+			}
+		}
+		if len(group) > 0 {
+			s.slots = append(s.slots, slices.Clone(group))
 		}
 	}
-	s := &Script{t: t, steps: steps}
 	t.Cleanup(func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.next < len(s.steps) {
-			var left []string
-			for _, st := range s.steps[s.next:] {
+		var left []string
+		for _, slot := range s.slots {
+			for _, st := range slot {
 				left = append(left, st.method)
 			}
+		}
+		if len(left) > 0 {
 			t.Errorf("mcptest: the server did not ask for %d step(s) of the script: %s", len(left), strings.Join(left, ", "))
 		}
 	})
@@ -161,19 +192,30 @@ func (s *Script) ClientOptions(opts *mcp.ClientOptions) *mcp.ClientOptions {
 // an error when req is not what the script expects next.
 func (s *Script) play(ctx context.Context, req mcp.Request) (mcp.Result, error) {
 	s.mu.Lock()
-	var step Step
-	n := s.next
-	ok := n < len(s.steps) && s.steps[n].method == req.Method()
-	if ok {
-		step = s.steps[n]
-		s.next++
+	var (
+		step  Step
+		found bool
+		want  = "nothing more"
+	)
+	if len(s.slots) > 0 {
+		slot := s.slots[0]
+		if i := slices.IndexFunc(slot, func(st Step) bool { return st.method == req.Method() }); i >= 0 {
+			step, found = slot[i], true
+			if slot = slices.Delete(slot, i, i+1); len(slot) == 0 {
+				s.slots = s.slots[1:]
+			} else {
+				s.slots[0] = slot
+			}
+		} else {
+			var methods []string
+			for _, st := range slot {
+				methods = append(methods, st.method)
+			}
+			want = strings.Join(methods, " or ")
+		}
 	}
 	s.mu.Unlock()
-	if !ok {
-		want := "nothing more"
-		if n < len(s.steps) {
-			want = fmt.Sprintf("%s (step %d)", s.steps[n].method, n+1)
-		}
+	if !found {
 		s.t.Errorf("mcptest: the server sent %s %s; the script expected %s", req.Method(), summary(req.Parameters()), want)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "mcptest: unexpected " + req.Method()}
 	}
@@ -184,7 +226,7 @@ func (s *Script) play(ctx context.Context, req mcp.Request) (mcp.Result, error) 
 	// A nil result of a typed func is a non-nil interface holding nil;
 	// answer it as the client answers a handler's nil.
 	if res == nil || isNilResult(res) {
-		return nil, fmt.Errorf("mcptest: step %d (%s) answered nil", n+1, step.method)
+		return nil, fmt.Errorf("mcptest: the script's %s step answered nil", step.method)
 	}
 	return res, nil
 }

@@ -91,7 +91,7 @@ func TestScript(t *testing.T) {
 			return []mcptest.Step{mcptest.CreateMessage(seat), mcptest.Elicit(accept)}
 		},
 		want: fails,
-		fail: "the script expected sampling/createMessage (step 1)",
+		fail: "the script expected sampling/createMessage",
 	}, {
 		name: "unused step",
 		tool: "confirm",
@@ -100,6 +100,35 @@ func TestScript(t *testing.T) {
 		},
 		want: "true",
 		fail: "the server did not ask for 1 step(s) of the script: sampling/createMessage",
+	}, {
+		name: "any order",
+		tool: "both",
+		steps: func(*testing.T) []mcptest.Step {
+			return []mcptest.Step{
+				mcptest.AnyOrder(mcptest.CreateMessage(seat), mcptest.AnyOrder(mcptest.Elicit(accept))),
+				mcptest.ListRoots(&mcp.Root{URI: "file:///a"}),
+			}
+		},
+		want: "true 12A 1",
+	}, {
+		name: "any order, a step left",
+		tool: "both",
+		steps: func(*testing.T) []mcptest.Step {
+			return []mcptest.Step{
+				mcptest.AnyOrder(mcptest.Elicit(accept), mcptest.CreateMessage(seat), mcptest.CreateMessage(seat)),
+				mcptest.ListRoots(),
+			}
+		},
+		want: fails,
+		fail: "the server sent roots/list {}; the script expected sampling/createMessage",
+	}, {
+		name: "any order, not asked",
+		tool: "confirm",
+		steps: func(*testing.T) []mcptest.Step {
+			return []mcptest.Step{mcptest.AnyOrder(mcptest.CreateMessage(seat), mcptest.ListRoots())}
+		},
+		want: fails,
+		fail: "the script expected sampling/createMessage or roots/list",
 	}}
 	for _, v := range mcptest.Eras() {
 		for _, tc := range tests {
@@ -175,5 +204,5 @@ func TestNewScriptZeroStep(t *testing.T) {
 	if ft.run(func() { mcptest.NewScript(ft, mcptest.Elicit(accept), mcptest.Step{}) }) {
 		t.Error("NewScript returned")
 	}
-	wantFailure(t, ft.finish(), "step 1 is the zero Step")
+	wantFailure(t, ft.finish(), "step 2 is the zero Step")
 }

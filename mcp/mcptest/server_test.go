@@ -3,8 +3,10 @@ package mcptest_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcpkit/mcpkit/mcp"
@@ -22,7 +24,9 @@ type addOut struct {
 // newServer returns the server the tests connect to: add, a tool that
 // asks the client for nothing; book, which asks for a confirmation
 // (elicitation), a model's answer (sampling) and the client's roots, in
-// that order; confirm, which asks only for the confirmation; and whoami,
+// that order; confirm, which asks only for the confirmation; both, which
+// asks for the confirmation and the model's answer at once, then for the
+// roots; and whoami,
 // which tells the client's name, capabilities and roots.
 func newServer(t testing.TB) *mcp.Server {
 	t.Helper()
@@ -60,6 +64,30 @@ func newServer(t testing.TB) *mcp.Server {
 	if err := mcp.AddTool(s, &mcp.Tool{Name: "confirm", Description: "Asks for a confirmation."}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (string, error) {
 		ok, err := confirm(ctx, req)
 		return fmt.Sprint(ok), err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mcp.AddTool(s, &mcp.Tool{Name: "both", Description: "Asks to confirm and asks the model at once, then lists the roots."}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (string, error) {
+		var wg sync.WaitGroup
+		var ok bool
+		var res *mcp.CreateMessageResult
+		var errConfirm, errModel error
+		wg.Go(func() { ok, errConfirm = confirm(ctx, req) })
+		wg.Go(func() {
+			res, errModel = req.CreateMessage(ctx, &mcp.CreateMessageParams{
+				MaxTokens: 10,
+				Messages:  []*mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.Contents{&mcp.TextContent{Text: "Pick a seat."}}}},
+			})
+		})
+		wg.Wait()
+		if err := errors.Join(errConfirm, errModel); err != nil {
+			return "", err
+		}
+		roots, err := req.ListRoots(ctx)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%t %s %d", ok, res.Content[0].(*mcp.TextContent).Text, len(roots.Roots)), nil
 	}); err != nil {
 		t.Fatal(err)
 	}
