@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -50,8 +51,11 @@ type Message struct {
 	// Sent is true for a message the recorded side sent (the client, for
 	// [Connect]), false for one it received.
 	Sent bool
-	// JSON is the message's encoding, as the wire carries it.
+	// JSON is the message's encoding, as the wire carries it; null for
+	// a message that could not be decoded.
 	JSON json.RawMessage
+	// Err, for a received message that could not be decoded, is why.
+	Err string
 }
 
 // Messages returns the messages recorded so far, in order.
@@ -79,6 +83,14 @@ func (tr *Transcript) record(sent bool, m jsonrpc.Message) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	tr.msgs = append(tr.msgs, Message{Sent: sent, JSON: b})
+}
+
+// recordUndecodable appends a message that could not be decoded, as a
+// received message whose JSON is null and whose error is err's text.
+func (tr *Transcript) recordUndecodable(err error) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.msgs = append(tr.msgs, Message{JSON: json.RawMessage("null"), Err: err.Error()})
 }
 
 // Wrap returns a transport whose connection records into tr every message
@@ -118,8 +130,12 @@ type recordingConn struct {
 // Read reads a message and records it.
 func (c *recordingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	m, err := c.inner.Read(ctx)
-	if err == nil {
+	var de *jsonrpc.DecodeError
+	switch {
+	case err == nil:
 		c.tr.record(false, m)
+	case errors.As(err, &de):
+		c.tr.recordUndecodable(de)
 	}
 	return m, err
 }
@@ -182,17 +198,21 @@ func (c *recordingVersionConn) SetProtocolVersion(v string) {
 // What changes from run to run is replaced:
 //   - JSON-RPC ids are numbered in order of appearance, those of the
 //     requests each side sends on their own (1, 2, ...), so a response
-//     carries the number of its request; so does the requestId of
-//     notifications/cancelled;
+//     carries the number of its request; so do the requestId of
+//     notifications/cancelled and the subscription ID in _meta
+//     (io.modelcontextprotocol/subscriptionId, the id of the
+//     subscriptions/listen request);
 //   - the values of the members requestState, taskId, progressToken,
-//     sessionId, createdAt, lastUpdatedAt and of those named in
-//     Volatile, at any depth, become "<name N>" strings, N numbering the
-//     distinct values of each kind in order of appearance, so that a
-//     value that comes back (a requestState returned, a task polled) is
-//     seen to be the same. The kinds are requestState, task, progress,
-//     session, time, and each name of Volatile.
+//     sessionId, elicitationId, createdAt, lastUpdatedAt, traceparent,
+//     tracestate and of those named in Volatile, at any depth, become
+//     "<kind N>" strings, N numbering the distinct values of each kind
+//     in order of appearance, so that a value that comes back (a
+//     requestState returned, a task polled) is seen to be the same. The
+//     kinds are requestState, task, progress, session, elicitation, time,
+//     trace, and each name of Volatile as itself.
 //
-// A message that is not JSON-RPC is written as recorded.
+// A message that is not JSON-RPC is written as recorded, and one that
+// could not be read as a line "<-- undecodable" and its error.
 func (tr *Transcript) Text() string {
 	msgs := tr.Messages()
 	n := newNormalizer(tr.Volatile)
@@ -203,6 +223,9 @@ func (tr *Transcript) Text() string {
 			arrow = "-->"
 		}
 		head, body := n.message(m)
+		if m.Err != "" {
+			head, body = "undecodable", m.Err
+		}
 		b.WriteString(arrow)
 		b.WriteString(" ")
 		b.WriteString(head)
@@ -216,10 +239,15 @@ func (tr *Transcript) Text() string {
 // normalizer rewrites messages as Transcript.Text describes, keeping the
 // numbering across the messages of one transcript.
 type normalizer struct {
-	ids      [2]map[string]int // by sender (0: received, 1: sent): id JSON -> number
+	ids      [2]map[string]int // by sender (0: received, 1: sent): id key -> number
+	listens  map[string]int    // id key of a subscriptions/listen -> its sender
 	volatile map[string]string // member name -> kind
 	values   map[string]map[string]int
 }
+
+// subscriptionKey is the _meta member naming a subscription by the id of
+// its subscriptions/listen request.
+const subscriptionKey = "io.modelcontextprotocol/subscriptionId"
 
 func newNormalizer(extra []string) *normalizer {
 	n := &normalizer{
@@ -229,9 +257,13 @@ func newNormalizer(extra []string) *normalizer {
 			"taskId":        "task",
 			"progressToken": "progress",
 			"sessionId":     "session",
+			"elicitationId": "elicitation",
 			"createdAt":     "time",
 			"lastUpdatedAt": "time",
+			"traceparent":   "trace",
+			"tracestate":    "trace",
 		},
+		listens: map[string]int{},
 		values: map[string]map[string]int{},
 	}
 	for _, name := range extra {
@@ -285,6 +317,9 @@ func (n *normalizer) envelope(m map[string]any, sender int) string {
 		if !isCall {
 			space = 1 - sender // a response's is its request's
 		}
+		if method == "subscriptions/listen" {
+			n.listens[idKey(id)] = sender
+		}
 		m["id"] = n.id(space, id)
 	}
 	if method == "notifications/cancelled" {
@@ -305,9 +340,12 @@ func (n *normalizer) envelope(m map[string]any, sender int) string {
 	return "response"
 }
 
+// idKey tells ids apart, the string "1" from the number 1.
+func idKey(id any) string { return fmt.Sprintf("%T:%v", id, id) }
+
 // id returns the number of a request id in its sender's space.
 func (n *normalizer) id(space int, id any) json.Number {
-	key := fmt.Sprintf("%T:%v", id, id)
+	key := idKey(id)
 	num, ok := n.ids[space][key]
 	if !ok {
 		num = len(n.ids[space]) + 1
@@ -325,6 +363,14 @@ func (n *normalizer) value(v any) any {
 		// are numbered in the order they appear.
 		for _, k := range slices.Sorted(maps.Keys(v)) {
 			e := v[k]
+			if k == subscriptionKey && e != nil {
+				if space, ok := n.listens[idKey(e)]; ok {
+					v[k] = n.id(space, e)
+					continue
+				}
+				v[k] = n.placeholder("subscription", e)
+				continue
+			}
 			if kind, ok := n.volatile[k]; ok && e != nil {
 				v[k] = n.placeholder(kind, e)
 				continue

@@ -19,14 +19,14 @@ func TestTranscriptText(t *testing.T) {
 	}{{
 		name: "ids per sender",
 		msgs: []Message{
-			{true, json.RawMessage(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}`)},
-			{false, json.RawMessage(`{"jsonrpc":"2.0","id":"srv-x","method":"ping"}`)},
-			{true, json.RawMessage(`{"jsonrpc":"2.0","id":"srv-x","result":{}}`)},
-			{true, json.RawMessage(`{"jsonrpc":"2.0","id":9,"method":"ping"}`)},
-			{false, json.RawMessage(`{"jsonrpc":"2.0","id":9,"result":{}}`)},
-			{false, json.RawMessage(`{"jsonrpc":"2.0","id":7,"result":{}}`)},
-			{true, json.RawMessage(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}`)},
-			{false, json.RawMessage(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`)},
+			sent(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}`),
+			recv(`{"jsonrpc":"2.0","id":"srv-x","method":"ping"}`),
+			sent(`{"jsonrpc":"2.0","id":"srv-x","result":{}}`),
+			sent(`{"jsonrpc":"2.0","id":9,"method":"ping"}`),
+			recv(`{"jsonrpc":"2.0","id":9,"result":{}}`),
+			recv(`{"jsonrpc":"2.0","id":7,"result":{}}`),
+			sent(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}`),
+			recv(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`),
 		},
 		want: `--> tools/call
 {"id":1,"jsonrpc":"2.0","method":"tools/call","params":{}}
@@ -49,10 +49,10 @@ func TestTranscriptText(t *testing.T) {
 		name:     "volatile members",
 		volatile: []string{"cursor"},
 		msgs: []Message{
-			{false, json.RawMessage(`{"jsonrpc":"2.0","id":1,"result":{"requestState":"v1.abc.def","task":{"taskId":"t-9","createdAt":"2026-11-26T22:00:00Z","lastUpdatedAt":"2026-11-26T22:00:01Z"},"nextCursor":"c1"}}`)},
+			recv(`{"jsonrpc":"2.0","id":1,"result":{"requestState":"v1.abc.def","task":{"taskId":"t-9","createdAt":"2026-11-26T22:00:00Z","lastUpdatedAt":"2026-11-26T22:00:01Z"},"nextCursor":"c1"}}`),
 			// The response's id took number 1 of the client's ids.
-			{true, json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"t-9","_meta":{"progressToken":17},"cursor":"c1","requestState":"v1.xyz.0"}}`)},
-			{true, json.RawMessage(`{"jsonrpc":"2.0","method":"x","params":{"requestState":null,"sessionId":"<&>"}}`)},
+			sent(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"t-9","_meta":{"progressToken":17},"cursor":"c1","requestState":"v1.xyz.0"}}`),
+			sent(`{"jsonrpc":"2.0","method":"x","params":{"requestState":null,"sessionId":"<&>"}}`),
 		},
 		want: `<-- response
 {"id":1,"jsonrpc":"2.0","result":{"nextCursor":"c1","requestState":"<requestState 1>","task":{"createdAt":"<time 1>","lastUpdatedAt":"<time 2>","taskId":"<task 1>"}}}
@@ -62,12 +62,43 @@ func TestTranscriptText(t *testing.T) {
 {"jsonrpc":"2.0","method":"x","params":{"requestState":null,"sessionId":"<session 1>"}}
 `,
 	}, {
+		name: "subscriptions, traces, elicitations",
+		msgs: []Message{
+			sent(`{"jsonrpc":"2.0","id":"a","method":"tools/list"}`),
+			sent(`{"jsonrpc":"2.0","id":"mcpkit-listen-1","method":"subscriptions/listen","params":{"_meta":{"traceparent":"00-abc-01","tracestate":"x=1"}}}`),
+			recv(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"mcpkit-listen-1"}}}`),
+			recv(`{"jsonrpc":"2.0","method":"notifications/other","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"unknown"}}}`),
+			recv(`{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{"mode":"url","elicitationId":"e-42","_meta":{"traceparent":"00-abc-01"}}}`),
+		},
+		want: `--> tools/list
+{"id":1,"jsonrpc":"2.0","method":"tools/list"}
+--> subscriptions/listen
+{"id":2,"jsonrpc":"2.0","method":"subscriptions/listen","params":{"_meta":{"traceparent":"<trace 1>","tracestate":"<trace 2>"}}}
+<-- notifications/tools/list_changed
+{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":2}}}
+<-- notifications/other
+{"jsonrpc":"2.0","method":"notifications/other","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"<subscription 1>"}}}
+<-- elicitation/create
+{"id":1,"jsonrpc":"2.0","method":"elicitation/create","params":{"_meta":{"traceparent":"<trace 1>"},"elicitationId":"<elicitation 1>","mode":"url"}}
+`,
+	}, {
+		name: "undecodable",
+		msgs: []Message{
+			{JSON: json.RawMessage("null"), Err: "jsonrpc: invalid message: EOF"},
+			recv(`{"jsonrpc":"2.0","method":"ping"}`),
+		},
+		want: `<-- undecodable
+jsonrpc: invalid message: EOF
+<-- ping
+{"jsonrpc":"2.0","method":"ping"}
+`,
+	}, {
 		name: "batch and not JSON-RPC",
 		msgs: []Message{
-			{true, json.RawMessage(`[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`)},
-			{false, json.RawMessage(`[{"jsonrpc":"2.0","id":"a","result":{"html":"<b>&</b>"}}]`)},
-			{false, json.RawMessage(`"unencodable message: x"`)},
-			{false, json.RawMessage(`{not json`)},
+			sent(`[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`),
+			recv(`[{"jsonrpc":"2.0","id":"a","result":{"html":"<b>&</b>"}}]`),
+			recv(`"unencodable message: x"`),
+			recv(`{not json`),
 		},
 		want: `--> batch [ping, notifications/initialized]
 [{"id":1,"jsonrpc":"2.0","method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]
@@ -91,6 +122,10 @@ func TestTranscriptText(t *testing.T) {
 		})
 	}
 }
+
+// sent and recv return a message sent or received.
+func sent(s string) Message { return Message{Sent: true, JSON: json.RawMessage(s)} }
+func recv(s string) Message { return Message{JSON: json.RawMessage(s)} }
 
 // compact turns the indented JSON of a transcript's text back into one
 // line per message, and drops the blank lines, for tables of expected
@@ -121,8 +156,8 @@ func compact(t *testing.T, text string) string {
 // at every depth, separated by blank lines.
 func TestTextIndented(t *testing.T) {
 	tr := &Transcript{msgs: []Message{
-		{true, json.RawMessage(`{"method":"ping","jsonrpc":"2.0","id":3,"params":{"b":[1,{"d":1,"c":2}],"a":1.50}}`)},
-		{false, json.RawMessage(`{"jsonrpc":"2.0","id":3,"result":{}}`)},
+		sent(`{"method":"ping","jsonrpc":"2.0","id":3,"params":{"b":[1,{"d":1,"c":2}],"a":1.50}}`),
+		recv(`{"jsonrpc":"2.0","id":3,"result":{}}`),
 	}}
 	want := `--> ping
 {

@@ -3,13 +3,16 @@ package mcptest_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
+	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/mcp/mcptest"
 	"github.com/mcpkit/mcpkit/transport"
@@ -141,3 +144,37 @@ func none(string) string   { return "" }
 // The -update flag of this test binary, as many define for their own
 // golden files; CompareGolden honours it.
 var _ = flag.Bool("update", false, "rewrite golden files")
+
+// TestTranscriptWrapStream records a byte stream's connection: what it
+// writes, what it reads, and a line it could not decode, in order.
+func TestTranscriptWrapStream(t *testing.T) {
+	tr := &mcptest.Transcript{}
+	in := strings.NewReader("{not json\n" + `{"jsonrpc":"2.0","id":7,"result":{"ok":true}}` + "\n")
+	var out strings.Builder
+	conn, err := tr.Wrap(&transport.IOTransport{Reader: in, Writer: &out}).Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.Write(t.Context(), &jsonrpc.Request{ID: jsonrpc.Int64ID(7), Method: "ping"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		conn.Read(t.Context())
+	}
+	if _, err := conn.Read(t.Context()); !errors.Is(err, io.EOF) {
+		t.Fatalf("the third Read = %v; want io.EOF", err)
+	}
+	got := tr.Text()
+	want := "--> ping\n{\n  \"id\": 1,\n  \"jsonrpc\": \"2.0\",\n  \"method\": \"ping\"\n}\n\n" +
+		"<-- undecodable\n"
+	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "<-- response\n{\n  \"id\": 1,\n  \"jsonrpc\": \"2.0\",\n  \"result\": {\n    \"ok\": true\n  }\n}\n\n") {
+		t.Errorf("Text() =\n%s", got)
+	}
+	if msgs := tr.Messages(); len(msgs) != 3 || !msgs[0].Sent || msgs[1].Err == "" || msgs[2].Sent {
+		t.Errorf("Messages() = %+v", msgs)
+	}
+	if out.String() != `{"jsonrpc":"2.0","id":7,"method":"ping"}`+"\n" {
+		t.Errorf("the wrapped connection wrote %q", out.String())
+	}
+}
