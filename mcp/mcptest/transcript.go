@@ -264,7 +264,7 @@ func newNormalizer(extra []string) *normalizer {
 			"tracestate":    "trace",
 		},
 		listens: map[string]int{},
-		values: map[string]map[string]int{},
+		values:  map[string]map[string]int{},
 	}
 	for _, name := range extra {
 		n.volatile[name] = name
