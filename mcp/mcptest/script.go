@@ -16,8 +16,9 @@ import (
 // Script plays the client's side of the requests a server sends it:
 // sampling/createMessage, elicitation/create and roots/list, answered in
 // order from a list of steps, each expecting one request and giving its
-// answer. It fails the test if the server sends a request that is not
-// the next step's method, and, at the end of the test, if steps are left.
+// answer. It fails the test if the server sends a request that the next
+// step does not expect (and answers it with a JSON-RPC error), and, at
+// the end of the test, if steps are left.
 //
 // The same script serves both protocol eras: in the handshake era the
 // server sends each as a request, and in 2026-07-28 it asks for them in
