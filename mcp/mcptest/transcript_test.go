@@ -151,7 +151,11 @@ func TestTranscriptWrapStream(t *testing.T) {
 	tr := &mcptest.Transcript{}
 	in := strings.NewReader("{not json\n" + `{"jsonrpc":"2.0","id":7,"result":{"ok":true}}` + "\n")
 	var out strings.Builder
-	conn, err := tr.Wrap(&transport.IOTransport{Reader: in, Writer: &out}).Connect(t.Context())
+	var conn transport.Conn
+	var err error
+	mcptest.CheckGoroutines(t, func(ctx context.Context) {
+		conn, err = tr.Wrap(&transport.IOTransport{Reader: in, Writer: &out}).Connect(ctx)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
