@@ -112,8 +112,9 @@ func connect(t testing.TB, server *mcp.Server, opts *Options, wait time.Duration
 		cs  *mcp.ClientSession
 		err error
 	)
+	closeServer := opts.CloseServer
 	hint := ""
-	if !opts.CloseServer {
+	if !closeServer {
 		hint = " (those of the server's own, such as a task's, end when it closes: see mcptest.Options.CloseServer)"
 	}
 	checkGoroutines(t, wait, hint, func(ctx context.Context) {
@@ -142,7 +143,7 @@ func connect(t testing.TB, server *mcp.Server, opts *Options, wait time.Duration
 			cs.Wait()
 			ss.Wait()
 			client.Close()
-			if opts.CloseServer {
+			if closeServer {
 				server.Close()
 			}
 		}()

@@ -17,7 +17,8 @@
 // A [Script] answers the server's requests to the client (sampling,
 // elicitation, roots) from a list of expected requests and canned answers,
 // and fails the test on a request it does not expect and on a step left
-// unused. The same script serves both eras: in 2026-07-28 the questions
+// unused ([AnyOrder] groups the questions a handler asks at once). The
+// same script serves both eras: in 2026-07-28 the questions
 // come as input_required rounds, which the client answers with the same
 // handlers, so one test checks a tool that asks for input in both.
 //
