@@ -1,5 +1,3 @@
-// Package mcptest holds helpers to test code built on package mcp: the
-// conformance suite of task stores, and a fake clock.
 package mcptest
 
 import (
