@@ -69,9 +69,11 @@ type TaskOptions struct {
 	// handler's context is cancelled and the task fails. Zero means 24
 	// hours.
 	MaxDuration time.Duration
-	// TTL is how long a task is kept after it ended. Zero means the
-	// store's default (an hour for the stores of this package). A task
-	// does not expire while it runs: the ttl a client sees grows with it.
+	// TTL is how long a task is kept after it ended; the runtime writes it
+	// into each record. Zero means the store's default for the stores of
+	// this package (TaskStoreOptions.DefaultTTL, an hour unless set), and
+	// DefaultTaskTTL (an hour) with other stores. A task does not expire
+	// while it runs: the ttl a client sees grows with it.
 	TTL time.Duration
 	// MaxTTL bounds the ttl a 2025-11-25 client asks for in its task
 	// param (larger ones are clamped). Zero means 24 hours.
@@ -161,6 +163,11 @@ func newTaskRuntime(s *Server, logger *slog.Logger, o *TaskOptions) *taskRuntime
 	}
 	rt.store = rt.opts.Store
 	rt.watcher, _ = rt.store.(TaskWatcher)
+	if rt.opts.TTL <= 0 {
+		// Resolved once, and written into every record: the TTL clients
+		// are told is the one the store applies, whatever the store.
+		rt.opts.TTL = storeDefaultTTL(rt.store)
+	}
 	if rt.opts.MaxDuration <= 0 {
 		rt.opts.MaxDuration = DefaultTaskMaxDuration
 	}
@@ -1311,7 +1318,7 @@ func (rt *taskRuntime) notifyStatus(rec *TaskRecord) {
 func (rt *taskRuntime) ttlOf(rec *TaskRecord, now time.Time) *int64 {
 	keep := rec.TTL
 	if keep <= 0 {
-		keep = rt.defaultTTL()
+		keep = rt.opts.TTL // a record written by other code
 	}
 	end := now
 	if rec.Status.Ended() && !rec.EndedAt.IsZero() {
@@ -1321,10 +1328,12 @@ func (rt *taskRuntime) ttlOf(rec *TaskRecord, now time.Time) *int64 {
 	return &ms
 }
 
-// defaultTTL is the TTL of a task whose record has none.
-func (rt *taskRuntime) defaultTTL() time.Duration {
-	if ms, ok := rt.store.(*memoryTaskStore); ok {
-		return ms.opts.DefaultTTL
+// storeDefaultTTL returns how long store keeps an ended task whose record
+// has no TTL: its own setting for the stores of this package, else
+// DefaultTaskTTL.
+func storeDefaultTTL(store TaskStore) time.Duration {
+	if d, ok := store.(interface{ defaultTTL() time.Duration }); ok {
+		return d.defaultTTL()
 	}
 	return DefaultTaskTTL
 }

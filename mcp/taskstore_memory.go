@@ -570,3 +570,7 @@ func (s *memoryTaskStore) Close() error {
 	}
 	return nil
 }
+
+// defaultTTL is how long the store keeps an ended task whose record has no
+// TTL (see storeDefaultTTL).
+func (s *memoryTaskStore) defaultTTL() time.Duration { return s.opts.DefaultTTL }
