@@ -403,11 +403,19 @@ func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, e
 		}
 	}
 	for round := 0; ; round++ {
-		raw, err := marshalStd(o.params)
+		var done func(error)
+		params := o.params
+		if o.observe != nil {
+			params, done = cs.observed(ctx, o, round)
+		}
+		raw, err := marshalStd(params)
 		if err != nil {
 			return nil, fmt.Errorf("mcp: encoding %s params: %w", o.method, err)
 		}
 		res, err := cs.conn.Call(ctx, o.method, raw)
+		if done != nil {
+			done(err)
+		}
 		if err != nil {
 			return nil, fromWire(err)
 		}
