@@ -131,6 +131,12 @@ func newBlockingServer(t *testing.T, srv *side) (*mcp.Server, chan struct{}) {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Content["name"].(string)}}}, nil
 	})
+	err := s.AddResource(&mcp.Resource{URI: "file:///secret", Name: "secret"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "file:///secret", Text: "s"}}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return s, blocked
 }
 
