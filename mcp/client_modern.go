@@ -402,11 +402,12 @@ func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, e
 			return o.result, nil
 		}
 	}
+	observe := observerOf(ctx, o)
 	for round := 0; ; round++ {
 		var done func(error)
 		params := o.params
-		if o.observe != nil {
-			params, done = cs.observed(ctx, o, round)
+		if observe != nil {
+			params, done = cs.observed(ctx, o, observe, round)
 		}
 		raw, err := marshalStd(params)
 		if err != nil {

@@ -118,24 +118,43 @@ type WireSend struct {
 // nil or the error; for a notification, when it was written.
 type SendObserver func(ctx context.Context, w *WireSend) (done func(err error))
 
-// ObserveSend asks that f be called for each message of req put on the
-// wire. It is for sending middleware (see [ServerOptions.SendingMiddleware]
-// and [ClientOptions.SendingMiddleware]), before it passes req on; it
-// reports false, doing nothing, when req is not a request being sent. The
-// last call wins.
-func ObserveSend(req Request, f SendObserver) bool {
+// ObserveSend returns a context under which f is called for each message
+// of req put on the wire. It is for sending middleware (see
+// [ServerOptions.SendingMiddleware] and [ClientOptions.SendingMiddleware]),
+// which passes the context it returns on with req:
+//
+//	return next(mcp.ObserveSend(ctx, req, observe), req)
+//
+// Only req is observed, not other requests sent under the context. When
+// req is not a request being sent, ObserveSend returns ctx.
+func ObserveSend(ctx context.Context, req Request, f SendObserver) context.Context {
 	o, ok := req.(*outgoing)
-	if !ok {
-		return false
+	if !ok || f == nil {
+		return ctx
 	}
-	o.observe = f
-	return true
+	return context.WithValue(ctx, sendObserverKey{}, &sendObserver{o: o, f: f})
 }
 
-// observed calls o's observer for the message of the given round and
+type sendObserverKey struct{}
+
+// sendObserver is the observer of one outgoing request.
+type sendObserver struct {
+	o *outgoing
+	f SendObserver
+}
+
+// observerOf returns the observer of o under ctx, or nil.
+func observerOf(ctx context.Context, o *outgoing) SendObserver {
+	if so, ok := ctx.Value(sendObserverKey{}).(*sendObserver); ok && so.o == o {
+		return so.f
+	}
+	return nil
+}
+
+// observed calls observe for the message of the given round and
 // returns the params to encode (a copy of o.params when the observer adds
 // _meta members) and the function to call with the outcome.
-func (e *endpoint) observed(ctx context.Context, o *outgoing, round int) (Params, func(error)) {
+func (e *endpoint) observed(ctx context.Context, o *outgoing, observe SendObserver, round int) (Params, func(error)) {
 	w := &WireSend{Round: round}
 	if e.self != nil {
 		w.Session = e.self.view()
@@ -143,7 +162,7 @@ func (e *endpoint) observed(ctx context.Context, o *outgoing, round int) (Params
 	if v := o.params.meta().ProtocolVersion; v != "" {
 		w.Session.ProtocolVersion = v
 	}
-	done := o.observe(ctx, w)
+	done := observe(ctx, w)
 	if len(w.Meta) == 0 {
 		return o.params, done
 	}

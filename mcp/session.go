@@ -270,8 +270,7 @@ type endpoint struct {
 // outgoing is an outgoingRequest with the place its result goes.
 type outgoing struct {
 	outgoingRequest
-	result  Result       // nil for notifications
-	observe SendObserver // see ObserveSend; nil unless middleware asked
+	result Result // nil for notifications
 }
 
 func (e *endpoint) init(conn *jsonrpc.Conn, mw []Middleware, logger *slog.Logger) {
@@ -291,8 +290,8 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 	}
 	var done func(error)
 	params := o.params
-	if o.observe != nil {
-		params, done = e.observed(ctx, o, 0)
+	if observe := observerOf(ctx, o); observe != nil {
+		params, done = e.observed(ctx, o, observe, 0)
 	}
 	raw, err := marshalStd(params)
 	if err != nil {

@@ -455,7 +455,7 @@ func (in *instr) sending() mcp.Middleware {
 				ctx, span = in.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 			}
 			var view mcp.SessionView
-			mcp.ObserveSend(req, func(ctx context.Context, w *mcp.WireSend) func(error) {
+			ctx = mcp.ObserveSend(ctx, req, func(ctx context.Context, w *mcp.WireSend) func(error) {
 				view = w.Session
 				if !in.tracing {
 					return nil
