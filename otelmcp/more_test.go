@@ -72,7 +72,7 @@ func TestInputRounds(t *testing.T) {
 				}
 				round := calls[0] // the round ends first
 				if v, _ := attr(round, otelmcp.InputRoundKey); v.AsInt64() != 1 || round.Parent().SpanID() != top.SpanContext().SpanID() {
-					t.Errorf("round span %v (round %v) is not the call's child", round.Parent(), v.Emit())
+					t.Errorf("round span %v (round %v) is not the call's child", round.Parent(), v.String())
 				}
 				if served[0].Parent().SpanID() != top.SpanContext().SpanID() || served[1].Parent().SpanID() != round.SpanContext().SpanID() {
 					t.Errorf("server spans under %v and %v, want the call and its round", served[0].Parent(), served[1].Parent())

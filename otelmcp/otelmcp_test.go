@@ -76,11 +76,11 @@ func wantAttrs(t *testing.T, sp sdktrace.ReadOnlySpan, want map[attribute.Key]st
 		got, ok := attr(sp, k)
 		switch {
 		case v == "" && ok:
-			t.Errorf("%s: %s = %q, want none", sp.Name(), k, got.Emit())
+			t.Errorf("%s: %s = %q, want none", sp.Name(), k, got.String())
 		case v == "*" && !ok:
 			t.Errorf("%s: no %s", sp.Name(), k)
-		case v != "" && v != "*" && got.Emit() != v:
-			t.Errorf("%s: %s = %q, want %q", sp.Name(), k, got.Emit(), v)
+		case v != "" && v != "*" && got.String() != v:
+			t.Errorf("%s: %s = %q, want %q", sp.Name(), k, got.String(), v)
 		}
 	}
 }
