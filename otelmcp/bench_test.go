@@ -37,13 +37,14 @@ func BenchmarkEchoCall(b *testing.B) {
 		{"noop", func(*testing.B) *otelmcp.Options {
 			return &otelmcp.Options{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: metricnoop.NewMeterProvider()}
 		}},
+		{"global", func(*testing.B) *otelmcp.Options { return nil }}, // no provider set: the global delegates
 		{"sdk", sdk},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			var sopts mcp.ServerOptions
 			var copts mcp.ClientOptions
 			copts.Era = mcp.EraHandshake
-			if bc.opts != nil {
+			if bc.name != "none" {
 				o := bc.opts(b)
 				recv, send := otelmcp.ServerMiddleware(o)
 				sopts.Middleware, sopts.SendingMiddleware = []mcp.Middleware{recv}, []mcp.Middleware{send}

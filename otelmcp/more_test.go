@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
 // spansNamed returns the ended spans of the kind and name, in the order
@@ -197,10 +198,15 @@ func TestOptIn(t *testing.T) {
 // attributes.
 func TestMetrics(t *testing.T) {
 	srv, cli := newSide(t), newSide(t)
+	recorded := make(chan struct{}, 2)
+	otelmcp.NotifySessions(srv.opts, recorded)
+	otelmcp.NotifySessions(cli.opts, recorded)
 	cs, wait := connectWait(t, "memory", mcp.EraHandshake, newServer(t, srv), cli)
 	_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo"})
 	_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "invalid"})
 	wait()
+	<-recorded // the client's session and the server's
+	<-recorded
 	for _, tt := range []struct {
 		s    *side
 		name string
@@ -257,3 +263,34 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsOnly: with a no-op tracer the histograms are still recorded,
+// and a span the context carried (an HTTP server's, say) is left alone.
+func TestMetricsOnly(t *testing.T) {
+	srv := newSide(t)
+	outer := newSide(t)
+	srv.opts.TracerProvider = tracenoop.NewTracerProvider()
+	recv, _ := otelmcp.ServerMiddleware(srv.opts)
+	ctx, span := outer.opts.TracerProvider.Tracer("t").Start(context.Background(), "outer")
+	h := recv(func(context.Context, mcp.Request) (mcp.Result, error) { return &mcp.CallToolResult{}, nil })
+	if _, err := h(ctx, fakeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if !span.IsRecording() {
+		t.Error("the middleware ended the context's span")
+	}
+	span.End()
+	var rm metricdata.ResourceMetrics
+	if err := srv.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	if len(rm.ScopeMetrics) != 1 || len(rm.ScopeMetrics[0].Metrics) != 1 || rm.ScopeMetrics[0].Metrics[0].Name != "mcp.server.operation.duration" {
+		t.Errorf("metrics %+v", rm.ScopeMetrics)
+	}
+}
+
+// fakeRequest is a request of no session, as a test hands a middleware.
+type fakeRequest struct{ mcp.Request }
+
+func (fakeRequest) Method() string         { return "tools/call" }
+func (fakeRequest) Parameters() mcp.Params { return &mcp.CallToolParams{Name: "t"} }

@@ -147,6 +147,10 @@ type Options struct {
 	// network.transport ("pipe" over stdio) or, on a client,
 	// server.address and server.port.
 	Attributes []attribute.KeyValue
+
+	// sessionsDone, set by tests, is told when a session's duration has
+	// been recorded.
+	sessionsDone chan<- struct{}
 }
 
 // instr is the resolved instrumentation of one side.
@@ -372,11 +376,19 @@ func (in *instr) watchSession(ctx context.Context, done <-chan struct{}, attrs [
 	start := time.Now()
 	attrs = sessionAttrs(attrs)
 	ctx = context.WithoutCancel(ctx)
+	recorded := in.opts.sessionsDone
 	go func() {
 		<-done
 		in.session.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(attrs...))
+		if recorded != nil {
+			recorded <- struct{}{}
+		}
 	}()
 }
+
+// noSpan stands for the span when tracing is off: it records nothing and
+// is never another's span (which finish must not end).
+var noSpan = trace.SpanFromContext(context.Background())
 
 // receiving is the middleware for requests this side handles.
 func (in *instr) receiving(kind trace.SpanKind) mcp.Middleware {
@@ -413,7 +425,7 @@ func (in *instr) receiving(kind trace.SpanKind) mcp.Middleware {
 					}
 				}
 			}
-			span := trace.SpanFromContext(ctx)
+			span := noSpan
 			if in.tracing {
 				ctx = in.extract(ctx, req, info)
 				ctx, span = in.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
@@ -428,9 +440,6 @@ func (in *instr) receiving(kind trace.SpanKind) mcp.Middleware {
 				}
 			}()
 			res, err = next(ctx, req)
-			if !in.tracing {
-				span = trace.SpanFromContext(context.Background())
-			}
 			in.finish(ctx, span, attrs, start, res, err)
 			return res, err
 		}
@@ -450,7 +459,7 @@ func (in *instr) sending() mcp.Middleware {
 			}
 			start := time.Now()
 			name, attrs := in.describe(req)
-			span := trace.SpanFromContext(context.Background())
+			span := noSpan
 			if in.tracing {
 				ctx, span = in.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 			}
