@@ -47,8 +47,10 @@
 // "traceparent", "tracestate" and "baggage", in both directions and both
 // protocol eras. A server takes it from _meta, or, when _meta has no
 // traceparent and the request came over HTTP, from the HTTP request's
-// headers. Values longer than the W3C limits are ignored, as are
-// malformed ones (the request is served in a new trace). The client adds
+// headers. Values over a bound (256 bytes for traceparent, 512 for
+// tracestate, 8192 for baggage: the W3C limits, with room for later
+// traceparent versions) are ignored unread, and malformed ones are ignored
+// too: the request is served in a new trace. The client adds
 // the members to a copy of the params it encodes (see
 // [mcp.ObserveSend]): the caller's params are not modified.
 //
@@ -67,6 +69,13 @@
 // boundaries and attribute sets). A session's duration is recorded when a
 // handshake-era session that started with initialize ends; the
 // stateless era (2026-07-28) has no sessions.
+//
+// # Cost
+//
+// With the no-op providers of go.opentelemetry.io/otel/trace/noop and
+// go.opentelemetry.io/otel/metric/noop the middleware passes requests
+// through untouched. The global providers, before one is set, are not
+// known to be no-ops: they cost a few allocations per request.
 //
 // # Names
 //
