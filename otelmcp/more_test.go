@@ -242,6 +242,9 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("%s: bounds %v", tt.name, h.DataPoints[0].Bounds)
 		}
 		if strings.HasSuffix(tt.name, "session.duration") {
+			if v, _ := h.DataPoints[0].Attributes.Value("mcp.protocol.version"); v.AsString() != "2025-11-25" {
+				t.Errorf("%s: mcp.protocol.version %q", tt.name, v.AsString())
+			}
 			continue
 		}
 		var tool, failed bool

@@ -439,9 +439,6 @@ func (in *instr) receiving(kind trace.SpanKind) mcp.Middleware {
 				ctx = in.extract(ctx, req, info)
 				ctx, span = in.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
 			}
-			if method == "initialize" && ok {
-				in.watchSession(ctx, view.Done, attrs)
-			}
 			defer func() {
 				if p := recover(); p != nil {
 					in.finish(ctx, span, attrs, start, nil, jsonrpc.NewError(-32603, "panic: %v", p))
@@ -449,6 +446,14 @@ func (in *instr) receiving(kind trace.SpanKind) mcp.Middleware {
 				}
 			}()
 			res, err = next(ctx, req)
+			if r, isInit := res.(*mcp.InitializeResult); isInit && err == nil {
+				a := semconv.McpProtocolVersion(r.ProtocolVersion)
+				attrs = append(attrs, a)
+				span.SetAttributes(a)
+				if ok {
+					in.watchSession(ctx, view.Done, attrs)
+				}
+			}
 			in.finish(ctx, span, attrs, start, res, err)
 			return res, err
 		}
@@ -495,6 +500,9 @@ func (in *instr) sending() mcp.Middleware {
 				}
 			})
 			res, err := next(ctx, req)
+			if r, isInit := res.(*mcp.InitializeResult); isInit && err == nil {
+				view.ProtocolVersion = r.ProtocolVersion // what was agreed, not what was asked for
+			}
 			if view.ProtocolVersion != "" {
 				a := semconv.McpProtocolVersion(view.ProtocolVersion)
 				attrs = append(attrs, a)
