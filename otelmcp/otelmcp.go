@@ -141,7 +141,9 @@ type Options struct {
 	Propagator propagation.TextMapPropagator
 	// RecordToolIO records the arguments and the result of tools/call
 	// (gen_ai.tool.call.arguments, gen_ai.tool.call.result) on spans.
-	// They may hold personal data: off by default.
+	// They may hold personal data or secrets: off by default. Nothing
+	// else of a request's content (headers, _meta, resource contents) is
+	// ever recorded.
 	RecordToolIO bool
 	// MaxRecordedBytes bounds each recorded argument or result; 0 means
 	// DefaultMaxRecordedBytes.
