@@ -98,7 +98,7 @@ func TestREADMESnippetsCompile(t *testing.T) {
 // feature tour (mcp/example_tour_test.go) is shown in README.md.
 func TestREADMEExamples(t *testing.T) {
 	bodies := map[string]string{} // "dir/Name" -> body
-	for _, dir := range []string{"mcp", "transport", "jsonrpc", "auth"} {
+	for _, dir := range []string{"mcp", "transport", "jsonrpc", "auth", "otelmcp"} {
 		files, err := filepath.Glob(filepath.Join("..", dir, "*_test.go"))
 		if err != nil {
 			t.Fatal(err)

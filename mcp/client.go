@@ -351,6 +351,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport, opts ...*Co
 		Logger:          logger,
 	})
 	cs.endpoint.init(conn, c.opts.SendingMiddleware, logger)
+	cs.self = cs
 	cs.recv = chain(cs.handleRequest, c.opts.Middleware)
 	conn.Start()
 

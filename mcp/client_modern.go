@@ -402,12 +402,21 @@ func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, e
 			return o.result, nil
 		}
 	}
+	observe := observerOf(ctx, o)
 	for round := 0; ; round++ {
-		raw, err := marshalStd(o.params)
+		var done func(error)
+		params := o.params
+		if observe != nil {
+			params, done = cs.observed(ctx, o, observe, round)
+		}
+		raw, err := marshalStd(params)
 		if err != nil {
 			return nil, fmt.Errorf("mcp: encoding %s params: %w", o.method, err)
 		}
 		res, err := cs.conn.Call(ctx, o.method, raw)
+		if done != nil {
+			done(err)
+		}
 		if err != nil {
 			return nil, fromWire(err)
 		}

@@ -378,6 +378,7 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 		Logger:        s.logger,
 	})
 	ss.endpoint.init(conn, s.opts.SendingMiddleware, s.logger)
+	ss.self = ss
 	ss.recv = chain(ss.handleRequest, s.opts.Middleware)
 	if registered {
 		s.mu.Lock()

@@ -263,6 +263,8 @@ type endpoint struct {
 	// modernCall, when set (a client of the stateless era, see
 	// client_modern.go), sends requests in place of the plain call.
 	modernCall func(context.Context, *outgoing) (Result, error)
+	// self is the session, for observers (see observe.go).
+	self sessionViewer
 }
 
 // outgoing is an outgoingRequest with the place its result goes.
@@ -286,14 +288,26 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 	if o.result != nil && e.modernCall != nil {
 		return e.modernCall(ctx, o) // it encodes the params with their _meta envelope
 	}
-	raw, err := marshalStd(o.params)
+	var done func(error)
+	params := o.params
+	if observe := observerOf(ctx, o); observe != nil {
+		params, done = e.observed(ctx, o, observe, 0)
+	}
+	raw, err := marshalStd(params)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: encoding %s params: %w", o.method, err)
 	}
 	if o.result == nil {
-		return nil, e.conn.Notify(ctx, o.method, raw)
+		err := e.conn.Notify(ctx, o.method, raw)
+		if done != nil {
+			done(err)
+		}
+		return nil, err
 	}
 	res, err := e.conn.Call(ctx, o.method, raw)
+	if done != nil {
+		done(err)
+	}
 	if err != nil {
 		return nil, fromWire(err)
 	}

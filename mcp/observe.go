@@ -1,0 +1,191 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"reflect"
+)
+
+// This file holds the hooks an observer of the protocol, such as the
+// OpenTelemetry middleware of module github.com/mcpkit/mcpkit/otelmcp,
+// needs beyond what [Request] shows: the _meta of params, the session a
+// request belongs to, and a way to add _meta members to each message of a
+// request being sent without modifying the caller's params. Nothing here
+// costs anything unless middleware calls it.
+
+// MetaOf returns the _meta of p, whatever p's type. Members the protocol
+// does not name, such as the W3C trace context ("traceparent",
+// "tracestate", "baggage"), are in [Meta.Other]. Do not modify the _meta
+// of a request received or being sent: to add members to an outgoing
+// request, use [ObserveSend].
+func MetaOf(p Params) *Meta { return p.meta() }
+
+// SessionView is what an observer learns of the session a request belongs
+// to.
+type SessionView struct {
+	// ID is the session's ID in the handshake era (the transport's
+	// session ID over HTTP; on a server, a random one over other
+	// transports); "" in the stateless era (2026-07-28) and for a client
+	// whose transport has no session IDs.
+	ID string
+	// ProtocolVersion is the revision the request is made under, or ""
+	// before it is known (a client's initialize).
+	ProtocolVersion string
+	// Done is closed when the session ends.
+	Done <-chan struct{}
+}
+
+// sessionViewer is a session that can describe itself to observers.
+type sessionViewer interface {
+	view() SessionView
+}
+
+func (ss *ServerSession) view() SessionView {
+	ss.mu.Lock()
+	stateless := ss.stateless || ss.era == eraModern
+	ss.mu.Unlock()
+	v := SessionView{ProtocolVersion: ss.ProtocolVersion(), Done: ss.Done()}
+	if !stateless {
+		v.ID = ss.ID()
+	}
+	return v
+}
+
+func (cs *ClientSession) view() SessionView {
+	v := SessionView{ProtocolVersion: cs.ProtocolVersion(), Done: cs.Done()}
+	if cs.modern == nil {
+		v.ID = cs.ID()
+	}
+	return v
+}
+
+// SessionOf describes the session a received request arrived on: a
+// [*ServerRequest] or [*ClientRequest] as receiving middleware sees it.
+// For any other request (one being sent) it reports false: the session of
+// an outgoing request is in the [WireSend] that [ObserveSend]'s function
+// receives.
+func SessionOf(req Request) (SessionView, bool) {
+	r, ok := req.(interface{ session() sessionViewer })
+	if !ok {
+		return SessionView{}, false
+	}
+	s := r.session()
+	if s == nil {
+		return SessionView{}, false
+	}
+	v := s.view()
+	if sr, ok := req.(interface{ ProtocolVersion() string }); ok {
+		v.ProtocolVersion = sr.ProtocolVersion()
+	}
+	return v, true
+}
+
+func (r *ServerRequest[P]) session() sessionViewer {
+	if r.Session == nil {
+		return nil
+	}
+	return r.Session
+}
+
+func (r *ClientRequest[P]) session() sessionViewer {
+	if r.Session == nil {
+		return nil
+	}
+	return r.Session
+}
+
+// WireSend describes one message of an outgoing request or notification
+// as it is put on the wire, for the function given to [ObserveSend].
+type WireSend struct {
+	// Round is 0 for the first message of a request. A request of the
+	// 2026-07-28 era that the peer answers with input_required is sent
+	// again with the answers; Round counts those messages (1, 2, ...).
+	Round int
+	// Session is the sending session.
+	Session SessionView
+	// Meta, set by the observer, holds members to add to the message's
+	// _meta (replacing members of the same key in [Meta.Other]). The
+	// message is encoded from a copy of the params: the caller's params
+	// are not modified.
+	Meta map[string]json.RawMessage
+}
+
+// A SendObserver is called each time a message of an observed request is
+// put on the wire (see [ObserveSend]), with the context the request is
+// sent under. It may fill w.Meta. The function it returns, if not nil, is
+// called when that message's answer arrived (or the exchange failed), with
+// nil or the error; for a notification, when it was written.
+type SendObserver func(ctx context.Context, w *WireSend) (done func(err error))
+
+// ObserveSend returns a context under which f is called for each message
+// of req put on the wire. It is for sending middleware (see
+// [ServerOptions.SendingMiddleware] and [ClientOptions.SendingMiddleware]),
+// which passes the context it returns on with req:
+//
+//	return next(mcp.ObserveSend(ctx, req, observe), req)
+//
+// Only req is observed, not other requests sent under the context. When
+// req is not a request being sent, ObserveSend returns ctx.
+func ObserveSend(ctx context.Context, req Request, f SendObserver) context.Context {
+	o, ok := req.(*outgoing)
+	if !ok || f == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, sendObserverKey{}, &sendObserver{o: o, f: f})
+}
+
+type sendObserverKey struct{}
+
+// sendObserver is the observer of one outgoing request.
+type sendObserver struct {
+	o *outgoing
+	f SendObserver
+}
+
+// observerOf returns the observer of o under ctx, or nil.
+func observerOf(ctx context.Context, o *outgoing) SendObserver {
+	if so, ok := ctx.Value(sendObserverKey{}).(*sendObserver); ok && so.o == o {
+		return so.f
+	}
+	return nil
+}
+
+// observed calls observe for the message of the given round and
+// returns the params to encode (a copy of o.params when the observer adds
+// _meta members) and the function to call with the outcome.
+func (e *endpoint) observed(ctx context.Context, o *outgoing, observe SendObserver, round int) (Params, func(error)) {
+	w := &WireSend{Round: round}
+	if e.self != nil {
+		w.Session = e.self.view()
+	}
+	if v := o.params.meta().ProtocolVersion; v != "" {
+		w.Session.ProtocolVersion = v
+	}
+	done := observe(ctx, w)
+	if len(w.Meta) == 0 {
+		return o.params, done
+	}
+	return withMetaMembers(o.params, w.Meta), done
+}
+
+// withMetaMembers returns a shallow copy of p whose _meta has the members
+// add on top of p's own.
+func withMetaMembers(p Params, add map[string]json.RawMessage) Params {
+	v := reflect.ValueOf(p)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return p
+	}
+	c := reflect.New(v.Type().Elem())
+	c.Elem().Set(v.Elem())
+	cp, ok := c.Interface().(Params)
+	if !ok {
+		return p
+	}
+	m := cp.meta()
+	other := make(map[string]json.RawMessage, len(m.Other)+len(add))
+	maps.Copy(other, m.Other)
+	maps.Copy(other, add)
+	m.Other = other
+	return cp
+}
