@@ -110,8 +110,8 @@ func newServer() (*mcp.Server, error) {
 		// Tools marked TaskOptional or TaskRequired may run as tasks: a
 		// call still running after SyncWindow is answered with a task,
 		// which the client polls.
-		Tasks: &mcp.TaskOptions{SyncWindow: time.Second},
-		Logger:            slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		Tasks:  &mcp.TaskOptions{SyncWindow: time.Second},
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	})
 	if err := mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in AddInput) (AddOutput, error) {
