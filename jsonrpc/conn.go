@@ -478,9 +478,17 @@ func (c *Conn) shutdown(err error) error {
 // and reports it to [ConnOptions.OnCancel]. If the connection closes first,
 // Call returns an error that matches [ErrClosed].
 func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	id, chosen := rpclink.CallID[ID](ctx) // set by package mcp for subscriptions/listen
-	if !chosen {
+	// Package mcp may choose the id (subscriptions/listen) or want to
+	// know it (an observer).
+	var id ID
+	hook := rpclink.CallHookOf[ID](ctx)
+	if hook != nil && hook.Chosen {
+		id = hook.ID
+	} else {
 		id = Int64ID(c.nextID.Add(1))
+	}
+	if hook != nil && hook.Sent != nil {
+		hook.Sent(id)
 	}
 	ch := make(chan *Response, 1)
 	c.mu.Lock()

@@ -405,15 +405,15 @@ func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, e
 	observe := observerOf(ctx, o)
 	for round := 0; ; round++ {
 		var done func(error)
-		params := o.params
+		params, callCtx := o.params, ctx
 		if observe != nil {
-			params, done = cs.observed(ctx, o, observe, round)
+			callCtx, params, done = cs.observed(ctx, o, observe, round)
 		}
 		raw, err := marshalStd(params)
 		if err != nil {
 			return nil, fmt.Errorf("mcp: encoding %s params: %w", o.method, err)
 		}
-		res, err := cs.conn.Call(ctx, o.method, raw)
+		res, err := cs.conn.Call(callCtx, o.method, raw)
 		if done != nil {
 			done(err)
 		}

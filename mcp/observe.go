@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"maps"
 	"reflect"
+
+	"github.com/mcpkit/mcpkit/internal/rpclink"
+	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
 // This file holds the hooks an observer of the protocol, such as the
@@ -98,6 +101,10 @@ func (r *ClientRequest[P]) session() sessionViewer {
 // WireSend describes one message of an outgoing request or notification
 // as it is put on the wire, for the function given to [ObserveSend].
 type WireSend struct {
+	// ID is the JSON-RPC id of the message, known once it is written:
+	// read it in the function the observer returns. The zero ID for a
+	// notification.
+	ID jsonrpc.ID
 	// Round is 0 for the first message of a request. A request of the
 	// 2026-07-28 era that the peer answers with input_required is sent
 	// again with the answers; Round counts those messages (1, 2, ...).
@@ -152,10 +159,18 @@ func observerOf(ctx context.Context, o *outgoing) SendObserver {
 }
 
 // observed calls observe for the message of the given round and
-// returns the params to encode (a copy of o.params when the observer adds
-// _meta members) and the function to call with the outcome.
-func (e *endpoint) observed(ctx context.Context, o *outgoing, observe SendObserver, round int) (Params, func(error)) {
+// returns the context to send it with (which fills WireSend.ID), the
+// params to encode (a copy of o.params when the observer adds _meta
+// members) and the function to call with the outcome.
+func (e *endpoint) observed(ctx context.Context, o *outgoing, observe SendObserver, round int) (context.Context, Params, func(error)) {
 	w := &WireSend{Round: round}
+	if o.result != nil {
+		h := &rpclink.CallHook[jsonrpc.ID]{Sent: func(id jsonrpc.ID) { w.ID = id }}
+		if prev := rpclink.CallHookOf[jsonrpc.ID](ctx); prev != nil {
+			h.ID, h.Chosen = prev.ID, prev.Chosen
+		}
+		ctx = rpclink.WithCallHook(ctx, h)
+	}
 	if e.self != nil {
 		w.Session = e.self.view()
 	}
@@ -164,9 +179,9 @@ func (e *endpoint) observed(ctx context.Context, o *outgoing, observe SendObserv
 	}
 	done := observe(ctx, w)
 	if len(w.Meta) == 0 {
-		return o.params, done
+		return ctx, o.params, done
 	}
-	return withMetaMembers(o.params, w.Meta), done
+	return ctx, withMetaMembers(o.params, w.Meta), done
 }
 
 // withMetaMembers returns a shallow copy of p whose _meta has the members

@@ -3,9 +3,11 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"testing"
 
+	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -19,6 +21,7 @@ func TestObserveSend(t *testing.T) {
 			var mu sync.Mutex
 			var seen []string // the "k" member of each tools/call received
 			var views []mcp.SessionView
+			var gotIDs, sentIDs []string // the JSON-RPC ids of observed messages, as received and as the observer learnt them
 			s := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, &mcp.ServerOptions{
 				Middleware: []mcp.Middleware{func(next mcp.MethodHandler) mcp.MethodHandler {
 					return func(ctx context.Context, req mcp.Request) (mcp.Result, error) {
@@ -27,6 +30,9 @@ func TestObserveSend(t *testing.T) {
 							mu.Lock()
 							seen = append(seen, string(mcp.MetaOf(req.Parameters()).Other["k"]))
 							views = append(views, v)
+							if id, ok := jsonrpc.RelatedRequest(ctx); ok && len(mcp.MetaOf(req.Parameters()).Other["k"]) > 0 {
+								gotIDs = append(gotIDs, id.String())
+							}
 							mu.Unlock()
 						}
 						return next(ctx, req)
@@ -57,7 +63,11 @@ func TestObserveSend(t *testing.T) {
 						ctx = mcp.ObserveSend(ctx, req, func(_ context.Context, w *mcp.WireSend) func(error) {
 							rounds = append(rounds, w.Round)
 							w.Meta = map[string]json.RawMessage{"k": json.RawMessage(`"v"`)}
-							return nil
+							return func(error) {
+								mu.Lock()
+								sentIDs = append(sentIDs, w.ID.String())
+								mu.Unlock()
+							}
 						})
 						outer = ctx
 						return next(ctx, req)
@@ -103,6 +113,9 @@ func TestObserveSend(t *testing.T) {
 				if rounds[i] != wantRounds[i] {
 					t.Errorf("rounds %v, want %v", rounds, wantRounds)
 				}
+			}
+			if !slices.Equal(gotIDs, sentIDs) || len(sentIDs) != len(wantRounds) {
+				t.Errorf("the observer learnt the ids %q; the server got %q", sentIDs, gotIDs)
 			}
 			for _, v := range views {
 				if v.ProtocolVersion == "" || (v.ID == "") != (era == mcp.EraModern) || v.Done == nil {

@@ -291,7 +291,7 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 	var done func(error)
 	params := o.params
 	if observe := observerOf(ctx, o); observe != nil {
-		params, done = e.observed(ctx, o, observe, 0)
+		ctx, params, done = e.observed(ctx, o, observe, 0)
 	}
 	raw, err := marshalStd(params)
 	if err != nil {

@@ -26,8 +26,8 @@
 // [Options.NotificationSpans] is set.
 //
 // Attributes: mcp.method.name, mcp.protocol.version, mcp.session.id
-// (handshake-era sessions), mcp.resource.uri (opt-in), jsonrpc.request.id
-// (server spans), gen_ai.operation.name ("execute_tool" for tools/call),
+// (handshake-era sessions), mcp.resource.uri (opt-in), jsonrpc.request.id,
+// gen_ai.operation.name ("execute_tool" for tools/call),
 // gen_ai.tool.name, gen_ai.prompt.name, rpc.response.status_code (the
 // JSON-RPC error code), error.type, network.transport,
 // network.protocol.name and client.address/client.port (server spans of
@@ -487,12 +487,16 @@ func (in *instr) sending() mcp.Middleware {
 				}
 				if w.Round == 0 {
 					in.inject(ctx, w)
-					return nil
+					if isNotification(method) {
+						return nil
+					}
+					return func(error) { span.SetAttributes(semconv.JSONRPCRequestID(w.ID.String())) }
 				}
 				rctx, rspan := in.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient),
 					trace.WithAttributes(append(attrs[:len(attrs):len(attrs)], InputRoundKey.Int(w.Round))...))
 				in.inject(rctx, w)
 				return func(err error) {
+					rspan.SetAttributes(semconv.JSONRPCRequestID(w.ID.String()))
 					if err != nil {
 						errType, _ := outcome(nil, err)
 						rspan.SetAttributes(semconv.ErrorTypeKey.String(errType))

@@ -242,6 +242,12 @@ func TestCallSpans(t *testing.T) {
 				wantAttrs(t, c, common)
 				wantAttrs(t, s, common)
 				wantAttrs(t, s, map[attribute.Key]string{"jsonrpc.request.id": "*"})
+				cidv, _ := attr(c, "jsonrpc.request.id")
+				sidv, _ := attr(s, "jsonrpc.request.id")
+				cid, sid := cidv.String(), sidv.String()
+				if cid == "" || cid != sid {
+					t.Errorf("jsonrpc.request.id: client span %q, server span %q; want the same id", cid, sid)
+				}
 				if e.era == mcp.EraHandshake {
 					wantAttrs(t, s, map[attribute.Key]string{"mcp.session.id": "*"})
 				} else {

@@ -13,19 +13,36 @@ import "context"
 
 type callIDKey struct{}
 
-// WithCallID returns a context under which jsonrpc's Conn.Call sends its
-// request with id instead of a number of its own choosing: for a caller
-// that needs to know the id before the answer (MCP's subscriptions/listen,
-// whose notifications carry it). The caller keeps the ids it chooses unique
-// among its requests in flight; a string id never meets Call's numbers.
-func WithCallID[ID any](ctx context.Context, id ID) context.Context {
-	return context.WithValue(ctx, callIDKey{}, id)
+// CallHook is what a caller of jsonrpc's Conn.Call sets for the call about
+// its id (see WithCallHook).
+type CallHook[ID any] struct {
+	// ID, when Chosen, is the id the request is sent with instead of a
+	// number of Call's choosing: for a caller that needs to know the id
+	// before the answer (MCP's subscriptions/listen, whose notifications
+	// carry it). The caller keeps the ids it chooses unique among its
+	// requests in flight; a string id never meets Call's numbers.
+	ID     ID
+	Chosen bool
+	// Sent, if set, is told the id just before the request is written
+	// (an observer's, such as a span's jsonrpc.request.id).
+	Sent func(ID)
 }
 
-// CallID returns the id recorded by WithCallID, if any of type ID.
-func CallID[ID any](ctx context.Context) (ID, bool) {
-	id, ok := ctx.Value(callIDKey{}).(ID)
-	return id, ok
+// WithCallHook returns a context under which jsonrpc's Conn.Call follows h.
+func WithCallHook[ID any](ctx context.Context, h *CallHook[ID]) context.Context {
+	return context.WithValue(ctx, callIDKey{}, h)
+}
+
+// WithCallID returns a context under which jsonrpc's Conn.Call sends its
+// request with id (see CallHook.ID).
+func WithCallID[ID any](ctx context.Context, id ID) context.Context {
+	return WithCallHook(ctx, &CallHook[ID]{ID: id, Chosen: true})
+}
+
+// CallHookOf returns the hook set by WithCallHook or WithCallID, or nil.
+func CallHookOf[ID any](ctx context.Context) *CallHook[ID] {
+	h, _ := ctx.Value(callIDKey{}).(*CallHook[ID])
+	return h
 }
 
 // DecodeOwned is jsonrpc's decoder for a caller that hands its buffer over,
