@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -352,6 +353,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport, opts ...*Co
 	})
 	cs.endpoint.init(conn, c.opts.SendingMiddleware, logger)
 	cs.self = cs
+	cs.network, cs.serverURL = peerOf(t)
 	cs.recv = chain(cs.handleRequest, c.opts.Middleware)
 	conn.Start()
 
@@ -508,6 +510,10 @@ type ClientSession struct {
 	tconn  transport.Conn
 	recv   MethodHandler
 	name   string // ConnectOptions.Name
+	// network and serverURL describe the transport, for observers (see
+	// SessionView).
+	network   string
+	serverURL *url.URL
 
 	stray       strayLines    // the server's output that is not protocol
 	modern      *modernClient // set by Connect for a session of the stateless era

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"net/url"
 	"reflect"
 
 	"github.com/mcpkit/mcpkit/internal/rpclink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // This file holds the hooks an observer of the protocol, such as the
@@ -37,6 +39,42 @@ type SessionView struct {
 	ProtocolVersion string
 	// Done is closed when the session ends.
 	Done <-chan struct{}
+	// Network is how a client's session reaches its server: "tcp" over
+	// the HTTP transports, "pipe" over stdio or to a subprocess; "" on a
+	// server (see the request's transport.HTTPRequestInfo instead), in
+	// memory and over other transports.
+	Network string
+	// ServerURL is the server's URL for a client's session over HTTP,
+	// else nil. Do not modify it.
+	ServerURL *url.URL
+}
+
+// peerOf describes the transport t of a client's session.
+func peerOf(t transport.Transport) (network string, server *url.URL) {
+	for {
+		lt, ok := t.(*transport.LoggingTransport)
+		if !ok || lt.Transport == nil {
+			break
+		}
+		t = lt.Transport
+	}
+	var raw string
+	switch t := t.(type) {
+	case *transport.StreamableClientTransport:
+		raw = t.URL
+	case *transport.SSEClientTransport:
+		raw = t.URL
+	case *transport.CommandTransport, *transport.StdioTransport:
+		return "pipe", nil
+	default:
+		return "", nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "tcp", nil
+	}
+	u.User = nil // never credentials
+	return "tcp", u
 }
 
 // sessionViewer is a session that can describe itself to observers.
@@ -56,7 +94,7 @@ func (ss *ServerSession) view() SessionView {
 }
 
 func (cs *ClientSession) view() SessionView {
-	v := SessionView{ProtocolVersion: cs.ProtocolVersion(), Done: cs.Done()}
+	v := SessionView{ProtocolVersion: cs.ProtocolVersion(), Done: cs.Done(), Network: cs.network, ServerURL: cs.serverURL}
 	if cs.modern == nil {
 		v.ID = cs.ID()
 	}

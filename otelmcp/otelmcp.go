@@ -30,9 +30,11 @@
 // gen_ai.operation.name ("execute_tool" for tools/call),
 // gen_ai.tool.name, gen_ai.prompt.name, rpc.response.status_code (the
 // JSON-RPC error code), error.type, network.transport,
-// network.protocol.name and client.address/client.port (server spans of
-// requests that came over HTTP), and [Options.Attributes] (for example
-// server.address and server.port on a client). A failed request has status
+// network.protocol.name, network.protocol.version and
+// client.address/client.port (server spans of requests that came over
+// HTTP), network.transport, network.protocol.name, server.address and
+// server.port (client spans, over HTTP, stdio or to a subprocess), and
+// [Options.Attributes]. A failed request has status
 // ERROR and an error.type: "tool_error" for a tools/call result with
 // isError set; the JSON-RPC error code, such as "-32602", for an error
 // answer (and for a handler's panic, answered with -32603); "cancelled"
@@ -154,9 +156,10 @@ type Options struct {
 	RecordResourceURI bool
 	// NotificationSpans gives notifications spans too.
 	NotificationSpans bool
-	// Attributes are added to every span and measurement, for example
-	// network.transport ("pipe" over stdio) or, on a client,
-	// server.address and server.port.
+	// Attributes are added to every span and measurement: attributes of
+	// the deployment. (A client's spans have network.transport,
+	// server.address and server.port from the session's transport where
+	// mcp knows it: HTTP, stdio and subprocess transports.)
 	Attributes []attribute.KeyValue
 
 	// sessionsDone, set by tests, is told when a session's duration has
@@ -349,6 +352,31 @@ func (in *instr) finish(ctx context.Context, span trace.Span, attrs []attribute.
 	}
 }
 
+// peerAttrs returns the attributes that say how a client's session reaches
+// its server: network.transport, and over HTTP network.protocol.name,
+// server.address and server.port.
+func peerAttrs(v mcp.SessionView) []attribute.KeyValue {
+	switch v.Network {
+	case "pipe":
+		return []attribute.KeyValue{semconv.NetworkTransportPipe}
+	case "tcp":
+		a := []attribute.KeyValue{semconv.NetworkTransportTCP, semconv.NetworkProtocolName("http")}
+		if u := v.ServerURL; u != nil && u.Hostname() != "" {
+			a = append(a, semconv.ServerAddress(u.Hostname()))
+			port, err := strconv.Atoi(u.Port())
+			if err != nil {
+				port = 80
+				if u.Scheme == "https" {
+					port = 443
+				}
+			}
+			a = append(a, semconv.ServerPort(port))
+		}
+		return a
+	}
+	return nil
+}
+
 // metricAttrs keeps the attributes the operation histograms take (not the
 // request ID, session ID or recorded tool I/O).
 func metricAttrs(attrs []attribute.KeyValue) []attribute.KeyValue {
@@ -429,6 +457,9 @@ func (in *instr) receiving(kind trace.SpanKind) mcp.Middleware {
 			info := transport.HTTPRequestInfoFromContext(ctx)
 			if info != nil {
 				attrs = append(attrs, semconv.NetworkTransportTCP, semconv.NetworkProtocolName("http"))
+				if v, ok := strings.CutPrefix(info.Proto, "HTTP/"); ok && v != "" {
+					attrs = append(attrs, semconv.NetworkProtocolVersion(v))
+				}
 				if host, port, err := net.SplitHostPort(info.RemoteAddr); err == nil {
 					attrs = append(attrs, semconv.ClientAddress(host))
 					if n, err := strconv.Atoi(port); err == nil {
@@ -513,6 +544,10 @@ func (in *instr) sending() mcp.Middleware {
 				a := semconv.McpProtocolVersion(view.ProtocolVersion)
 				attrs = append(attrs, a)
 				span.SetAttributes(a)
+			}
+			if na := peerAttrs(view); len(na) > 0 {
+				attrs = append(attrs, na...)
+				span.SetAttributes(na...)
 			}
 			if view.ID != "" {
 				span.SetAttributes(semconv.McpSessionID(view.ID))

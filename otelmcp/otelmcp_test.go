@@ -254,7 +254,8 @@ func TestCallSpans(t *testing.T) {
 					wantAttrs(t, s, map[attribute.Key]string{"mcp.session.id": ""})
 				}
 				if how == "http" {
-					wantAttrs(t, s, map[attribute.Key]string{"network.transport": "tcp", "network.protocol.name": "http", "client.address": "127.0.0.1"})
+					wantAttrs(t, s, map[attribute.Key]string{"network.transport": "tcp", "network.protocol.name": "http", "network.protocol.version": "1.1", "client.address": "127.0.0.1"})
+					wantAttrs(t, c, map[attribute.Key]string{"network.transport": "tcp", "network.protocol.name": "http", "server.address": "127.0.0.1", "server.port": "*"})
 				}
 				if c.Status().Code != codes.Unset || s.Status().Code != codes.Unset {
 					t.Errorf("status %v / %v, want unset", c.Status(), s.Status())

@@ -31,6 +31,9 @@ type HTTPRequestInfo struct {
 	Header http.Header
 	// RemoteAddr is the client's network address.
 	RemoteAddr string
+	// Proto is the protocol of the HTTP request, such as "HTTP/1.1" or
+	// "HTTP/2.0".
+	Proto string
 	// Principal is the authenticated identity the request carried (see
 	// [WithPrincipal]), or "".
 	Principal string
@@ -131,6 +134,7 @@ func newHTTPRequestInfo(r *http.Request, inBase bool) *HTTPRequestInfo {
 		URL:        &u,
 		Header:     r.Header,
 		RemoteAddr: r.RemoteAddr,
+		Proto:      r.Proto,
 		Principal:  PrincipalFromContext(r.Context()),
 	}
 }
