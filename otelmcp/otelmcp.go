@@ -25,7 +25,8 @@
 // name is the method's. Notifications get spans only when
 // [Options.NotificationSpans] is set.
 //
-// Attributes: mcp.method.name, mcp.protocol.version, mcp.session.id
+// Attributes: mcp.method.name, jsonrpc.protocol.version ("2.0"),
+// mcp.protocol.version, mcp.session.id
 // (handshake-era sessions), mcp.resource.uri (opt-in), jsonrpc.request.id,
 // gen_ai.operation.name ("execute_tool" for tools/call),
 // gen_ai.tool.name, gen_ai.prompt.name, rpc.response.status_code (the
@@ -255,7 +256,9 @@ func isNotification(method string) bool { return strings.HasPrefix(method, "noti
 func (in *instr) describe(req mcp.Request) (string, []attribute.KeyValue) {
 	method := req.Method()
 	attrs := make([]attribute.KeyValue, 0, 12+len(in.opts.Attributes))
-	attrs = append(attrs, semconv.McpMethodNameKey.String(method))
+	// jsonrpc.protocol.version: the conventions require it only when it is
+	// not "2.0", which MCP never is not; set for queries that filter on it.
+	attrs = append(attrs, semconv.McpMethodNameKey.String(method), jsonrpcVersion)
 	attrs = append(attrs, in.opts.Attributes...)
 	name := method
 	switch p := req.Parameters().(type) {
@@ -351,6 +354,9 @@ func (in *instr) finish(ctx context.Context, span trace.Span, attrs []attribute.
 		in.operation.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(metricAttrs(attrs)...))
 	}
 }
+
+// jsonrpcVersion is the jsonrpc.protocol.version of every MCP message.
+var jsonrpcVersion = semconv.JSONRPCProtocolVersion("2.0")
 
 // peerAttrs returns the attributes that say how a client's session reaches
 // its server: network.transport, and over HTTP network.protocol.name,

@@ -232,6 +232,7 @@ func TestCallSpans(t *testing.T) {
 				}
 				common := map[attribute.Key]string{
 					"mcp.method.name":            "tools/call",
+					"jsonrpc.protocol.version":   "2.0",
 					"gen_ai.operation.name":      "execute_tool",
 					"gen_ai.tool.name":           "echo",
 					"mcp.protocol.version":       e.version,
