@@ -74,6 +74,16 @@ try {
     }
   }
   try {
+    // The W3C trace context in _meta, which the server's tracing continues.
+    summary.traceContext = text(await client.callTool({
+      name: "test_trace_context",
+      arguments: {},
+      _meta: { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", tracestate: "interop=1" },
+    }));
+  } catch (e) {
+    summary.errors.traceContext = String(e?.message ?? e);
+  }
+  try {
     const p = await client.getPrompt({ name: "test_input_required_result_prompt" });
     summary.prompt = p.messages.map((m) => m.content.text).join("\n");
   } catch (e) {

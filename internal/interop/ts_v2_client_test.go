@@ -23,6 +23,7 @@ type tsV2Summary struct {
 	Prompt          string            `json:"prompt"`
 	Resource        string            `json:"resource"`
 	Counts          map[string]int    `json:"counts"`
+	TraceContext    string            `json:"traceContext"`
 }
 
 // buildFixtureServer builds the conformance fixture everything-server.
@@ -127,6 +128,9 @@ func TestTypeScriptV2ClientModernEra(t *testing.T) {
 			if sum.Calls[name] != text {
 				t.Errorf("%s: %q, want %q", name, sum.Calls[name], text)
 			}
+		}
+		if want := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01 interop=1"; sum.TraceContext != want {
+			t.Errorf("the trace context the server got: %q, want %q", sum.TraceContext, want)
 		}
 		if sum.Prompt != "Use this context: interop" || sum.Resource == "" {
 			t.Errorf("prompt %q, resource %q", sum.Prompt, sum.Resource)

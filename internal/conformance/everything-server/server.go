@@ -193,6 +193,13 @@ func addTools(s *mcp.Server, o options) error {
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return text(simpleText), nil
 			}},
+		{"test_trace_context", "Returns the W3C trace context the request carried in _meta (traceparent, then tracestate), for interop tests of tracing.", noArgs,
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var parent, state string
+				json.Unmarshal(req.Params.Meta.Other["traceparent"], &parent)
+				json.Unmarshal(req.Params.Meta.Other["tracestate"], &state)
+				return text(strings.TrimSpace(parent + " " + state)), nil
+			}},
 		{"test_image_content", "Returns an image (a 1x1 red PNG).", noArgs,
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: redPixelPNG, MIMEType: "image/png"}}}, nil
