@@ -205,7 +205,7 @@ func captureTask(ctx context.Context, o *outgoing, raw []byte, modern bool) (boo
 	if o.method != MethodToolsCall {
 		return false, nil
 	}
-	if !bytes.Contains(raw, []byte(`"task`)) {
+	if !bytes.Contains(raw, []byte(`"task"`)) { // a "task" key (2025-11-25) or value (resultType, 2026-07-28)
 		return false, nil
 	}
 	slot, _ := ctx.Value(taskSlotKey{}).(*taskSlot)
