@@ -246,10 +246,13 @@ func isModernError(err error) bool {
 // authorization (401, 403), or the connection ended (a server process
 // that exited, or whose input is closed). Falling back then would log in a second time, remember
 // the server for the wrong era, and report a failure of initialize that
-// never was.
+// never was. (A process that exited may fail the write itself, with the
+// transport's ErrClosed, or the call, with jsonrpc's: which one depends on
+// which side noticed first.)
 func unanswered(err error) bool {
 	var ue *url.Error
-	if errors.As(err, &ue) || errors.Is(err, jsonrpc.ErrClosed) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrClosedPipe) {
+	if errors.As(err, &ue) || errors.Is(err, jsonrpc.ErrClosed) || errors.Is(err, transport.ErrClosed) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrClosedPipe) {
 		return true
 	}
 	var se *transport.HTTPStatusError
