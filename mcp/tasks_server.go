@@ -70,9 +70,10 @@ type TaskOptions struct {
 	// hours.
 	MaxDuration time.Duration
 	// TTL is how long a task is kept after it ended; the runtime writes it
-	// into each record. Zero means the store's default for the stores of
-	// this package (TaskStoreOptions.DefaultTTL, an hour unless set), and
-	// DefaultTaskTTL (an hour) with other stores. A task does not expire
+	// into each record. Zero means the store's default where the store
+	// has a method DefaultTTL() time.Duration (this package's stores:
+	// TaskStoreOptions.DefaultTTL, an hour unless set), else
+	// DefaultTaskTTL (an hour). A task does not expire
 	// while it runs: the ttl a client sees grows with it.
 	TTL time.Duration
 	// MaxTTL bounds the ttl a 2025-11-25 client asks for in its task
@@ -1329,11 +1330,13 @@ func (rt *taskRuntime) ttlOf(rec *TaskRecord, now time.Time) *int64 {
 }
 
 // storeDefaultTTL returns how long store keeps an ended task whose record
-// has no TTL: its own setting for the stores of this package, else
-// DefaultTaskTTL.
+// has no TTL: what its DefaultTTL method says (the stores of this package
+// have one, and so may others), else DefaultTaskTTL.
 func storeDefaultTTL(store TaskStore) time.Duration {
-	if d, ok := store.(interface{ defaultTTL() time.Duration }); ok {
-		return d.defaultTTL()
+	if d, ok := store.(interface{ DefaultTTL() time.Duration }); ok {
+		if ttl := d.DefaultTTL(); ttl > 0 {
+			return ttl
+		}
 	}
 	return DefaultTaskTTL
 }

@@ -571,6 +571,7 @@ func (s *memoryTaskStore) Close() error {
 	return nil
 }
 
-// defaultTTL is how long the store keeps an ended task whose record has no
-// TTL (see storeDefaultTTL).
-func (s *memoryTaskStore) defaultTTL() time.Duration { return s.opts.DefaultTTL }
+// DefaultTTL is how long the store keeps an ended task whose record has
+// no TTL (TaskStoreOptions.DefaultTTL); the task runtime asks it (see
+// TaskOptions.TTL).
+func (s *memoryTaskStore) DefaultTTL() time.Duration { return s.opts.DefaultTTL }
