@@ -25,9 +25,9 @@
 // whose base64url encoding (never the raw key) goes in the hash tag:
 //
 //	mcpkit:{o<owner>}:task:<id>  hash: v (the version), rec (the record as JSON)
-//	mcpkit:{o<owner>}:order      sorted set: "<created>:<id>", by creation then ID (List)
-//	mcpkit:{o<owner>}:exp        sorted set: ID by expiry (ms)
-//	mcpkit:{o<owner>}:run        sorted set: unfinished ID by lease expiry (ms)
+//	mcpkit:{o<owner>}:order      sorted set of "<created>:<id>", by creation then ID (List)
+//	mcpkit:{o<owner>}:exp        the same members by expiry (ms)
+//	mcpkit:{o<owner>}:run        the unfinished ones by lease expiry (ms)
 //	mcpkit:{tasks}:exp           sorted set: every ID by expiry (MaxTasks)
 //	mcpkit:{tasks}:meta          hash: ID to "<version> <payload bytes>"
 //	mcpkit:{tasks}:bytes         the payload total (MaxPayloadBytes)

@@ -9,21 +9,21 @@ import "github.com/redis/go-redis/v9"
 const never = 999_999_999_999_999
 
 // luaOwnerLib is shared by the scripts on an owner's keys. KEYS[1] is the
-// task hash, KEYS[2] the owner's order index (score 0, members
-// "<created>:<id>"), KEYS[3] its expiry index (member ID, score the
-// expiry in ms), KEYS[4] its running index (member ID, score the lease
-// expiry in ms). ARGV[1] is now in ms, ARGV[2] the owner's task key
-// prefix.
+// task hash, KEYS[2] the owner's order index (score 0), KEYS[3] its
+// expiry index (score the expiry in ms), KEYS[4] its running index (score
+// the lease expiry in ms); a task's member is "<created>:<id>" in each.
+// ARGV[1] is now in ms, ARGV[2] the owner's task key prefix.
 const luaOwnerLib = `
 local NEVER = 999999999999999
 local now = tonumber(ARGV[1])
 local kp = ARGV[2]
 local function reap()
-  local ids = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 64)
-  for _, id in ipairs(ids) do
-    redis.call('DEL', kp .. id)
-    redis.call('ZREM', KEYS[3], id)
-    redis.call('ZREM', KEYS[4], id)
+  local ms = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, 64)
+  for _, m in ipairs(ms) do
+    redis.call('DEL', kp .. string.match(m, ':(.*)$'))
+    redis.call('ZREM', KEYS[2], m)
+    redis.call('ZREM', KEYS[3], m)
+    redis.call('ZREM', KEYS[4], m)
   end
 end
 local function taskTTL(score)
@@ -44,8 +44,8 @@ local function refresh()
 end
 `
 
-// createScript stores a new task of an owner. ARGV[3] is the ID, [4] the
-// order member, [5] the expiry score, [6] the lease score ("" when the
+// createScript stores a new task of an owner. ARGV[3] is the ID, [4] its
+// member, [5] the expiry score, [6] the lease score ("" when the
 // task has ended), [7] MaxUnfinishedPerOwner, [8] the record JSON.
 var createScript = redis.NewScript(luaOwnerLib + `
 reap()
@@ -56,18 +56,18 @@ end
 redis.call('HSET', KEYS[1], 'v', 1, 'rec', ARGV[8])
 redis.call('ZADD', KEYS[2], 0, ARGV[4])
 local score = tonumber(ARGV[5])
-redis.call('ZADD', KEYS[3], score, ARGV[3])
-if ARGV[6] ~= '' then redis.call('ZADD', KEYS[4], ARGV[6], ARGV[3]) end
+redis.call('ZADD', KEYS[3], score, ARGV[4])
+if ARGV[6] ~= '' then redis.call('ZADD', KEYS[4], ARGV[6], ARGV[4]) end
 taskTTL(score)
 refresh()
 return 'OK'
 `)
 
 // updateScript replaces a task's record if its version is ARGV[4]
-// (compare and swap). ARGV[3] is the ID, [5] the record JSON, [6] the
+// (compare and swap). ARGV[3] is the task's member, [5] the record JSON, [6] the
 // expiry score, [7] the lease score ("" when the task has ended), [8]
 // "1" when the write settles an expired lease (else a runner whose lease
-// expired conflicts), [9] the change channel.
+// expired conflicts), [9] the change channel, [10] the ID.
 var updateScript = redis.NewScript(luaOwnerLib + `
 reap()
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'NF' end
@@ -83,18 +83,18 @@ if ARGV[7] == '' then redis.call('ZREM', KEYS[4], ARGV[3])
 else redis.call('ZADD', KEYS[4], ARGV[7], ARGV[3]) end
 taskTTL(score)
 refresh()
-redis.call('PUBLISH', ARGV[9], ARGV[3])
+redis.call('PUBLISH', ARGV[9], ARGV[10])
 return 'OK'
 `)
 
 // deleteScript removes a task of an owner. ARGV[3] is the ID, [4] its
-// order member, [5] the change channel.
+// member, [5] the change channel.
 var deleteScript = redis.NewScript(luaOwnerLib + `
 reap()
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[4])
-redis.call('ZREM', KEYS[3], ARGV[3])
-redis.call('ZREM', KEYS[4], ARGV[3])
+redis.call('ZREM', KEYS[3], ARGV[4])
+redis.call('ZREM', KEYS[4], ARGV[4])
 refresh()
 redis.call('PUBLISH', ARGV[5], ARGV[3])
 return 'OK'

@@ -470,7 +470,7 @@ func (s *TaskStore) write(ctx context.Context, keys ownerKeys, next *mcp.TaskRec
 	}
 	octx, cancel := s.op(ctx)
 	res, err := updateScript.Run(octx, s.client, keys.script(next.ID),
-		s.nowMs(now), keys.taskPrefix(), next.ID, prev, data, score, leaseScore(next), flag, s.notify).Text()
+		s.nowMs(now), keys.taskPrefix(), orderMember(next), prev, data, score, leaseScore(next), flag, s.notify, next.ID).Text()
 	cancel()
 	switch {
 	case err != nil:

@@ -1,6 +1,8 @@
 package redisstore
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -28,6 +30,7 @@ func newTestStore(t *testing.T, b backend, opts *mcp.TaskStoreOptions) *TaskStor
 	return s
 }
 
+// TestTaskStoreSuite runs the mcp package's store suite on each backend.
 func TestTaskStoreSuite(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
@@ -36,4 +39,44 @@ func TestTaskStoreSuite(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestWatchGoroutines checks that watches, ended by their context, by a
+// change and by Close, leave no goroutine once the store is closed, the
+// store's subscription included.
+func TestWatchGoroutines(t *testing.T) {
+	b := backends()[len(backends())-1]
+	c := b.client(t)
+	mcptest.CheckGoroutines(t, func(ctx context.Context) {
+		s, err := NewTaskStore(c, &TaskStoreOptions{Prefix: testPrefix(), Timeout: testTimeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		rec := &mcp.TaskRecord{Owner: "alice"}
+		if err := s.Create(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 2)
+		go func() { done <- s.Watch(wctx, "alice", rec.ID, rec.Version) }()
+		go func() { done <- s.Watch(ctx, "alice", rec.ID, rec.Version) }()
+		cancel()
+		rec.StatusMessage = "changed"
+		if err := s.Update(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+				t.Fatal(err)
+			}
+		}
+		go func() { done <- s.Watch(ctx, "alice", rec.ID, rec.Version) }()
+		// The watch may not have subscribed yet when Close runs: either way
+		// it returns.
+		s.Close()
+		if err := <-done; err != nil && !errors.Is(err, mcp.ErrTaskStoreClosed) {
+			t.Fatalf("Watch across Close: %v; want nil or ErrTaskStoreClosed", err)
+		}
+	})
 }
