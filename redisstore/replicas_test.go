@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/mcp/mcptest"
@@ -40,14 +41,15 @@ func replica(t *testing.T, id string, store mcp.TaskStore, ownerKey []byte, star
 
 // TestReplicasShareTasks runs two servers on one Redis task store: a task
 // started through replica A is read and cancelled through replica B, and
-// the cancel reaches the handler on A (its runner watches the store), in
+// the cancel reaches the handler on A (its runner watches the store: with
+// no periodic recheck, only the store's Pub/Sub announcement wakes it), in
 // each era. Connect checks that no goroutine of either side, the store's
 // subscription included, outlives the test.
 func TestReplicasShareTasks(t *testing.T) {
 	for _, b := range backends() {
 		for _, era := range mcptest.Eras() {
 			t.Run(b.name+"/"+era, func(t *testing.T) {
-				store, err := NewTaskStore(b.client(t), &TaskStoreOptions{Prefix: testPrefix(), Timeout: testTimeout})
+				store, err := NewTaskStore(b.client(t), &TaskStoreOptions{Prefix: testPrefix(), Timeout: testTimeout, WatchRecheck: time.Hour})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -714,8 +714,10 @@ func (s *TaskStore) subscribe(ctx context.Context, id string) (chan struct{}, er
 		return nil, mcp.ErrTaskStoreClosed
 	}
 	if s.ps == nil {
-		ps := s.client.Subscribe(context.WithoutCancel(ctx), s.notify)
+		// The context bounds the connection and the confirmation only:
+		// go-redis keeps the subscription, and renews it, on its own.
 		octx, cancel := s.op(ctx)
+		ps := s.client.Subscribe(octx, s.notify)
 		_, err := ps.Receive(octx) // the confirmation
 		cancel()
 		if err != nil {

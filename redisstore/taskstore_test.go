@@ -17,7 +17,9 @@ const testTimeout = 5 * time.Second
 // newTestStore returns a store on a client of b with opts' mcp bounds.
 func newTestStore(t *testing.T, b backend, opts *mcp.TaskStoreOptions) *TaskStore {
 	t.Helper()
-	o := &TaskStoreOptions{Prefix: testPrefix(), Timeout: testTimeout}
+	// No recheck within a test: only the announcements of changes wake
+	// watches, so that the suite's Watch case checks them.
+	o := &TaskStoreOptions{Prefix: testPrefix(), Timeout: testTimeout, WatchRecheck: time.Hour}
 	if opts != nil {
 		o.MaxTasks, o.MaxUnfinishedPerOwner, o.MaxPayloadBytes = opts.MaxTasks, opts.MaxUnfinishedPerOwner, opts.MaxPayloadBytes
 		o.DefaultTTL, o.PageSize, o.Now = opts.DefaultTTL, opts.PageSize, opts.Now
