@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,15 +19,29 @@ func keysUnder(t *testing.T, c redis.UniversalClient, prefix string) map[string]
 	t.Helper()
 	ctx := t.Context()
 	keys := map[string]time.Duration{}
-	iter := c.Scan(ctx, 0, prefix+"*", 100).Iterator()
-	for iter.Next(ctx) {
-		ttl, err := c.PTTL(ctx, iter.Val()).Result()
-		if err != nil {
-			t.Fatal(err)
+	scan := func(ctx context.Context, n redis.UniversalClient) error {
+		iter := n.Scan(ctx, 0, prefix+"*", 100).Iterator()
+		for iter.Next(ctx) {
+			ttl, err := n.PTTL(ctx, iter.Val()).Result()
+			if err != nil {
+				return err
+			}
+			keys[iter.Val()] = ttl
 		}
-		keys[iter.Val()] = ttl
+		return iter.Err()
 	}
-	if err := iter.Err(); err != nil {
+	var err error
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		var mu sync.Mutex
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
+			return scan(ctx, n)
+		})
+	} else {
+		err = scan(ctx, c)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	return keys

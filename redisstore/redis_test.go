@@ -3,11 +3,13 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -28,41 +30,105 @@ type backend struct {
 // binary, or "" when none runs; see TestMain.
 var serverAddr string
 
+// clusterAddrs are the nodes of the private 3-node Redis Cluster of the
+// test binary, or nil when none runs; see TestMain.
+var clusterAddrs []string
+
 func TestMain(m *testing.M) {
-	stop, err := startServer()
+	flag.Parse()
+	var stops []func()
+	stop, addr, err := startServer()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "redisstore: no redis-server:", err)
+		fmt.Fprintln(os.Stderr, "redisstore: no redis-server, the tests use miniredis only:", err)
+	} else {
+		serverAddr = addr
+		stops = append(stops, stop)
+		if !testing.Short() {
+			stop, addrs, err := startCluster()
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "redisstore: no Redis Cluster:", err)
+			} else {
+				clusterAddrs = addrs
+				stops = append(stops, stop)
+			}
+		}
 	}
 	code := m.Run()
-	if stop != nil {
+	for _, stop := range stops {
 		stop()
 	}
 	os.Exit(code)
 }
 
-// startServer starts a redis-server on a free port of 127.0.0.1, without
-// persistence, in a temporary directory, and waits for its PING.
-func startServer() (stop func(), err error) {
+// startCluster starts three cluster-enabled redis-servers and joins them
+// with redis-cli --cluster create, then waits until the cluster is ok.
+func startCluster() (stop func(), addrs []string, err error) {
+	var stops []func()
+	stop = func() {
+		for _, s := range stops {
+			s()
+		}
+	}
+	for range 3 {
+		s, addr, err := startServer("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+		stops = append(stops, s)
+		addrs = append(addrs, addr)
+	}
+	args := append(append([]string{"--cluster", "create"}, addrs...), "--cluster-yes")
+	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("redis-cli --cluster create: %w: %s", err, out)
+	}
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	defer c.Close()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		ok := true
+		for _, a := range addrs {
+			n := redis.NewClient(&redis.Options{Addr: a})
+			info, err := n.ClusterInfo(context.Background()).Result()
+			n.Close()
+			ok = ok && err == nil && strings.Contains(info, "cluster_state:ok")
+		}
+		if ok && c.Set(context.Background(), "probe{a}", 1, time.Second).Err() == nil {
+			return stop, addrs, nil
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return nil, nil, errors.New("the cluster does not come up")
+		}
+		time.Sleep(50 * time.Millisecond) // polling processes we started, not synchronising goroutines
+	}
+}
+
+// startServer starts a redis-server with extra arguments on a free port
+// of 127.0.0.1, without persistence, in a temporary directory, and waits
+// for its PING.
+func startServer(extra ...string) (stop func(), addr string, err error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	dir, err := os.MkdirTemp("", "redisstore-test-")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}, extra...)
+	cmd := exec.Command(bin, args...)
 	// The server dies with the test binary even if the binary is killed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
-		return nil, err
+		return nil, "", err
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
@@ -76,7 +142,7 @@ func startServer() (stop func(), err error) {
 		}
 		os.RemoveAll(dir)
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	c := redis.NewClient(&redis.Options{Addr: addr})
 	defer c.Close()
 	for deadline := time.Now().Add(10 * time.Second); ; {
@@ -89,17 +155,16 @@ func startServer() (stop func(), err error) {
 		select {
 		case <-exited:
 			stop()
-			return nil, errors.New("redis-server exited")
+			return nil, "", errors.New("redis-server exited")
 		default:
 		}
 		if time.Now().After(deadline) {
 			stop()
-			return nil, fmt.Errorf("redis-server does not answer: %w", err)
+			return nil, "", fmt.Errorf("redis-server does not answer: %w", err)
 		}
 		time.Sleep(20 * time.Millisecond) // polling a process we started, not synchronising goroutines
 	}
-	serverAddr = addr
-	return stop, nil
+	return stop, addr, nil
 }
 
 // prefixes makes each test's keys distinct on a shared server.
@@ -108,8 +173,9 @@ var prefixes atomic.Int64
 // testPrefix returns a key prefix of its own.
 func testPrefix() string { return fmt.Sprintf("t%d:", prefixes.Add(1)) }
 
-// backends returns the Redis backends available: always miniredis, and
-// the private redis-server when one runs.
+// backends returns the Redis backends available: always miniredis, the
+// private redis-server when one runs, and the private Cluster when it
+// runs (not with -short).
 func backends() []backend {
 	bs := []backend{{name: "miniredis", client: func(t testing.TB) redis.UniversalClient {
 		m := miniredis.RunT(t)
@@ -120,6 +186,13 @@ func backends() []backend {
 	if serverAddr != "" {
 		bs = append(bs, backend{name: "redis-server", client: func(t testing.TB) redis.UniversalClient {
 			c := redis.NewClient(&redis.Options{Addr: serverAddr, ContextTimeoutEnabled: true})
+			t.Cleanup(func() { c.Close() })
+			return c
+		}})
+	}
+	if clusterAddrs != nil {
+		bs = append(bs, backend{name: "cluster", client: func(t testing.TB) redis.UniversalClient {
+			c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterAddrs, ContextTimeoutEnabled: true})
 			t.Cleanup(func() { c.Close() })
 			return c
 		}})

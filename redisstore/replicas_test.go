@@ -49,7 +49,8 @@ func TestReplicasShareTasks(t *testing.T) {
 	for _, b := range backends() {
 		for _, era := range mcptest.Eras() {
 			t.Run(b.name+"/"+era, func(t *testing.T) {
-				store, err := NewTaskStore(b.client(t), &TaskStoreOptions{Prefix: testPrefix(), Timeout: testTimeout, WatchRecheck: time.Hour})
+				c := b.client(t)
+				store, err := NewTaskStore(c, &TaskStoreOptions{Prefix: testPrefix(), Timeout: testTimeout, WatchRecheck: time.Hour})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -62,7 +63,9 @@ func TestReplicasShareTasks(t *testing.T) {
 				csB := mcptest.Connect(t, bb, &mcptest.Options{ProtocolVersion: era, Client: copts, CloseServer: true})
 				// Closed before the goroutine checks of Connect, which run
 				// after the cleanups registered later.
-				t.Cleanup(func() { store.Close() })
+				// The client too: a Cluster client starts goroutines as it
+				// is used.
+				t.Cleanup(func() { store.Close(); c.Close() })
 				ctx := t.Context()
 
 				_, task, err := csA.StartTool(ctx, &mcp.CallToolParams{Name: "block"})

@@ -61,8 +61,9 @@ func TestWatchGoroutines(t *testing.T) {
 		}
 		wctx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 2)
-		go func() { done <- s.Watch(wctx, "alice", rec.ID, rec.Version) }()
-		go func() { done <- s.Watch(ctx, "alice", rec.ID, rec.Version) }()
+		id, v := rec.ID, rec.Version
+		go func() { done <- s.Watch(wctx, "alice", id, v) }()
+		go func() { done <- s.Watch(ctx, "alice", id, v) }()
 		cancel()
 		rec.StatusMessage = "changed"
 		if err := s.Update(ctx, rec); err != nil {
@@ -73,7 +74,8 @@ func TestWatchGoroutines(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		go func() { done <- s.Watch(ctx, "alice", rec.ID, rec.Version) }()
+		v = rec.Version
+		go func() { done <- s.Watch(ctx, "alice", id, v) }()
 		// The watch may not have subscribed yet when Close runs: either way
 		// it returns.
 		s.Close()
