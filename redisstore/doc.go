@@ -13,9 +13,11 @@
 // # Deployments
 //
 // The store takes a [redis.UniversalClient]: a standalone server, a
-// Sentinel-managed primary (failover client) or a Cluster. Every script
-// touches the keys of one hash slot: those of one owner, or the
-// store-wide bounds. Give the client ContextTimeoutEnabled, so that the
+// Sentinel-managed primary (failover client) or a Cluster (its tests run
+// on a 3-node one). Every script touches the keys of one hash slot: those
+// of one owner, or the store-wide bounds; the owner scripts also delete
+// expired task keys of that slot they do not declare, which Redis Cluster
+// allows for scripts without flags. Give the client ContextTimeoutEnabled, so that the
 // per-operation Timeout is honoured, and run Redis with
 // maxmemory-policy noeviction: an evicted record is a lost task.
 //
@@ -59,8 +61,10 @@
 // nothing. A process that dies between a task's admission and its write
 // leaves the admission to count until the expiry it was given.
 //
-// Each Redis round trip is bounded by Timeout (250 ms by default); Create
-// takes two, Update up to four, Get one (two when it settles a task). A
+// Each Redis round trip is bounded by Timeout (250 ms by default). Get
+// takes one (two when it settles a task), Create two, Update two, three
+// when the task's expiry or payload changes (a lease renewed, the end) and
+// four when its payload grows, Delete three. A
 // Watch holds no connection of its own: the store has one subscription,
 // and rereads the task every WatchRecheck in case an announcement was
 // lost while go-redis resubscribed.

@@ -442,7 +442,7 @@ func (s *TaskStore) settle(ctx context.Context, keys ownerKeys, owner string, da
 		failed.UpdatedAt = now
 		failed.Lease = nil
 		failed.Inputs = nil
-		if err := s.write(ctx, keys, failed, rec.Version, true, now); err != nil {
+		if err := s.write(ctx, keys, failed, rec, true, now); err != nil {
 			return nil, err
 		}
 		rec = failed
@@ -456,9 +456,10 @@ func (s *TaskStore) settle(ctx context.Context, keys ownerKeys, owner string, da
 	return rec, nil
 }
 
-// write stores next over the version prev of its task (compare and swap)
-// and records it in the store-wide bounds.
-func (s *TaskStore) write(ctx context.Context, keys ownerKeys, next *mcp.TaskRecord, prev int64, settling bool, now time.Time) error {
+// write stores next over prev, if prev's version is still the stored one
+// (compare and swap), and records next's expiry and payload in the
+// store-wide bounds when they changed.
+func (s *TaskStore) write(ctx context.Context, keys ownerKeys, next, prev *mcp.TaskRecord, settling bool, now time.Time) error {
 	data, err := json.Marshal(next)
 	if err != nil {
 		return fmt.Errorf("redisstore: task record: %w", err)
@@ -470,7 +471,7 @@ func (s *TaskStore) write(ctx context.Context, keys ownerKeys, next *mcp.TaskRec
 	}
 	octx, cancel := s.op(ctx)
 	res, err := updateScript.Run(octx, s.client, keys.script(next.ID),
-		s.nowMs(now), keys.taskPrefix(), orderMember(next), prev, data, score, leaseScore(next), flag, s.notify, next.ID).Text()
+		s.nowMs(now), keys.taskPrefix(), orderMember(next), prev.Version, data, score, leaseScore(next), flag, s.notify, next.ID).Text()
 	cancel()
 	switch {
 	case err != nil:
@@ -480,9 +481,13 @@ func (s *TaskStore) write(ctx context.Context, keys ownerKeys, next *mcp.TaskRec
 	case res == "CONFLICT":
 		return fmt.Errorf("redisstore: task %q: %w", next.ID, mcp.ErrTaskConflict)
 	}
+	size := payloadBytes(next)
+	if score == s.expiryScore(prev) && size == payloadBytes(prev) {
+		return nil
+	}
 	// A failure here leaves the bounds with the previous size and expiry
 	// of the task until its next write or its removal.
-	_, err = s.runGlobal(ctx, now, "set", next.ID, next.Version, score, payloadBytes(next))
+	_, err = s.runGlobal(ctx, now, "set", next.ID, next.Version, score, size)
 	return err
 }
 
@@ -540,7 +545,7 @@ func (s *TaskStore) Update(ctx context.Context, rec *mcp.TaskRecord) error {
 	case next.Status.Ended() && next.EndedAt.IsZero():
 		next.EndedAt = now
 	}
-	if err := s.write(ctx, keys, next, old.Version, false, now); err != nil {
+	if err := s.write(ctx, keys, next, old, false, now); err != nil {
 		return err
 	}
 	rec.Schema, rec.Version, rec.CreatedAt, rec.UpdatedAt, rec.EndedAt = next.Schema, next.Version, next.CreatedAt, next.UpdatedAt, next.EndedAt
