@@ -491,17 +491,23 @@ func (s *TaskStore) write(ctx context.Context, keys ownerKeys, next, prev *mcp.T
 	return err
 }
 
-// remove deletes rec from its owner's keys and the store-wide bounds.
+// remove deletes rec from the store-wide bounds, then from its owner's
+// keys. In that order, a failure between the two leaves a task the bounds
+// do not count until its next write (which counts it again) or a retried
+// removal, rather than a count no task holds, which a task running without
+// a lease would never free.
 func (s *TaskStore) remove(ctx context.Context, keys ownerKeys, rec *mcp.TaskRecord, now time.Time) error {
+	if _, err := s.runGlobal(ctx, now, "remove", rec.ID); err != nil {
+		return err
+	}
 	octx, cancel := s.op(ctx)
+	defer cancel()
 	_, err := deleteScript.Run(octx, s.client, keys.script(rec.ID),
 		s.nowMs(now), keys.taskPrefix(), rec.ID, orderMember(rec), s.notify).Result()
-	cancel()
 	if err != nil {
 		return wrap("delete", err)
 	}
-	_, err = s.runGlobal(ctx, now, "remove", rec.ID)
-	return err
+	return nil
 }
 
 // Update implements mcp.TaskStore.
