@@ -61,6 +61,10 @@
 // nothing. A process that dies between a task's admission and its write
 // leaves the admission to count until the expiry it was given.
 //
+// Every change of a task is announced on one channel that each store
+// subscribes to, so Pub/Sub traffic grows with the changes times the
+// replicas, whether or not a replica watches the task.
+//
 // Each Redis round trip is bounded by Timeout (250 ms by default). Get
 // takes one (two when it settles a task), Create two, Update two, three
 // when the task's expiry or payload changes (a lease renewed, the end) and

@@ -46,7 +46,9 @@ type TaskStoreOptions struct {
 	// results, errors, inputs and answers (mcp.DefaultMaxPayloadBytes).
 	MaxPayloadBytes int64
 	// DefaultTTL is how long a task whose TTL is zero is kept after it
-	// ended (mcp.DefaultTaskTTL).
+	// ended (mcp.DefaultTaskTTL). An mcp.Server writes a TTL into every
+	// record (TaskOptions.TTL, an hour unless set), so with a server set
+	// TaskOptions.TTL rather than this.
 	DefaultTTL time.Duration
 	// PageSize is the number of tasks a List page holds at most
 	// (mcp.DefaultTaskPageSize).
