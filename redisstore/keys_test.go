@@ -167,3 +167,34 @@ func TestOptions(t *testing.T) {
 		t.Errorf("Watch after Close: %v", err)
 	}
 }
+
+// TestCorruptRecord checks that a stored record that does not decode is
+// an error, never a panic nor "not found" (which would tell a client its
+// task is gone).
+func TestCorruptRecord(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			c := b.client(t)
+			s, err := NewTaskStore(c, &TaskStoreOptions{Prefix: testPrefix(), Timeout: testTimeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ctx := t.Context()
+			rec := &mcp.TaskRecord{Owner: "alice"}
+			if err := s.Create(ctx, rec); err != nil {
+				t.Fatal(err)
+			}
+			keys, _ := s.keysOf("alice")
+			if err := c.HSet(ctx, keys.taskPrefix()+rec.ID, "rec", "{not json").Err(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Get(ctx, "alice", rec.ID); err == nil || errors.Is(err, mcp.ErrTaskNotFound) {
+				t.Errorf("Get of a corrupt record: %v; want an error other than ErrTaskNotFound", err)
+			}
+			if _, _, err := s.List(ctx, "alice", ""); err == nil {
+				t.Error("List over a corrupt record: no error")
+			}
+		})
+	}
+}
