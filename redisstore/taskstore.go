@@ -47,8 +47,8 @@ type TaskStoreOptions struct {
 	MaxPayloadBytes int64
 	// DefaultTTL is how long a task whose TTL is zero is kept after it
 	// ended (mcp.DefaultTaskTTL). An mcp.Server writes a TTL into every
-	// record (TaskOptions.TTL, an hour unless set), so with a server set
-	// TaskOptions.TTL rather than this.
+	// record: TaskOptions.TTL, or, when that is zero, this (through the
+	// store's DefaultTTL method).
 	DefaultTTL time.Duration
 	// PageSize is the number of tasks a List page holds at most
 	// (mcp.DefaultTaskPageSize).
@@ -801,5 +801,5 @@ func (s *TaskStore) Close() error {
 }
 
 // DefaultTTL returns how long the store keeps an ended task whose record
-// has no TTL.
+// has no TTL; an mcp.Server whose TaskOptions.TTL is zero uses it too.
 func (s *TaskStore) DefaultTTL() time.Duration { return s.opts.DefaultTTL }
