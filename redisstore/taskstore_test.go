@@ -50,6 +50,9 @@ func TestWatchGoroutines(t *testing.T) {
 	b := backends()[len(backends())-1]
 	c := b.client(t)
 	mcptest.CheckGoroutines(t, func(ctx context.Context) {
+		// Closed after the store and before the goroutine check: a cluster
+		// client starts its node clients (and their goroutines) on demand.
+		t.Cleanup(func() { c.Close() })
 		s, err := NewTaskStore(c, &TaskStoreOptions{Prefix: testPrefix(), Timeout: testTimeout})
 		if err != nil {
 			t.Fatal(err)
