@@ -717,7 +717,10 @@ func TestServerKeepAliveModern(t *testing.T) {
 	checkGoroutines(t)
 	var mu sync.Mutex
 	var got []string // what the client received
-	s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{KeepAlive: time.Millisecond})
+	// 25 ms: a session whose client says nothing for two intervals is
+	// closed, and a client under -race on a busy machine can take a few
+	// milliseconds to send its first message (1 ms flaked 1 in 40).
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{KeepAlive: 25 * time.Millisecond})
 	s.AddTool(&Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
 		return &CallToolResult{}, nil
 	})
@@ -729,7 +732,7 @@ func TestServerKeepAliveModern(t *testing.T) {
 			return next(ctx, req)
 		}
 	}}})
-	for range 50 {
+	for range 100 { // 100 ms at least: four keepalive intervals
 		if _, err := cs.CallTool(t.Context(), &CallToolParams{Name: "t"}); err != nil {
 			t.Fatal(err)
 		}
