@@ -258,9 +258,17 @@ type Conn struct {
 	readEnded bool
 }
 
+// incomingRequest is a request being handled. Its handler's context
+// carries it (see RelatedRequest), which is also how an early answer
+// (rpclink.Answer) finds it.
 type incomingRequest struct {
+	req       *Request
+	conn      *Conn
 	cancel    context.CancelCauseFunc
-	cancelled bool // cancelled by the peer: send no response
+	collect   func(*Response) // where its response goes
+	cancelled bool            // cancelled by the peer: send no response
+	answered  bool            // its response went (early, or the handler returned); c.mu
+	onRunner  bool            // its handler runs on a goroutine the stream lent; c.mu
 }
 
 // pendingCall is an outgoing call awaiting its response.
@@ -1071,6 +1079,11 @@ func (c *Conn) startRequest(req *Request, collect func(*Response)) {
 		return
 	}
 	if runner != nil && runner.RunHandler(req, run) {
+		c.mu.Lock()
+		if in, ok := c.incoming.Get(req.ID); ok {
+			in.onRunner = true // before run starts: the stream runs it after this delivery
+		}
+		c.mu.Unlock()
 		return
 	}
 	go run()
@@ -1104,33 +1117,90 @@ func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) 
 	if c.requestBase != nil {
 		parent = c.requestBase
 	}
-	ctx, cancel := context.WithCancelCause(withRelatedRequest(parent, req.ID))
-	in := &incomingRequest{cancel: cancel}
+	in := &incomingRequest{req: req, conn: c, collect: collect}
+	ctx, cancel := context.WithCancelCause(withRelatedRequest(parent, in))
+	in.cancel = cancel
 	c.incoming.Set(req.ID, in)
 	c.inFlight++
 	c.wg.Add(1)
 	c.mu.Unlock()
 
 	return func() {
-		defer c.wg.Done()
 		growStack()
 		hctx, release := c.bindContext(ctx, cancel, req)
 		result, err := c.call(hctx, req)
 		release()
-		c.mu.Lock()
-		if cur, ok := c.incoming.Get(req.ID); ok && cur == in {
-			c.incoming.Delete(req.ID)
-		}
-		c.inFlight--
-		suppressed := in.cancelled
-		c.mu.Unlock()
 		cancel(nil)
-		if suppressed {
-			collect(nil)
+		c.mu.Lock()
+		if in.answered {
+			// Answered early (answerEarly did the rest): what the
+			// handler returned goes nowhere.
+			c.mu.Unlock()
 			return
 		}
-		collect(c.response(req, result, err))
+		suppressed := c.endIncomingLocked(in)
+		c.mu.Unlock()
+		if suppressed {
+			collect(nil)
+		} else {
+			collect(c.response(req, result, err))
+		}
+		c.wg.Done()
 	}, alone
+}
+
+// endIncomingLocked ends the handling of in as far as the connection is
+// concerned (its response is about to go) and reports whether the peer
+// cancelled it (no response then). c.mu is held.
+func (c *Conn) endIncomingLocked(in *incomingRequest) (suppressed bool) {
+	in.answered = true
+	if cur, ok := c.incoming.Get(in.req.ID); ok && cur == in {
+		c.incoming.Delete(in.req.ID)
+	}
+	c.inFlight--
+	return in.cancelled
+}
+
+// canAnswerEarly reports whether the request whose handler has ctx can be
+// answered before its handler returns (see rpclink.CanAnswer): not when
+// the handler runs on a goroutine a stream lent (an HTTP POST's, whose
+// response ends only when the handler returns), nor once answered.
+func canAnswerEarly(ctx context.Context) bool {
+	in, _ := ctx.Value(relatedKey{}).(*incomingRequest)
+	if in == nil || in.conn == nil {
+		return false
+	}
+	c := in.conn
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !in.onRunner && !in.answered
+}
+
+// answerEarly sends result as the response to the request whose handler
+// has ctx, while the handler goes on (see rpclink.Answer): the
+// connection then counts the request as handled (MaxInFlight, Wait) and
+// drops whatever the handler returns. It reports false, sending nothing,
+// when the request cannot be answered early.
+func answerEarly(ctx context.Context, result []byte) bool {
+	in, _ := ctx.Value(relatedKey{}).(*incomingRequest)
+	if in == nil || in.conn == nil {
+		return false
+	}
+	c := in.conn
+	c.mu.Lock()
+	if in.onRunner || in.answered {
+		c.mu.Unlock()
+		return false
+	}
+	suppressed := c.endIncomingLocked(in)
+	c.mu.Unlock()
+	if suppressed {
+		in.collect(nil)
+	} else {
+		in.collect(&Response{ID: in.req.ID, Result: json.RawMessage(result)})
+	}
+	c.wg.Done()
+	return true
 }
 
 // call runs the handler, turning a panic into an internal error.

@@ -96,6 +96,8 @@ func init() {
 	rpclink.DecodeOwned = (*DecodeLimits).decodeOwned
 	rpclink.GrowStack = growStack
 	rpclink.Relate = relate
+	rpclink.CanAnswer = canAnswerEarly
+	rpclink.Answer = answerEarly
 }
 
 // limits are the bounds in effect, each positive or noLimit.

@@ -16,7 +16,7 @@ func TestWithoutRelatedRequest(t *testing.T) {
 		name string
 		ctx  context.Context
 	}{
-		{"related", withRelatedRequest(base, Int64ID(7))},
+		{"related", withRelatedRequest(base, &incomingRequest{req: &Request{ID: Int64ID(7)}})},
 		{"unrelated", base},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -32,7 +32,7 @@ func TestWithoutRelatedRequest(t *testing.T) {
 			}
 		})
 	}
-	ctx := WithoutRelatedRequest(withRelatedRequest(base, Int64ID(7)))
+	ctx := WithoutRelatedRequest(withRelatedRequest(base, &incomingRequest{req: &Request{ID: Int64ID(7)}}))
 	cancel()
 	if ctx.Err() == nil {
 		t.Error("not cancelled with its parent")

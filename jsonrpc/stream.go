@@ -87,9 +87,9 @@ type bufferedStream interface {
 type relatedKey struct{}
 
 // withRelatedRequest returns a context recording that messages written with
-// it belong to the incoming request id.
-func withRelatedRequest(ctx context.Context, id ID) context.Context {
-	return context.WithValue(ctx, relatedKey{}, id)
+// it belong to the incoming request in (a pointer: no allocation to box it).
+func withRelatedRequest(ctx context.Context, in *incomingRequest) context.Context {
+	return context.WithValue(ctx, relatedKey{}, in)
 }
 
 // WithoutRelatedRequest returns a context with ctx's values, deadline and
@@ -101,23 +101,26 @@ func WithoutRelatedRequest(ctx context.Context) context.Context {
 	if _, ok := RelatedRequest(ctx); !ok {
 		return ctx
 	}
-	return context.WithValue(ctx, relatedKey{}, nil)
+	return context.WithValue(ctx, relatedKey{}, (*incomingRequest)(nil))
 }
 
 // relate returns ctx with from's related request, or with none if from has
 // none (see rpclink.Relate).
 func relate(ctx, from context.Context) context.Context {
-	id, ok := RelatedRequest(from)
-	if !ok {
+	in, _ := from.Value(relatedKey{}).(*incomingRequest)
+	if in == nil {
 		return WithoutRelatedRequest(ctx)
 	}
-	return withRelatedRequest(ctx, id)
+	return withRelatedRequest(ctx, &incomingRequest{req: in.req}) // the route, not the right to answer
 }
 
 // RelatedRequest returns the incoming request that messages written with
 // ctx belong to. Conn sets it on handler contexts; a response names its
 // request by its own ID.
 func RelatedRequest(ctx context.Context) (ID, bool) {
-	id, ok := ctx.Value(relatedKey{}).(ID)
-	return id, ok
+	in, _ := ctx.Value(relatedKey{}).(*incomingRequest)
+	if in == nil {
+		return ID{}, false
+	}
+	return in.req.ID, true
 }

@@ -63,7 +63,11 @@ type TaskOptions struct {
 	// SyncWindow is how long a call of an optional tool (from a client
 	// that declared tasks) runs before it becomes a task: one that ends
 	// within it is answered with its result. Zero means none: the call
-	// is a task from the start.
+	// is a task from the start. (Where no receiving middleware is
+	// installed and the transport can answer a request before its handler
+	// returns, stdio and in memory among them, the handler then runs on
+	// the request's own goroutine: a call answered within the window
+	// costs little more than a plain one.)
 	SyncWindow time.Duration
 	// MaxDuration bounds a task's run, from its creation: past it the
 	// handler's context is cancelled and the task fails. Zero means 24
@@ -148,6 +152,8 @@ type taskRuntime struct {
 	// one is added.
 	waiting      map[string][]resultWaiter
 	waitingAdded chan struct{}
+	// windows holds idle *inlineWindow (see inline).
+	windows sync.Pool
 }
 
 // resultWaiter is a tasks/result request waiting for its task's end.
@@ -414,6 +420,7 @@ func (ss *ServerSession) callToolTask(ctx context.Context, req *CallToolRequest,
 	// tool added with AddAsyncTool decides in its handler.
 	immediate := !t.tool.async && (!modern || support == TaskRequired || rt.opts.SyncWindow <= 0)
 	if immediate {
+		run.out = make(chan runOutcome, 1) // start's
 		res, err := run.startTask(ctx)
 		if err != nil {
 			run.cancel(err)
@@ -425,6 +432,10 @@ func (ss *ServerSession) callToolTask(ctx context.Context, req *CallToolRequest,
 		rt.start(run, t)
 		return run.announce(res, true, nil)
 	}
+	if !t.tool.async && len(ss.server.opts.Middleware) == 0 && rpclink.CanAnswer(ctx) {
+		return run.inline(ctx, t)
+	}
+	run.out = make(chan runOutcome, 1) // the hand-off's (start)
 	// Synchronous until the handler returns, calls GoAsync, or the sync
 	// window passes.
 	done := rt.start(run, t)
@@ -472,6 +483,137 @@ func (ss *ServerSession) callToolTask(ctx context.Context, req *CallToolRequest,
 	}
 }
 
+// errAnsweredEarly is what a handler run inline returns once its request
+// was answered with the task it became (see inline); it goes nowhere.
+var errAnsweredEarly = errors.New("mcp: the request was answered with a task")
+
+// inline runs the handler of a call that becomes a task if it outlasts
+// the sync window on the request's own goroutine, which saves the hand-off
+// to a goroutine of the runtime when the handler returns in time (the
+// common case). When the window passes first, a timer makes the run a
+// task and answers the request with it at once (rpclink.Answer), while
+// the handler goes on here, detached from the request. Only where the
+// request can be answered so (not on a goroutine an HTTP POST lent) and
+// no receiving middleware waits for the answer (it would see the tool's
+// result, not the task).
+func (r *taskRun) inline(ctx context.Context, t *serverTool) (Result, bool, error) {
+	rt := r.rt
+	if !rt.track() {
+		return nil, true, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the server is closing"}
+	}
+	defer rt.wg.Done()
+	first := min(rt.opts.SyncWindow, inlineWatchAfter)
+	w, _ := rt.windows.Get().(*inlineWindow)
+	if w == nil {
+		w = &inlineWindow{}
+	}
+	w.mu.Lock() // held while the timer is set: tick reads it
+	w.r, w.ctx, w.rest, w.stopWatch = r, ctx, rt.opts.SyncWindow-first, nil
+	if w.timer == nil {
+		w.timer = time.AfterFunc(first, w.tick)
+	} else {
+		w.timer.Reset(first)
+	}
+	w.mu.Unlock()
+	res, err := r.invoke(t)
+	fired := !w.timer.Stop()
+	w.mu.Lock()
+	stop := w.stopWatch
+	w.r, w.ctx, w.stopWatch = nil, nil, nil
+	w.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	if !fired {
+		rt.windows.Put(w) // its callback will not run: it can serve another run
+	}
+	r.mu.Lock()
+	wasTask := r.phase == phaseTask
+	r.phase = phaseDone
+	r.mu.Unlock()
+	if wasTask {
+		r.finish(res, err)
+		r.cancel(nil)
+		return nil, true, errAnsweredEarly
+	}
+	r.cancel(nil)
+	return res, true, err
+}
+
+// inlineWatchAfter is how long an inline run goes before it watches its
+// request's end (see inlineWindow.tick): a handler that returns sooner,
+// the common case, never pays for the watch.
+const inlineWatchAfter = 5 * time.Millisecond
+
+// inlineWindow is the timer of an inline run's sync window. The runtime
+// keeps those whose timer did not fire in a pool (taskRuntime.windows):
+// resetting a timer costs less than making one.
+type inlineWindow struct {
+	timer *time.Timer // calls tick
+	mu    sync.Mutex
+	r     *taskRun        // the run, while it runs; mu
+	ctx   context.Context // the request's; mu
+	rest  time.Duration   // the window after the first tick; mu
+	// stopWatch stops the watch of the request's end; mu.
+	stopWatch func() bool
+}
+
+// tick runs inlineWatchAfter into the run, then at the end of the window.
+// The first time, it starts watching the request's end, which while the
+// run is synchronous ends the run (as the request's end ends a
+// synchronous call); at the end of the window it makes the run a task.
+func (w *inlineWindow) tick() {
+	w.mu.Lock()
+	r, ctx := w.r, w.ctx
+	if r == nil {
+		w.mu.Unlock()
+		return // the run returned meanwhile
+	}
+	first := w.stopWatch == nil
+	if first {
+		w.stopWatch = context.AfterFunc(ctx, func() {
+			r.mu.Lock()
+			if r.phase == phaseSync {
+				r.cancel(context.Cause(ctx))
+			}
+			r.mu.Unlock()
+		})
+		if w.rest > 0 {
+			w.timer.Reset(w.rest)
+			w.mu.Unlock()
+			return
+		}
+	}
+	w.mu.Unlock()
+	r.windowPassed(ctx)
+}
+
+// windowPassed makes an inline run a task, unless it returned or is asking
+// for input meanwhile, and answers its request with the task.
+func (r *taskRun) windowPassed(ctx context.Context) {
+	res, err := r.startTask(ctx)
+	switch {
+	case errors.Is(err, errRunNotSync):
+		return
+	case err != nil:
+		r.rt.logger.Warn("mcp: task not created; the call runs on synchronously", "tool", r.req.Params.Name, "err", err)
+		return
+	}
+	res, _, err = r.announce(res, true, nil)
+	if err != nil {
+		return // the request ended first: the task is cancelled
+	}
+	r.rt.s.completeModern(res)
+	raw, err := marshalStd(res)
+	if err == nil && rpclink.Answer(ctx, raw) {
+		return
+	}
+	// Not answered (it cannot fail where CanAnswer said yes, but should it):
+	// nobody will learn the task's ID.
+	r.rt.logger.Error("mcp: a task's request could not be answered early; the task is cancelled", "tool", r.req.Params.Name, "err", err)
+	r.rt.cancelTask(context.WithoutCancel(ctx), r.owner, r.id)
+}
+
 // announce returns the answer naming the run's task (res, err: as
 // answerCreated returns them), unless the 2026-07-28 request ended before
 // it: the client, gone, never learns the task's ID, so the task is
@@ -511,7 +653,6 @@ func (rt *taskRuntime) newRun(ctx context.Context, ss *ServerSession, req *CallT
 		modern: modern,
 		ttl:    rt.opts.TTL,
 		round:  inputRoundFrom(ctx),
-		out:    make(chan runOutcome, 1),
 	}
 	if modern {
 		r.version = req.Params.Meta.ProtocolVersion

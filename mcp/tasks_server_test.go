@@ -996,3 +996,66 @@ func TestTaskAbandonedCallCancelled(t *testing.T) {
 		t.Fatalf("the task: %+v, %v; want cancelled", rec, err)
 	}
 }
+
+// TestTasksSyncWindowInline covers the sync window where the handler runs
+// on the request's own goroutine (no receiving middleware, a transport
+// that can answer early): a handler that returns within the window
+// answers the call; one that outlasts it becomes a task, the call
+// answered with it while the handler goes on; a call whose request ends
+// while it is synchronous ends the handler's context.
+func TestTasksSyncWindowInline(t *testing.T) {
+	checkGoroutines(t)
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{Tasks: &TaskOptions{SyncWindow: 20 * time.Millisecond, PollInterval: time.Millisecond}})
+	defer s.Close()
+	release, started, stopped := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	optional := &ToolExecution{TaskSupport: TaskOptional}
+	text := func(s string) *CallToolResult { return &CallToolResult{Content: Contents{&TextContent{Text: s}}} }
+	s.AddTool(&Tool{Name: "quick", InputSchema: objectSchema, Execution: optional}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		return text("quick"), nil
+	})
+	s.AddTool(&Tool{Name: "slow", InputSchema: objectSchema, Execution: optional}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		select {
+		case <-release:
+			return text("slow"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	s.AddTool(&Tool{Name: "hang", InputSchema: objectSchema, Execution: optional}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		close(started)
+		<-ctx.Done()
+		stopped <- context.Cause(ctx)
+		return nil, ctx.Err()
+	})
+	cs := realTaskPair(t, s, true, ClientOptions{Tasks: &ClientTaskOptions{MinPollInterval: time.Millisecond, DefaultPollInterval: time.Millisecond}})
+
+	res, task, err := cs.StartTool(t.Context(), &CallToolParams{Name: "quick"})
+	if err != nil || task != nil || taskText(res) != "quick" {
+		t.Fatalf("quick: %v, %v, %v; want its result at once", res, task, err)
+	}
+	_, task, err = cs.StartTool(t.Context(), &CallToolParams{Name: "slow"})
+	if err != nil || task == nil {
+		t.Fatalf("slow: %v, %v; want a task once the window passed", task, err)
+	}
+	if st, err := task.Status(t.Context()); err != nil || st.Status != TaskWorking {
+		t.Fatalf("slow's task: %+v, %v; want working", st, err)
+	}
+	close(release)
+	if res, err := task.Wait(t.Context()); err != nil || taskText(res) != "slow" {
+		t.Fatalf("slow's task: %v, %v", res, err)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() { <-started; cancel() }()
+	if _, err := cs.CallTool(ctx, &CallToolParams{Name: "hang"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("hang: %v; want context.Canceled", err)
+	}
+	select {
+	case err := <-stopped:
+		if err == nil {
+			t.Fatal("hang's context ended without a cause")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request's end did not end the synchronous handler")
+	}
+}

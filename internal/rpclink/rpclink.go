@@ -70,3 +70,17 @@ var GrowStack = func() {}
 // stream of a tasks/result waiting for it. It is set by package jsonrpc's
 // init and never changed afterwards.
 var Relate = func(ctx, from context.Context) context.Context { return ctx }
+
+// CanAnswer reports whether the request whose handler has ctx can be
+// answered before the handler returns (see Answer). It is set by package
+// jsonrpc's init and never changed afterwards.
+var CanAnswer = func(ctx context.Context) bool { return false }
+
+// Answer sends result (JSON) as the response to the request whose handler
+// has ctx, while the handler goes on, and reports whether it did: what the
+// handler returns later goes nowhere, and the connection no longer counts
+// the request (MaxInFlight, Wait). It cannot when the handler runs on a
+// goroutine a stream lent (an HTTP POST's) or the request was answered.
+// For a task that a tools/call becomes while its handler runs on. It is
+// set by package jsonrpc's init and never changed afterwards.
+var Answer = func(ctx context.Context, result []byte) bool { return false }
