@@ -268,7 +268,7 @@ type incomingRequest struct {
 	collect   func(*Response) // where its response goes
 	cancelled bool            // cancelled by the peer: send no response
 	answered  bool            // its response went (early, or the handler returned); c.mu
-	onRunner  bool            // its handler runs on a goroutine the stream lent; c.mu
+	onRunner  bool            // its handler runs on a goroutine the stream lent; set before it starts
 }
 
 // pendingCall is an outgoing call awaiting its response.
@@ -684,7 +684,7 @@ func (c *Conn) readLoop() {
 // goroutine still reads afterwards.
 func (c *Conn) serveInline(req *Request) bool {
 	c.received(req)
-	run, alone := c.prepareRequest(req, c.reply, c.replyFromReader)
+	run, _, alone := c.prepareRequest(req, c.reply, c.replyFromReader)
 	switch {
 	case run == nil:
 		return true // answered already
@@ -1074,50 +1074,49 @@ func (c *Conn) startRequest(req *Request, collect func(*Response)) {
 	} else {
 		runner = nil // a batch's requests run side by side
 	}
-	run, _ := c.prepareRequest(req, collect, immediate)
+	run, in, _ := c.prepareRequest(req, collect, immediate)
 	if run == nil {
 		return
 	}
 	if runner != nil && runner.RunHandler(req, run) {
-		c.mu.Lock()
-		if in, ok := c.incoming.Get(req.ID); ok {
-			in.onRunner = true // before run starts: the stream runs it after this delivery
-		}
-		c.mu.Unlock()
+		// Before run starts, on the goroutine that will run it (the
+		// stream runs it after this delivery): nobody reads it sooner.
+		in.onRunner = true
 		return
 	}
 	go run()
 }
 
 // prepareRequest registers an incoming request and returns the function
-// that handles it and passes its response to collect, and whether no other
-// request was being handled. It returns a nil function when the request
+// that handles it and passes its response to collect, the request as the
+// connection tracks it, and whether no other request was being handled.
+// It returns a nil function when the request
 // was answered at once (overload, duplicate id, closed connection): that
 // answer goes to immediate, which must not wait for the peer when called
 // on the reading goroutine.
-func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) (run func(), alone bool) {
+func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) (run func(), in *incomingRequest, alone bool) {
 	c.mu.Lock()
 	switch {
 	case c.closed:
 		c.mu.Unlock()
 		immediate(nil)
-		return nil, false
+		return nil, nil, false
 	case c.inFlight >= c.maxInFlight:
 		c.mu.Unlock()
 		immediate(&Response{ID: req.ID, Error: ErrOverloaded})
-		return nil, false
+		return nil, nil, false
 	}
 	if _, dup := c.incoming.Get(req.ID); dup {
 		c.mu.Unlock()
 		immediate(&Response{ID: req.ID, Error: &Error{Code: CodeInvalidRequest, Message: "invalid request: id already in use by a request in flight"}})
-		return nil, false
+		return nil, nil, false
 	}
 	alone = c.inFlight == 0
 	parent := c.ctx
 	if c.requestBase != nil {
 		parent = c.requestBase
 	}
-	in := &incomingRequest{req: req, conn: c, collect: collect}
+	in = &incomingRequest{req: req, conn: c, collect: collect}
 	ctx, cancel := context.WithCancelCause(withRelatedRequest(parent, in))
 	in.cancel = cancel
 	c.incoming.Set(req.ID, in)
@@ -1146,7 +1145,7 @@ func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) 
 			collect(c.response(req, result, err))
 		}
 		c.wg.Done()
-	}, alone
+	}, in, alone
 }
 
 // endIncomingLocked ends the handling of in as far as the connection is

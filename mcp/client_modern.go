@@ -405,7 +405,7 @@ func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, e
 			return o.result, nil
 		}
 	}
-	observe := observerOf(ctx, o)
+	observe := cs.observerOf(ctx, o)
 	for round := 0; ; round++ {
 		var done func(error)
 		params, callCtx := o.params, ctx

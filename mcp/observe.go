@@ -188,8 +188,12 @@ type sendObserver struct {
 	f SendObserver
 }
 
-// observerOf returns the observer of o under ctx, or nil.
-func observerOf(ctx context.Context, o *outgoing) SendObserver {
+// observerOf returns the observer of o under ctx, or nil. Only sending
+// middleware can set one: without it, nothing is looked up.
+func (e *endpoint) observerOf(ctx context.Context, o *outgoing) SendObserver {
+	if !e.observable {
+		return nil
+	}
 	if so, ok := ctx.Value(sendObserverKey{}).(*sendObserver); ok && so.o == o {
 		return so.f
 	}

@@ -265,6 +265,9 @@ type endpoint struct {
 	modernCall func(context.Context, *outgoing) (Result, error)
 	// self is the session, for observers (see observe.go).
 	self sessionViewer
+	// observable: sending middleware is installed, so a message may have
+	// an observer (ObserveSend); without, none is looked for.
+	observable bool
 }
 
 // outgoing is an outgoingRequest with the place its result goes.
@@ -277,6 +280,7 @@ func (e *endpoint) init(conn *jsonrpc.Conn, mw []Middleware, logger *slog.Logger
 	e.conn = conn
 	e.logger = logger
 	e.send = chain(e.wire, mw)
+	e.observable = len(mw) > 0
 }
 
 // wire is the end of the sending chain: encode, send, decode.
@@ -290,7 +294,7 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 	}
 	var done func(error)
 	params := o.params
-	if observe := observerOf(ctx, o); observe != nil {
+	if observe := e.observerOf(ctx, o); observe != nil {
 		ctx, params, done = e.observed(ctx, o, observe, 0)
 	}
 	raw, err := marshalStd(params)

@@ -678,6 +678,8 @@ type runContext struct {
 	r   *taskRun
 }
 
+// Deadline, Done and Err: none, whatever the request's (the run is
+// detached from it). Value: the run under taskRunKey, else the request's.
 func (*runContext) Deadline() (time.Time, bool) { return time.Time{}, false }
 func (*runContext) Done() <-chan struct{}       { return nil }
 func (*runContext) Err() error                  { return nil }
@@ -1171,10 +1173,7 @@ func (r *taskRun) ask(ctx context.Context, method string, params Params, result 
 func (r *taskRun) askRelated(ctx context.Context, method string, params Params, result Result) error {
 	rt := r.rt
 	tag, _ := json.Marshal(&RelatedTaskMetadata{TaskID: r.id})
-	p, err := withOtherMeta(params, MetaRelatedTask, tag)
-	if err != nil {
-		return err
-	}
+	p := withMetaMembers(params, map[string]json.RawMessage{MetaRelatedTask: tag})
 	if rec, _ := rt.modify(ctx, r.owner, r.id, func(rec *TaskRecord) bool {
 		if rec.Status.Ended() {
 			return false
@@ -1184,7 +1183,7 @@ func (r *taskRun) askRelated(ctx context.Context, method string, params Params, 
 	}); rec != nil {
 		rt.published(rec)
 	}
-	err = r.sendRelated(ctx, method, p, result)
+	err := r.sendRelated(ctx, method, p, result)
 	if rec, _ := rt.modify(context.WithoutCancel(ctx), r.owner, r.id, func(rec *TaskRecord) bool {
 		if rec.Status != TaskInputRequired {
 			return false
@@ -1258,31 +1257,6 @@ func (rt *taskRuntime) holdResult(ctx context.Context, ss *ServerSession, id str
 			rt.waiting[id] = ws
 		}
 	}
-}
-
-// withOtherMeta returns a copy of params whose _meta has key set to v.
-func withOtherMeta(params Params, key string, v json.RawMessage) (Params, error) {
-	var c Params
-	switch p := params.(type) {
-	case *ElicitParams:
-		q := *p
-		c = &q
-	case *CreateMessageParams:
-		q := *p
-		c = &q
-	case *ListRootsParams:
-		q := *p
-		c = &q
-	default:
-		return nil, fmt.Errorf("mcp: no task-related form of %T", params)
-	}
-	m := c.meta()
-	m.Other = maps.Clone(m.Other)
-	if m.Other == nil {
-		m.Other = map[string]json.RawMessage{}
-	}
-	m.Other[key] = v
-	return c, nil
 }
 
 // askInput makes a 2026-07-28 task's question an input request of the

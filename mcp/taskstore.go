@@ -194,9 +194,10 @@ func (r *TaskRecord) LeaseExpired(now time.Time) bool {
 	return !r.Status.Ended() && r.Lease != nil && !now.Before(r.Lease.Expires)
 }
 
-// expiresAt returns when r expires given the store default TTL, and false
-// while r has not ended.
-func (r *TaskRecord) expiresAt(defaultTTL time.Duration) (time.Time, bool) {
+// ExpiresAt returns when r expires, after its end plus its TTL (or
+// defaultTTL, the store's, when it has none), and false while r has not
+// ended. For authors of task stores.
+func (r *TaskRecord) ExpiresAt(defaultTTL time.Duration) (time.Time, bool) {
 	if !r.Status.Ended() {
 		return time.Time{}, false
 	}
@@ -211,8 +212,10 @@ func (r *TaskRecord) expiresAt(defaultTTL time.Duration) (time.Time, bool) {
 	return end.Add(ttl), true
 }
 
-// payloadBytes returns the size of r's raw outcome, inputs and answers.
-func (r *TaskRecord) payloadBytes() int64 {
+// PayloadBytes returns the size of r's raw outcome, inputs and answers:
+// what [TaskStoreOptions].MaxPayloadBytes bounds. For authors of task
+// stores.
+func (r *TaskRecord) PayloadBytes() int64 {
 	n := int64(len(r.Result) + len(r.Error))
 	for k, v := range r.Inputs {
 		n += int64(len(k) + len(v))
@@ -325,10 +328,10 @@ func (r *TaskRecord) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// validTaskID reports whether id is a task ID the stores of this package
+// ValidTaskID reports whether id is a task ID the stores of this package
 // accept: 1 to 256 bytes of letters, digits, '-' and '_' (so that it is
-// safe as a file name).
-func validTaskID(id string) bool {
+// safe as a file name or a key). For authors of task stores.
+func ValidTaskID(id string) bool {
 	if id == "" || len(id) > 256 {
 		return false
 	}

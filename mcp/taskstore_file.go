@@ -43,7 +43,7 @@ func NewFileTaskStore(dir string, opts *TaskStoreOptions) (TaskStore, error) {
 			continue
 		}
 		id, ok := strings.CutSuffix(name, ".json")
-		if !ok || !e.Type().IsRegular() || !validTaskID(id) {
+		if !ok || !e.Type().IsRegular() || !ValidTaskID(id) {
 			continue
 		}
 		rec, err := p.read(id)

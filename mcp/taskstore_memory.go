@@ -139,8 +139,10 @@ func newMemoryTaskStore(opts TaskStoreOptions, p taskPersister) *memoryTaskStore
 	}
 }
 
-// newTaskID returns a random ID of 128 bits.
-func newTaskID() string {
+// NewTaskID returns a random task ID of 128 bits, as the stores of this
+// package make for a record created without one. For authors of task
+// stores.
+func NewTaskID() string {
 	var b [16]byte
 	rand.Read(b[:])
 	return base64.RawURLEncoding.EncodeToString(b[:])
@@ -165,7 +167,7 @@ func (s *memoryTaskStore) Create(ctx context.Context, rec *TaskRecord) error {
 	if err := checkRecord(rec); err != nil {
 		return err
 	}
-	if rec.ID != "" && !validTaskID(rec.ID) {
+	if rec.ID != "" && !ValidTaskID(rec.ID) {
 		return fmt.Errorf("mcp: task record: invalid ID %q", rec.ID)
 	}
 	s.mu.Lock()
@@ -183,7 +185,7 @@ func (s *memoryTaskStore) Create(ctx context.Context, rec *TaskRecord) error {
 	if !rec.Status.Ended() && s.unfinished[rec.Owner] >= s.opts.MaxUnfinishedPerOwner {
 		return &TaskLimitError{Limit: "MaxUnfinishedPerOwner", Max: int64(s.opts.MaxUnfinishedPerOwner)}
 	}
-	size := rec.payloadBytes()
+	size := rec.PayloadBytes()
 	if s.payload+size > s.opts.MaxPayloadBytes {
 		s.reapLocked(now)
 		if s.payload+size > s.opts.MaxPayloadBytes {
@@ -191,7 +193,7 @@ func (s *memoryTaskStore) Create(ctx context.Context, rec *TaskRecord) error {
 		}
 	}
 	if rec.ID == "" {
-		for rec.ID = newTaskID(); s.tasks[rec.ID] != nil; rec.ID = newTaskID() {
+		for rec.ID = NewTaskID(); s.tasks[rec.ID] != nil; rec.ID = NewTaskID() {
 		}
 	} else if t := s.tasks[rec.ID]; t != nil {
 		return fmt.Errorf("mcp: task %q exists: %w", rec.ID, ErrTaskConflict)
@@ -224,7 +226,7 @@ func (s *memoryTaskStore) Create(ctx context.Context, rec *TaskRecord) error {
 
 // insertLocked adds rec to the indexes.
 func (s *memoryTaskStore) insertLocked(rec *TaskRecord) {
-	t := &memoryTask{rec: rec, payload: rec.payloadBytes()}
+	t := &memoryTask{rec: rec, payload: rec.PayloadBytes()}
 	s.tasks[rec.ID] = t
 	ids := s.owners[rec.Owner]
 	if ids == nil {
@@ -290,7 +292,7 @@ func (s *memoryTaskStore) settleLocked(t *memoryTask, now time.Time) *memoryTask
 		}
 		s.replaceLocked(t, failed)
 	}
-	if exp, ok := t.rec.expiresAt(s.opts.DefaultTTL); ok && !now.Before(exp) {
+	if exp, ok := t.rec.ExpiresAt(s.opts.DefaultTTL); ok && !now.Before(exp) {
 		if s.persist != nil {
 			if err := s.persist.remove(t.rec.ID); err != nil {
 				return nil
@@ -312,7 +314,7 @@ func (s *memoryTaskStore) replaceLocked(t *memoryTask, rec *TaskRecord) {
 	} else if old.Status.Ended() && !rec.Status.Ended() {
 		s.unfinished[old.Owner]++
 	}
-	size := rec.payloadBytes()
+	size := rec.PayloadBytes()
 	s.payload += size - t.payload
 	t.payload = size
 	t.rec = rec
@@ -385,7 +387,7 @@ func (s *memoryTaskStore) Update(ctx context.Context, rec *TaskRecord) error {
 	if old.Status.Ended() && rec.Status != old.Status {
 		return fmt.Errorf("mcp: task %q is %s: %w", rec.ID, old.Status, ErrTaskEnded)
 	}
-	if grow := rec.payloadBytes() - t.payload; grow > 0 && s.payload+grow > s.opts.MaxPayloadBytes {
+	if grow := rec.PayloadBytes() - t.payload; grow > 0 && s.payload+grow > s.opts.MaxPayloadBytes {
 		return &TaskLimitError{Limit: "MaxPayloadBytes", Max: s.opts.MaxPayloadBytes}
 	}
 	now := s.opts.Now()
@@ -496,7 +498,7 @@ func parseTaskCursor(cursor string) (*TaskRecord, error) {
 	}
 	ns, id, ok := strings.Cut(string(b), " ")
 	n, err := strconv.ParseInt(ns, 10, 64)
-	if !ok || err != nil || !validTaskID(id) {
+	if !ok || err != nil || !ValidTaskID(id) {
 		return nil, ErrTaskCursor
 	}
 	return &TaskRecord{CreatedAt: time.Unix(0, n), ID: id}, nil

@@ -3,7 +3,6 @@ package redisstore
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -191,19 +190,11 @@ func (s *TaskStore) expiryScore(rec *mcp.TaskRecord) int64 {
 
 // expiresAt returns when rec expires, and false when it never does.
 func (s *TaskStore) expiresAt(rec *mcp.TaskRecord) (time.Time, bool) {
-	ttl := rec.TTL
-	if ttl <= 0 {
-		ttl = s.opts.DefaultTTL
+	if exp, ok := rec.ExpiresAt(s.opts.DefaultTTL); ok {
+		return exp, true
 	}
-	switch {
-	case rec.Status.Ended():
-		end := rec.EndedAt
-		if end.IsZero() {
-			end = rec.UpdatedAt
-		}
-		return end.Add(ttl), true
-	case rec.Lease != nil:
-		return rec.Lease.Expires.Add(ttl), true
+	if rec.Lease != nil { // it reads as failed once the lease expired, then expires as ended ones do
+		return rec.Lease.Expires.Add(cmp.Or(max(rec.TTL, 0), s.opts.DefaultTTL)), true
 	}
 	return time.Time{}, false
 }
@@ -224,41 +215,6 @@ func leaseScore(rec *mcp.TaskRecord) string {
 // creation time, biased to sort as unsigned, in 20 digits, then the ID.
 func orderMember(rec *mcp.TaskRecord) string {
 	return fmt.Sprintf("%020d:%s", uint64(rec.CreatedAt.UnixNano())^(1<<63), rec.ID)
-}
-
-// payloadBytes returns the size of rec's raw outcome, inputs and
-// answers, as the mcp package counts it.
-func payloadBytes(rec *mcp.TaskRecord) int64 {
-	n := int64(len(rec.Result) + len(rec.Error))
-	for k, v := range rec.Inputs {
-		n += int64(len(k) + len(v))
-	}
-	for k, v := range rec.Answers {
-		n += int64(len(k) + len(v))
-	}
-	return n
-}
-
-// validID reports whether id is a task ID: 1 to 256 bytes of letters,
-// digits, '-' and '_'.
-func validID(id string) bool {
-	if id == "" || len(id) > 256 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-// newID returns a random ID of 128 bits.
-func newID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // runGlobal runs an operation of the store-wide bounds.
@@ -301,7 +257,7 @@ func (s *TaskStore) Create(ctx context.Context, rec *mcp.TaskRecord) error {
 	if !rec.Status.Valid() {
 		return fmt.Errorf("redisstore: task record %q: invalid status %q", rec.ID, rec.Status)
 	}
-	if rec.ID != "" && !validID(rec.ID) {
+	if rec.ID != "" && !mcp.ValidTaskID(rec.ID) {
 		return fmt.Errorf("redisstore: task record: invalid ID %q", rec.ID)
 	}
 	keys, ok := s.keysOf(rec.Owner)
@@ -321,11 +277,11 @@ func (s *TaskStore) Create(ctx context.Context, rec *mcp.TaskRecord) error {
 	if rec.Status.Ended() && rec.EndedAt.IsZero() {
 		rec.EndedAt = now
 	}
-	size := payloadBytes(rec)
+	size := rec.PayloadBytes()
 	score := s.expiryScore(rec)
 	for tries := 0; ; tries++ {
 		if random {
-			rec.ID = newID()
+			rec.ID = mcp.NewTaskID()
 		}
 		res, err := s.runGlobal(ctx, now, "reserve", rec.ID, score, size, s.opts.MaxTasks, s.opts.MaxPayloadBytes)
 		if err == nil {
@@ -403,7 +359,7 @@ func (s *TaskStore) Get(ctx context.Context, owner, id string) (*mcp.TaskRecord,
 // removed (not found), one whose lease expired is written as failed.
 func (s *TaskStore) get(ctx context.Context, owner, id string) (*mcp.TaskRecord, error) {
 	keys, ok := s.keysOf(owner)
-	if !ok || !validID(id) {
+	if !ok || !mcp.ValidTaskID(id) {
 		return nil, mcp.ErrTaskNotFound
 	}
 	for tries := 0; ; tries++ {
@@ -483,8 +439,8 @@ func (s *TaskStore) write(ctx context.Context, keys ownerKeys, next, prev *mcp.T
 	case res == "CONFLICT":
 		return fmt.Errorf("redisstore: task %q: %w", next.ID, mcp.ErrTaskConflict)
 	}
-	size := payloadBytes(next)
-	if score == s.expiryScore(prev) && size == payloadBytes(prev) {
+	size := next.PayloadBytes()
+	if score == s.expiryScore(prev) && size == prev.PayloadBytes() {
 		return nil
 	}
 	// A failure here leaves the bounds with the previous size and expiry
@@ -532,8 +488,8 @@ func (s *TaskStore) Update(ctx context.Context, rec *mcp.TaskRecord) error {
 		return fmt.Errorf("redisstore: task %q is %s: %w", rec.ID, old.Status, mcp.ErrTaskEnded)
 	}
 	now := s.opts.Now()
-	size := payloadBytes(rec)
-	if size > payloadBytes(old) {
+	size := rec.PayloadBytes()
+	if size > old.PayloadBytes() {
 		res, err := s.runGlobal(ctx, now, "check", rec.ID, size, s.opts.MaxPayloadBytes)
 		if err != nil {
 			return err
@@ -674,7 +630,7 @@ func parseCursor(cursor string) (string, error) {
 	}
 	m := string(b)
 	created, id, ok := strings.Cut(m, ":")
-	if !ok || len(created) != 20 || !validID(id) {
+	if !ok || len(created) != 20 || !mcp.ValidTaskID(id) {
 		return "", mcp.ErrTaskCursor
 	}
 	if _, err := strconv.ParseUint(created, 10, 64); err != nil {

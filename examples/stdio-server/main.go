@@ -76,7 +76,6 @@ type SummarizeInput struct {
 	Text string `json:"text" jsonschema:"the text to summarize"`
 }
 
-// CountdownInput is the input of the countdown tool.
 // ReportInput is the input of the report tool.
 type ReportInput struct {
 	Topic   string `json:"topic" jsonschema:"what the report is about"`
@@ -92,6 +91,7 @@ func (in ReportInput) Pause() time.Duration {
 	return time.Duration(min(in.PauseMs, 5000)) * time.Millisecond
 }
 
+// CountdownInput is the input of the countdown tool.
 type CountdownInput struct {
 	From int `json:"from" jsonschema:"where to start counting down (1-10)"`
 }
