@@ -1116,10 +1116,12 @@ func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) 
 	if c.requestBase != nil {
 		parent = c.requestBase
 	}
-	in = &incomingRequest{req: req, conn: c, collect: collect}
-	ctx, cancel := context.WithCancelCause(withRelatedRequest(parent, in))
-	in.cancel = cancel
-	c.incoming.Set(req.ID, in)
+	// A variable of its own, not the named result: the closure below
+	// captures it, which would move a named result to the heap.
+	inc := &incomingRequest{req: req, conn: c, collect: collect}
+	ctx, cancel := context.WithCancelCause(withRelatedRequest(parent, inc))
+	inc.cancel = cancel
+	c.incoming.Set(req.ID, inc)
 	c.inFlight++
 	c.wg.Add(1)
 	c.mu.Unlock()
@@ -1131,13 +1133,13 @@ func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) 
 		release()
 		cancel(nil)
 		c.mu.Lock()
-		if in.answered {
+		if inc.answered {
 			// Answered early (answerEarly did the rest): what the
 			// handler returned goes nowhere.
 			c.mu.Unlock()
 			return
 		}
-		suppressed := c.endIncomingLocked(in)
+		suppressed := c.endIncomingLocked(inc)
 		c.mu.Unlock()
 		if suppressed {
 			collect(nil)
@@ -1145,7 +1147,7 @@ func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) 
 			collect(c.response(req, result, err))
 		}
 		c.wg.Done()
-	}, in, alone
+	}, inc, alone
 }
 
 // endIncomingLocked ends the handling of in as far as the connection is

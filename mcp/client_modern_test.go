@@ -25,18 +25,25 @@ import (
 // transports.
 func modernPair(t *testing.T, s *Server, opts *ClientOptions) *ClientSession {
 	t.Helper()
+	o := ClientOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	o.ProtocolVersion = Version20260728
+	return pairWith(t, s, &o)
+}
+
+// pairWith connects a client with opts to s in memory, both closed at the
+// end of the test.
+func pairWith(t *testing.T, s *Server, opts *ClientOptions) *ClientSession {
+	t.Helper()
 	ct, st := transport.NewInMemoryTransports()
 	ss, err := s.Connect(t.Context(), st)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close(); ss.Wait() })
-	o := ClientOptions{}
-	if opts != nil {
-		o = *opts
-	}
-	o.ProtocolVersion = Version20260728
-	cs, err := NewClient(&Implementation{Name: "modern", Version: "1"}, &o).Connect(t.Context(), ct)
+	cs, err := NewClient(&Implementation{Name: "modern", Version: "1"}, opts).Connect(t.Context(), ct)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1093,12 +1093,6 @@ var objectSchema = []byte(`{"type":"object"}`)
 // transports, in 2026-07-28 (modern) or 2025-11-25.
 func realTaskPair(t *testing.T, s *Server, modern bool, opts ClientOptions) *ClientSession {
 	t.Helper()
-	ct, st := transport.NewInMemoryTransports()
-	ss, err := s.Connect(t.Context(), st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close(); ss.Wait() })
 	opts.ProtocolVersion = Version20251125
 	if modern {
 		opts.ProtocolVersion = Version20260728
@@ -1106,12 +1100,7 @@ func realTaskPair(t *testing.T, s *Server, modern bool, opts ClientOptions) *Cli
 	if opts.Tasks == nil {
 		opts.Tasks = &ClientTaskOptions{MinPollInterval: time.Millisecond, DefaultPollInterval: time.Millisecond}
 	}
-	cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, &opts).Connect(t.Context(), ct)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return pairWith(t, s, &opts)
 }
 
 // TestToolTaskRealServer checks the client's tasks against the server's

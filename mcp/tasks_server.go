@@ -527,11 +527,7 @@ func (r *taskRun) inline(ctx context.Context, t *serverTool) (Result, bool, erro
 	if !fired {
 		rt.windows.Put(w) // its callback will not run: it can serve another run
 	}
-	r.mu.Lock()
-	wasTask := r.phase == phaseTask
-	r.phase = phaseDone
-	r.mu.Unlock()
-	if wasTask {
+	if r.done() {
 		r.finish(res, err)
 		r.cancel(nil)
 		return nil, true, errAnsweredEarly
@@ -813,11 +809,7 @@ func (rt *taskRuntime) start(r *taskRun, t *serverTool) <-chan runOutcome {
 	done := r.out
 	if !rt.track() {
 		err := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the server is closing"}
-		r.mu.Lock()
-		isTask := r.phase == phaseTask
-		r.phase = phaseDone
-		r.mu.Unlock()
-		if isTask {
+		if r.done() {
 			r.cancel(errTaskServerClosed)
 			r.finish(nil, err) // created as the server closed: it fails at once
 		}
@@ -832,17 +824,24 @@ func (rt *taskRuntime) start(r *taskRun, t *serverTool) <-chan runOutcome {
 		defer rt.wg.Done()
 		defer r.cancel(nil)
 		res, err := r.invoke(t)
-		r.mu.Lock()
-		wasTask := r.phase == phaseTask
-		r.phase = phaseDone
-		r.mu.Unlock()
-		if !wasTask {
+		if !r.done() {
 			done <- runOutcome{res: res, err: err}
 			return
 		}
 		r.finish(res, err)
 	}()
 	return done
+}
+
+// done moves the run to phaseDone, its handler having returned (or never
+// to run), and reports whether it was a task by then: the handler's
+// outcome then goes to the task, not to the request.
+func (r *taskRun) done() (wasTask bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	wasTask = r.phase == phaseTask
+	r.phase = phaseDone
+	return wasTask
 }
 
 // track counts a goroutine of the runtime, unless it is closing.
