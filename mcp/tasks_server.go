@@ -67,7 +67,8 @@ type TaskOptions struct {
 	// installed and the transport can answer a request before its handler
 	// returns, stdio and in memory among them, the handler then runs on
 	// the request's own goroutine: a call answered within the window
-	// costs little more than a plain one.)
+	// costs little more than a plain one, and the window is kept to
+	// within 10 ms, or two windows when it is shorter than 5 ms.)
 	SyncWindow time.Duration
 	// MaxDuration bounds a task's run, from its creation: past it the
 	// handler's context is cancelled and the task fails. Zero means 24
@@ -152,8 +153,14 @@ type taskRuntime struct {
 	// one is added.
 	waiting      map[string][]resultWaiter
 	waitingAdded chan struct{}
-	// windows holds idle *inlineWindow (see inline).
-	windows sync.Pool
+	// inline lists the runs in their sync window on the request's own
+	// goroutine (see inline), through taskRun.prev and next; mu. One
+	// goroutine, watchWindows, watches them all while any run (watching;
+	// it counts ticks), so a call pays for no timer of its own.
+	inline   *taskRun
+	ticks    uint64        // watchWindows's ticks so far; mu
+	watching bool          // watchWindows runs; mu
+	quit     chan struct{} // closed by close: watchWindows ends
 }
 
 // resultWaiter is a tasks/result request waiting for its task's end.
@@ -163,7 +170,7 @@ type resultWaiter struct {
 }
 
 func newTaskRuntime(s *Server, logger *slog.Logger, o *TaskOptions) *taskRuntime {
-	rt := &taskRuntime{s: s, logger: logger, opts: *o, runs: map[string]*taskRun{}, waitingAdded: make(chan struct{})}
+	rt := &taskRuntime{s: s, logger: logger, opts: *o, runs: map[string]*taskRun{}, waitingAdded: make(chan struct{}), quit: make(chan struct{})}
 	if rt.opts.Store == nil {
 		rt.opts.Store = NewMemoryTaskStore(nil)
 		rt.ownsStore = true
@@ -267,6 +274,7 @@ func (rt *taskRuntime) close(ctx context.Context) error {
 		return nil
 	}
 	rt.closed = true
+	close(rt.quit)
 	runs := slices.Collect(maps.Values(rt.runs))
 	rt.mu.Unlock()
 	for _, r := range runs {
@@ -322,7 +330,6 @@ type taskRun struct {
 	version string // the protocol revision of the creating request
 	modern  bool
 	ttl     time.Duration // kept after the end
-	round   *inputRound   // 2026-07-28: the MRTR round of the creating request
 
 	ctx    context.Context // the handler's, detached from the request
 	cancel context.CancelCauseFunc
@@ -338,6 +345,12 @@ type taskRun struct {
 	created   *TaskRecord // the record as created
 	createErr error       // why the task could not be created, if so
 	progress  string      // the last status message written
+
+	// An inline run in its sync window is in taskRuntime.inline (rt.mu):
+	prev, next *taskRun
+	listed     bool        // in the list
+	since      uint64      // taskRuntime.ticks when listed
+	stopWatch  func() bool // stops the watch of the request's end, once started
 }
 
 // taskRunKey is the context key of a handler's *taskRun.
@@ -490,7 +503,7 @@ var errAnsweredEarly = errors.New("mcp: the request was answered with a task")
 // inline runs the handler of a call that becomes a task if it outlasts
 // the sync window on the request's own goroutine, which saves the hand-off
 // to a goroutine of the runtime when the handler returns in time (the
-// common case). When the window passes first, a timer makes the run a
+// common case). When the window passes first, the runtime's window watcher (watchWindows) makes the run a
 // task and answers the request with it at once (rpclink.Answer), while
 // the handler goes on here, detached from the request. Only where the
 // request can be answered so (not on a goroutine an HTTP POST lent) and
@@ -498,34 +511,23 @@ var errAnsweredEarly = errors.New("mcp: the request was answered with a task")
 // result, not the task).
 func (r *taskRun) inline(ctx context.Context, t *serverTool) (Result, bool, error) {
 	rt := r.rt
-	if !rt.track() {
+	rt.mu.Lock()
+	if rt.closed {
+		rt.mu.Unlock()
 		return nil, true, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the server is closing"}
 	}
+	rt.wg.Add(1)
+	rt.listInline(r)
+	rt.mu.Unlock()
 	defer rt.wg.Done()
-	first := min(rt.opts.SyncWindow, inlineWatchAfter)
-	w, _ := rt.windows.Get().(*inlineWindow)
-	if w == nil {
-		w = &inlineWindow{}
-	}
-	w.mu.Lock() // held while the timer is set: tick reads it
-	w.r, w.ctx, w.rest, w.stopWatch = r, ctx, rt.opts.SyncWindow-first, nil
-	if w.timer == nil {
-		w.timer = time.AfterFunc(first, w.tick)
-	} else {
-		w.timer.Reset(first)
-	}
-	w.mu.Unlock()
 	res, err := r.invoke(t)
-	fired := !w.timer.Stop()
-	w.mu.Lock()
-	stop := w.stopWatch
-	w.r, w.ctx, w.stopWatch = nil, nil, nil
-	w.mu.Unlock()
+	rt.mu.Lock()
+	rt.unlistInline(r)
+	stop := r.stopWatch
+	r.stopWatch = nil
+	rt.mu.Unlock()
 	if stop != nil {
 		stop()
-	}
-	if !fired {
-		rt.windows.Put(w) // its callback will not run: it can serve another run
 	}
 	if r.done() {
 		r.finish(res, err)
@@ -536,52 +538,108 @@ func (r *taskRun) inline(ctx context.Context, t *serverTool) (Result, bool, erro
 	return res, true, err
 }
 
-// inlineWatchAfter is how long an inline run goes before it watches its
-// request's end (see inlineWindow.tick): a handler that returns sooner,
-// the common case, never pays for the watch.
+// inlineWatchAfter is how long an inline run goes, at least, before it
+// watches its request's end (see watchWindows): a handler that returns
+// sooner, the common case, never pays for the watch. It is also the
+// watcher's tick, unless SyncWindow is shorter.
 const inlineWatchAfter = 5 * time.Millisecond
 
-// inlineWindow is the timer of an inline run's sync window. The runtime
-// keeps those whose timer did not fire in a pool (taskRuntime.windows):
-// resetting a timer costs less than making one.
-type inlineWindow struct {
-	timer *time.Timer // calls tick
-	mu    sync.Mutex
-	r     *taskRun        // the run, while it runs; mu
-	ctx   context.Context // the request's; mu
-	rest  time.Duration   // the window after the first tick; mu
-	// stopWatch stops the watch of the request's end; mu.
-	stopWatch func() bool
+// listInline puts r, an inline run, in the watched list, starting the
+// watcher if it is not running. rt.mu is held.
+func (rt *taskRuntime) listInline(r *taskRun) {
+	r.since, r.listed = rt.ticks, true
+	r.prev, r.next = nil, rt.inline
+	if rt.inline != nil {
+		rt.inline.prev = r
+	}
+	rt.inline = r
+	if !rt.watching {
+		rt.watching = true
+		go rt.watchWindows()
+	}
 }
 
-// tick runs inlineWatchAfter into the run, then at the end of the window.
-// The first time, it starts watching the request's end, which while the
-// run is synchronous ends the run (as the request's end ends a
-// synchronous call); at the end of the window it makes the run a task.
-func (w *inlineWindow) tick() {
-	w.mu.Lock()
-	r, ctx := w.r, w.ctx
-	if r == nil {
-		w.mu.Unlock()
-		return // the run returned meanwhile
+// unlistInline takes r out of the watched list if it is there. rt.mu is
+// held.
+func (rt *taskRuntime) unlistInline(r *taskRun) {
+	if !r.listed {
+		return
 	}
-	first := w.stopWatch == nil
-	if first {
-		w.stopWatch = context.AfterFunc(ctx, func() {
-			r.mu.Lock()
-			if r.phase == phaseSync {
-				r.cancel(context.Cause(ctx))
-			}
-			r.mu.Unlock()
-		})
-		if w.rest > 0 {
-			w.timer.Reset(w.rest)
-			w.mu.Unlock()
+	if r.prev != nil {
+		r.prev.next = r.next
+	} else {
+		rt.inline = r.next
+	}
+	if r.next != nil {
+		r.next.prev = r.prev
+	}
+	r.prev, r.next, r.listed = nil, nil, false
+}
+
+// watchWindows watches the sync windows of the inline runs, ticking every
+// inlineWatchAfter (or SyncWindow, if shorter). A run listed for two ticks
+// (so running at least one tick) starts watching its request's end, which
+// while the run is synchronous ends the run (as the request's end ends a
+// synchronous call); a run listed for more ticks than SyncWindow spans is
+// made a task, so a window lasts SyncWindow and at most two ticks more.
+// The watcher ends after two ticks without a run, or when the runtime
+// closes.
+func (rt *taskRuntime) watchWindows() {
+	tick := min(inlineWatchAfter, rt.opts.SyncWindow)
+	span := uint64((rt.opts.SyncWindow + tick - 1) / tick) // ticks in a window
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	idle := 0
+	var due []*taskRun
+	for {
+		select {
+		case <-t.C:
+		case <-rt.quit:
+			rt.mu.Lock()
+			rt.watching = false
+			rt.mu.Unlock()
 			return
 		}
+		rt.mu.Lock()
+		rt.ticks++
+		if rt.inline == nil {
+			if idle++; idle >= 2 {
+				rt.watching = false
+				rt.mu.Unlock()
+				return
+			}
+			rt.mu.Unlock()
+			continue
+		}
+		idle = 0
+		for r := rt.inline; r != nil; {
+			next := r.next
+			age := rt.ticks - r.since
+			if age >= 2 && r.stopWatch == nil {
+				r.stopWatch = context.AfterFunc(r.reqCtx, r.requestEnded)
+			}
+			if age > span {
+				rt.unlistInline(r)
+				due = append(due, r)
+			}
+			r = next
+		}
+		rt.mu.Unlock()
+		for i, r := range due {
+			go r.windowPassed(r.reqCtx) // it writes to the store: never in the watcher's way
+			due[i] = nil
+		}
+		due = due[:0]
 	}
-	w.mu.Unlock()
-	r.windowPassed(ctx)
+}
+
+// requestEnded ends a run whose request ended while it is synchronous.
+func (r *taskRun) requestEnded() {
+	r.mu.Lock()
+	if r.phase == phaseSync {
+		r.cancel(context.Cause(r.reqCtx))
+	}
+	r.mu.Unlock()
 }
 
 // windowPassed makes an inline run a task, unless it returned or is asking
@@ -648,7 +706,6 @@ func (rt *taskRuntime) newRun(ctx context.Context, ss *ServerSession, req *CallT
 		req:    req,
 		modern: modern,
 		ttl:    rt.opts.TTL,
-		round:  inputRoundFrom(ctx),
 	}
 	if modern {
 		r.version = req.Params.Meta.ProtocolVersion
@@ -663,6 +720,10 @@ func (rt *taskRuntime) newRun(ctx context.Context, ss *ServerSession, req *CallT
 	r.reqCtx = ctx
 	return r
 }
+
+// inputRound returns the MRTR round of the run's creating request
+// (2026-07-28), or nil. It is looked up when needed, not at every call.
+func (r *taskRun) inputRound() *inputRound { return inputRoundFrom(r.reqCtx) }
 
 // runContext is the parent of a run's handler context: the values of the
 // creating request and the run itself (under taskRunKey), without the
@@ -699,7 +760,7 @@ func (r *taskRun) startTask(ctx context.Context) (Result, error) {
 	if r.phase != phaseSync {
 		return nil, errRunNotSync
 	}
-	if r.round != nil && r.round.hasPending() {
+	if round := r.inputRound(); round != nil && round.hasPending() {
 		// The handler asked the client for input: it is about to end
 		// the round with an InputRequiredResult.
 		return nil, errRunNotSync
@@ -1092,7 +1153,7 @@ func (r *ServerRequest[P]) GoAsync(ctx context.Context) (context.Context, error)
 	if run.phase != phaseSync {
 		return ctx, nil
 	}
-	if run.round != nil && run.round.hasPending() {
+	if round := run.inputRound(); round != nil && round.hasPending() {
 		return ctx, ErrNotTask
 	}
 	if err := run.createLocked(ctx); err != nil {
@@ -1152,11 +1213,11 @@ func (r *taskRun) ask(ctx context.Context, method string, params Params, result 
 	phase := r.phase
 	if phase == phaseSync {
 		defer r.mu.Unlock()
-		if r.round != nil {
+		if round := r.inputRound(); round != nil {
 			// Synchronous 2026-07-28: a multi round-trip ask, under
 			// r.mu so that the sync window does not make the run a task
 			// between the ask and the handler's return.
-			return true, r.round.ask(ctx, method, withoutTask(params), result)
+			return true, round.ask(ctx, method, withoutTask(params), result)
 		}
 		return false, nil
 	}

@@ -1059,3 +1059,66 @@ func TestTasksSyncWindowInline(t *testing.T) {
 		t.Fatal("the request's end did not end the synchronous handler")
 	}
 }
+
+// TestTasksSyncWindowInlineMany runs inline calls side by side, so the
+// window watcher's list holds several at once and loses runs from its
+// middle: every slow call becomes a task, every quick one is answered
+// with its result, and the watcher ends with the server (checkGoroutines).
+func TestTasksSyncWindowInlineMany(t *testing.T) {
+	checkGoroutines(t)
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{Tasks: &TaskOptions{SyncWindow: 15 * time.Millisecond, PollInterval: time.Millisecond}})
+	defer s.Close()
+	release := make(chan struct{})
+	optional := &ToolExecution{TaskSupport: TaskOptional}
+	text := func(s string) *CallToolResult { return &CallToolResult{Content: Contents{&TextContent{Text: s}}} }
+	s.AddTool(&Tool{Name: "quick", InputSchema: objectSchema, Execution: optional}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		return text("quick"), nil
+	})
+	s.AddTool(&Tool{Name: "slow", InputSchema: objectSchema, Execution: optional}, func(ctx context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		select {
+		case <-release:
+			return text("slow"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	cs := realTaskPair(t, s, true, ClientOptions{Tasks: &ClientTaskOptions{MinPollInterval: time.Millisecond, DefaultPollInterval: time.Millisecond}})
+
+	const n = 8
+	tasks := make(chan *ToolTask, n)
+	errs := make(chan error, 2*n)
+	var wg sync.WaitGroup
+	for i := range 2 * n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := "quick"
+			if i%2 == 0 {
+				name = "slow"
+			}
+			res, task, err := cs.StartTool(t.Context(), &CallToolParams{Name: name})
+			switch {
+			case err != nil:
+				errs <- fmt.Errorf("%s: %w", name, err)
+			case name == "slow" && task == nil:
+				errs <- fmt.Errorf("slow: answered %v, want a task", res)
+			case name == "slow":
+				tasks <- task
+			case task != nil || taskText(res) != "quick":
+				errs <- fmt.Errorf("quick: %v, %v; want its result", res, task)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	close(release)
+	close(tasks)
+	for task := range tasks {
+		if res, err := task.Wait(t.Context()); err != nil || taskText(res) != "slow" {
+			t.Errorf("slow's task: %v, %v", res, err)
+		}
+	}
+}
