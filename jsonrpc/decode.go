@@ -42,9 +42,18 @@ type wireFields struct {
 
 // decodeOneFast decodes data token by token. It reports false when data
 // is not of the common shape, leaving the decision to decodeOneReflect.
+// Text that jsonscan.Valid passes (most messages) is then read with plain
+// byte scanners; other text by a jsontext.Decoder, which validates as it
+// reads.
 func decodeOneFast(data []byte, owned bool) (Message, bool) {
-	dec := jsonscan.Get(data)
 	f := wireFields{owned: owned}
+	if jsonscan.Valid(data) {
+		if !f.readValid(data) {
+			return nil, false
+		}
+		return f.message()
+	}
+	dec := jsonscan.Get(data)
 	ok := f.read(&dec.Decoder)
 	dec.Release()
 	if !ok {
@@ -68,9 +77,7 @@ func (f *wireFields) read(dec *jsontext.Decoder) bool {
 		if err != nil || bytes.IndexByte(name, '\\') >= 0 {
 			return false
 		}
-		switch string(name) {
-		case `"jsonrpc"`, `"id"`, `"method"`, `"params"`, `"result"`, `"error"`:
-		default:
+		if !isMemberName(name) {
 			if isEnvelopeName(name[1 : len(name)-1]) {
 				return false // a near miss, such as "Method": let the decoder judge
 			}
@@ -80,39 +87,8 @@ func (f *wireFields) read(dec *jsontext.Decoder) bool {
 			continue
 		}
 		v, err := dec.ReadValue()
-		if err != nil {
+		if err != nil || !f.member(name, v, &jsonrpcOK) {
 			return false
-		}
-		switch string(name) {
-		case `"jsonrpc"`:
-			jsonrpcOK = string(v) == `"2.0"`
-		case `"id"`:
-			f.hasID = true
-			if f.id, f.idNull, err = parseID(v); err != nil {
-				return false
-			}
-		case `"method"`:
-			if v.Kind() == 'n' {
-				break // as if absent
-			}
-			method, ok := jsonscan.PlainString(v)
-			if !ok || len(method) == 0 {
-				return false
-			}
-			f.hasMethod, f.method = true, internMethod(method)
-		case `"params"`:
-			f.hasParams, f.params = true, f.keep(v)
-		case `"result"`:
-			f.hasResult, f.result = true, f.keep(v)
-		case `"error"`:
-			f.hasError = true
-			if v.Kind() != '{' {
-				return false
-			}
-			f.error = new(Error)
-			if err := jsonv2.Unmarshal(v, (*wireError)(f.error)); err != nil {
-				return false
-			}
 		}
 	}
 	if !jsonrpcOK || dec.PeekKind() != '}' {
@@ -123,6 +99,84 @@ func (f *wireFields) read(dec *jsontext.Decoder) bool {
 	}
 	if _, err := dec.ReadToken(); err != io.EOF {
 		return false // more input after the object, or an error
+	}
+	return true
+}
+
+// readValid is read for data that jsonscan.Valid passed: one object, and
+// nothing after it but white space.
+func (f *wireFields) readValid(b []byte) bool {
+	i := jsonscan.SkipSpace(b, 0)
+	if b[i] != '{' {
+		return false
+	}
+	jsonrpcOK := false
+	for i = jsonscan.SkipSpace(b, i+1); b[i] == '"'; {
+		end := jsonscan.StringEnd(b, i)
+		name := b[i:end]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			return false
+		}
+		i = jsonscan.SkipSpace(b, jsonscan.SkipSpace(b, end)+1) // past the colon
+		end = jsonscan.ValueEnd(b, i)
+		if isMemberName(name) {
+			if !f.member(name, b[i:end], &jsonrpcOK) {
+				return false
+			}
+		} else if isEnvelopeName(name[1 : len(name)-1]) {
+			return false // a near miss, such as "Method": let the decoder judge
+		}
+		if i = jsonscan.SkipSpace(b, end); b[i] == ',' {
+			i = jsonscan.SkipSpace(b, i+1)
+		}
+	}
+	return jsonrpcOK
+}
+
+// isMemberName reports whether name, quoted, is an envelope member's.
+func isMemberName(name []byte) bool {
+	switch string(name) {
+	case `"jsonrpc"`, `"id"`, `"method"`, `"params"`, `"result"`, `"error"`:
+		return true
+	}
+	return false
+}
+
+// member takes the value v of the envelope member name (quoted) into f,
+// setting *jsonrpcOK for a jsonrpc member of "2.0". It reports false for a
+// value the fast path leaves to the decoder.
+func (f *wireFields) member(name []byte, v jsontext.Value, jsonrpcOK *bool) bool {
+	switch string(name) {
+	case `"jsonrpc"`:
+		*jsonrpcOK = string(v) == `"2.0"`
+	case `"id"`:
+		f.hasID = true
+		var err error
+		if f.id, f.idNull, err = parseID(v); err != nil {
+			return false
+		}
+	case `"method"`:
+		if v.Kind() == 'n' {
+			break // as if absent
+		}
+		method, ok := jsonscan.PlainString(v)
+		if !ok || len(method) == 0 {
+			return false
+		}
+		f.hasMethod, f.method = true, internMethod(method)
+	case `"params"`:
+		f.hasParams, f.params = true, f.keep(v)
+	case `"result"`:
+		f.hasResult, f.result = true, f.keep(v)
+	case `"error"`:
+		f.hasError = true
+		if v.Kind() != '{' {
+			return false
+		}
+		f.error = new(Error)
+		if err := jsonv2.Unmarshal(v, (*wireError)(f.error)); err != nil {
+			return false
+		}
 	}
 	return true
 }

@@ -1,0 +1,125 @@
+package jsonscan
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// validCases are texts with the answer Valid must give; "decoder" marks
+// valid text that Valid leaves to the decoder (it answers false).
+var validCases = []struct {
+	text string
+	want bool
+}{
+	{`{}`, true},
+	{` {"a":1} `, true},
+	{`[]`, true},
+	{`[1,-2,3.5,4e10,5E-3,6.0e+2,0,-0]`, true},
+	{`"plain"`, true},
+	{`"esc \" \\ \/ \b \f \n \r \t \u00e9 \u0000"`, true},
+	{`"héllo ☃ 😀"`, true},
+	{`true`, true}, {`false`, true}, {`null`, true},
+	{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{},"elicitation":{"form":{}}}},"name":"echo","arguments":{"message":"hello"}}}`, true},
+	{`{"a":{"a":{"a":1}},"b":[{"a":1},{"a":2}]}`, true}, // the same name in different objects
+	{"\t\r\n{\"a\" : [ 1 , 2 ] }\n", true},
+
+	{``, false},
+	{` `, false},
+	{`{`, false},
+	{`{"a"}`, false},
+	{`{"a":}`, false},
+	{`{"a":1,}`, false},
+	{`[1,]`, false},
+	{`[1 2]`, false},
+	{`{"a":1}x`, false},
+	{`{"a":1}{}`, false},
+	{`01`, false},
+	{`1.`, false},
+	{`.5`, false},
+	{`1e`, false},
+	{`-`, false},
+	{`+1`, false},
+	{`tru`, false},
+	{`truex`, false},
+	{`"unterminated`, false},
+	{"\"ctl \x01\"", false},
+	{"\"bad utf8 \xff\"", false},
+	{"\"surrogate in utf8 \xed\xa0\x80\"", false},
+	{`"bad escape \x"`, false},
+	{`"short \u12"`, false},
+	{`{"a":1,"a":2}`, false},
+	{`{"a":1,"b":{"c":1,"c":2}}`, false},
+	{"\ufeff{}", false},
+	{`'a'`, false},
+	{`NaN`, false},
+
+	// Valid, but left to the decoder.
+	{`"\ud83d\ude00"`, false},
+	{`{"\u0061":1}`, false},
+	{strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1), false},
+}
+
+func TestValid(t *testing.T) {
+	for _, c := range validCases {
+		if got := Valid([]byte(c.text)); got != c.want {
+			t.Errorf("Valid(%q) = %v, want %v", c.text, got, c.want)
+		}
+		if Valid([]byte(c.text)) && !jsontext.Value(c.text).IsValid() {
+			t.Errorf("Valid(%q) but the decoder refuses it", c.text)
+		}
+	}
+}
+
+// TestValidManyNames: an object of more members than Valid tracks is
+// left to the decoder; one just within is decided.
+func TestValidManyNames(t *testing.T) {
+	obj := func(n int) string {
+		var b strings.Builder
+		b.WriteByte('{')
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(`"k` + strings.Repeat("x", i) + `":1`)
+		}
+		b.WriteByte('}')
+		return b.String()
+	}
+	if !Valid([]byte(obj(maxNames))) {
+		t.Errorf("an object of %d members: not decided", maxNames)
+	}
+	if Valid([]byte(obj(maxNames + 1))) {
+		t.Errorf("an object of %d members: decided, want it left to the decoder", maxNames+1)
+	}
+}
+
+// FuzzValid holds Valid to the decoder: whatever it accepts, the decoder
+// accepts.
+func FuzzValid(f *testing.F) {
+	for _, c := range validCases {
+		f.Add([]byte(c.text))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if Valid(b) && !jsontext.Value(b).IsValid() {
+			t.Fatalf("Valid(%q) but the decoder refuses it", b)
+		}
+	})
+}
+
+func BenchmarkValid(b *testing.B) {
+	msg := []byte(validCases[10].text)
+	b.Run("Valid", func(b *testing.B) {
+		b.SetBytes(int64(len(msg)))
+		for b.Loop() {
+			Valid(msg)
+		}
+	})
+	b.Run("jsontext", func(b *testing.B) {
+		b.SetBytes(int64(len(msg)))
+		for b.Loop() {
+			jsontext.Value(msg).IsValid()
+		}
+	})
+}
