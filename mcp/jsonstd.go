@@ -78,8 +78,17 @@ func wire() *wireOptions {
 	return wireOpts
 }
 
-// marshalStd encodes v as the SDK does on the wire.
+// marshalStd encodes v as the SDK does on the wire: through its
+// hand-written encoder when it has one for v's shape (see appendWire),
+// else with the engine.
 func marshalStd(v any) ([]byte, error) {
+	if a, ok := v.(interface {
+		appendWire([]byte) ([]byte, bool)
+	}); ok {
+		if b, ok := a.appendWire(nil); ok {
+			return b, nil
+		}
+	}
 	return marshalWith(v, wire().marshal)
 }
 

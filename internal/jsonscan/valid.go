@@ -272,3 +272,31 @@ func digits(b []byte, i int) int {
 	}
 	return i
 }
+
+// Compact reports whether b is one JSON value that Valid passes, written
+// as a jsontext.Encoder writes it by default: no white space outside
+// strings and no escape in a string but the shortest ones (\" \\ \b \f \n
+// \r \t; never \/ or \u, which the encoder rewrites).
+func Compact(b []byte) bool {
+	if !Valid(b) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			return false
+		case '"':
+			end := StringEnd(b, i)
+			for j := i + 1; j < end-1; j++ {
+				if b[j] == '\\' {
+					if c := b[j+1]; c == 'u' || c == '/' {
+						return false
+					}
+					j++
+				}
+			}
+			i = end - 1
+		}
+	}
+	return true
+}

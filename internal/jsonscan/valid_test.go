@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -120,6 +121,49 @@ func BenchmarkValid(b *testing.B) {
 		b.SetBytes(int64(len(msg)))
 		for b.Loop() {
 			jsontext.Value(msg).IsValid()
+		}
+	})
+}
+
+func TestCompact(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{`{"a":[1,"b c",{"d":null}]}`, true},
+		{`"q\" b\\ \b\f\n\r\t"`, true},
+		{` {}`, false},
+		{`{} `, false},
+		{`{"a": 1}`, false},
+		{"[1,\n2]", false},
+		{`"\u00e9"`, false},
+		{`"\/"`, false},
+		{`"\\u"`, true}, // an escaped backslash, then u
+		{`{"a":1,"a":2}`, false},
+	} {
+		if got := Compact([]byte(c.text)); got != c.want {
+			t.Errorf("Compact(%q) = %v, want %v", c.text, got, c.want)
+		}
+	}
+}
+
+// FuzzCompact holds Compact to the encoder: what it passes, the encoder
+// writes unchanged.
+func FuzzCompact(f *testing.F) {
+	for _, c := range validCases {
+		f.Add([]byte(c.text))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !Compact(b) {
+			return
+		}
+		var out bytes.Buffer
+		enc := jsontext.NewEncoder(&out)
+		if err := enc.WriteValue(b); err != nil {
+			t.Fatalf("Compact(%q) but the encoder refuses it: %v", b, err)
+		}
+		if got := bytes.TrimSuffix(out.Bytes(), []byte("\n")); !bytes.Equal(got, b) {
+			t.Fatalf("Compact(%q) but the encoder writes %q", b, got)
 		}
 	})
 }

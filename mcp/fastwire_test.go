@@ -1,0 +1,54 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/mcpkit/mcpkit/jsonrpc"
+)
+
+// TestAppendWire holds the hand-written encoders to the engine: the same
+// bytes for every value they take, and a refusal for the shapes they
+// leave to it.
+func TestAppendWire(t *testing.T) {
+	m := newModernClient("2026-07-28", &ClientCapabilities{Sampling: &SamplingCapabilities{}}, &Implementation{Name: "c", Version: "1"}, 1, 1, "")
+	envelope := func(p *CallToolParams) *CallToolParams { m.fill(p); return p }
+	cases := []struct {
+		name string
+		p    *CallToolParams
+		fast bool
+	}{
+		{"bare", &CallToolParams{Name: "echo"}, true},
+		{"args", &CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"message":"hé \"x\" <&>\n","n":[1,2.5e3,null,true]}`)}, true},
+		{"escaped args", &CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"message":"h\u00e9"}`)}, false},
+		{"envelope", envelope(&CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"a":1}`)}), true},
+		{"name escapes", &CallToolParams{Name: "a\"b\\c\n<é>\u2028"}, true},
+		{"empty args", &CallToolParams{Name: "x", Arguments: json.RawMessage(`{}`)}, true},
+		{"spaced args", &CallToolParams{Name: "x", Arguments: json.RawMessage(`{ "a" : 1 }`)}, false},
+		{"spaces in strings", &CallToolParams{Name: "x", Arguments: json.RawMessage(`{"a":"b c"}`)}, true},
+		{"progress token", &CallToolParams{Name: "x", Meta: Meta{ProgressToken: jsonrpc.Int64ID(7)}}, false},
+		{"other meta", envelope(&CallToolParams{Name: "x", Meta: Meta{Other: map[string]json.RawMessage{"k": json.RawMessage(`1`)}}}), false},
+		{"state", &CallToolParams{Name: "x", RequestState: "s"}, false},
+		{"responses", &CallToolParams{Name: "x", InputResponses: map[string]json.RawMessage{"a": json.RawMessage(`{}`)}}, false},
+		{"task", &CallToolParams{Name: "x", Task: &TaskMetadata{}}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want, err := marshalWith(c.p, wire().marshal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := c.p.appendWire(nil)
+			if ok != c.fast {
+				t.Fatalf("appendWire took it: %v, want %v", ok, c.fast)
+			}
+			if ok && !bytes.Equal(got, want) {
+				t.Fatalf("appendWire: %s\nengine:     %s", got, want)
+			}
+			if std, err := marshalStd(c.p); err != nil || !bytes.Equal(std, want) {
+				t.Fatalf("marshalStd: %s, %v; want %s", std, err, want)
+			}
+		})
+	}
+}
