@@ -49,3 +49,53 @@ func (p *CallToolParams) appendWire(dst []byte) ([]byte, bool) {
 	}
 	return append(dst, '}'), true
 }
+
+// appendWire appends the encoding of r when it has no _meta, its content
+// blocks are plain text (no _meta, no annotations), and its structured
+// content is compact JSON.
+func (r *CallToolResult) appendWire(dst []byte) ([]byte, bool) {
+	if !r.Meta.IsZero() || r.StructuredContent != nil && !jsonscan.Compact(r.StructuredContent) {
+		return dst, false
+	}
+	n := len(r.StructuredContent) + 64
+	for _, c := range r.Content {
+		t, ok := c.(*TextContent)
+		if !ok || t == nil || !t.Meta.IsZero() || t.Annotations != nil {
+			return dst, false
+		}
+		n += len(t.Text) + 32
+	}
+	if dst == nil {
+		dst = make([]byte, 0, n)
+	}
+	dst = append(dst, '{')
+	if r.ResultType != "" {
+		dst = append(dst, `"resultType":`...)
+		var err error
+		if dst, err = jsontext.AppendQuote(dst, r.ResultType); err != nil {
+			return dst, false
+		}
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"content":[`...)
+	for i, c := range r.Content {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"type":"text","text":`...)
+		var err error
+		if dst, err = jsontext.AppendQuote(dst, c.(*TextContent).Text); err != nil {
+			return dst, false
+		}
+		dst = append(dst, '}')
+	}
+	dst = append(dst, ']')
+	if r.StructuredContent != nil {
+		dst = append(dst, `,"structuredContent":`...)
+		dst = append(dst, r.StructuredContent...)
+	}
+	if r.IsError {
+		dst = append(dst, `,"isError":true`...)
+	}
+	return append(dst, '}'), true
+}
