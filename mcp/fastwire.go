@@ -1,6 +1,9 @@
 package mcp
 
 import (
+	"bytes"
+	"unicode/utf8"
+
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/internal/jsonscan"
 )
@@ -98,4 +101,200 @@ func (r *CallToolResult) appendWire(dst []byte) ([]byte, bool) {
 		dst = append(dst, `,"isError":true`...)
 	}
 	return append(dst, '}'), true
+}
+
+// The hand-written decoders below read received params and results in
+// their common shape with byte scanners. The text must be valid JSON: the
+// JSON-RPC layer validated it, or a peer's own encoder wrote it (see
+// receivedOption); on other text they never fail badly but may take what
+// the engine refuses. They leave any other shape to the engine: readWire
+// reports false without changing its receiver, and the caller then
+// decodes with the engine. TestReadWire and FuzzReadWire hold them to the engine.
+
+// members calls f with the name (raw, without quotes) and raw value of
+// each member of the object data, and reports whether data is an object
+// that f took whole.
+func members(data []byte, f func(name, v []byte) bool) bool {
+	i := jsonscan.SkipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	i = jsonscan.SkipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return jsonscan.SkipSpace(data, i+1) == len(data)
+	}
+	for i < len(data) && data[i] == '"' {
+		end := jsonscan.StringEnd(data, i)
+		if end < 0 {
+			return false
+		}
+		name := data[i+1 : end-1]
+		if i = jsonscan.SkipSpace(data, end); i >= len(data) || data[i] != ':' {
+			return false
+		}
+		i = jsonscan.SkipSpace(data, i+1)
+		end = jsonscan.ValueEnd(data, i)
+		if end <= i || !f(name, data[i:end]) {
+			return false
+		}
+		if i = jsonscan.SkipSpace(data, end); i >= len(data) {
+			return false
+		}
+		switch data[i] {
+		case ',':
+			i = jsonscan.SkipSpace(data, i+1)
+		case '}':
+			return jsonscan.SkipSpace(data, i+1) == len(data)
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// plainText returns the string whose raw JSON is v when it has no escape
+// and is plain text (valid UTF-8, no control character).
+func plainText(v []byte) (string, bool) {
+	s, ok := jsonscan.PlainString(v)
+	if !ok || !utf8.Valid(s) {
+		return "", false
+	}
+	for _, c := range s {
+		if c < ' ' {
+			return "", false
+		}
+	}
+	return string(s), true
+}
+
+// text returns the string whose raw JSON is v, unescaped.
+func text(v []byte) (string, bool) {
+	if s, ok := plainText(v); ok {
+		return s, true
+	}
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	u, err := jsontext.AppendUnquote(nil, v)
+	if err != nil {
+		return "", false
+	}
+	return string(u), true
+}
+
+// readWire decodes p from data when it has no members but _meta, name and
+// arguments, an object; _meta only if metas holds it decoded (the
+// envelope a client sends with every request).
+func (p *CallToolParams) readWire(data []byte, metas *capsCache) bool {
+	var out CallToolParams
+	ok := members(data, func(name, v []byte) bool {
+		switch string(name) {
+		case "_meta":
+			m, ok := metas.meta(v)
+			out.Meta = m
+			return ok
+		case "name":
+			s, ok := plainText(v)
+			out.Name = s
+			return ok
+		case "arguments":
+			if v[0] != '{' {
+				return false
+			}
+			out.Arguments = bytes.Clone(v)
+			return true
+		}
+		return false
+	})
+	if ok {
+		*p = out
+	}
+	return ok
+}
+
+// readWire decodes r from data when its members are content (text blocks
+// only), structuredContent (an object), isError and resultType.
+func (r *CallToolResult) readWire(data []byte, _ *capsCache) bool {
+	var out CallToolResult
+	ok := members(data, func(name, v []byte) bool {
+		switch string(name) {
+		case "content":
+			c, ok := readTextBlocks(v)
+			out.Content = c
+			return ok
+		case "structuredContent":
+			if v[0] != '{' {
+				return false
+			}
+			out.StructuredContent = bytes.Clone(v)
+			return true
+		case "isError":
+			switch string(v) {
+			case "true":
+				out.IsError = true
+			case "false":
+				out.IsError = false
+			default:
+				return false
+			}
+			return true
+		case "resultType":
+			s, ok := plainText(v)
+			out.ResultType = ResultType(s)
+			return ok
+		}
+		return false
+	})
+	if ok {
+		*r = out
+	}
+	return ok
+}
+
+// readTextBlocks decodes an array of text blocks ({"type":"text","text":
+// ...}, nothing else).
+func readTextBlocks(v []byte) (Contents, bool) {
+	if v[0] != '[' {
+		return nil, false
+	}
+	out := Contents{}
+	i := jsonscan.SkipSpace(v, 1)
+	for i < len(v) && v[i] != ']' {
+		end := jsonscan.ValueEnd(v, i)
+		if end <= i {
+			return nil, false
+		}
+		var t TextContent
+		typed := false
+		if !members(v[i:end], func(name, v []byte) bool {
+			switch string(name) {
+			case "type":
+				typed = string(v) == `"text"`
+				return typed
+			case "text":
+				s, ok := text(v)
+				t.Text = s
+				return ok
+			}
+			return false
+		}) || !typed {
+			return nil, false
+		}
+		out = append(out, &t)
+		if i = jsonscan.SkipSpace(v, end); i < len(v) && v[i] == ',' {
+			i = jsonscan.SkipSpace(v, i+1)
+		}
+	}
+	return out, i < len(v)
+}
+
+// meta returns the decoded _meta whose text is raw, if c holds it.
+func (c *capsCache) meta(raw []byte) (Meta, bool) {
+	if c == nil {
+		return Meta{}, false
+	}
+	c.mu.Lock()
+	m, ok := c.metas[string(raw)]
+	c.mu.Unlock()
+	return m, ok
 }

@@ -3,8 +3,10 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -112,5 +114,104 @@ func FuzzAppendWire(f *testing.F) {
 				t.Fatalf("appendWire: %s\nengine:     %s (%v)", got, want, err)
 			}
 		}
+	})
+}
+
+// readWireCases are received params and results, with whether the
+// hand-written decoders take them.
+var readWireCases = []struct {
+	name   string
+	data   string
+	result bool // a CallToolResult, else CallToolParams
+	fast   bool
+}{
+	{"params", `{"name":"echo","arguments":{"message":"hi"}}`, false, true},
+	{"params spaced", ` { "arguments" : { "a" : [1, 2] } , "name" : "x" } `, false, true},
+	{"params envelope", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}}},"name":"echo"}`, false, true},
+	{"params other meta", `{"_meta":{"progressToken":1},"name":"echo"}`, false, false},
+	{"params escaped name", `{"name":"e\u0063ho"}`, false, false},
+	{"params null args", `{"name":"x","arguments":null}`, false, false},
+	{"params task", `{"name":"x","task":{}}`, false, false},
+	{"params twice", `{"name":"a","name":"b"}`, false, true},
+	{"params empty", `{}`, false, true},
+	{"params array", `[]`, false, false},
+	{"result", `{"content":[{"type":"text","text":"hello"}]}`, true, true},
+	{"result modern", `{"resultType":"complete","content":[{"text":"a\"b\n\u00e9","type":"text"},{"type":"text","text":""}],"structuredContent":{"sum":3},"isError":false}`, true, true},
+	{"result error", `{"content":[],"isError":true}`, true, true},
+	{"result image", `{"content":[{"type":"image","data":"eA==","mimeType":"image/png"}]}`, true, false},
+	{"result annotated", `{"content":[{"type":"text","text":"x","annotations":{"priority":1}}]}`, true, false},
+	{"result untyped", `{"content":[{"text":"x"}]}`, true, false},
+	{"result meta", `{"_meta":{"a":1},"content":[]}`, true, false},
+	{"result bad utf-8", "{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}", true, false},
+	{"result no content", `{"structuredContent":{}}`, true, true},
+}
+
+// TestReadWire holds the hand-written decoders to the engine.
+func TestReadWire(t *testing.T) {
+	for _, c := range readWireCases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := checkReadWire(t, []byte(c.data), c.result); got != c.fast {
+				t.Errorf("readWire took it: %v, want %v", got, c.fast)
+			}
+		})
+	}
+}
+
+// checkReadWire decodes data with readWire and with the engine, fails t
+// if readWire takes data and they differ, and reports whether it took it.
+func checkReadWire(t *testing.T, data []byte, result bool) bool {
+	var metas capsCache
+	metas.init()
+	var fast, slow interface {
+		wireReader
+		unwrap() any
+	}
+	if result {
+		fast, slow = (*callToolResultOf)(new(CallToolResult)), (*callToolResultOf)(new(CallToolResult))
+	} else {
+		fast, slow = (*callToolParamsResult)(new(CallToolParams)), (*callToolParamsResult)(new(CallToolParams))
+	}
+	// The engine decodes first, so that the cache holds an envelope.
+	err := unmarshalWith(data, slow.unwrap(), metas.options...)
+	if !fast.readWire(data, &metas) {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("readWire took %s, which the engine refuses: %v", data, err)
+	}
+	if !reflect.DeepEqual(fast.unwrap(), slow.unwrap()) {
+		t.Fatalf("readWire: %#v\nengine:   %#v", fast.unwrap(), slow.unwrap())
+	}
+	return true
+}
+
+// callToolParamsResult lets checkReadWire hold params and results alike.
+type callToolParamsResult CallToolParams
+
+func (p *callToolParamsResult) readWire(data []byte, m *capsCache) bool {
+	return (*CallToolParams)(p).readWire(data, m)
+}
+func (p *callToolParamsResult) unwrap() any { return (*CallToolParams)(p) }
+
+// callToolResultOf is callToolParamsResult's twin for results.
+type callToolResultOf CallToolResult
+
+func (r *callToolResultOf) readWire(data []byte, m *capsCache) bool {
+	return (*CallToolResult)(r).readWire(data, m)
+}
+func (r *callToolResultOf) unwrap() any { return (*CallToolResult)(r) }
+
+func FuzzReadWire(f *testing.F) {
+	for _, c := range readWireCases {
+		f.Add([]byte(c.data), c.result)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, result bool) {
+		if !jsontext.Value(data).IsValid() {
+			// Not what they are given; they must still not fail badly.
+			new(CallToolParams).readWire(data, nil)
+			new(CallToolResult).readWire(data, nil)
+			return
+		}
+		checkReadWire(t, data, result)
 	})
 }

@@ -133,6 +133,9 @@ var receivedOption = jsontext.AllowDuplicateNames(true)
 // unmarshalReceived decodes data, params or a result from a message the
 // JSON-RPC layer decoded, into v (see receivedOption).
 func unmarshalReceived(data []byte, v any) error {
+	if r, ok := v.(wireReader); ok && r.readWire(data, nil) {
+		return nil
+	}
 	return unmarshalWith(data, v, wire().received...)
 }
 

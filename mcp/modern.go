@@ -69,6 +69,19 @@ func (ss *ServerSession) decodeOptions() []jsonv2.Options {
 	return ss.server.caps.options
 }
 
+// metaCache returns the server's cache of decoded _meta envelopes for a
+// connection that may carry 2026-07-28 requests, nil for a handshake-era
+// session (see decodeOptions).
+func (ss *ServerSession) metaCache() *capsCache {
+	ss.mu.Lock()
+	era := ss.era
+	ss.mu.Unlock()
+	if era == eraHandshake {
+		return nil
+	}
+	return &ss.server.caps
+}
+
 // chooseModern makes a connection whose first message is a modern
 // request a modern one.
 func (ss *ServerSession) chooseModern() {

@@ -55,6 +55,12 @@ func decodeParams[P any, PP interface {
 	return p, nil
 }
 
+// wireReader is a protocol type with a hand-written decoder for its
+// common shape (see fastwire.go).
+type wireReader interface {
+	readWire(data []byte, metas *capsCache) bool
+}
+
 // requiredMember is a member the protocol requires in a params object.
 type requiredMember struct {
 	name   string
@@ -193,9 +199,12 @@ func serverMethodFor[P any, PP interface {
 	return inMethod[*ServerSession]{
 		required: required,
 		newRequest: func(ss *ServerSession, raw json.RawMessage, extra *RequestExtra) (Request, *json.RawMessage, error) {
-			p, err := decodeParams[P, PP](raw, ss.decodeOptions()...)
-			if err != nil {
-				return nil, nil, err
+			p := PP(new(P))
+			if r, ok := any(p).(wireReader); !ok || !r.readWire(raw, ss.metaCache()) {
+				var err error
+				if p, err = decodeParams[P, PP](raw, ss.decodeOptions()...); err != nil {
+					return nil, nil, err
+				}
 			}
 			if p.meta().ProtocolVersion != "" && removedInModern(method) {
 				// The method does not exist on this request's revision,
