@@ -103,6 +103,16 @@ func errorCode(m map[string]any) float64 {
 	return c
 }
 
+// wireRing returns a key ring of keys or ends the test.
+func wireRing(t *testing.T, keys ...[]byte) *mcp.KeyRing {
+	t.Helper()
+	r, err := mcp.NewKeyRing(keys...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // TestMRTROnTheWire plays the 2026-07-28 input round trip of a handler
 // that elicits, with the retries a client makes and the ones an attacker
 // would: the state altered, carried to other params or to another server,
@@ -114,8 +124,8 @@ func TestMRTROnTheWire(t *testing.T) {
 	call := func(id, greeting, extra string) string {
 		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"greet","arguments":{"greeting":"` + greeting + `"},` + meta + extra + `}}`
 	}
-	key := []byte("a shared key of at least 16 bytes")
-	p := newWirePeer(t, mrtrServer(t, &mcp.ServerOptions{RequestStateKeys: [][]byte{key}}))
+	key := []byte("a shared key of at least 32 bytes")
+	p := newWirePeer(t, mrtrServer(t, &mcp.ServerOptions{Keys: wireRing(t, key)}))
 
 	first := p.call(call("1", "Hello", ""))
 	res := first["result"].(map[string]any)
@@ -150,13 +160,13 @@ func TestMRTROnTheWire(t *testing.T) {
 		})
 	}
 	t.Run("another server's key", func(t *testing.T) {
-		q := newWirePeer(t, mrtrServer(t, &mcp.ServerOptions{RequestStateKeys: [][]byte{[]byte("some other key, 16 bytes or more")}}))
+		q := newWirePeer(t, mrtrServer(t, &mcp.ServerOptions{Keys: wireRing(t, []byte("some other key, 32 bytes or more"))}))
 		if got := q.call(call("1", "Hello", answer)); errorCode(got) != -32602 {
 			t.Fatalf("got %v", got)
 		}
 	})
 	t.Run("the same replica set", func(t *testing.T) {
-		q := newWirePeer(t, mrtrServer(t, &mcp.ServerOptions{RequestStateKeys: [][]byte{[]byte("a newer key, 16 bytes or more"), key}}))
+		q := newWirePeer(t, mrtrServer(t, &mcp.ServerOptions{Keys: wireRing(t, []byte("a newer key, 32 bytes or more...."), key)}))
 		if got := resultText(t, q.call(call("1", "Hello", answer))); got != "Hello, Ada" {
 			t.Fatalf("retry on another replica: %q", got)
 		}

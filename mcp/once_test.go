@@ -48,7 +48,9 @@ type onceConfirm struct {
 // again.
 func onceServer(t *testing.T, replica string, opts *ServerOptions, c *onceCounts) *Server {
 	t.Helper()
-	s := NewServer(&Implementation{Name: replica, Version: "1"}, opts)
+	// The replicas of one server share its name: a requestState is bound
+	// to it.
+	s := NewServer(&Implementation{Name: "orders", Version: "1"}, opts)
 	must(t, AddTool(s, &Tool{Name: "order"}, func(ctx context.Context, req *CallToolRequest, _ struct{}) (string, error) {
 		c.mu.Lock()
 		c.rounds = append(c.rounds, InputRound(ctx))
@@ -211,7 +213,7 @@ func replicas(t *testing.T, keys [][][]byte, counts *onceCounts, tamper func(*te
 	t.Cleanup(rr.rt.CloseIdleConnections)
 	var first string
 	for i, ring := range keys {
-		s := onceServer(t, fmt.Sprint("replica-", i), &ServerOptions{RequestStateKeys: ring}, counts)
+		s := onceServer(t, fmt.Sprint("replica-", i), &ServerOptions{Keys: mustRing(t, ring...)}, counts)
 		h := NewStreamableHTTPHandler(s, nil)
 		srv := httptest.NewServer(h)
 		t.Cleanup(func() { srv.Close(); h.Close() })
@@ -302,8 +304,8 @@ func TestOnceTamperedState(t *testing.T) {
 		}
 		var state string
 		must(t, json.Unmarshal(msg.Params["requestState"], &state))
-		parts := strings.Split(state, ".")
-		payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+		parts := strings.Split(state, ".") // v2, kid, payload, MAC
+		payload, err := base64.RawURLEncoding.DecodeString(parts[2])
 		must(t, err)
 		if bytes.Contains(payload, []byte("order-1")) {
 			t.Errorf("the recorded result is readable in the state: %s", payload)
@@ -321,7 +323,7 @@ func TestOnceTamperedState(t *testing.T) {
 		st["s"] = base64.StdEncoding.EncodeToString(sealed)
 		payload, err = json.Marshal(st)
 		must(t, err)
-		parts[1] = base64.RawURLEncoding.EncodeToString(payload)
+		parts[2] = base64.RawURLEncoding.EncodeToString(payload)
 		msg.Params["requestState"], _ = json.Marshal(strings.Join(parts, "."))
 		tampered.Add(1)
 		out, err := json.Marshal(msg)
@@ -346,17 +348,16 @@ func TestOnceTamperedState(t *testing.T) {
 // altered (even in a state signed again, which only a holder of the key
 // could do), nor under another key.
 func TestOnceSealedSteps(t *testing.T) {
-	oldKey, newKey := []byte("old-key-0123456789abcdef"), []byte("new-key-0123456789abcdef")
-	var before, after stateSigner
-	before.init(&ServerOptions{RequestStateKeys: [][]byte{oldKey}})
-	after.init(&ServerOptions{RequestStateKeys: [][]byte{newKey, oldKey}})
+	oldKey, newKey := []byte("old-key-0123456789abcdef0123456789"), []byte("new-key-0123456789abcdef0123456789")
+	before := testSigner(t, "s", oldKey)
+	after := testSigner(t, "s", newKey, oldKey)
 	plain := []byte(`{"reserve":"order-1"}`)
 	sealed, err := before.sealSteps(plain)
 	must(t, err)
 	if bytes.Contains(sealed, []byte("order-1")) {
 		t.Fatal("the steps are not sealed")
 	}
-	signed, err := before.sign(&requestState{Version: 1, Expires: 1 << 40, Steps: sealed})
+	signed, err := before.sign(&requestState{Expires: 1 << 40, Steps: sealed})
 	must(t, err)
 	st, err := after.verify(signed, time.Now())
 	must(t, err)
@@ -366,10 +367,10 @@ func TestOnceSealedSteps(t *testing.T) {
 	}
 	altered := slices.Clone(sealed)
 	altered[len(altered)-1] ^= 1
-	if _, err := openSteps(oldKey, altered); err == nil {
+	if _, err := openSteps(before.ring.signer(), altered); err == nil {
 		t.Error("altered steps opened")
 	}
-	if _, err := openSteps(newKey, sealed); err == nil {
+	if _, err := openSteps(after.ring.signer(), sealed); err == nil {
 		t.Error("steps opened under another key")
 	}
 }

@@ -2,7 +2,9 @@ package transport
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"log/slog"
@@ -173,6 +175,13 @@ type StreamableHTTPOptions struct {
 	// themselves. Set DisableHijack when a middleware that does must see
 	// what the stream writes or when it ends.
 	DisableHijack bool
+	// SessionIDs mints the session IDs and checks the tag of the one each
+	// request names before looking the session up: a request whose ID
+	// does not verify gets the 404 of an unknown session. Package mcp's
+	// NewStreamableHTTPHandler sets it to its server's KeyRing when nil,
+	// so that replicas sharing the ring accept each other's IDs. Nil
+	// means a random key of the handler's own.
+	SessionIDs SessionIDTagger
 	// Logger receives the handler's diagnostics. Nil discards them.
 	Logger *slog.Logger
 }
@@ -212,8 +221,13 @@ type StreamableHTTPHandler struct {
 	noModern    bool     // SupportedVersions names no revision of the stateless era
 	modernVers  []string // the revisions of the stateless era SupportedVersions names
 
+	sids     SessionIDTagger
 	sessions sessionSet[*httpSession]
 	holders  holderSet // of hijacked GET streams
+
+	// testHookLookup, if set, is called with each session ID the handler
+	// looks up in its table, after the ID's tag verified.
+	testHookLookup func(id string)
 
 	// testHookExchangeWaited, if set, is called when an exchange's POST
 	// stops waiting, before it writes what is left, with the IDs of the
@@ -232,6 +246,7 @@ func newStreamableHTTPHandler(connect connectFunc, opts *StreamableHTTPOptions) 
 	if h.logger == nil {
 		h.logger = slog.New(slog.DiscardHandler)
 	}
+	h.sids = sessionIDsOr(h.opts.SessionIDs)
 	h.idle = h.opts.SessionIdleTimeout
 	if h.idle == 0 {
 		h.idle = defaultSessionIdleTimeout
@@ -383,7 +398,7 @@ func (h *StreamableHTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: missing Mcp-Session-Id header")
 		return nil
 	}
-	s, ok := h.sessions.lookup(id)
+	s, ok := h.session(id)
 	if !ok {
 		writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: unknown or expired session")
 		return nil
@@ -394,6 +409,20 @@ func (h *StreamableHTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *
 	}
 	s.adm.established.Store(true) // a request after initialize: the handshake is over
 	return s
+}
+
+// session returns the session of the given ID. An ID whose tag does not
+// verify is refused before anything looks it up: a session store shared
+// by replicas must be reached through here too, so that forged IDs cost
+// it nothing.
+func (h *StreamableHTTPHandler) session(id string) (*httpSession, bool) {
+	if !h.sids.CheckSessionID(id) {
+		return nil, false
+	}
+	if h.testHookLookup != nil {
+		h.testHookLookup(id)
+	}
+	return h.sessions.lookup(id)
 }
 
 // checkVersion validates the MCP-Protocol-Version header and returns the
@@ -611,7 +640,7 @@ func (h *StreamableHTTPHandler) serveInitialize(w http.ResponseWriter, r *http.R
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: missing Mcp-Session-Id header")
 		return
 	}
-	s := h.newSession(newHTTPSessionID(), info.Principal, false, "", a) // s owns the slot now
+	s := h.newSession(h.sids.MintSessionID(), info.Principal, false, "", a) // s owns the slot now
 	if err := h.connect(r.Context(), s); err != nil {
 		h.logger.Error("mcp http: connect failed", "err", err)
 		s.Close()
@@ -720,10 +749,71 @@ func (h *StreamableHTTPHandler) forget(s *httpSession) {
 	}
 }
 
-// newHTTPSessionID returns a session ID from a cryptographically secure
-// source: 128 random bits, base64url without padding.
-func newHTTPSessionID() string {
+// SessionIDTagger mints the session IDs of an HTTP handler and checks
+// those requests present. A minted ID carries a tag (a truncated MAC
+// under a secret key) that CheckSessionID verifies, so that a request
+// naming a forged or random session ID is refused (404, as an unknown
+// session) before any session is looked up, in this process or in a
+// shared store. Minted IDs must be unguessable (128 random bits or more)
+// and of visible ASCII (0x21 to 0x7E). Package mcp's KeyRing is one,
+// shared by replicas that hold the same keys; see
+// [StreamableHTTPOptions.SessionIDs]. Implementations are safe for
+// concurrent use.
+type SessionIDTagger interface {
+	// MintSessionID returns a new session ID.
+	MintSessionID() string
+	// CheckSessionID reports whether id carries a valid tag. It must be
+	// cheap and must not block: it runs on every request naming a
+	// session, before anything else looks at the ID.
+	CheckSessionID(id string) bool
+}
+
+// localSessionIDs is the SessionIDTagger of a handler without one: a
+// random key of its own, so its IDs verify in this handler only. An ID is
+// "<random>.<tag>": 16 random bytes and the first 12 bytes of their
+// HMAC-SHA256, base64url.
+type localSessionIDs struct{ key []byte }
+
+const (
+	localRandomLen = 22 // base64url of 16 bytes
+	localTagLen    = 16 // base64url of 12 bytes
+	localSIDLen    = localRandomLen + 1 + localTagLen
+)
+
+func newLocalSessionIDs() *localSessionIDs {
+	key := make([]byte, 32)
+	rand.Read(key) // never fails (crypto/rand.Read panics rather than return an error)
+	return &localSessionIDs{key: key}
+}
+
+func (l *localSessionIDs) tag(random string) []byte {
+	h := hmac.New(sha256.New, l.key)
+	h.Write([]byte(random))
+	return h.Sum(nil)[:12]
+}
+
+// MintSessionID implements [SessionIDTagger].
+func (l *localSessionIDs) MintSessionID() string {
 	var b [16]byte
-	rand.Read(b[:]) // never fails (crypto/rand.Read panics rather than return an error)
-	return base64.RawURLEncoding.EncodeToString(b[:])
+	rand.Read(b[:]) // never fails
+	random := base64.RawURLEncoding.EncodeToString(b[:])
+	return random + "." + base64.RawURLEncoding.EncodeToString(l.tag(random))
+}
+
+// CheckSessionID implements [SessionIDTagger].
+func (l *localSessionIDs) CheckSessionID(id string) bool {
+	if len(id) != localSIDLen || id[localRandomLen] != '.' {
+		return false
+	}
+	tag, err := base64.RawURLEncoding.DecodeString(id[localRandomLen+1:])
+	return err == nil && hmac.Equal(tag, l.tag(id[:localRandomLen]))
+}
+
+// sessionIDsOr returns t, or a tagger with a random key of its own when t
+// is nil.
+func sessionIDsOr(t SessionIDTagger) SessionIDTagger {
+	if t == nil {
+		return newLocalSessionIDs()
+	}
+	return t
 }
