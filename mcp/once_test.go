@@ -206,7 +206,7 @@ func (rr *roundRobin) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // replicas serves the order tool from one server per key ring in keys,
 // each behind its own HTTP handler, and returns a 2026-07-28 client whose
-// requests go to the replicas in turn.
+// requests go to the replicas in turn, the next one to the first.
 func replicas(t *testing.T, keys [][][]byte, counts *onceCounts, tamper func(*testing.T, []byte) []byte) *ClientSession {
 	t.Helper()
 	rr := &roundRobin{rt: &http.Transport{}, tamper: tamper, t: t}
@@ -228,19 +228,24 @@ func replicas(t *testing.T, keys [][][]byte, counts *onceCounts, tamper func(*te
 	cs, err := c.Connect(t.Context(), &transport.StreamableClientTransport{URL: first, HTTPClient: &http.Client{Transport: rr}})
 	must(t, err)
 	t.Cleanup(func() { cs.Close(); cs.Wait() })
+	rr.next.Store(0) // the next request goes to the first replica
 	if cs.ProtocolVersion() != Version20260728 {
 		t.Fatalf("protocol version %q", cs.ProtocolVersion())
 	}
 	return cs
 }
 
-// TestOnceAcrossReplicas sends each round of a call to the other of two
-// servers that share the key ring: the effects still happen once, and the
-// runs alternate between the replicas. Replicas with different keys
-// refuse each other's state (the control: the rounds did cross).
+// TestOnceAcrossReplicas sends each round of a call to the next of two or
+// three servers that share the key ring (round 1 on A, its retries on B
+// and C): the effects still happen once, and the runs move from replica
+// to replica. A key rotated mid-flow (the new key first, the old one
+// still in the ring) verifies until it is removed. Replicas with
+// different keys refuse each other's state (the control: the rounds did
+// cross).
 func TestOnceAcrossReplicas(t *testing.T) {
 	checkGoroutines(t)
-	shared := [][]byte{[]byte("new-key-0123456789abcdef0123456789"), []byte("old-key-0123456789abcdef0123456789")}
+	newKey, oldKey := []byte("new-key-0123456789abcdef0123456789"), []byte("old-key-0123456789abcdef0123456789")
+	shared := [][]byte{newKey, oldKey}
 	tests := []struct {
 		name string
 		keys [][][]byte
@@ -248,7 +253,11 @@ func TestOnceAcrossReplicas(t *testing.T) {
 	}{
 		{"shared key ring", [][][]byte{shared, shared}, ""},
 		{"key rotation under way", [][][]byte{shared, {shared[1], shared[0]}}, ""},
-		{"different keys", [][][]byte{{[]byte("key-a-0123456789abcdef0123456789")}, {[]byte("key-b-0123456789abcdef0123456789")}}, "failed verification"},
+		{"different keys", [][][]byte{{[]byte("key-a-0123456789abcdef0123456789")}, {[]byte("key-b-0123456789abcdef0123456789")}}, "does not hold"},
+		{"three replicas, one ring", [][][]byte{shared, shared, shared}, ""},
+		{"rotated mid-flow", [][][]byte{{oldKey}, {newKey, oldKey}, {newKey, oldKey}}, ""},
+		{"rotated mid-flow, old key removed after its last use", [][][]byte{{oldKey}, {newKey, oldKey}, {newKey}}, ""},
+		{"old key removed too soon", [][][]byte{{oldKey}, {newKey}, {newKey}}, "does not hold"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -278,6 +287,9 @@ func TestOnceAcrossReplicas(t *testing.T) {
 			defer counts.mu.Unlock()
 			if !slices.Equal(counts.rounds, []int{0, 1, 2}) || counts.replicas[0] == counts.replicas[1] || counts.replicas[1] == counts.replicas[2] {
 				t.Errorf("runs in rounds %v on %v, want 0, 1, 2 alternating", counts.rounds, counts.replicas)
+			}
+			if len(tt.keys) == 3 && counts.replicas[0] == counts.replicas[2] {
+				t.Errorf("runs on %v, want one per replica", counts.replicas)
 			}
 		})
 	}
