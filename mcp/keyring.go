@@ -14,7 +14,12 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+
+	"github.com/mcpkit/mcpkit/transport"
 )
+
+// A KeyRing mints and checks the session IDs of the HTTP handlers.
+var _ transport.SessionIDTagger = (*KeyRing)(nil)
 
 // A KeyRing holds the secret keys a server signs with: the requestState
 // of 2026-07-28 input-required results (see [InputRequiredResult]) and

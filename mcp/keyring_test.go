@@ -1,15 +1,21 @@
 package mcp
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // mustRing returns a ring of keys or ends the test.
@@ -278,5 +284,61 @@ func BenchmarkSessionIDCheck(b *testing.B) {
 		if r.CheckSessionID(forged) {
 			b.Fatal("forged ID accepted")
 		}
+	}
+}
+
+// TestHandlersUseServerRing checks that the HTTP handlers of a server
+// mint their session IDs with its ring (so that replicas sharing the ring
+// accept each other's), and that a ring given in the options wins.
+func TestHandlersUseServerRing(t *testing.T) {
+	checkGoroutines(t)
+	ring, other := mustRing(t, keyA), mustRing(t, keyB)
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{Keys: ring})
+	tests := []struct {
+		name string
+		h    http.Handler
+		want *KeyRing
+	}{
+		{"streamable", NewStreamableHTTPHandler(s, nil), ring},
+		{"streamable, own tagger", NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{SessionIDs: other}), other},
+		{"sse", NewSSEHandler(s, nil), ring},
+		{"sse, own tagger", NewSSEHandler(s, &transport.SSEOptions{SessionIDs: other}), other},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(tt.h)
+			defer func() {
+				srv.Close()
+				tt.h.(interface{ Close() error }).Close()
+			}()
+			var id string
+			if _, ok := tt.h.(*transport.SSEHandler); ok {
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
+				req.Header.Set("Accept", "text/event-stream")
+				resp, err := srv.Client().Do(req)
+				must(t, err)
+				defer resp.Body.Close()
+				r := bufio.NewReader(resp.Body)
+				line, err := r.ReadString('\n') // event: endpoint
+				for err == nil && !strings.HasPrefix(line, "data:") {
+					line, err = r.ReadString('\n')
+				}
+				must(t, err)
+				_, id, _ = strings.Cut(strings.TrimSpace(line), "sessionId=")
+			} else {
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(
+					`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				resp, err := srv.Client().Do(req)
+				must(t, err)
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				id = resp.Header.Get("Mcp-Session-Id")
+			}
+			if !tt.want.CheckSessionID(id) {
+				t.Fatalf("session ID %q not minted with the expected ring", id)
+			}
+		})
 	}
 }
