@@ -30,11 +30,11 @@ var _ transport.SessionIDTagger = (*KeyRing)(nil)
 //
 // Replicas that serve the same clients must hold the same ring: a
 // requestState or a session ID made by one replica verifies on another
-// only if the second holds the key that made it. To rotate a key, give
-// every replica a ring with the new key first and the old one second;
-// once every replica signs with the new key, and the longest
-// ServerOptions.RequestStateTTL and session lifetime have passed, drop
-// the old one.
+// only if the second holds the key that made it. To rotate a key, add
+// the new key second on every replica (all verify it, none signs with
+// it), then put it first on every replica, and once all sign with it and
+// the longest ServerOptions.RequestStateTTL and session lifetime have
+// passed, drop the old one.
 //
 // Without a configured ring a [Server] makes one with a random key of its
 // own, valid in this process only: a retry of an input round served by
