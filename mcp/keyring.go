@@ -224,10 +224,16 @@ func newMacerPool(p *sync.Pool, key []byte) {
 }
 
 // sum sets dst to the HMAC-SHA256 of b then s under a macer of pool.
+// Both go through the macer's buffer, so that neither escapes to the
+// heap through the hash's interface.
 func sum(pool *sync.Pool, dst *[sha256.Size]byte, b []byte, s string) {
 	m := pool.Get().(*macer)
 	m.h.Reset()
-	m.h.Write(b)
+	for len(b) > 0 {
+		n := copy(m.buf[:], b)
+		m.h.Write(m.buf[:n])
+		b = b[n:]
+	}
 	for len(s) > 0 {
 		n := copy(m.buf[:], s)
 		m.h.Write(m.buf[:n])

@@ -342,3 +342,12 @@ func TestHandlersUseServerRing(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkSessionIDMint measures minting a session ID.
+func BenchmarkSessionIDMint(b *testing.B) {
+	r := mustRing(b, keyA)
+	b.ReportAllocs()
+	for b.Loop() {
+		r.MintSessionID()
+	}
+}

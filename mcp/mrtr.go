@@ -253,12 +253,6 @@ func newStateSigner(ring *KeyRing, audience string, ttl time.Duration) stateSign
 	return stateSigner{ring: ring, aud: audience, ttl: ttl}
 }
 
-func mac(key, payload []byte) []byte {
-	h := hmac.New(sha256.New, key)
-	h.Write(payload)
-	return h.Sum(nil)
-}
-
 // newStateID returns a unique ID for a request state: 128 random bits.
 func newStateID() string {
 	var b [16]byte
