@@ -44,7 +44,9 @@ var _ transport.SessionIDTagger = (*KeyRing)(nil)
 // secret store, [ReadKeyRing] for a key file).
 //
 // A KeyRing never shows its keys: its String, Format and LogValue give
-// the key IDs only. It is immutable and safe for concurrent use.
+// the key IDs only. It is immutable and safe for concurrent use. Make
+// one with [NewKeyRing], [ReadKeyRing] or [NewRandomKeyRing]: the zero
+// KeyRing holds no key, verifies nothing and cannot sign.
 type KeyRing struct {
 	keys  []*ringKey          // the first signs
 	byKID map[string]*ringKey // every key, by kid

@@ -238,6 +238,7 @@ func TestSessionIDTags(t *testing.T) {
 // random one of its own, the same for its states and its session IDs.
 func TestServerKeys(t *testing.T) {
 	r := mustRing(t, keyA)
+	id0 := r.MintSessionID()
 	s := NewServer(&Implementation{Name: "s"}, &ServerOptions{Keys: r})
 	if s.states.ring != r || s.states.aud != "s" || s.states.ttl != defaultRequestStateTTL {
 		t.Fatalf("signer %+v", s.states)
@@ -248,6 +249,13 @@ func TestServerKeys(t *testing.T) {
 	}
 	if v.states.ring.CheckSessionID(u.states.ring.MintSessionID()) {
 		t.Fatal("a random ring accepted another's session ID")
+	}
+	z := NewServer(&Implementation{Name: "s"}, &ServerOptions{Keys: &KeyRing{}})
+	if len(z.states.ring.KIDs()) != 1 || !z.states.ring.CheckSessionID(z.states.ring.MintSessionID()) {
+		t.Fatal("a server given a zero KeyRing has no key to sign with")
+	}
+	if (&KeyRing{}).CheckSessionID(id0) {
+		t.Fatal("a zero KeyRing verified a session ID")
 	}
 }
 

@@ -244,7 +244,7 @@ type stateSigner struct {
 }
 
 func newStateSigner(ring *KeyRing, audience string, ttl time.Duration) stateSigner {
-	if ring == nil {
+	if ring == nil || len(ring.keys) == 0 {
 		ring = NewRandomKeyRing()
 	}
 	if ttl <= 0 {

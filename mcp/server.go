@@ -47,7 +47,8 @@ type ServerOptions struct {
 	// a requestState is bound to). Nil means a ring of one random key,
 	// valid in this process only: behind a balancer that spreads a
 	// client's requests, a retry of an input round or a request on a
-	// session reaching another replica is then refused. See [KeyRing].
+	// session reaching another replica is then refused. So does a zero
+	// KeyRing, which holds no key. See [KeyRing].
 	Keys *KeyRing
 	// StateClaimer, if set, makes each requestState single use: a retry
 	// runs only if its state was not used before (claimed through the
