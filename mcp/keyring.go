@@ -263,10 +263,15 @@ const (
 // MintSessionID returns a new session ID, random and tagged with the
 // signing key. It implements [transport.SessionIDTagger].
 func (r *KeyRing) MintSessionID() string {
-	k := r.signer()
-	var b [sidLen]byte
 	var random [16]byte
 	rand.Read(random[:]) // never fails
+	return r.sessionID(&random)
+}
+
+// sessionID returns the session ID of the given random part.
+func (r *KeyRing) sessionID(random *[16]byte) string {
+	k := r.signer()
+	var b [sidLen]byte
 	copy(b[:], k.kid)
 	b[sidKIDLen] = '.'
 	base64.RawURLEncoding.Encode(b[sidKIDLen+1:], random[:])

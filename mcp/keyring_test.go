@@ -359,3 +359,25 @@ func BenchmarkSessionIDMint(b *testing.B) {
 		r.MintSessionID()
 	}
 }
+
+// FuzzSessionIDCheck feeds arbitrary session IDs to the check: never a
+// panic, and only what the ring minted verifies.
+func FuzzSessionIDCheck(f *testing.F) {
+	r := mustRing(f, keyA, keyB)
+	// Minted from fixed random parts, so that every fuzzing process has
+	// the same.
+	minted := map[string]bool{}
+	for i := range 4 {
+		id := r.sessionID(&[16]byte{byte(i), 1, 2, 3})
+		minted[id] = true
+		f.Add(id)
+	}
+	for _, s := range []string{"", ".", "..", "AAAAAA..", strings.Repeat("A", sidLen), "{x}", "\xff\xfe"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		if r.CheckSessionID(id) && !minted[id] {
+			t.Fatalf("%q verified", id)
+		}
+	})
+}
