@@ -119,11 +119,11 @@ func NewKeyRing(keys ...[]byte) (*KeyRing, error) {
 	r := &KeyRing{byKID: make(map[string]*ringKey, len(keys))}
 	for i, key := range keys {
 		if len(key) < MinKeyBytes {
-			return nil, fmt.Errorf("key %d has %d bytes, want at least %d: %w", i+1, len(key), MinKeyBytes, ErrKeyTooShort)
+			return nil, fmt.Errorf("%w: key %d has %d bytes, want at least %d", ErrKeyTooShort, i+1, len(key), MinKeyBytes)
 		}
 		k := newRingKey(key)
 		if _, dup := r.byKID[k.kid]; dup {
-			return nil, fmt.Errorf("key %d: %w", i+1, ErrDuplicateKey)
+			return nil, fmt.Errorf("%w: key %d", ErrDuplicateKey, i+1)
 		}
 		r.byKID[k.kid] = k
 		r.keys = append(r.keys, k)
@@ -137,6 +137,7 @@ func NewKeyRing(keys ...[]byte) (*KeyRing, error) {
 // the line, never the key.
 func ReadKeyRing(r io.Reader) (*KeyRing, error) {
 	var keys [][]byte
+	lines := map[string]int{} // line of each key, by its hex
 	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
 		line, _, _ := strings.Cut(sc.Text(), "#")
@@ -149,23 +150,28 @@ func ReadKeyRing(r io.Reader) (*KeyRing, error) {
 			return nil, fmt.Errorf("mcp: key file line %d: not a hex-encoded key", n)
 		}
 		if len(key) < MinKeyBytes {
-			return nil, fmt.Errorf("mcp: key file line %d: %d bytes, want at least %d (%d hex digits): %w",
-				n, len(key), MinKeyBytes, 2*MinKeyBytes, ErrKeyTooShort)
+			return nil, fmt.Errorf("%w: key file line %d: %d bytes, want at least %d (%d hex digits)",
+				ErrKeyTooShort, n, len(key), MinKeyBytes, 2*MinKeyBytes)
 		}
+		h := strings.ToLower(line)
+		if first, dup := lines[h]; dup {
+			return nil, fmt.Errorf("%w: key file line %d repeats line %d", ErrDuplicateKey, n, first)
+		}
+		lines[h] = n
 		keys = append(keys, key)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("mcp: reading the key file: %w", err)
 	}
 	if len(keys) == 0 {
-		return nil, fmt.Errorf("mcp: key file: %w", ErrNoKeys)
+		return nil, fmt.Errorf("%w in the key file", ErrNoKeys)
 	}
 	ring, err := NewKeyRing(keys...)
-	if err != nil {
-		return nil, fmt.Errorf("mcp: key file: %w", err)
+	for _, k := range keys {
+		clear(k)
 	}
-	clear(keys)
-	return ring, nil
+	clear(lines)
+	return ring, err
 }
 
 // NewRandomKeyRing returns a ring of one random key, which no other

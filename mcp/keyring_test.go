@@ -111,7 +111,7 @@ func TestReadKeyRing(t *testing.T) {
 		{"not hex", a + "\nnot-a-key-but-a-secret-maybe\n", nil, nil, "line 2: not a hex-encoded key"},
 		{"odd length", a[:len(a)-1] + "\n", nil, nil, "line 1: not a hex-encoded key"},
 		{"empty", "\n# nothing\n", nil, ErrNoKeys, "key file"},
-		{"duplicate", a + "\n" + a + "\n", nil, ErrDuplicateKey, "key 2"},
+		{"duplicate", a + "\n\n" + strings.ToUpper(a) + "\n", nil, ErrDuplicateKey, "line 3 repeats line 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
