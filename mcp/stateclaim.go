@@ -25,10 +25,10 @@ import (
 type StateClaimer interface {
 	// Claim records the state of the given ID as used until the given
 	// time, and reports whether it was the first to: false means the
-	// state was used already. An error refuses the retry (the server
-	// fails closed); [ErrStateClaimsFull], wrapped, says the claimer is
-	// at its bound. Claim must not keep a claim it reports refused by an
-	// error it can tell, and must return within the context's deadline.
+	// state was used already. An error refuses the retry whatever the
+	// boolean says (the server fails closed); [ErrStateClaimsFull],
+	// wrapped, says the claimer is at its bound. Claim returns within
+	// the context's deadline.
 	Claim(ctx context.Context, id string, until time.Time) (bool, error)
 }
 
