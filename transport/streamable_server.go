@@ -7,11 +7,13 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"hash"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/mcplink"
@@ -772,7 +774,17 @@ type SessionIDTagger interface {
 // random key of its own, so its IDs verify in this handler only. An ID is
 // "<random>.<tag>": 16 random bytes and the first 12 bytes of their
 // HMAC-SHA256, base64url.
-type localSessionIDs struct{ key []byte }
+type localSessionIDs struct {
+	macs sync.Pool // of *localMAC
+}
+
+// localMAC is an HMAC under the key with its scratch buffers, pooled so
+// that a check costs no allocation.
+type localMAC struct {
+	h   hash.Hash
+	in  [localRandomLen]byte
+	out [sha256.Size]byte
+}
 
 const (
 	localRandomLen = 22 // base64url of 16 bytes
@@ -783,13 +795,19 @@ const (
 func newLocalSessionIDs() *localSessionIDs {
 	key := make([]byte, 32)
 	rand.Read(key) // never fails (crypto/rand.Read panics rather than return an error)
-	return &localSessionIDs{key: key}
+	l := &localSessionIDs{}
+	l.macs.New = func() any { return &localMAC{h: hmac.New(sha256.New, key)} }
+	return l
 }
 
-func (l *localSessionIDs) tag(random string) []byte {
-	h := hmac.New(sha256.New, l.key)
-	h.Write([]byte(random))
-	return h.Sum(nil)[:12]
+// tag sets tag to the tag of the random part of an ID.
+func (l *localSessionIDs) tag(tag *[12]byte, random string) {
+	m := l.macs.Get().(*localMAC)
+	m.h.Reset()
+	copy(m.in[:], random)
+	m.h.Write(m.in[:])
+	copy(tag[:], m.h.Sum(m.out[:0]))
+	l.macs.Put(m)
 }
 
 // MintSessionID implements [SessionIDTagger].
@@ -797,7 +815,9 @@ func (l *localSessionIDs) MintSessionID() string {
 	var b [16]byte
 	rand.Read(b[:]) // never fails
 	random := base64.RawURLEncoding.EncodeToString(b[:])
-	return random + "." + base64.RawURLEncoding.EncodeToString(l.tag(random))
+	var tag [12]byte
+	l.tag(&tag, random)
+	return random + "." + base64.RawURLEncoding.EncodeToString(tag[:])
 }
 
 // CheckSessionID implements [SessionIDTagger].
@@ -805,8 +825,12 @@ func (l *localSessionIDs) CheckSessionID(id string) bool {
 	if len(id) != localSIDLen || id[localRandomLen] != '.' {
 		return false
 	}
-	tag, err := base64.RawURLEncoding.DecodeString(id[localRandomLen+1:])
-	return err == nil && hmac.Equal(tag, l.tag(id[:localRandomLen]))
+	var got, want [12]byte
+	if n, err := base64.RawURLEncoding.Decode(got[:], []byte(id[localRandomLen+1:])); err != nil || n != len(got) {
+		return false
+	}
+	l.tag(&want, id[:localRandomLen])
+	return hmac.Equal(got[:], want[:])
 }
 
 // sessionIDsOr returns t, or a tagger with a random key of its own when t
