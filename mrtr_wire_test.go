@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -68,7 +70,13 @@ func (p *wirePeer) call(line string) map[string]any {
 
 func mrtrServer(t *testing.T, opts *mcp.ServerOptions) *mcp.Server {
 	t.Helper()
-	s := mcp.NewServer(&mcp.Implementation{Name: "mrtr", Version: "1"}, opts)
+	return mrtrServerNamed(t, "mrtr", opts)
+}
+
+// mrtrServerNamed is mrtrServer under another name.
+func mrtrServerNamed(t *testing.T, name string, opts *mcp.ServerOptions) *mcp.Server {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, opts)
 	type in struct {
 		Greeting string `json:"greeting"`
 	}
@@ -103,6 +111,16 @@ func errorCode(m map[string]any) float64 {
 	return c
 }
 
+// wireRing returns a key ring of keys or ends the test.
+func wireRing(t *testing.T, keys ...[]byte) *mcp.KeyRing {
+	t.Helper()
+	r, err := mcp.NewKeyRing(keys...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // TestMRTROnTheWire plays the 2026-07-28 input round trip of a handler
 // that elicits, with the retries a client makes and the ones an attacker
 // would: the state altered, carried to other params or to another server,
@@ -114,8 +132,8 @@ func TestMRTROnTheWire(t *testing.T) {
 	call := func(id, greeting, extra string) string {
 		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"greet","arguments":{"greeting":"` + greeting + `"},` + meta + extra + `}}`
 	}
-	key := []byte("a shared key of at least 16 bytes")
-	p := newWirePeer(t, mrtrServer(t, &mcp.ServerOptions{RequestStateKeys: [][]byte{key}}))
+	key := []byte("a shared key of at least 32 bytes")
+	p := newWirePeer(t, mrtrServer(t, &mcp.ServerOptions{Keys: wireRing(t, key)}))
 
 	first := p.call(call("1", "Hello", ""))
 	res := first["result"].(map[string]any)
@@ -150,13 +168,13 @@ func TestMRTROnTheWire(t *testing.T) {
 		})
 	}
 	t.Run("another server's key", func(t *testing.T) {
-		q := newWirePeer(t, mrtrServer(t, &mcp.ServerOptions{RequestStateKeys: [][]byte{[]byte("some other key, 16 bytes or more")}}))
+		q := newWirePeer(t, mrtrServer(t, &mcp.ServerOptions{Keys: wireRing(t, []byte("some other key, 32 bytes or more"))}))
 		if got := q.call(call("1", "Hello", answer)); errorCode(got) != -32602 {
 			t.Fatalf("got %v", got)
 		}
 	})
 	t.Run("the same replica set", func(t *testing.T) {
-		q := newWirePeer(t, mrtrServer(t, &mcp.ServerOptions{RequestStateKeys: [][]byte{[]byte("a newer key, 16 bytes or more"), key}}))
+		q := newWirePeer(t, mrtrServer(t, &mcp.ServerOptions{Keys: wireRing(t, []byte("a newer key, 32 bytes or more...."), key)}))
 		if got := resultText(t, q.call(call("1", "Hello", answer))); got != "Hello, Ada" {
 			t.Fatalf("retry on another replica: %q", got)
 		}
@@ -267,5 +285,93 @@ func TestListenOnTheWire(t *testing.T) {
 	got3 := p.call(`{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{` + meta + `}}`)
 	if got3["id"] != float64(3) {
 		t.Fatalf("a notification reached a cancelled stream: %v", got3)
+	}
+}
+
+// claimerFunc is a StateClaimer of a function.
+type claimerFunc func(ctx context.Context, id string, until time.Time) (bool, error)
+
+func (f claimerFunc) Claim(ctx context.Context, id string, until time.Time) (bool, error) {
+	return f(ctx, id, until)
+}
+
+// TestMRTRSingleUse plays a retry on three servers that share a key ring
+// and a StateClaimer: the first use of the state runs, its replays (on
+// the same or another server) are refused with -32602, and a claimer that
+// fails refuses the retry (fails closed). A server without a claimer
+// accepts the replay: that is what single use prevents. A server of
+// another name refuses the state (its audience).
+func TestMRTRSingleUse(t *testing.T) {
+	const caps = `"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}`
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` + caps + `}`
+	call := func(id, extra string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"greet","arguments":{"greeting":"Hello"},` + meta + extra + `}}`
+	}
+	ring := wireRing(t, []byte("a shared key of at least 32 bytes"))
+	claims := mcp.NewMemoryStateClaimer(nil)
+	var ids []string
+	var until time.Time
+	spy := claimerFunc(func(ctx context.Context, id string, u time.Time) (bool, error) {
+		ids, until = append(ids, id), u
+		return claims.Claim(ctx, id, u)
+	})
+	peers := make([]*wirePeer, 3)
+	for i := range peers {
+		peers[i] = newWirePeer(t, mrtrServer(t, &mcp.ServerOptions{Keys: ring, StateClaimer: spy}))
+	}
+	first := peers[0].call(call("1", ""))
+	state := first["result"].(map[string]any)["requestState"].(string)
+	answer := `,"inputResponses":{"name":{"action":"accept","content":{"name":"Ada"}}},"requestState":` + strconvQuote(state)
+	if len(ids) != 0 {
+		t.Fatalf("the first round claimed %v", ids)
+	}
+	if got := resultText(t, peers[1].call(call("2", answer))); got != "Hello, Ada" {
+		t.Fatalf("first use on B: %q", got)
+	}
+	if len(ids) != 1 || len(ids[0]) < 22 || time.Until(until) < 10*time.Minute {
+		t.Fatalf("claims %v until %v: want one ID, held past the state's expiry", ids, until)
+	}
+	for i, p := range []*wirePeer{peers[2], peers[1], peers[0]} {
+		got := p.call(call(fmt.Sprint(3+i), answer))
+		if errorCode(got) != -32602 || !strings.Contains(fmt.Sprint(got["error"]), "used already") {
+			t.Fatalf("replay %d: %v, want -32602 used already", i, got)
+		}
+	}
+	if n := claims.Len(); n != 1 {
+		t.Fatalf("%d claims held, want 1", n)
+	}
+	tests := []struct {
+		name  string
+		opts  *mcp.ServerOptions
+		name2 string  // the server's name, "" for mrtr
+		code  float64 // 0: the retry runs
+		msg   string
+	}{
+		{"no claimer: replays run", &mcp.ServerOptions{Keys: ring}, "", 0, ""},
+		{"claimer fails", &mcp.ServerOptions{Keys: ring, StateClaimer: claimerFunc(func(context.Context, string, time.Time) (bool, error) {
+			return true, errors.New("redis: connection refused")
+		})}, "", -32603, "could not check"},
+		{"claimer full", &mcp.ServerOptions{Keys: ring, StateClaimer: claimerFunc(func(context.Context, string, time.Time) (bool, error) {
+			return false, fmt.Errorf("claims: %w", mcp.ErrStateClaimsFull)
+		})}, "", -32000, "too many request states"},
+		{"another server's name", &mcp.ServerOptions{Keys: ring}, "billing", -32602, "another server"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mrtrServer(t, tt.opts)
+			if tt.name2 != "" {
+				s = mrtrServerNamed(t, tt.name2, tt.opts)
+			}
+			got := newWirePeer(t, s).call(call("1", answer))
+			if tt.code == 0 {
+				if text := resultText(t, got); text != "Hello, Ada" {
+					t.Fatalf("retry: %q", text)
+				}
+				return
+			}
+			if errorCode(got) != tt.code || !strings.Contains(fmt.Sprint(got["error"]), tt.msg) {
+				t.Fatalf("got %v, want %v mentioning %q", got, tt.code, tt.msg)
+			}
+		})
 	}
 }

@@ -44,7 +44,7 @@
 // send a request to the client in the handshake era and, in 2026-07-28,
 // end the run with [ErrInputRequired], the server answering with every
 // ask of the run and running the handler again with the answers (carried
-// in a signed requestState, see [ServerOptions.RequestStateKeys]).
+// in a signed requestState, see [ServerOptions.Keys]).
 // [ServerRequest.ProtocolVersion], [ServerRequest.ClientCapabilities] and
 // [ServerRequest.ClientInfo] read the same in both eras.
 //

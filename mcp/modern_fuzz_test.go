@@ -41,13 +41,12 @@ func FuzzMetaDecode(f *testing.F) {
 // FuzzRequestStateVerify feeds arbitrary request states to the verifier:
 // never a panic, and nothing but what the server signed verifies.
 func FuzzRequestStateVerify(f *testing.F) {
-	var s stateSigner
-	s.init(&ServerOptions{RequestStateKeys: [][]byte{[]byte("fuzz key, 16 bytes or more")}})
-	good, err := s.sign(&requestState{Version: 1, Expires: time.Now().Add(time.Hour).Unix(), Method: "tools/call"})
+	s := testSigner(f, "fuzz", []byte("fuzz key, 32 bytes or more, 0123456789"))
+	good, err := s.sign(&requestState{Expires: time.Now().Add(time.Hour).Unix(), Method: "tools/call"})
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, st := range []string{good, "", "v1.", "v1..", "v1.e30.AAAA", good + "x", "v2." + good[3:]} {
+	for _, st := range []string{good, "", "v1.", "v1..", "v1.e30.AAAA", good + "x", "v1." + good[3:], "v2..", "v2.AAAAAA..", good[:len(good)-1]} {
 		f.Add(st)
 	}
 	f.Fuzz(func(t *testing.T, state string) {

@@ -42,11 +42,13 @@ import (
 // for: the method, the params (but for _meta, inputResponses and
 // requestState), the caller's principal, and an expiry. It is signed
 // with HMAC-SHA256 under a key of the server's (see
-// [ServerOptions.RequestStateKeys]), so a state that was altered, has
-// expired, or was issued for another request or by another key is refused
-// (-32602). It takes no memory on the server: any replica that shares the
-// key can serve the retry. It also carries the results of the handler's
-// [Once] steps, sealed, and the number of the round.
+// [ServerOptions.Keys]), so a state that was altered, has expired, or was
+// issued for another request, by another server (its name) or under a key
+// the server does not hold is refused (-32602). It takes no memory on the
+// server: any replica that shares the key ring can serve the retry; with
+// [ServerOptions.StateClaimer], each state serves one retry only. It also
+// carries the results of the handler's [Once] steps, sealed, and the
+// number of the round.
 
 // ErrInputRequired is the error Elicit, CreateMessage and ListRoots return
 // on a 2026-07-28 request whose client has not answered the ask yet.
@@ -211,6 +213,8 @@ const (
 // requestState is what a requestState carries, before it is signed.
 type requestState struct {
 	Version   int                        `json:"v"`
+	ID        string                     `json:"id"`          // unique: the key of a single-use claim
+	Audience  string                     `json:"aud"`         // the name of the server that issued it
 	Expires   int64                      `json:"exp"`         // Unix seconds
 	Method    string                     `json:"m"`           // the request's method
 	Params    string                     `json:"p"`           // digest of its params
@@ -220,54 +224,69 @@ type requestState struct {
 	Round     int                        `json:"r,omitempty"` // the round the retry runs: 1 for the first
 	Steps     []byte                     `json:"s,omitempty"` // the results of Once, sealed
 
-	key []byte // the key that verified the state
+	key *ringKey // the key that verified the state
 }
 
-// stateSigner signs and verifies request states with the server's keys.
+// stateVersion is the version of the request states this server issues
+// and accepts. Version 1 (before key rings) had neither kid nor audience.
+const (
+	stateVersion = 2
+	statePrefix  = "v2."
+)
+
+// stateSigner signs and verifies request states with the server's key
+// ring, for one audience: the server's name.
 type stateSigner struct {
-	once sync.Once
-	keys [][]byte // the first signs; every one verifies
-	ttl  time.Duration
+	ring    *KeyRing
+	aud     string
+	ttl     time.Duration
+	claimer StateClaimer // nil: states may be used until they expire
 }
 
-func (s *stateSigner) init(opts *ServerOptions) {
-	s.once.Do(func() {
-		for _, k := range opts.RequestStateKeys {
-			if len(k) > 0 {
-				s.keys = append(s.keys, slices.Clone(k))
-			}
-		}
-		if len(s.keys) == 0 {
-			k := make([]byte, 32)
-			rand.Read(k) // never fails
-			s.keys = [][]byte{k}
-		}
-		s.ttl = opts.RequestStateTTL
-		if s.ttl <= 0 {
-			s.ttl = defaultRequestStateTTL
-		}
-	})
+func newStateSigner(ring *KeyRing, audience string, ttl time.Duration) stateSigner {
+	if ring == nil || len(ring.keys) == 0 {
+		ring = NewRandomKeyRing()
+	}
+	if ttl <= 0 {
+		ttl = defaultRequestStateTTL
+	}
+	return stateSigner{ring: ring, aud: audience, ttl: ttl}
 }
 
-func mac(key, payload []byte) []byte {
-	h := hmac.New(sha256.New, key)
-	h.Write(payload)
-	return h.Sum(nil)
+// newStateID returns a unique ID for a request state: 128 random bits.
+func newStateID() string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// sign returns the requestState for st: "v1." then the payload and its
-// HMAC, base64url.
+// sign returns the requestState for st, which it marks with the version
+// and the audience: "v2.", the kid of the signing key, ".", the payload,
+// ".", and the HMAC-SHA256 of all that precedes the last dot under the
+// key, base64url. The kid is thus inside the MAC, and the audience inside
+// the payload.
 func (s *stateSigner) sign(st *requestState) (string, error) {
+	st.Version, st.Audience = stateVersion, s.aud
 	payload, err := jsonv2.Marshal(st, jsonv2.Deterministic(true))
 	if err != nil {
 		return "", err
 	}
+	k := s.ring.signer()
 	enc := base64.RawURLEncoding
-	out := "v1." + enc.EncodeToString(payload) + "." + enc.EncodeToString(mac(s.keys[0], payload))
-	if len(out) > maxRequestState {
-		return "", fmt.Errorf("mcp: request state of %d bytes exceeds %d", len(out), maxRequestState)
+	n := len(statePrefix) + len(k.kid) + 1 + enc.EncodedLen(len(payload)) + 1 + enc.EncodedLen(sha256.Size)
+	if n > maxRequestState {
+		return "", fmt.Errorf("mcp: request state of %d bytes exceeds %d", n, maxRequestState)
 	}
-	return out, nil
+	buf := make([]byte, 0, n)
+	buf = append(buf, statePrefix...)
+	buf = append(buf, k.kid...)
+	buf = append(buf, '.')
+	buf = enc.AppendEncode(buf, payload)
+	var sig [sha256.Size]byte
+	sum(&k.macs, &sig, buf, "")
+	buf = append(buf, '.')
+	buf = enc.AppendEncode(buf, sig[:])
+	return string(buf), nil
 }
 
 // errBadState is the error a requestState that fails verification gets.
@@ -275,43 +294,57 @@ func errBadState(why string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: requestState " + why}
 }
 
-// verify checks a requestState and returns what it carries.
+// verify checks a requestState and returns what it carries. The kid
+// names the key to check the MAC with: no other key is tried.
 func (s *stateSigner) verify(state string, now time.Time) (*requestState, error) {
 	if len(state) > maxRequestState {
 		return nil, errBadState("too large")
 	}
-	rest, ok := strings.CutPrefix(state, "v1.")
+	rest, ok := strings.CutPrefix(state, statePrefix)
 	if !ok {
 		return nil, errBadState("is not one this server issued")
 	}
-	p64, m64, ok := strings.Cut(rest, ".")
+	kid, rest, ok := strings.Cut(rest, ".")
 	if !ok {
 		return nil, errBadState("is malformed")
 	}
-	enc := base64.RawURLEncoding
-	payload, err1 := enc.DecodeString(p64)
-	sig, err2 := enc.DecodeString(m64)
-	if err1 != nil || err2 != nil {
+	k := s.ring.key(kid)
+	if k == nil {
+		return nil, errBadState("failed verification (signed with a key this server does not hold)")
+	}
+	i := strings.LastIndexByte(rest, '.')
+	if i < 0 {
 		return nil, errBadState("is malformed")
 	}
-	var key []byte
-	for _, k := range s.keys {
-		if hmac.Equal(sig, mac(k, payload)) {
-			key = k
-			break
-		}
-	}
-	if key == nil {
+	p64, m64 := rest[:i], rest[i+1:]
+	enc := base64.RawURLEncoding
+	var sig [sha256.Size]byte
+	if len(m64) != enc.EncodedLen(len(sig)) {
 		return nil, errBadState("failed verification (altered, or signed with another key)")
 	}
-	var st requestState
-	if err := jsonv2.Unmarshal(payload, &st); err != nil || st.Version != 1 {
+	if n, err := enc.Decode(sig[:], []byte(m64)); err != nil || n != len(sig) {
+		return nil, errBadState("failed verification (altered, or signed with another key)")
+	}
+	var want [sha256.Size]byte
+	sum(&k.macs, &want, nil, state[:len(state)-len(m64)-1])
+	if !hmac.Equal(sig[:], want[:]) {
+		return nil, errBadState("failed verification (altered, or signed with another key)")
+	}
+	payload, err := enc.DecodeString(p64)
+	if err != nil {
 		return nil, errBadState("is malformed")
+	}
+	var st requestState
+	if err := jsonv2.Unmarshal(payload, &st); err != nil || st.Version != stateVersion {
+		return nil, errBadState("is malformed")
+	}
+	if st.Audience != s.aud {
+		return nil, errBadState("was issued by another server")
 	}
 	if now.Unix() > st.Expires {
 		return nil, errBadState("has expired")
 	}
-	st.key = key
+	st.key = k
 	return &st, nil
 }
 
@@ -341,7 +374,6 @@ func paramsDigest(p Params) (string, error) {
 // request of a method that supports input requests: it verifies the
 // request state, if any, and gathers the client's answers.
 func (s *Server) startInputRound(ctx context.Context, req Request) (*inputRound, error) {
-	s.states.init(&s.opts)
 	p := req.Parameters()
 	responses, state := retryFields(p)
 	r := &inputRound{caps: p.meta().ClientCapabilities} // maps made when needed
@@ -360,13 +392,16 @@ func (s *Server) startInputRound(ctx context.Context, req Request) (*inputRound,
 		case st.Principal != digest([]byte(transport.PrincipalFromContext(ctx))):
 			return nil, errBadState("was issued to another caller")
 		}
-		r.answers = st.Answers
 		var steps map[string]json.RawMessage
 		if len(st.Steps) > 0 {
 			if steps, err = openSteps(st.key, st.Steps); err != nil {
 				return nil, errBadState("failed verification (its steps do not open)")
 			}
 		}
+		if err := s.claimState(ctx, st); err != nil {
+			return nil, err
+		}
+		r.answers = st.Answers
 		r.steps.load(st.Round, steps)
 	}
 	for k, v := range *responses {
@@ -405,7 +440,7 @@ func (s *Server) finishInputRound(ctx context.Context, req Request, r *inputRoun
 		}
 	}
 	st := &requestState{
-		Version:   1,
+		ID:        newStateID(),
 		Expires:   time.Now().Add(s.states.ttl).Unix(),
 		Method:    req.Method(),
 		Params:    pd,

@@ -13,46 +13,62 @@ import (
 
 // TestRequestStateSigner checks the integrity of request states: what was
 // signed verifies, with any key of the rotation, and a state that was
-// altered, signed by a key the server no longer has, expired or malformed
-// is refused with -32602.
+// altered, signed by a key the server does not hold (another ring's, an
+// unknown kid, a kid swapped for another key of the ring), issued by
+// another server (audience), expired or malformed is refused with
+// -32602.
 func TestRequestStateSigner(t *testing.T) {
-	oldKey, newKey := []byte("old-key-0123456789abcdef"), []byte("new-key-0123456789abcdef")
-	var before, after stateSigner
-	before.init(&ServerOptions{RequestStateKeys: [][]byte{oldKey}})
-	after.init(&ServerOptions{RequestStateKeys: [][]byte{newKey, oldKey}})
-	var other stateSigner
-	other.init(&ServerOptions{RequestStateKeys: [][]byte{[]byte("another-server-key-000000")}})
+	oldKey, newKey := []byte("old-key-0123456789abcdef0123456789"), []byte("new-key-0123456789abcdef0123456789")
+	before := testSigner(t, "orders", oldKey)
+	after := testSigner(t, "orders", newKey, oldKey)
+	removed := testSigner(t, "orders", newKey)
+	other := testSigner(t, "orders", []byte("another-server-key-0000000000000000"))
+	otherAudience := testSigner(t, "billing", oldKey)
 	now := time.Now()
-	st := &requestState{Version: 1, Expires: now.Add(time.Minute).Unix(), Method: "tools/call", Params: "p", Principal: "u",
-		Answers: map[string]json.RawMessage{"k": json.RawMessage(`{"action":"accept"}`)}}
-	signed, err := before.sign(st)
-	if err != nil {
-		t.Fatal(err)
+	st := func() *requestState {
+		return &requestState{ID: newStateID(), Expires: now.Add(time.Minute).Unix(), Method: "tools/call", Params: "p", Principal: "u",
+			Answers: map[string]json.RawMessage{"k": json.RawMessage(`{"action":"accept"}`)}}
 	}
-	expired := *st
+	signed, err := before.sign(st())
+	must(t, err)
+	expired := st()
 	expired.Expires = now.Add(-time.Second).Unix()
-	signedExpired, err := before.sign(&expired)
-	if err != nil {
-		t.Fatal(err)
+	signedExpired, err := before.sign(expired)
+	must(t, err)
+	billing, err := otherAudience.sign(st())
+	must(t, err)
+	// The parts: "v2", kid, payload, MAC.
+	parts := strings.Split(signed, ".")
+	if len(parts) != 4 || parts[0] != "v2" || parts[1] != before.ring.KIDs()[0] {
+		t.Fatalf("state %q: want v2.<kid>.<payload>.<mac>", signed)
 	}
 	// Flip one character of the payload.
-	p := strings.Index(signed, ".") + 5
+	p := len("v2.") + len(parts[1]) + 5
 	flipped := signed[:p] + string(rune(signed[p]^1)) + signed[p+1:]
+	// The same payload and MAC under the kid of another key of the ring.
+	swapped := strings.Join([]string{"v2", after.ring.KIDs()[0], parts[2], parts[3]}, ".")
 	tests := []struct {
 		name   string
 		s      *stateSigner
 		state  string
 		reason string // "" when it verifies
 	}{
-		{"verifies", &before, signed, ""},
-		{"verifies after rotation", &after, signed, ""},
-		{"another server's key", &other, signed, "failed verification"},
-		{"altered payload", &before, flipped, "failed verification"},
-		{"appended", &before, signed + "-TAMPERED", "failed verification"},
-		{"no signature", &before, signed[:strings.LastIndex(signed, ".")], "malformed"},
-		{"expired", &before, signedExpired, "expired"},
-		{"not ours", &before, "eyJ2IjoxfQ", "not one this server issued"},
-		{"too large", &before, "v1." + strings.Repeat("A", maxRequestState), "too large"},
+		{"verifies", before, signed, ""},
+		{"verifies after rotation (old key second)", after, signed, ""},
+		{"old key removed", removed, signed, "does not hold"},
+		{"another ring", other, signed, "does not hold"},
+		{"unknown kid", before, "v2.AAAAAA." + parts[2] + "." + parts[3], "does not hold"},
+		{"kid of another key of the ring", after, swapped, "failed verification"},
+		{"altered payload", before, flipped, "failed verification"},
+		{"appended", before, signed + "-TAMPERED", "failed verification"},
+		{"MAC cut short", before, signed[:len(signed)-2], "failed verification"},
+		{"no MAC", before, signed[:strings.LastIndex(signed, ".")], "malformed"},
+		{"no kid", before, "v2." + parts[2], "malformed"},
+		{"another audience", before, billing, "another server"},
+		{"expired", before, signedExpired, "expired"},
+		{"not ours", before, "eyJ2IjoxfQ", "not one this server issued"},
+		{"version 1", before, "v1." + parts[2] + "." + parts[3], "not one this server issued"},
+		{"too large", before, "v2." + strings.Repeat("A", maxRequestState), "too large"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,7 +77,7 @@ func TestRequestStateSigner(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got.Method != "tools/call" || string(got.Answers["k"]) != `{"action":"accept"}` {
+				if got.Method != "tools/call" || string(got.Answers["k"]) != `{"action":"accept"}` || got.Audience != "orders" || got.ID == "" {
 					t.Fatalf("verified state %+v", got)
 				}
 				return
@@ -74,12 +90,13 @@ func TestRequestStateSigner(t *testing.T) {
 	}
 	// A new state is signed with the first key: the old rotation can no
 	// longer verify it.
-	fresh, err := after.sign(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fresh, err := after.sign(st())
+	must(t, err)
 	if _, err := before.verify(fresh, now); err == nil {
 		t.Fatal("a state signed with the new key verified under the old one alone")
+	}
+	if _, err := removed.verify(fresh, now); err != nil {
+		t.Fatalf("a state signed with the new key, under the new key alone: %v", err)
 	}
 }
 

@@ -18,9 +18,9 @@ import (
 // run records the step's result, and the requestState carries it to the
 // retries, which read it instead of running the step again. The results
 // are sealed (AES-256-GCM under a key derived from the signing key of
-// [ServerOptions.RequestStateKeys]) inside the signed state, so the
-// client can neither read nor alter them, and any replica that shares
-// the keys reads them.
+// [ServerOptions.Keys]) inside the signed state, so the client can
+// neither read nor alter them, and any replica that shares the keys reads
+// them.
 
 // Bounds on the steps of one request, the same in both eras.
 const (
@@ -253,9 +253,9 @@ func (s *stepStore) snapshot() ([]byte, int, error) {
 }
 
 // stepsAEAD returns the cipher that seals the steps in a request state
-// signed with key.
-func stepsAEAD(key []byte) (cipher.AEAD, error) {
-	block, err := aes.NewCipher(mac(key, []byte("mcpkit requestState steps v1"))) // 32 bytes: AES-256
+// signed with k.
+func stepsAEAD(k *ringKey) (cipher.AEAD, error) {
+	block, err := aes.NewCipher(k.steps) // 32 bytes: AES-256
 	if err != nil {
 		return nil, err
 	}
@@ -264,16 +264,16 @@ func stepsAEAD(key []byte) (cipher.AEAD, error) {
 
 // sealSteps seals the JSON of the recorded steps under the signing key.
 func (s *stateSigner) sealSteps(plain []byte) ([]byte, error) {
-	aead, err := stepsAEAD(s.keys[0])
+	aead, err := stepsAEAD(s.ring.signer())
 	if err != nil {
 		return nil, err
 	}
 	return aead.Seal(nil, nil, plain, nil), nil
 }
 
-// openSteps opens the steps of a request state that key verified.
-func openSteps(key, sealed []byte) (map[string]json.RawMessage, error) {
-	aead, err := stepsAEAD(key)
+// openSteps opens the steps of a request state that k verified.
+func openSteps(k *ringKey, sealed []byte) (map[string]json.RawMessage, error) {
+	aead, err := stepsAEAD(k)
 	if err != nil {
 		return nil, err
 	}

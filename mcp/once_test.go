@@ -48,7 +48,9 @@ type onceConfirm struct {
 // again.
 func onceServer(t *testing.T, replica string, opts *ServerOptions, c *onceCounts) *Server {
 	t.Helper()
-	s := NewServer(&Implementation{Name: replica, Version: "1"}, opts)
+	// The replicas of one server share its name: a requestState is bound
+	// to it.
+	s := NewServer(&Implementation{Name: "orders", Version: "1"}, opts)
 	must(t, AddTool(s, &Tool{Name: "order"}, func(ctx context.Context, req *CallToolRequest, _ struct{}) (string, error) {
 		c.mu.Lock()
 		c.rounds = append(c.rounds, InputRound(ctx))
@@ -204,14 +206,14 @@ func (rr *roundRobin) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // replicas serves the order tool from one server per key ring in keys,
 // each behind its own HTTP handler, and returns a 2026-07-28 client whose
-// requests go to the replicas in turn.
+// requests go to the replicas in turn, the next one to the first.
 func replicas(t *testing.T, keys [][][]byte, counts *onceCounts, tamper func(*testing.T, []byte) []byte) *ClientSession {
 	t.Helper()
 	rr := &roundRobin{rt: &http.Transport{}, tamper: tamper, t: t}
 	t.Cleanup(rr.rt.CloseIdleConnections)
 	var first string
 	for i, ring := range keys {
-		s := onceServer(t, fmt.Sprint("replica-", i), &ServerOptions{RequestStateKeys: ring}, counts)
+		s := onceServer(t, fmt.Sprint("replica-", i), &ServerOptions{Keys: mustRing(t, ring...)}, counts)
 		h := NewStreamableHTTPHandler(s, nil)
 		srv := httptest.NewServer(h)
 		t.Cleanup(func() { srv.Close(); h.Close() })
@@ -226,19 +228,24 @@ func replicas(t *testing.T, keys [][][]byte, counts *onceCounts, tamper func(*te
 	cs, err := c.Connect(t.Context(), &transport.StreamableClientTransport{URL: first, HTTPClient: &http.Client{Transport: rr}})
 	must(t, err)
 	t.Cleanup(func() { cs.Close(); cs.Wait() })
+	rr.next.Store(0) // the next request goes to the first replica
 	if cs.ProtocolVersion() != Version20260728 {
 		t.Fatalf("protocol version %q", cs.ProtocolVersion())
 	}
 	return cs
 }
 
-// TestOnceAcrossReplicas sends each round of a call to the other of two
-// servers that share the key ring: the effects still happen once, and the
-// runs alternate between the replicas. Replicas with different keys
-// refuse each other's state (the control: the rounds did cross).
+// TestOnceAcrossReplicas sends each round of a call to the next of two or
+// three servers that share the key ring (round 1 on A, its retries on B
+// and C): the effects still happen once, and the runs move from replica
+// to replica. A key rotated mid-flow (the new key first, the old one
+// still in the ring) verifies until it is removed. Replicas with
+// different keys refuse each other's state (the control: the rounds did
+// cross).
 func TestOnceAcrossReplicas(t *testing.T) {
 	checkGoroutines(t)
-	shared := [][]byte{[]byte("new-key-0123456789abcdef0123456789"), []byte("old-key-0123456789abcdef0123456789")}
+	newKey, oldKey := []byte("new-key-0123456789abcdef0123456789"), []byte("old-key-0123456789abcdef0123456789")
+	shared := [][]byte{newKey, oldKey}
 	tests := []struct {
 		name string
 		keys [][][]byte
@@ -246,7 +253,11 @@ func TestOnceAcrossReplicas(t *testing.T) {
 	}{
 		{"shared key ring", [][][]byte{shared, shared}, ""},
 		{"key rotation under way", [][][]byte{shared, {shared[1], shared[0]}}, ""},
-		{"different keys", [][][]byte{{[]byte("key-a-0123456789abcdef0123456789")}, {[]byte("key-b-0123456789abcdef0123456789")}}, "failed verification"},
+		{"different keys", [][][]byte{{[]byte("key-a-0123456789abcdef0123456789")}, {[]byte("key-b-0123456789abcdef0123456789")}}, "does not hold"},
+		{"three replicas, one ring", [][][]byte{shared, shared, shared}, ""},
+		{"rotated mid-flow", [][][]byte{{oldKey}, {newKey, oldKey}, {newKey, oldKey}}, ""},
+		{"rotated mid-flow, old key removed after its last use", [][][]byte{{oldKey}, {newKey, oldKey}, {newKey}}, ""},
+		{"old key removed too soon", [][][]byte{{oldKey}, {newKey}, {newKey}}, "does not hold"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -277,6 +288,9 @@ func TestOnceAcrossReplicas(t *testing.T) {
 			if !slices.Equal(counts.rounds, []int{0, 1, 2}) || counts.replicas[0] == counts.replicas[1] || counts.replicas[1] == counts.replicas[2] {
 				t.Errorf("runs in rounds %v on %v, want 0, 1, 2 alternating", counts.rounds, counts.replicas)
 			}
+			if len(tt.keys) == 3 && counts.replicas[0] == counts.replicas[2] {
+				t.Errorf("runs on %v, want one per replica", counts.replicas)
+			}
 		})
 	}
 }
@@ -302,8 +316,8 @@ func TestOnceTamperedState(t *testing.T) {
 		}
 		var state string
 		must(t, json.Unmarshal(msg.Params["requestState"], &state))
-		parts := strings.Split(state, ".")
-		payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+		parts := strings.Split(state, ".") // v2, kid, payload, MAC
+		payload, err := base64.RawURLEncoding.DecodeString(parts[2])
 		must(t, err)
 		if bytes.Contains(payload, []byte("order-1")) {
 			t.Errorf("the recorded result is readable in the state: %s", payload)
@@ -321,7 +335,7 @@ func TestOnceTamperedState(t *testing.T) {
 		st["s"] = base64.StdEncoding.EncodeToString(sealed)
 		payload, err = json.Marshal(st)
 		must(t, err)
-		parts[1] = base64.RawURLEncoding.EncodeToString(payload)
+		parts[2] = base64.RawURLEncoding.EncodeToString(payload)
 		msg.Params["requestState"], _ = json.Marshal(strings.Join(parts, "."))
 		tampered.Add(1)
 		out, err := json.Marshal(msg)
@@ -346,17 +360,16 @@ func TestOnceTamperedState(t *testing.T) {
 // altered (even in a state signed again, which only a holder of the key
 // could do), nor under another key.
 func TestOnceSealedSteps(t *testing.T) {
-	oldKey, newKey := []byte("old-key-0123456789abcdef"), []byte("new-key-0123456789abcdef")
-	var before, after stateSigner
-	before.init(&ServerOptions{RequestStateKeys: [][]byte{oldKey}})
-	after.init(&ServerOptions{RequestStateKeys: [][]byte{newKey, oldKey}})
+	oldKey, newKey := []byte("old-key-0123456789abcdef0123456789"), []byte("new-key-0123456789abcdef0123456789")
+	before := testSigner(t, "s", oldKey)
+	after := testSigner(t, "s", newKey, oldKey)
 	plain := []byte(`{"reserve":"order-1"}`)
 	sealed, err := before.sealSteps(plain)
 	must(t, err)
 	if bytes.Contains(sealed, []byte("order-1")) {
 		t.Fatal("the steps are not sealed")
 	}
-	signed, err := before.sign(&requestState{Version: 1, Expires: 1 << 40, Steps: sealed})
+	signed, err := before.sign(&requestState{Expires: 1 << 40, Steps: sealed})
 	must(t, err)
 	st, err := after.verify(signed, time.Now())
 	must(t, err)
@@ -366,10 +379,10 @@ func TestOnceSealedSteps(t *testing.T) {
 	}
 	altered := slices.Clone(sealed)
 	altered[len(altered)-1] ^= 1
-	if _, err := openSteps(oldKey, altered); err == nil {
+	if _, err := openSteps(before.ring.signer(), altered); err == nil {
 		t.Error("altered steps opened")
 	}
-	if _, err := openSteps(newKey, sealed); err == nil {
+	if _, err := openSteps(after.ring.signer(), sealed); err == nil {
 		t.Error("steps opened under another key")
 	}
 }

@@ -38,14 +38,24 @@ type ServerOptions struct {
 	// did not say: [CacheScopePublic] when they hold nothing specific to
 	// a user. The zero value means [CacheScopePrivate].
 	CacheScope CacheScope
-	// RequestStateKeys are the HMAC-SHA256 keys of the requestState of
-	// 2026-07-28 input-required results (see [InputRequiredResult]): the
-	// first signs, every one verifies, so a key can be rotated by putting
-	// the new one first and dropping the old one after RequestStateTTL.
-	// Replicas that serve the same clients must share them. Nil means a
-	// random key made when first needed, valid in this process only.
-	// Keys are secrets: never log them.
-	RequestStateKeys [][]byte
+	// Keys is the server's key ring: it signs the requestState of
+	// 2026-07-28 input-required results (see [InputRequiredResult]) and
+	// the tags of the session IDs of the HTTP handlers serving the server
+	// ([NewStreamableHTTPHandler], [NewSSEHandler]). The first key signs,
+	// every key verifies. Replicas that serve the same clients must hold
+	// the same keys and the same server name (Implementation.Name, which
+	// a requestState is bound to). Nil means a ring of one random key,
+	// valid in this process only: behind a balancer that spreads a
+	// client's requests, a retry of an input round or a request on a
+	// session reaching another replica is then refused. So does a zero
+	// KeyRing, which holds no key. See [KeyRing].
+	Keys *KeyRing
+	// StateClaimer, if set, makes each requestState single use: a retry
+	// runs only if its state was not used before (claimed through the
+	// StateClaimer, which replicas must share), and a replay is refused
+	// with -32602; a claimer that fails refuses the retry. Nil means a
+	// state may be used until it expires. See [NewMemoryStateClaimer].
+	StateClaimer StateClaimer
 	// RequestStateTTL is how long a requestState stays valid. Zero means
 	// 10 minutes.
 	RequestStateTTL time.Duration
@@ -198,7 +208,7 @@ type Server struct {
 	opts      ServerOptions
 	logger    *slog.Logger
 	reflector *schema.Reflector
-	states    stateSigner // of 2026-07-28 request states, set up on first use
+	states    stateSigner // of 2026-07-28 request states
 	caps      capsCache   // decoded client capabilities of 2026-07-28 requests
 
 	mu        sync.RWMutex
@@ -295,6 +305,9 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 		s.opts.MaxSubscriptionURILength = DefaultMaxSubscriptionURILength
 	}
 	s.logger = orDiscard(s.opts.Logger)
+	s.states = newStateSigner(s.opts.Keys, s.impl.Name, s.opts.RequestStateTTL)
+	s.states.claimer = s.opts.StateClaimer
+	s.opts.Keys = s.states.ring
 	if s.opts.Tasks != nil {
 		s.tasks = newTaskRuntime(s, s.logger, s.opts.Tasks)
 	}

@@ -16,7 +16,10 @@ import (
 // Each session is a [ServerSession] of s. opts may be nil; when its
 // SupportedVersions is nil, every revision this package speaks is
 // accepted (both eras; see [transport.StreamableHTTPOptions] for an
-// endpoint of one era only). See [transport.StreamableHTTPHandler] for the behaviour and
+// endpoint of one era only); when its SessionIDs is nil, the session IDs
+// are minted and checked with the server's key ring ([ServerOptions.Keys]),
+// so that replicas sharing the ring accept each other's. See
+// [transport.StreamableHTTPHandler] for the behaviour and
 // [transport.StreamableHTTPOptions] for the settings, including the
 // stateless mode.
 func NewStreamableHTTPHandler(s *Server, opts *transport.StreamableHTTPOptions) *transport.StreamableHTTPHandler {
@@ -29,6 +32,9 @@ func NewStreamableHTTPHandler(s *Server, opts *transport.StreamableHTTPOptions) 
 	}
 	if o.Logger == nil {
 		o.Logger = s.opts.Logger
+	}
+	if o.SessionIDs == nil {
+		o.SessionIDs = s.states.ring
 	}
 	return mcplink.NewStreamableHTTPHandler(s.connectConn, &o).(*transport.StreamableHTTPHandler)
 }
@@ -51,7 +57,8 @@ func (t acceptedTransport) Connect(context.Context) (transport.Conn, error) { re
 // session over it negotiates any revision s supports, up to
 // [LatestVersion], as over any other transport. Serve it on a path of its
 // own beside the handler from [NewStreamableHTTPHandler]. opts may be nil;
-// see [transport.SSEHandler].
+// when its SessionIDs is nil, the server's key ring mints and checks the
+// session IDs. See [transport.SSEHandler].
 func NewSSEHandler(s *Server, opts *transport.SSEOptions) *transport.SSEHandler {
 	var o transport.SSEOptions
 	if opts != nil {
@@ -59,6 +66,9 @@ func NewSSEHandler(s *Server, opts *transport.SSEOptions) *transport.SSEHandler 
 	}
 	if o.Logger == nil {
 		o.Logger = s.opts.Logger
+	}
+	if o.SessionIDs == nil {
+		o.SessionIDs = s.states.ring
 	}
 	return mcplink.NewSSEHandler(s.connectConn, &o).(*transport.SSEHandler)
 }

@@ -68,6 +68,12 @@ type SSEOptions struct {
 	WriteTimeout time.Duration
 	// Security configures the Origin and Host checks; see [HTTPSecurity].
 	Security HTTPSecurity
+	// SessionIDs mints the session IDs and checks the tag of the one each
+	// POST names before looking the session up: a POST whose ID does not
+	// verify gets the 404 of an unknown session. Package mcp's
+	// NewSSEHandler sets it to its server's KeyRing when nil. Nil means a
+	// random key of the handler's own. See [SessionIDTagger].
+	SessionIDs SessionIDTagger
 	// Logger receives the handler's diagnostics. Nil discards them.
 	Logger *slog.Logger
 }
@@ -101,7 +107,12 @@ type SSEHandler struct {
 	maxEvent  int
 	writeTO   time.Duration
 
+	sids     SessionIDTagger
 	sessions sessionSet[*sseSession]
+
+	// testHookLookup, if set, is called with each session ID the handler
+	// looks up in its table, after the ID's tag verified.
+	testHookLookup func(id string)
 }
 
 // newSSEHandler returns a handler that serves each session by calling
@@ -115,6 +126,7 @@ func newSSEHandler(connect connectFunc, opts *SSEOptions) *SSEHandler {
 	if h.logger == nil {
 		h.logger = slog.New(slog.DiscardHandler)
 	}
+	h.sids = sessionIDsOr(h.opts.SessionIDs)
 	h.limits = sessionLimits{
 		max:     positiveOr(h.opts.MaxSessions, defaultMaxSessions),
 		perPeer: positiveOr(h.opts.MaxSessionsPerPeer, defaultMaxSessionsPerPeer),
@@ -184,7 +196,7 @@ func (h *SSEHandler) serveGET(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Service Unavailable: too many sessions", status)
 		return
 	}
-	s := &sseSession{h: h, id: newHTTPSessionID(), principal: PrincipalFromContext(r.Context()), w: w, adm: a, pushEnd: newPushEnd()}
+	s := &sseSession{h: h, id: h.sids.MintSessionID(), principal: PrincipalFromContext(r.Context()), w: w, adm: a, pushEnd: newPushEnd()}
 	if !h.sessions.promote(s) {
 		h.sessions.release(a)
 		http.Error(w, "Service Unavailable: the server is closing", http.StatusServiceUnavailable)
@@ -235,13 +247,25 @@ func (h *SSEHandler) serveGET(w http.ResponseWriter, r *http.Request) {
 	clearWriteDeadline(w)
 }
 
+// session returns the session of the given ID. An ID whose tag does not
+// verify is refused before anything looks it up.
+func (h *SSEHandler) session(id string) (*sseSession, bool) {
+	if !h.sids.CheckSessionID(id) {
+		return nil, false
+	}
+	if h.testHookLookup != nil {
+		h.testHookLookup(id)
+	}
+	return h.sessions.lookup(id)
+}
+
 func (h *SSEHandler) servePOST(w http.ResponseWriter, r *http.Request) {
 	id := r.URL.Query().Get("sessionId")
 	if id == "" {
 		http.Error(w, "Bad Request: missing sessionId", http.StatusBadRequest)
 		return
 	}
-	s, ok := h.sessions.lookup(id)
+	s, ok := h.session(id)
 	if !ok {
 		http.Error(w, "Not Found: unknown session", http.StatusNotFound)
 		return

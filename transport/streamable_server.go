@@ -2,14 +2,18 @@ package transport
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"hash"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/mcplink"
@@ -173,6 +177,13 @@ type StreamableHTTPOptions struct {
 	// themselves. Set DisableHijack when a middleware that does must see
 	// what the stream writes or when it ends.
 	DisableHijack bool
+	// SessionIDs mints the session IDs and checks the tag of the one each
+	// request names before looking the session up: a request whose ID
+	// does not verify gets the 404 of an unknown session. Package mcp's
+	// NewStreamableHTTPHandler sets it to its server's KeyRing when nil,
+	// so that replicas sharing the ring accept each other's IDs. Nil
+	// means a random key of the handler's own.
+	SessionIDs SessionIDTagger
 	// Logger receives the handler's diagnostics. Nil discards them.
 	Logger *slog.Logger
 }
@@ -212,8 +223,13 @@ type StreamableHTTPHandler struct {
 	noModern    bool     // SupportedVersions names no revision of the stateless era
 	modernVers  []string // the revisions of the stateless era SupportedVersions names
 
+	sids     SessionIDTagger
 	sessions sessionSet[*httpSession]
 	holders  holderSet // of hijacked GET streams
+
+	// testHookLookup, if set, is called with each session ID the handler
+	// looks up in its table, after the ID's tag verified.
+	testHookLookup func(id string)
 
 	// testHookExchangeWaited, if set, is called when an exchange's POST
 	// stops waiting, before it writes what is left, with the IDs of the
@@ -232,6 +248,7 @@ func newStreamableHTTPHandler(connect connectFunc, opts *StreamableHTTPOptions) 
 	if h.logger == nil {
 		h.logger = slog.New(slog.DiscardHandler)
 	}
+	h.sids = sessionIDsOr(h.opts.SessionIDs)
 	h.idle = h.opts.SessionIdleTimeout
 	if h.idle == 0 {
 		h.idle = defaultSessionIdleTimeout
@@ -383,7 +400,7 @@ func (h *StreamableHTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: missing Mcp-Session-Id header")
 		return nil
 	}
-	s, ok := h.sessions.lookup(id)
+	s, ok := h.session(id)
 	if !ok {
 		writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: unknown or expired session")
 		return nil
@@ -394,6 +411,20 @@ func (h *StreamableHTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *
 	}
 	s.adm.established.Store(true) // a request after initialize: the handshake is over
 	return s
+}
+
+// session returns the session of the given ID. An ID whose tag does not
+// verify is refused before anything looks it up: a session store shared
+// by replicas must be reached through here too, so that forged IDs cost
+// it nothing.
+func (h *StreamableHTTPHandler) session(id string) (*httpSession, bool) {
+	if !h.sids.CheckSessionID(id) {
+		return nil, false
+	}
+	if h.testHookLookup != nil {
+		h.testHookLookup(id)
+	}
+	return h.sessions.lookup(id)
 }
 
 // checkVersion validates the MCP-Protocol-Version header and returns the
@@ -611,7 +642,7 @@ func (h *StreamableHTTPHandler) serveInitialize(w http.ResponseWriter, r *http.R
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: missing Mcp-Session-Id header")
 		return
 	}
-	s := h.newSession(newHTTPSessionID(), info.Principal, false, "", a) // s owns the slot now
+	s := h.newSession(h.sids.MintSessionID(), info.Principal, false, "", a) // s owns the slot now
 	if err := h.connect(r.Context(), s); err != nil {
 		h.logger.Error("mcp http: connect failed", "err", err)
 		s.Close()
@@ -720,10 +751,93 @@ func (h *StreamableHTTPHandler) forget(s *httpSession) {
 	}
 }
 
-// newHTTPSessionID returns a session ID from a cryptographically secure
-// source: 128 random bits, base64url without padding.
-func newHTTPSessionID() string {
+// SessionIDTagger mints the session IDs of an HTTP handler and checks
+// those requests present. A minted ID carries a tag (a truncated MAC
+// under a secret key) that CheckSessionID verifies, so that a request
+// naming a forged or random session ID is refused (404, as an unknown
+// session) before any session is looked up, in this process or in a
+// shared store. Minted IDs must be unguessable (128 random bits or more)
+// and of visible ASCII (0x21 to 0x7E). Package mcp's KeyRing is one,
+// shared by replicas that hold the same keys; see
+// [StreamableHTTPOptions.SessionIDs]. Implementations are safe for
+// concurrent use.
+type SessionIDTagger interface {
+	// MintSessionID returns a new session ID.
+	MintSessionID() string
+	// CheckSessionID reports whether id carries a valid tag. It must be
+	// cheap and must not block: it runs on every request naming a
+	// session, before anything else looks at the ID.
+	CheckSessionID(id string) bool
+}
+
+// localSessionIDs is the SessionIDTagger of a handler without one: a
+// random key of its own, so its IDs verify in this handler only. An ID is
+// "<random>.<tag>": 16 random bytes and the first 12 bytes of their
+// HMAC-SHA256, base64url.
+type localSessionIDs struct {
+	macs sync.Pool // of *localMAC
+}
+
+// localMAC is an HMAC under the key with its scratch buffers, pooled so
+// that a check costs no allocation.
+type localMAC struct {
+	h   hash.Hash
+	in  [localRandomLen]byte
+	out [sha256.Size]byte
+}
+
+const (
+	localRandomLen = 22 // base64url of 16 bytes
+	localTagLen    = 16 // base64url of 12 bytes
+	localSIDLen    = localRandomLen + 1 + localTagLen
+)
+
+func newLocalSessionIDs() *localSessionIDs {
+	key := make([]byte, 32)
+	rand.Read(key) // never fails (crypto/rand.Read panics rather than return an error)
+	l := &localSessionIDs{}
+	l.macs.New = func() any { return &localMAC{h: hmac.New(sha256.New, key)} }
+	return l
+}
+
+// tag sets tag to the tag of the random part of an ID.
+func (l *localSessionIDs) tag(tag *[12]byte, random string) {
+	m := l.macs.Get().(*localMAC)
+	m.h.Reset()
+	copy(m.in[:], random)
+	m.h.Write(m.in[:])
+	copy(tag[:], m.h.Sum(m.out[:0]))
+	l.macs.Put(m)
+}
+
+// MintSessionID implements [SessionIDTagger].
+func (l *localSessionIDs) MintSessionID() string {
 	var b [16]byte
-	rand.Read(b[:]) // never fails (crypto/rand.Read panics rather than return an error)
-	return base64.RawURLEncoding.EncodeToString(b[:])
+	rand.Read(b[:]) // never fails
+	random := base64.RawURLEncoding.EncodeToString(b[:])
+	var tag [12]byte
+	l.tag(&tag, random)
+	return random + "." + base64.RawURLEncoding.EncodeToString(tag[:])
+}
+
+// CheckSessionID implements [SessionIDTagger].
+func (l *localSessionIDs) CheckSessionID(id string) bool {
+	if len(id) != localSIDLen || id[localRandomLen] != '.' {
+		return false
+	}
+	var got, want [12]byte
+	if n, err := base64.RawURLEncoding.Decode(got[:], []byte(id[localRandomLen+1:])); err != nil || n != len(got) {
+		return false
+	}
+	l.tag(&want, id[:localRandomLen])
+	return hmac.Equal(got[:], want[:])
+}
+
+// sessionIDsOr returns t, or a tagger with a random key of its own when t
+// is nil.
+func sessionIDsOr(t SessionIDTagger) SessionIDTagger {
+	if t == nil {
+		return newLocalSessionIDs()
+	}
+	return t
 }
