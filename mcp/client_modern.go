@@ -423,39 +423,41 @@ func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, e
 		if err != nil {
 			return nil, fromWire(err)
 		}
-		if responses != nil && bytes.Contains(res, []byte(ResultTypeInputRequired)) {
-			var ir InputRequiredResult
-			if err := unmarshalReceived(res, &ir); err != nil {
-				return nil, fmt.Errorf("mcp: decoding %s result: %w", o.method, err)
+		if !readFinal(o, res) {
+			if responses != nil && bytes.Contains(res, []byte(ResultTypeInputRequired)) {
+				var ir InputRequiredResult
+				if err := unmarshalReceived(res, &ir); err != nil {
+					return nil, fmt.Errorf("mcp: decoding %s result: %w", o.method, err)
+				}
+				if ir.ResultType == ResultTypeInputRequired {
+					if round+1 >= m.rounds {
+						return nil, &InputRoundsError{Method: o.method, Rounds: round + 1}
+					}
+					if len(ir.InputRequests) > m.asks {
+						return nil, &InputRequestsError{Method: o.method, Requests: len(ir.InputRequests), Max: m.asks}
+					}
+					answers, err := cs.fulfil(ctx, o.method, ir.InputRequests)
+					if err != nil {
+						return nil, err
+					}
+					*responses, *state = answers, ir.RequestState
+					continue
+				}
 			}
-			if ir.ResultType == ResultTypeInputRequired {
-				if round+1 >= m.rounds {
-					return nil, &InputRoundsError{Method: o.method, Rounds: round + 1}
-				}
-				if len(ir.InputRequests) > m.asks {
-					return nil, &InputRequestsError{Method: o.method, Requests: len(ir.InputRequests), Max: m.asks}
-				}
-				answers, err := cs.fulfil(ctx, o.method, ir.InputRequests)
+			if done, err := captureTask(ctx, o, res, true); done {
 				if err != nil {
 					return nil, err
 				}
-				*responses, *state = answers, ir.RequestState
-				continue
+				return o.result, nil
 			}
-		}
-		if done, err := captureTask(ctx, o, res, true); done {
-			if err != nil {
-				return nil, err
+			if err := unmarshalReceived(res, o.result); err != nil {
+				return nil, fmt.Errorf("mcp: decoding %s result: %w", o.method, err)
 			}
-			return o.result, nil
-		}
-		if err := unmarshalReceived(res, o.result); err != nil {
-			return nil, fmt.Errorf("mcp: decoding %s result: %w", o.method, err)
-		}
-		// A result without resultType is complete (a server of an earlier
-		// revision); any other type is one this session did not negotiate.
-		if rt := *o.result.resultType(); rt != "" && rt != ResultTypeComplete {
-			return nil, &ResultTypeError{Method: o.method, ResultType: rt}
+			// A result without resultType is complete (a server of an earlier
+			// revision); any other type is one this session did not negotiate.
+			if rt := *o.result.resultType(); rt != "" && rt != ResultTypeComplete {
+				return nil, &ResultTypeError{Method: o.method, ResultType: rt}
+			}
 		}
 		if mm := lackingMember(o.result); mm != "" {
 			return nil, &ResultError{Method: o.method, Member: mm}

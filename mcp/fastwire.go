@@ -114,7 +114,9 @@ func (r *CallToolResult) appendWire(dst []byte) ([]byte, bool) {
 // members calls f with the name (raw, without quotes) and raw value of
 // each member of the object data, and reports whether data is an object
 // that f took whole.
-func members(data []byte, f func(name, v []byte) bool) bool {
+// A value that starts with known, the text of a whole JSON value, is known
+// to end with it, which spares scanning it.
+func members(data, known []byte, f func(name, v []byte) bool) bool {
 	i := jsonscan.SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return false
@@ -133,7 +135,11 @@ func members(data []byte, f func(name, v []byte) bool) bool {
 			return false
 		}
 		i = jsonscan.SkipSpace(data, i+1)
-		end = jsonscan.ValueEnd(data, i)
+		if len(known) > 0 && bytes.HasPrefix(data[i:], known) {
+			end = i + len(known)
+		} else {
+			end = jsonscan.ValueEnd(data, i)
+		}
 		if end <= i || !f(name, data[i:end]) {
 			return false
 		}
@@ -182,12 +188,13 @@ func text(v []byte) (string, bool) {
 	return string(u), true
 }
 
-// readWire decodes p from data when it has no members but _meta, name and
-// arguments, an object; _meta only if metas holds it decoded (the
-// envelope a client sends with every request).
+// readWire decodes p from data when it has no members but _meta, name (a
+// string: it is required) and arguments (an object); _meta only if metas
+// holds it decoded (the envelope a client sends with every request).
 func (p *CallToolParams) readWire(data []byte, metas *capsCache) bool {
 	var out CallToolParams
-	ok := members(data, func(name, v []byte) bool {
+	named := false
+	ok := members(data, metas.lastText(), func(name, v []byte) bool {
 		switch string(name) {
 		case "_meta":
 			m, ok := metas.meta(v)
@@ -195,7 +202,7 @@ func (p *CallToolParams) readWire(data []byte, metas *capsCache) bool {
 			return ok
 		case "name":
 			s, ok := plainText(v)
-			out.Name = s
+			out.Name, named = s, ok
 			return ok
 		case "arguments":
 			if v[0] != '{' {
@@ -206,17 +213,17 @@ func (p *CallToolParams) readWire(data []byte, metas *capsCache) bool {
 		}
 		return false
 	})
-	if ok {
+	if ok && named {
 		*p = out
 	}
-	return ok
+	return ok && named
 }
 
 // readWire decodes r from data when its members are content (text blocks
 // only), structuredContent (an object), isError and resultType.
 func (r *CallToolResult) readWire(data []byte, _ *capsCache) bool {
 	var out CallToolResult
-	ok := members(data, func(name, v []byte) bool {
+	ok := members(data, nil, func(name, v []byte) bool {
 		switch string(name) {
 		case "content":
 			c, ok := readTextBlocks(v)
@@ -266,7 +273,7 @@ func readTextBlocks(v []byte) (Contents, bool) {
 		}
 		var t TextContent
 		typed := false
-		if !members(v[i:end], func(name, v []byte) bool {
+		if !members(v[i:end], nil, func(name, v []byte) bool {
 			switch string(name) {
 			case "type":
 				typed = string(v) == `"text"`
@@ -293,8 +300,35 @@ func (c *capsCache) meta(raw []byte) (Meta, bool) {
 	if c == nil {
 		return Meta{}, false
 	}
+	if l := c.last.Load(); l != nil && string(l.text) == string(raw) {
+		return l.meta, true
+	}
 	c.mu.Lock()
 	m, ok := c.metas[string(raw)]
 	c.mu.Unlock()
 	return m, ok
+}
+
+// lastText returns the text of the _meta c decoded last, or nil.
+func (c *capsCache) lastText() []byte {
+	if c == nil {
+		return nil
+	}
+	if l := c.last.Load(); l != nil {
+		return l.text
+	}
+	return nil
+}
+
+// readFinal decodes res into o.result with its hand-written decoder when
+// that takes it and it is a final result (no task, no input rounds: its
+// resultType absent or complete), sparing the client's searches of res
+// for those; it reports whether it did.
+func readFinal(o *outgoing, res []byte) bool {
+	r, ok := o.result.(wireReader)
+	if !ok || !r.readWire(res, nil) {
+		return false
+	}
+	rt := *o.result.resultType()
+	return rt == "" || rt == ResultTypeComplete
 }

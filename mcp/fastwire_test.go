@@ -133,7 +133,7 @@ var readWireCases = []struct {
 	{"params null args", `{"name":"x","arguments":null}`, false, false},
 	{"params task", `{"name":"x","task":{}}`, false, false},
 	{"params twice", `{"name":"a","name":"b"}`, false, true},
-	{"params empty", `{}`, false, true},
+	{"params empty", `{}`, false, false},
 	{"params array", `[]`, false, false},
 	{"result", `{"content":[{"type":"text","text":"hello"}]}`, true, true},
 	{"result modern", `{"resultType":"complete","content":[{"text":"a\"b\n\u00e9","type":"text"},{"type":"text","text":""}],"structuredContent":{"sum":3},"isError":false}`, true, true},
@@ -214,4 +214,14 @@ func FuzzReadWire(f *testing.F) {
 		}
 		checkReadWire(t, data, result)
 	})
+}
+
+// TestReadWireRequired: params without their required name are left to
+// the engine, which says which member is missing.
+func TestReadWireRequired(t *testing.T) {
+	for _, data := range []string{`{}`, `{"arguments":{}}`, `{"name":null}`} {
+		if new(CallToolParams).readWire([]byte(data), nil) {
+			t.Errorf("readWire took %s, which lacks name", data)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"maps"
 	"sync"
+	"sync/atomic"
 
 	"encoding/json"
 	"errors"
@@ -287,6 +288,16 @@ type capsCache struct {
 	mu    sync.Mutex
 	m     map[string]*ClientCapabilities
 	metas map[string]Meta
+	// last is the envelope decoded last: the one a client sends with
+	// every request, found without hashing it, and skipped by readWire
+	// without scanning it.
+	last atomic.Pointer[cachedMeta]
+}
+
+// cachedMeta is an envelope's text and its decoding.
+type cachedMeta struct {
+	text []byte
+	meta Meta
 }
 
 // cacheableMeta reports whether m holds nothing particular to one
@@ -329,6 +340,7 @@ func (c *capsCache) init() {
 			}
 			c.metas[string(raw)] = *m
 			c.mu.Unlock()
+			c.last.Store(&cachedMeta{text: bytes.Clone(raw), meta: *m})
 		}
 		return nil
 	})

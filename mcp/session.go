@@ -56,7 +56,8 @@ func decodeParams[P any, PP interface {
 }
 
 // wireReader is a protocol type with a hand-written decoder for its
-// common shape (see fastwire.go).
+// common shape (see fastwire.go). A params type's takes only params that
+// have every required member.
 type wireReader interface {
 	readWire(data []byte, metas *capsCache) bool
 }
@@ -200,7 +201,8 @@ func serverMethodFor[P any, PP interface {
 		required: required,
 		newRequest: func(ss *ServerSession, raw json.RawMessage, extra *RequestExtra) (Request, *json.RawMessage, error) {
 			p := PP(new(P))
-			if r, ok := any(p).(wireReader); !ok || !r.readWire(raw, ss.metaCache()) {
+			r, fast := any(p).(wireReader)
+			if fast = fast && r.readWire(raw, ss.metaCache()); !fast {
 				var err error
 				if p, err = decodeParams[P, PP](raw, ss.decodeOptions()...); err != nil {
 					return nil, nil, err
@@ -212,8 +214,10 @@ func serverMethodFor[P any, PP interface {
 				ss.chooseModern()
 				return nil, nil, errRemovedInModern(method)
 			}
-			if m := missingMember(raw, required.members()); m != "" {
-				return nil, nil, missingParamError(m)
+			if !fast { // readWire takes only params with their required members
+				if m := missingMember(raw, required.members()); m != "" {
+					return nil, nil, missingParamError(m)
+				}
 			}
 			in := &inbound[ServerRequest[PP]]{req: ServerRequest[PP]{Session: ss, Params: p, Extra: extra, method: method}}
 			return &in.req, &in.result, nil
@@ -324,11 +328,13 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return nil, fromWire(err)
 	}
-	if done, err := captureTask(ctx, o, res, false); done {
-		return o.result, err // a task in place of the result (client_tasks.go)
-	}
-	if err := unmarshalReceived(res, o.result); err != nil {
-		return nil, fmt.Errorf("mcp: decoding %s result: %w", o.method, err)
+	if !readFinal(o, res) {
+		if done, err := captureTask(ctx, o, res, false); done {
+			return o.result, err // a task in place of the result (client_tasks.go)
+		}
+		if err := unmarshalReceived(res, o.result); err != nil {
+			return nil, fmt.Errorf("mcp: decoding %s result: %w", o.method, err)
+		}
 	}
 	if m := lackingMember(o.result); m != "" {
 		return nil, &ResultError{Method: o.method, Member: m}
