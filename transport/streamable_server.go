@@ -206,6 +206,7 @@ type StreamableHTTPHandler struct {
 	maxInit     int64
 	bodyTO      time.Duration // 0: no bound
 	maxEvent    int
+	log         EventLog // EventStore as an EventLog, if it is one
 	retry       time.Duration
 	writeTO     time.Duration
 	modernOnly  bool     // SupportedVersions names only revisions of the stateless era
@@ -271,6 +272,7 @@ func newStreamableHTTPHandler(connect connectFunc, opts *StreamableHTTPOptions) 
 	if h.writeTO == 0 {
 		h.writeTO = 30 * time.Second
 	}
+	h.log, _ = h.opts.EventStore.(EventLog)
 	h.retry = h.opts.RetryInterval
 	if h.retry <= 0 {
 		h.retry = time.Second

@@ -548,7 +548,9 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 	st := s.streams[streamID]
 	s.mu.Unlock()
 	if st == nil {
-		// The stream is over (or lives elsewhere): replay what is stored.
+		// The stream is over, or is written elsewhere (another process
+		// sharing the store): replay what is stored and, from an event
+		// log, follow it until its end.
 		_, events, err := store.After(r.Context(), s.id, last)
 		if err != nil {
 			http.Error(w, "Bad Request: unknown or expired Last-Event-ID", http.StatusBadRequest)
@@ -556,11 +558,16 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 		}
 		replay := &httpStream{s: s, mode: ResponseSSE, w: w}
 		replay.mu.Lock()
-		replay.startSSELocked()
+		replay.startSSEHeadersLocked()
+		http.NewResponseController(w).Flush()
 		for _, e := range events {
 			replay.writeEventLocked(e.ID, e.Data)
+			last = e.ID
 		}
 		replay.mu.Unlock()
+		if s.h.log != nil {
+			s.tail(r.Context(), replay, last)
+		}
 		clearWriteDeadline(w)
 		return false
 	}
@@ -581,6 +588,49 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 		st.mu.Unlock()
 	}
 	return false
+}
+
+// tailQuiet bounds how long a resumed stream that this process does not
+// write follows its event log without getting an event: the client then
+// resumes again (the connection may be held by a proxy that drops idle
+// ones, and a stream whose end was lost would hold it forever).
+const tailQuiet = 30 * time.Second
+
+// tail follows the event log of a stream written elsewhere, from the
+// event last, writing its events to replay's connection, until the stream
+// ends, its client leaves, the session ends (deleting the session's events
+// wakes a waiting tail; a store's bounded wait returns), or the log is quiet for
+// tailQuiet. A gap, the store's tail limit or an error ends the
+// connection: the client resumes from the last event it got (and is
+// refused if that crosses the gap).
+func (s *httpSession) tail(ctx context.Context, replay *httpStream, last string) {
+	quiet := time.Now().Add(tailQuiet)
+	for {
+		tctx, tcancel := context.WithDeadline(ctx, quiet)
+		b, err := s.h.log.Tail(tctx, s.id, last)
+		tcancel()
+		if err != nil {
+			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrEventNotFound) {
+				s.h.logger.Warn("mcp http: event log tail failed", "err", err)
+			}
+			return
+		}
+		replay.mu.Lock()
+		for _, e := range b.Events {
+			replay.writeEventLocked(e.ID, e.Data)
+			last = e.ID
+		}
+		gone := replay.w == nil
+		replay.mu.Unlock()
+		if b.Ended || gone || ctx.Err() != nil || s.isClosed() {
+			return
+		}
+		if len(b.Events) > 0 {
+			quiet = time.Now().Add(tailQuiet)
+		} else if !time.Now().Before(quiet) {
+			return
+		}
+	}
 }
 
 // Write implements [Conn]: it routes m to the stream of the request it
@@ -722,6 +772,9 @@ type httpStream struct {
 	initOK   bool                // an initialize succeeded on this exchange
 	deadline bool                // a write deadline is set on w
 	conns    int                 // connections attached after the first
+	seq      int64               // events the stream tried to store (EventLog)
+	lastID   string              // ID of the last event stored (EventLog)
+	gap      bool                // an event failed to be stored since lastID
 	buf      []byte
 	// run is the handler of the exchange's one request when it runs on the
 	// POST's goroutine (see RunHandler); only that goroutine uses it.
@@ -872,6 +925,16 @@ func (st *httpStream) startSSELocked() {
 		return
 	}
 	if st.id != "" && st.s.protocolVersion() >= primingVersion {
+		if log := st.s.h.log; log != nil {
+			// The position of the last event stored, without a write.
+			id := st.lastID
+			if id == "" {
+				id = log.StreamStart(st.s.id, st.id)
+			}
+			st.buf = appendSSE(st.buf[:0], id, nil, st.s.h.retry)
+			st.flushLocked()
+			return
+		}
 		id, err := st.s.h.opts.EventStore.Append(context.Background(), st.s.id, st.id, nil)
 		if err == nil {
 			st.buf = appendSSE(st.buf[:0], id, nil, st.s.h.retry)
@@ -958,13 +1021,10 @@ func (st *httpStream) send(ctx context.Context, m jsonrpc.Message, responses int
 		}
 		eventID := ""
 		if st.id != "" {
-			id, err := st.s.h.opts.EventStore.Append(ctx, st.s.id, st.id, data)
-			if err != nil {
-				st.s.h.logger.Warn("mcp http: event store append failed", "err", err)
-			} else {
-				eventID = id
-			}
+			eventID = st.storeLocked(ctx, data, !st.standalone && responses > 0 && st.pending-responses <= 0)
 		}
+		// Stored or not, the event goes out live (without an ID if it
+		// could not be stored).
 		st.writeEventLocked(eventID, data)
 		if st.w == nil && st.id == "" && responses == 0 && !m.(*jsonrpc.Request).IsNotification() {
 			return errNoStream
@@ -972,6 +1032,34 @@ func (st *httpStream) send(ctx context.Context, m jsonrpc.Message, responses int
 	}
 	st.answeredLocked(responses)
 	return nil
+}
+
+// storeLocked stores data as the stream's next event, last saying whether
+// it is the stream's last, and returns its ID, or "" when it could not be
+// stored. The store's write is not cancelled with the handler that sends
+// the event: it has a deadline of its own.
+func (st *httpStream) storeLocked(ctx context.Context, data []byte, last bool) string {
+	ctx = context.WithoutCancel(ctx)
+	log := st.s.h.log
+	if log == nil {
+		id, err := st.s.h.opts.EventStore.Append(ctx, st.s.id, st.id, data)
+		if err != nil {
+			st.s.h.logger.Warn("mcp http: event store append failed", "err", err)
+			return ""
+		}
+		return id
+	}
+	st.seq++
+	id, err := log.Write(ctx, st.s.id, st.id, LogEvent{Seq: st.seq, Data: data, Gap: st.gap, End: last})
+	if err != nil {
+		// The next event carries a gap mark: a resumption from before it
+		// is refused rather than replayed without this one.
+		st.s.h.logger.Warn("mcp http: event store append failed", "err", err)
+		st.gap = true
+		return ""
+	}
+	st.lastID, st.gap = id, false
+	return id
 }
 
 // answeredLocked records that n more requests of the stream are answered
