@@ -148,14 +148,14 @@ type MemoryEventStoreOptions struct {
 // to the session wakes the tails waiting on it.
 //
 // Its event IDs are "<epoch>_<stream>_<sequence>": epoch is random for
-// each store, and sequence numbers increase across a session's streams.
+// each session of each store (another session's IDs, or another store's,
+// are unknown), and sequence numbers increase across a session's streams.
 type MemoryEventStore struct {
 	maxBytes int
 	maxAge   time.Duration
 	maxTails int
 	now      func() time.Time
 	start    time.Time // event times are durations since it (monotonic)
-	epoch    string    // in every event ID: IDs of another store are unknown
 
 	mu       sync.Mutex
 	bytes    int                    // size of the stored event data
@@ -171,6 +171,7 @@ type MemoryEventStore struct {
 // and start at 1, so that a stream whose record went with its events and
 // that gets new ones continues its IDs instead of repeating them.
 type memSession struct {
+	epoch   string // random: in every event ID of the session
 	streams map[string]*memStream
 	next    int64         // sequence number the next event gets
 	evicted int64         // highest sequence number evicted; 0 for none
@@ -206,10 +207,8 @@ var _ EventLog = (*MemoryEventStore)(nil)
 // NewMemoryEventStore returns an in-memory event store bounded by size and
 // age. opts may be nil.
 func NewMemoryEventStore(opts *MemoryEventStoreOptions) *MemoryEventStore {
-	var b [4]byte
-	rand.Read(b[:])
 	s := &MemoryEventStore{maxBytes: 16 << 20, maxAge: 5 * time.Minute, maxTails: 1024, now: time.Now, start: time.Now(),
-		epoch: hex.EncodeToString(b[:]), sessions: make(map[string]*memSession)}
+		sessions: make(map[string]*memSession)}
 	if opts != nil {
 		if opts.MaxBytes > 0 {
 			s.maxBytes = opts.MaxBytes
@@ -236,19 +235,32 @@ func (s *MemoryEventStore) Write(_ context.Context, sessionID, streamID string, 
 }
 
 // StreamStart implements [EventLog]: the position is the session's last
-// sequence number, which no event of the stream follows yet.
+// sequence number, which no event of the stream follows yet. It records
+// the session (its epoch) if the store has nothing of it yet.
 func (s *MemoryEventStore) StreamStart(sessionID, streamID string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	last := int64(0)
-	if sess := s.sessions[sessionID]; sess != nil {
-		last = sess.next - 1
-	}
-	return s.eventID(streamID, last)
+	sess := s.sessionLocked(sessionID)
+	return sess.eventID(streamID, sess.next-1)
 }
 
-func (s *MemoryEventStore) eventID(streamID string, seq int64) string {
-	return s.epoch + "_" + streamID + "_" + strconv.FormatInt(seq, 10)
+// sessionLocked returns the session's record, creating it.
+func (s *MemoryEventStore) sessionLocked(sessionID string) *memSession {
+	sess := s.sessions[sessionID]
+	if sess == nil {
+		var b [memEpochBytes]byte
+		rand.Read(b[:])
+		sess = &memSession{epoch: hex.EncodeToString(b[:]), next: 1}
+		s.sessions[sessionID] = sess
+	}
+	return sess
+}
+
+// memEpochBytes is the size of a session's epoch.
+const memEpochBytes = 6
+
+func (sess *memSession) eventID(streamID string, seq int64) string {
+	return sess.epoch + "_" + streamID + "_" + strconv.FormatInt(seq, 10)
 }
 
 // write stores e; numbered says whether e.Seq counts the stream's events.
@@ -262,11 +274,7 @@ func (s *MemoryEventStore) write(sessionID, streamID string, e LogEvent, numbere
 	defer s.mu.Unlock()
 	now := s.now().Sub(s.start)
 	s.evict(now)
-	sess := s.sessions[sessionID]
-	if sess == nil {
-		sess = &memSession{next: 1}
-		s.sessions[sessionID] = sess
-	}
+	sess := s.sessionLocked(sessionID)
 	if sess.streams == nil {
 		sess.streams = make(map[string]*memStream)
 	}
@@ -293,7 +301,7 @@ func (s *MemoryEventStore) write(sessionID, streamID string, e LogEvent, numbere
 		close(sess.wake)
 		sess.wake = nil
 	}
-	return s.eventID(streamID, seq)
+	return sess.eventID(streamID, seq)
 }
 
 // evict drops the oldest events while the store is over its bounds, and
@@ -358,22 +366,29 @@ func (s *MemoryEventStore) compact() {
 	}
 }
 
-// parseID splits an event ID of this store into its stream and sequence
-// number, reporting false for anything else.
-func (s *MemoryEventStore) parseID(id string) (string, int64, bool) {
-	if len(id) > MaxEventIDBytes || len(id) <= len(s.epoch)+1 || id[:len(s.epoch)] != s.epoch || id[len(s.epoch)] != '_' {
-		return "", 0, false
+// memPos is a position in a session's events, parsed from an event ID.
+type memPos struct {
+	epoch, stream string
+	seq           int64
+}
+
+// parseID splits an event ID of this store into its epoch, stream and
+// sequence number, reporting false for anything else.
+func parseID(id string) (memPos, bool) {
+	const n = 2 * memEpochBytes
+	if len(id) > MaxEventIDBytes || len(id) <= n+1 || id[n] != '_' {
+		return memPos{}, false
 	}
-	rest := id[len(s.epoch)+1:]
+	rest := id[n+1:]
 	i := strings.LastIndexByte(rest, '_')
 	if i <= 0 || !digits(rest[i+1:]) {
-		return "", 0, false
+		return memPos{}, false
 	}
 	seq, err := strconv.ParseInt(rest[i+1:], 10, 64)
 	if err != nil {
-		return "", 0, false
+		return memPos{}, false
 	}
-	return rest[:i], seq, true
+	return memPos{epoch: id[:n], stream: rest[:i], seq: seq}, true
 }
 
 // digits reports whether s is a non-empty run of ASCII digits of a
@@ -394,24 +409,18 @@ func digits(s string) bool {
 // whole asks for all of them and refuses a gap among them, else the ones
 // before the first gap are returned. It reports whether the stream's end
 // is the last event returned (or seq).
-func (s *MemoryEventStore) readLocked(sessionID, streamID string, seq int64, whole bool) ([]StoredEvent, bool, error) {
+func (s *MemoryEventStore) readLocked(sessionID string, p memPos, whole bool) ([]StoredEvent, bool, error) {
 	s.evict(s.now().Sub(s.start))
 	sess := s.sessions[sessionID]
-	next := int64(1)
-	if sess != nil {
-		next = sess.next
-	}
-	if seq >= next {
+	if sess == nil || p.epoch != sess.epoch || p.seq >= sess.next {
 		return nil, false, ErrEventNotFound
 	}
-	var st *memStream
-	if sess != nil {
-		st = sess.streams[streamID]
-	}
+	streamID, seq := p.stream, p.seq
+	st := sess.streams[streamID]
 	if st == nil {
 		// Every event the stream had is gone, or it has none yet. None
 		// came after seq if the session lost nothing after it.
-		if sess != nil && sess.evicted > seq {
+		if sess.evicted > seq {
 			return nil, false, ErrEventNotFound
 		}
 		return nil, false, nil
@@ -429,7 +438,7 @@ func (s *MemoryEventStore) readLocked(sessionID, streamID string, seq int64, who
 			}
 			return out, false, nil
 		}
-		out = append(out, StoredEvent{ID: s.eventID(streamID, e.seq), Data: e.data})
+		out = append(out, StoredEvent{ID: sess.eventID(streamID, e.seq), Data: e.data})
 	}
 	// Everything after seq was returned: the stream ended if its last
 	// event is its end.
@@ -438,27 +447,27 @@ func (s *MemoryEventStore) readLocked(sessionID, streamID string, seq int64, who
 
 // After implements [EventStore]. It refuses a range that crosses a gap.
 func (s *MemoryEventStore) After(_ context.Context, sessionID, lastEventID string) (string, []StoredEvent, error) {
-	streamID, seq, ok := s.parseID(lastEventID)
+	p, ok := parseID(lastEventID)
 	if !ok {
 		return "", nil, ErrEventNotFound
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out, _, err := s.readLocked(sessionID, streamID, seq, true)
+	out, _, err := s.readLocked(sessionID, p, true)
 	if err != nil {
 		return "", nil, err
 	}
-	return streamID, out, nil
+	return p.stream, out, nil
 }
 
 // Tail implements [EventLog]. It waits for a write to the session, or the
 // session's deletion, without a goroutine.
 func (s *MemoryEventStore) Tail(ctx context.Context, sessionID, lastEventID string) (LogBatch, error) {
-	streamID, seq, ok := s.parseID(lastEventID)
+	p, ok := parseID(lastEventID)
 	if !ok {
 		return LogBatch{}, ErrEventNotFound
 	}
-	b := LogBatch{StreamID: streamID}
+	b := LogBatch{StreamID: p.stream}
 	waiting := false
 	defer func() {
 		if waiting {
@@ -469,7 +478,7 @@ func (s *MemoryEventStore) Tail(ctx context.Context, sessionID, lastEventID stri
 	}()
 	for {
 		s.mu.Lock()
-		events, ended, err := s.readLocked(sessionID, streamID, seq, false)
+		events, ended, err := s.readLocked(sessionID, p, false)
 		if err != nil || len(events) > 0 || ended {
 			s.mu.Unlock()
 			if err != nil {
@@ -486,13 +495,7 @@ func (s *MemoryEventStore) Tail(ctx context.Context, sessionID, lastEventID stri
 			s.tails++
 			waiting = true
 		}
-		sess := s.sessions[sessionID]
-		if sess == nil {
-			// A session with nothing stored yet (seq is 0): its record
-			// goes with DeleteSession.
-			sess = &memSession{next: 1}
-			s.sessions[sessionID] = sess
-		}
+		sess := s.sessions[sessionID] // readLocked found it
 		if sess.wake == nil {
 			sess.wake = make(chan struct{})
 		}

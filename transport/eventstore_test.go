@@ -35,7 +35,7 @@ func TestMemoryEventStoreStreamRecordsExpire(t *testing.T) {
 	}
 	now = now.Add(time.Second)
 	// Any use of the store drops what expired.
-	if _, _, err := s.After(ctx, "s", s.eventID("1", 1)); !errors.Is(err, ErrEventNotFound) {
+	if _, _, err := s.After(ctx, "s", s.sessions["s"].eventID("1", 1)); !errors.Is(err, ErrEventNotFound) {
 		t.Fatalf("After an expired event: %v", err)
 	}
 	after := liveHeap()
@@ -126,7 +126,7 @@ func TestMemoryEventStoreDeleteSessionCost(t *testing.T) {
 	}
 	// The other sessions are intact, and the deleted events' entries leave
 	// the age queue without harm.
-	if _, evs, err := s.After(ctx, "s7", s.eventID("3", 4)); err != nil || len(evs) != 14 {
+	if _, evs, err := s.After(ctx, "s7", s.sessions["s7"].eventID("3", 4)); err != nil || len(evs) != 14 {
 		t.Fatalf("another session: %d events, %v", len(evs), err)
 	}
 	s.mu.Lock()
