@@ -1056,6 +1056,15 @@ func (st *httpStream) storeLocked(ctx context.Context, data []byte, last bool) s
 		// is refused rather than replayed without this one.
 		st.s.h.logger.Warn("mcp http: event store append failed", "err", err)
 		st.gap = true
+		if last {
+			// No next event: a bare end mark, after the gap, tells the
+			// tails of the stream that it ended (no resumption gets
+			// past a gap mark, so it is never sent).
+			st.seq++
+			if _, err := log.Write(ctx, st.s.id, st.id, LogEvent{Seq: st.seq, Gap: true, End: true}); err != nil {
+				st.s.h.logger.Warn("mcp http: event store append failed", "err", err)
+			}
+		}
 		return ""
 	}
 	st.lastID, st.gap = id, false

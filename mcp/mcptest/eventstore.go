@@ -466,13 +466,13 @@ var eventStoreCases = []struct {
 			h.t.Fatalf("Tail after the waiting ones returned = %+v, %v", b, err)
 		}
 	}},
-	{name: "Retain", opts: EventStoreSuiteOptions{Retain: 10}, run: func(h *logHarness) {
+	{name: "Retain", opts: EventStoreSuiteOptions{Retain: 50}, run: func(h *logHarness) {
 		const n = 1000
 		start := h.store.StreamStart("s1", "1")
 		ids := h.writeN("s1", "1", n, false)
 		h.wantNotFound("s1", start)
 		h.wantNotFound("s1", ids[0])
-		h.wantNotFound("s1", ids[n-10*10-1])
+		h.wantNotFound("s1", ids[n-10*50-1])
 		h.wantEvents("After(the 6th last)", h.after("s1", ids[n-6]), "1", ids, n-4, n)
 	}},
 }
