@@ -293,6 +293,9 @@ func (s *EventStore) write(ctx context.Context, sessionID, streamID string, e tr
 	if e.End {
 		flags += "x"
 	}
+	if e.Data == nil {
+		flags += "z" // a bare mark: its event has no data
+	}
 	var b [epochBytes]byte
 	rand.Read(b[:])
 	now := time.Now()
@@ -445,7 +448,11 @@ func check(p position, epoch string, entries []redis.XMessage) readResult {
 			return r
 		}
 		prev = seq
-		r.events = append(r.events, transport.StoredEvent{ID: position{stream: p.stream, epoch: e, seq: seq, entry: m.ID}.eventID(), Data: []byte(d)})
+		ev := transport.StoredEvent{ID: position{stream: p.stream, epoch: e, seq: seq, entry: m.ID}.eventID()}
+		if !strings.Contains(f, "z") {
+			ev.Data = []byte(d)
+		}
+		r.events = append(r.events, ev)
 		if strings.Contains(f, "x") {
 			r.ended = true
 			return r

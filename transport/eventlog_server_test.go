@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -158,6 +159,45 @@ func TestStreamableHTTPResumeTailsStreamWrittenElsewhere(t *testing.T) {
 		get.Body.Close()
 		if got != tc.want {
 			t.Errorf("resume from %s: %d events, want %d", tc.last, got, tc.want)
+		}
+	}
+}
+
+// A stream whose requests were all cancelled ends without a response: its
+// log still records the end, so a resumption of it ends at once instead
+// of waiting for events that will not come.
+func TestStreamableHTTPResumeCancelledStreamEnds(t *testing.T) {
+	checkLeaks(t)
+	hh := newHardHarness(t, &StreamableHTTPOptions{EventStore: NewMemoryEventStore(nil)}, nil)
+	sid := hh.initialize("2025-11-25")
+	post := hh.openPost(context.Background(), `{"jsonrpc":"2.0","id":1,"method":"stream"}`, "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25")
+	events := newSSEReader(post.Body)
+	events.next() // priming
+	hh.backend.tokens <- 1
+	last := events.next()["id"]
+	hh.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25")
+	for events.next() != nil {
+	}
+	// The client's timeout (10 s) is below the bound of a quiet tail.
+	get, err := hh.client.Do(hh.request(context.Background(), http.MethodGet, "", "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25", "Last-Event-ID", last))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer get.Body.Close()
+	if get.StatusCode != 200 {
+		t.Fatalf("resume: %d", get.StatusCode)
+	}
+	body, err := io.ReadAll(get.Body)
+	if err != nil {
+		t.Fatalf("the resumed stream did not end: %v", err)
+	}
+	for r := newSSEReader(bytes.NewReader(body)); ; {
+		ev := r.next()
+		if ev == nil {
+			break
+		}
+		if ev["data"] != "" {
+			t.Fatalf("resumed a cancelled stream: %q", ev)
 		}
 	}
 }

@@ -775,6 +775,7 @@ type httpStream struct {
 	seq      int64               // events the stream tried to store (EventLog)
 	lastID   string              // ID of the last event stored (EventLog)
 	gap      bool                // an event failed to be stored since lastID
+	ended    bool                // the stream's end was written (EventLog)
 	buf      []byte
 	// run is the handler of the exchange's one request when it runs on the
 	// POST's goroutine (see RunHandler); only that goroutine uses it.
@@ -1050,6 +1051,7 @@ func (st *httpStream) storeLocked(ctx context.Context, data []byte, last bool) s
 		return id
 	}
 	st.seq++
+	st.ended = st.ended || last
 	id, err := log.Write(ctx, st.s.id, st.id, LogEvent{Seq: st.seq, Data: data, Gap: st.gap, End: last})
 	if err != nil {
 		// The next event carries a gap mark: a resumption from before it
@@ -1095,7 +1097,19 @@ func (st *httpStream) finishLocked() {
 	if st.id != "" && st.s.streams != nil {
 		delete(st.s.streams, st.id)
 	}
+	closed := st.s.closed
 	st.s.mu.Unlock()
+	if log := st.s.h.log; log != nil && st.id != "" && st.sse && !st.ended && !closed {
+		// The stream finished without a last event stored (its requests
+		// were cancelled): a bare end mark ends the tails of the stream.
+		st.ended = true
+		st.seq++
+		if id, err := log.Write(context.Background(), st.s.id, st.id, LogEvent{Seq: st.seq, Gap: st.gap, End: true}); err != nil {
+			st.s.h.logger.Warn("mcp http: event store append failed", "err", err)
+		} else {
+			st.lastID = id
+		}
+	}
 }
 
 // adoptInitializeLocked records the outcome of initialize: on success the

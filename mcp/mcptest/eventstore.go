@@ -278,6 +278,15 @@ var eventStoreCases = []struct {
 			h.t.Fatalf("Tail(event 1): %v", err)
 		}
 		h.wantEvents("Tail(event 1)", evs, "1", ids, 2, 3)
+		// A bare end mark (an event without data) ends a stream too; it
+		// comes with nil Data.
+		two := h.writeN("s1", "3", 2, false)
+		if _, err := h.store.Write(h.ctx, "s1", "3", transport.LogEvent{Seq: 3, End: true}); err != nil {
+			h.t.Fatalf("Write of a bare end mark: %v", err)
+		}
+		if evs, err := h.tailAll(ctx, "s1", two[1]); err != nil || len(evs) != 1 || evs[0].Data != nil {
+			h.t.Fatalf("Tail(before a bare end mark) = %+v, %v; want one event with nil Data", evs, err)
+		}
 		// A stream that has not ended: a tail waits with its context.
 		open := h.writeN("s1", "2", 2, false)
 		done, stop := context.WithCancel(h.ctx)
