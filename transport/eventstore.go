@@ -448,11 +448,12 @@ func (s *MemoryEventStore) readLocked(sessionID string, p memPos, whole bool) ([
 // After implements [EventStore]. It refuses a range that crosses a gap.
 func (s *MemoryEventStore) After(_ context.Context, sessionID, lastEventID string) (string, []StoredEvent, error) {
 	p, ok := parseID(lastEventID)
-	if !ok {
-		return "", nil, ErrEventNotFound
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !ok {
+		s.evict(s.now().Sub(s.start)) // as any use does
+		return "", nil, ErrEventNotFound
+	}
 	out, _, err := s.readLocked(sessionID, p, true)
 	if err != nil {
 		return "", nil, err
