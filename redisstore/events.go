@@ -344,7 +344,8 @@ func (s *EventStore) read(ctx context.Context, sessionID string, p position) (re
 	meta, streams := s.sessionKeys(sessionID)
 	key := streams + p.stream
 	octx, cancel := s.op(context.WithoutCancel(ctx))
-	res, err := readScript.Run(octx, s.client, []string{meta, key}, p.stream, p.entry, s.opts.Batch).Slice()
+	// One entry more than a batch tells whether more follow.
+	res, err := readScript.Run(octx, s.client, []string{meta, key}, p.stream, p.entry, s.opts.Batch+1).Slice()
 	cancel()
 	if err != nil {
 		return readResult{}, wrap("event read", err)
@@ -363,9 +364,12 @@ func (s *EventStore) read(ctx context.Context, sessionID string, p position) (re
 	if v, ok := res[1].(string); ok && len(entries) == 0 && v == strconv.FormatInt(p.seq, 10) {
 		return readResult{ended: true}, nil
 	}
+	full := len(entries) > s.opts.Batch
+	if full {
+		entries = entries[:s.opts.Batch]
+	}
 	r := check(p, epoch, entries)
-	r.epoch = epoch
-	r.full = len(entries) == s.opts.Batch
+	r.epoch, r.full = epoch, full
 	if len(r.events) == 0 && r.hole {
 		return readResult{}, transport.ErrEventNotFound
 	}
@@ -388,9 +392,16 @@ func (s *EventStore) wait(ctx context.Context, sessionID string, p position, epo
 	case err != nil:
 		return readResult{}, wrap("event tail", err)
 	}
-	var entries []redis.XMessage
+	var entries []entry
 	if len(res) == 1 {
-		entries = res[0].Messages
+		entries = make([]entry, len(res[0].Messages))
+		for i, m := range res[0].Messages {
+			entries[i].id = m.ID
+			for k, v := range m.Values {
+				v, _ := v.(string)
+				entries[i].setField(k, v)
+			}
+		}
 	}
 	r := check(p, epoch, entries)
 	if len(r.events) == 0 && r.hole {
@@ -399,26 +410,44 @@ func (s *EventStore) wait(ctx context.Context, sessionID string, p position, epo
 	return r, nil
 }
 
+// entry is a stored event as read: its Redis entry ID and fields.
+type entry struct {
+	id, q, e, f, d string
+}
+
+// setField sets a field of the entry by its name.
+func (en *entry) setField(k, v string) {
+	switch k {
+	case "q":
+		en.q = v
+	case "e":
+		en.e = v
+	case "f":
+		en.f = v
+	case "d":
+		en.d = v
+	}
+}
+
 // entriesOf converts the XRANGE reply of the read script.
-func entriesOf(v any) ([]redis.XMessage, error) {
+func entriesOf(v any) ([]entry, error) {
 	list, ok := v.([]any)
 	if !ok {
 		return nil, fmt.Errorf("redisstore: event read: unexpected entries %T", v)
 	}
-	out := make([]redis.XMessage, 0, len(list))
-	for _, x := range list {
+	out := make([]entry, len(list))
+	for i, x := range list {
 		pair, ok := x.([]any)
 		if !ok || len(pair) != 2 {
 			return nil, fmt.Errorf("redisstore: event read: unexpected entry")
 		}
-		id, _ := pair[0].(string)
+		out[i].id, _ = pair[0].(string)
 		kv, _ := pair[1].([]any)
-		m := redis.XMessage{ID: id, Values: make(map[string]any, len(kv)/2)}
-		for i := 0; i+1 < len(kv); i += 2 {
-			k, _ := kv[i].(string)
-			m.Values[k] = kv[i+1]
+		for j := 0; j+1 < len(kv); j += 2 {
+			k, _ := kv[j].(string)
+			v, _ := kv[j+1].(string)
+			out[i].setField(k, v)
 		}
-		out = append(out, m)
 	}
 	return out, nil
 }
@@ -427,7 +456,7 @@ func entriesOf(v any) ([]redis.XMessage, error) {
 // each numbered one more than the one before (p's, first), of the epoch
 // of p (or, from a stream's start, of the stream's epoch), with no gap
 // mark. Entries after a hole are not returned.
-func check(p position, epoch string, entries []redis.XMessage) readResult {
+func check(p position, epoch string, entries []entry) readResult {
 	want := p.epoch
 	if want == startEpoch {
 		want = epoch // "" when the stream had no events at the read
@@ -435,11 +464,8 @@ func check(p position, epoch string, entries []redis.XMessage) readResult {
 	var r readResult
 	prev := p.seq
 	for _, m := range entries {
-		q, _ := m.Values["q"].(string)
-		e, _ := m.Values["e"].(string)
-		f, _ := m.Values["f"].(string)
-		d, _ := m.Values["d"].(string)
-		seq, err := strconv.ParseInt(q, 10, 64)
+		e, f := m.e, m.f
+		seq, err := strconv.ParseInt(m.q, 10, 64)
 		if want == "" {
 			want = e // the stream's first events, got by the blocking read
 		}
@@ -448,9 +474,9 @@ func check(p position, epoch string, entries []redis.XMessage) readResult {
 			return r
 		}
 		prev = seq
-		ev := transport.StoredEvent{ID: position{stream: p.stream, epoch: e, seq: seq, entry: m.ID}.eventID()}
+		ev := transport.StoredEvent{ID: position{stream: p.stream, epoch: e, seq: seq, entry: m.id}.eventID()}
 		if !strings.Contains(f, "z") {
-			ev.Data = []byte(d)
+			ev.Data = []byte(m.d)
 		}
 		r.events = append(r.events, ev)
 		if strings.Contains(f, "x") {

@@ -181,3 +181,34 @@ func TestMemoryEventStoreDeletedSessionsLeaveQueue(t *testing.T) {
 		t.Fatalf("after deleting every session: %d queued entries, queue capacity %d, %d bytes", n, cap(s.order), s.bytes)
 	}
 }
+
+// BenchmarkMemoryEventLog measures a stored event (Write) and the replay
+// of 100 events (After) on the in-memory store.
+func BenchmarkMemoryEventLog(b *testing.B) {
+	ctx := context.Background()
+	data := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}`)
+	b.Run("Write", func(b *testing.B) {
+		s := NewMemoryEventStore(nil)
+		b.ReportAllocs()
+		seq := int64(0)
+		for b.Loop() {
+			seq++
+			if _, err := s.Write(ctx, "s", "1", LogEvent{Seq: seq, Data: data}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Replay100", func(b *testing.B) {
+		s := NewMemoryEventStore(nil)
+		start := s.StreamStart("s", "1")
+		for k := 1; k <= 100; k++ {
+			s.Write(ctx, "s", "1", LogEvent{Seq: int64(k), Data: data})
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, evs, err := s.After(ctx, "s", start); err != nil || len(evs) != 100 {
+				b.Fatal(len(evs), err)
+			}
+		}
+	})
+}
