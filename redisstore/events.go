@@ -50,7 +50,9 @@ type EventStoreOptions struct {
 	// keys to it, so a session's events go MaxAge after its last write.
 	MaxAge time.Duration
 	// MaxSessionStreams bounds the streams a session stores events of
-	// (DefaultMaxSessionStreams); a write to one more fails.
+	// (DefaultMaxSessionStreams); a write to one more fails with
+	// ErrStreamLimit. Streams whose events all expired do not count: the
+	// session forgets them when it reaches the bound.
 	MaxSessionStreams int
 	// MaxTails bounds the tails of this store (this process) blocked in
 	// a read at once (DefaultMaxTails); more are refused with
@@ -244,12 +246,33 @@ func (s *EventStore) StreamStart(_, streamID string) string {
 	return position{stream: streamID, epoch: startEpoch, entry: "0-0"}.eventID()
 }
 
+// writeScript stores an event. KEYS[1] is the session's meta hash,
+// KEYS[2] the stream; ARGV: the stream ID, the event's number ("" for the
+// store to number it), its data, its flags, a new epoch for a new stream,
+// MAXLEN, the age bound and TTL in ms, MaxSessionStreams, and the prefix
+// of the session's stream keys. A new stream past the bound first makes
+// the session forget the streams whose key expired (undeclared keys of
+// the same slot, which Cluster allows scripts without flags).
 var writeScript = redis.NewScript(`
 local ep = redis.call('HGET', KEYS[1], ARGV[1])
 if not ep then
-  if redis.call('HINCRBY', KEYS[1], '#', 1) > tonumber(ARGV[9]) then
-    redis.call('HINCRBY', KEYS[1], '#', -1)
-    return false
+  local max = tonumber(ARGV[9])
+  if redis.call('HINCRBY', KEYS[1], '#', 1) > max then
+    local live = 0
+    for _, k in ipairs(redis.call('HKEYS', KEYS[1])) do
+      if k ~= '#' and not string.find(k, ':', 1, true) then
+        if redis.call('EXISTS', ARGV[10] .. k) == 1 then
+          live = live + 1
+        else
+          redis.call('HDEL', KEYS[1], k, k .. ':x', k .. ':n')
+        end
+      end
+    end
+    if live >= max then
+      redis.call('HSET', KEYS[1], '#', live)
+      return false
+    end
+    redis.call('HSET', KEYS[1], '#', live + 1)
   end
   ep = ARGV[5]
   redis.call('HSET', KEYS[1], ARGV[1], ep)
@@ -267,7 +290,8 @@ end
 if string.find(ARGV[4], 'x', 1, true) then
   redis.call('HSET', KEYS[1], ARGV[1] .. ':x', seq)
 end
-redis.call('XTRIM', KEYS[2], 'MINID', '~', ARGV[7])
+local ms = tonumber(string.match(id, '^(%d+)-'))
+redis.call('XTRIM', KEYS[2], 'MINID', '~', string.format('%d', ms - tonumber(ARGV[7])))
 redis.call('PEXPIRE', KEYS[1], ARGV[8])
 redis.call('PEXPIRE', KEYS[2], ARGV[8])
 return {ep, seq, id}
@@ -298,12 +322,12 @@ func (s *EventStore) write(ctx context.Context, sessionID, streamID string, e tr
 	}
 	var b [epochBytes]byte
 	rand.Read(b[:])
-	now := time.Now()
-	minID := strconv.FormatInt(now.Add(-s.opts.MaxAge).UnixMilli(), 10)
+	age := s.opts.MaxAge.Milliseconds()
 	octx, cancel := s.op(ctx)
 	defer cancel()
+	// The age bound is counted on Redis' clock, from the new entry's ID.
 	res, err := writeScript.Run(octx, s.client, []string{meta, streams + streamID},
-		streamID, seq, e.Data, flags, hex.EncodeToString(b[:]), s.opts.MaxStreamEvents, minID, s.opts.MaxAge.Milliseconds(), s.opts.MaxSessionStreams).StringSlice()
+		streamID, seq, e.Data, flags, hex.EncodeToString(b[:]), s.opts.MaxStreamEvents, age, age, s.opts.MaxSessionStreams, streams).StringSlice()
 	if errors.Is(err, redis.Nil) {
 		return "", fmt.Errorf("redisstore: write to session %s: %w", sessionID, ErrStreamLimit)
 	}

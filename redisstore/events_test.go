@@ -83,6 +83,26 @@ func TestEventStoreKeys(t *testing.T) {
 			if _, err := s.Write(ctx, sid, "3", transport.LogEvent{Seq: 1, Data: []byte("x")}); !errors.Is(err, ErrStreamLimit) {
 				t.Fatalf("a third stream with MaxSessionStreams 2: %v", err)
 			}
+			// A stream whose events expired does not count.
+			if err := c.Del(ctx, prefix+"ev:{"+sid+"}:s:get").Err(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Write(ctx, sid, "3", transport.LogEvent{Seq: 1, Data: []byte("x")}); err != nil {
+				t.Fatalf("a new stream once another expired: %v", err)
+			}
+			if _, err := s.Write(ctx, sid, "4", transport.LogEvent{Seq: 1, Data: []byte("x")}); !errors.Is(err, ErrStreamLimit) {
+				t.Fatalf("a third live stream with MaxSessionStreams 2: %v", err)
+			}
+			// The expired stream, written again, is a new log (a new
+			// epoch): MaxSessionStreams counts it again.
+			if err := c.Del(ctx, prefix+"ev:{"+sid+"}:s:3").Err(); err != nil {
+				t.Fatal(err)
+			}
+			for k := 1; k <= 3; k++ {
+				if _, err := s.Write(ctx, sid, "get", transport.LogEvent{Seq: int64(3 + k), Data: []byte("x")}); err != nil {
+					t.Fatal(err)
+				}
+			}
 			keys := keysUnder(t, c, prefix)
 			want := []string{prefix + "ev:{" + sid + "}:m", prefix + "ev:{" + sid + "}:s:1", prefix + "ev:{" + sid + "}:s:get"}
 			if len(keys) != len(want) {

@@ -8,13 +8,24 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
-// failingLog is an EventLog whose writes of data containing fail fail.
+// failingLog is an EventLog whose writes of data containing fail fail,
+// and whose After call number failAfter (from 1) fails.
 type failingLog struct {
 	*MemoryEventStore
-	fail []byte
+	fail       []byte
+	failAfter  int32
+	afterCalls atomic.Int32
+}
+
+func (l *failingLog) After(ctx context.Context, sessionID, lastEventID string) (string, []StoredEvent, error) {
+	if l.afterCalls.Add(1) == l.failAfter {
+		return "", nil, errors.New("store down")
+	}
+	return l.MemoryEventStore.After(ctx, sessionID, lastEventID)
 }
 
 func (l *failingLog) Write(ctx context.Context, sessionID, streamID string, e LogEvent) (string, error) {
@@ -199,5 +210,35 @@ func TestStreamableHTTPResumeCancelledStreamEnds(t *testing.T) {
 		if ev["data"] != "" {
 			t.Fatalf("resumed a cancelled stream: %q", ev)
 		}
+	}
+}
+
+// A resumption whose replay fails once the stream's lock is held (the
+// store failed between the check and the replay) ends its connection
+// rather than go on with live events after a hole.
+func TestStreamableHTTPResumeReplayFails(t *testing.T) {
+	checkLeaks(t)
+	log := &failingLog{MemoryEventStore: NewMemoryEventStore(nil), failAfter: 2}
+	hh := newHardHarness(t, &StreamableHTTPOptions{EventStore: log}, nil)
+	sid := hh.initialize("2025-11-25")
+	post := hh.openPost(context.Background(), `{"jsonrpc":"2.0","id":1,"method":"stream"}`, "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25")
+	defer close(hh.backend.tokens)
+	events := newSSEReader(post.Body)
+	events.next() // priming
+	hh.backend.tokens <- 1
+	first := events.next()["id"]
+	hh.backend.tokens <- 2
+	events.next()
+	get, err := hh.client.Do(hh.request(context.Background(), http.MethodGet, "", "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25", "Last-Event-ID", first))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer get.Body.Close()
+	body, err := io.ReadAll(get.Body)
+	if err != nil {
+		t.Fatalf("the resumption whose replay failed did not end: %v", err)
+	}
+	if get.StatusCode != 200 || bytes.Contains(body, []byte("data:")) {
+		t.Fatalf("resumption whose replay failed: %d %q", get.StatusCode, body)
 	}
 }

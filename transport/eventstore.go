@@ -57,9 +57,13 @@ type EventStore interface {
 // resolve to newer events.
 type EventLog interface {
 	EventStore
-	// StreamStart returns the ID of the position before a stream's first
-	// event: resuming from it replays the whole stream. It stores nothing
-	// (it is the ID of a priming event) and does no I/O.
+	// StreamStart returns the ID of a position before every event of a
+	// stream that has none stored yet: resuming from it replays each
+	// event the stream gets. It stores nothing (it is the ID of a
+	// priming event) and does no I/O. (For a stream with events, stores
+	// differ: the Redis store's start precedes them, the memory store's
+	// follows them; the server asks only for streams it has not
+	// written.)
 	StreamStart(sessionID, streamID string) string
 	// Write stores e as the next event of the stream and returns its ID.
 	// The store marks the event as following a gap when e.Gap is set or
@@ -88,7 +92,8 @@ type LogEvent struct {
 	// writer tried to store, and one more for each next one, whether the
 	// previous write succeeded or not.
 	Seq int64
-	// Data is the event's data.
+	// Data is the event's data; nil for a bare mark (an end with no
+	// event), which readers get as an event with nil Data.
 	Data []byte
 	// Gap says that the writer failed to store an event before this one
 	// (or cannot tell whether it did): a resumption from before this

@@ -821,7 +821,15 @@ func (st *httpStream) attach(w http.ResponseWriter, replay func() ([]StoredEvent
 		st.startSSEHeadersLocked()
 		events, err := replay()
 		if err != nil {
-			st.s.h.logger.Warn("mcp http: replay failed", "err", err)
+			// Live events without the stored ones would leave a hole:
+			// the connection ends, and the client resumes again (and is
+			// refused if the events it lacks are gone).
+			if !errors.Is(err, ErrEventNotFound) {
+				st.s.h.logger.Warn("mcp http: replay failed", "err", err)
+			}
+			http.NewResponseController(st.w).Flush() // the headers
+			st.w = nil
+			return st.conns, true
 		}
 		for _, e := range events {
 			st.writeEventLocked(e.ID, e.Data)

@@ -200,8 +200,7 @@ var eventStoreCases = []struct {
 			h.t.Fatalf("Tail(event 5) = %+v, %v", b, err)
 		}
 		h.wantEvents("Tail(event 5)", b.Events, "1", ids, 6, 5+len(b.Events))
-		// The stream's start is the position after its last event once
-		// events are stored.
+		// The start of a stream with no events yet.
 		if again := h.store.StreamStart("s1", "3"); again == "" {
 			h.t.Fatal("empty StreamStart")
 		} else if evs := h.after("s1", again); len(evs) != 0 {
