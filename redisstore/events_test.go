@@ -158,3 +158,57 @@ func TestEventStoreDown(t *testing.T) {
 		t.Fatalf("After with Redis down: %v; want an error other than ErrEventNotFound", err)
 	}
 }
+
+// TestEventStoreTailGoroutines: tails ended by a write, their context,
+// their bounded wait and DeleteSession leave no goroutine once the client
+// is closed (the store starts none).
+func TestEventStoreTailGoroutines(t *testing.T) {
+	b := backends()[len(backends())-1]
+	c := b.client(t)
+	mcptest.CheckGoroutines(t, func(ctx context.Context) {
+		t.Cleanup(func() { c.Close() })
+		s := newTestEventStore(t, c, testPrefix(), mcptest.EventStoreSuiteOptions{})
+		first, err := s.Write(ctx, "s", "1", transport.LogEvent{Seq: 1, Data: []byte("a")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 3)
+		tail := func(ctx context.Context) {
+			for {
+				b, err := s.Tail(ctx, "s", first)
+				if err != nil || len(b.Events) > 0 {
+					done <- err
+					return
+				}
+			}
+		}
+		cctx, cancel := context.WithCancel(ctx)
+		go tail(cctx)
+		go tail(ctx)
+		cancel()
+		if _, err := s.Write(ctx, "s", "1", transport.LogEvent{Seq: 2, Data: []byte("b")}); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+				t.Fatal(err)
+			}
+		}
+		second, _ := s.Write(ctx, "s", "1", transport.LogEvent{Seq: 3, Data: []byte("c")})
+		go func() {
+			for {
+				b, err := s.Tail(ctx, "s", second)
+				if err != nil || len(b.Events) > 0 {
+					done <- err
+					return
+				}
+			}
+		}()
+		if err := s.DeleteSession(ctx, "s"); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; !errors.Is(err, transport.ErrEventNotFound) {
+			t.Fatalf("a tail of a deleted session: %v", err)
+		}
+	})
+}
