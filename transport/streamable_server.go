@@ -69,7 +69,10 @@ type StreamableHTTPOptions struct {
 	// ID, a client that loses a stream reconnects with GET and
 	// Last-Event-ID, and a request keeps running when its client
 	// disconnects. Without one, a request is cancelled when the client
-	// abandons its response stream. See [NewMemoryEventStore].
+	// abandons its response stream. See [NewMemoryEventStore]. A store
+	// that is an [EventLog] also records where each stream ends and the
+	// events it failed to store, and lets a resumption follow a stream
+	// that another process sharing the store writes.
 	EventStore EventStore
 	// RetryInterval is the reconnection delay the server suggests to
 	// clients (the SSE retry field) on resumable streams. Zero means 1s.
