@@ -212,3 +212,25 @@ func TestEventStoreTailGoroutines(t *testing.T) {
 		}
 	})
 }
+
+// FuzzParseEventID: an event ID the store accepts is its own spelling of
+// a position (no second spelling of one event, no range syntax, brace or
+// space), within the length bound.
+func FuzzParseEventID(f *testing.F) {
+	for _, s := range []string{"1:0:0:0-0", "get:0123456789ab:12:1795740475669-3", "a-b.c_d:0123456789ab:1:1-0",
+		"1:0123456789ab:01:1-0", "1:0123456789AB:1:1-0", "1:0:1:1-0", "1:x:1:1-0", "{1}:0:0:0-0", "1:0:0:(0-0", "1:0:0:+", "1:0:0:-"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		p, ok := parseEventID(id)
+		if !ok {
+			return
+		}
+		if got := p.eventID(); got != id {
+			t.Fatalf("%q parses to a position spelt %q", id, got)
+		}
+		if len(id) > transport.MaxEventIDBytes || strings.ContainsAny(id, "{}()+ $*\n") || !validStreamID(p.stream) {
+			t.Fatalf("accepted %q", id)
+		}
+	})
+}
