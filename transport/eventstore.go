@@ -49,12 +49,14 @@ type EventStore interface {
 // never replayed as if it were whole: each event carries its number in the
 // stream (counting every event the writer tried to store, those it failed
 // to store too) and a gap mark when the writer knows that events before it
-// were lost; a store that sees a number not following the last one it
-// holds marks the gap itself. A resumption whose range crosses a gap is
-// refused with [ErrEventNotFound], like one from an unknown event. Event
-// IDs carry the store's epoch, a random value of the store's generation,
-// so that IDs of a store that lost its data (a restarted Redis) never
-// resolve to newer events.
+// were lost; a number that does not follow the one before it is a gap too
+// (the memory store marks it when writing, the Redis store sees it when
+// reading, which also catches events Redis lost or trimmed). A resumption
+// whose range crosses a gap is refused with [ErrEventNotFound], like one
+// from an unknown event. Event IDs carry an epoch, random for each
+// generation of a log in the store (of a session in memory, of a stream
+// in Redis), so that IDs of a store that lost its data (a restarted Redis)
+// never resolve to newer events, and another session's IDs are unknown.
 type EventLog interface {
 	EventStore
 	// StreamStart returns the ID of a position before every event of a
@@ -66,9 +68,8 @@ type EventLog interface {
 	// written.)
 	StreamStart(sessionID, streamID string) string
 	// Write stores e as the next event of the stream and returns its ID.
-	// The store marks the event as following a gap when e.Gap is set or
-	// when e.Seq does not follow the number of the last event it holds
-	// for the stream.
+	// The event follows a gap when e.Gap is set or when e.Seq does not
+	// follow the number of the event stored before it.
 	Write(ctx context.Context, sessionID, streamID string, e LogEvent) (eventID string, err error)
 	// Tail returns the events stored after lastEventID, oldest first, up
 	// to a store-chosen number of them, waiting for one when there is
