@@ -67,6 +67,18 @@ func TestStreamableHTTPResumeAcrossFailedAppend(t *testing.T) {
 			t.Fatalf("event %d has ID %q; want one for every stored event only", k, ev["id"])
 		}
 		ids[k] = ev["id"]
+		if k == 3 {
+			// Before an event records the gap, the store holds nothing
+			// after event 2: the stream refuses the resumption itself.
+			get, err := hh.client.Do(hh.request(context.Background(), http.MethodGet, "", "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25", "Last-Event-ID", ids[2]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			get.Body.Close()
+			if get.StatusCode != 400 {
+				t.Fatalf("resume from event 2 right after event 3 failed to be stored: %d, want 400", get.StatusCode)
+			}
+		}
 	}
 	for _, tc := range []struct {
 		name, last string

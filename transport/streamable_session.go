@@ -571,7 +571,20 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 		clearWriteDeadline(w)
 		return false
 	}
+	st.mu.Lock()
+	pending := st.gap
+	st.mu.Unlock()
+	if pending {
+		// An event failed to be stored (perhaps it was, and the client
+		// got it live, without an ID) and no later one records the gap
+		// yet: any replay could repeat or skip it.
+		http.Error(w, "Bad Request: unknown or expired Last-Event-ID", http.StatusBadRequest)
+		return false
+	}
 	conn, _ := st.attach(w, func() ([]StoredEvent, error) {
+		if st.gap { // attach holds the stream's lock
+			return nil, ErrEventNotFound
+		}
 		_, events, err := store.After(r.Context(), s.id, last)
 		return events, err
 	})
