@@ -344,13 +344,6 @@ func (s *EventStore) write(ctx context.Context, sessionID, streamID string, e tr
 	return position{stream: streamID, epoch: res[0], seq: n, entry: res[2]}.eventID(), nil
 }
 
-var readScript = redis.NewScript(`
-local ep = redis.call('HGET', KEYS[1], ARGV[1])
-local last = redis.call('HGET', KEYS[1], ARGV[1] .. ':x')
-if not ep then return {false, false, {}} end
-return {ep, last, redis.call('XRANGE', KEYS[2], '(' .. ARGV[2], '+', 'COUNT', ARGV[3])}
-`)
-
 // readResult is what one read of a stream got.
 type readResult struct {
 	events []transport.StoredEvent
@@ -360,31 +353,39 @@ type readResult struct {
 	full   bool   // the read returned as many entries as it could: more may follow
 }
 
-// read is one read of the events stored after p (XRANGE, in a script
-// that checks the stream's epoch). It checks them against p (see check),
-// and returns ErrEventNotFound when p is unknown or the first follows a
-// hole.
+// read is one read of the events stored after p (XRANGE, with the
+// stream's epoch and end from the session's meta hash). It checks them
+// against p (see check), and returns ErrEventNotFound when p is unknown or
+// the first follows a hole.
 func (s *EventStore) read(ctx context.Context, sessionID string, p position) (readResult, error) {
 	meta, streams := s.sessionKeys(sessionID)
 	key := streams + p.stream
 	octx, cancel := s.op(context.WithoutCancel(ctx))
-	// One entry more than a batch tells whether more follow.
-	res, err := readScript.Run(octx, s.client, []string{meta, key}, p.stream, p.entry, s.opts.Batch+1).Slice()
-	cancel()
+	defer cancel()
+	// One round trip of two reads of the session's slot, not a script:
+	// Lua's conversion of the entries cost more than the read. They need
+	// not be atomic: each entry carries its epoch and number, which check
+	// verifies, and the end mark is in the entries too. One entry more
+	// than a batch tells whether more follow.
+	var hm *redis.SliceCmd
+	var xr *redis.XMessageSliceCmd
+	_, err := s.client.Pipelined(octx, func(pipe redis.Pipeliner) error {
+		hm = pipe.HMGet(octx, meta, p.stream, p.stream+":x")
+		xr = pipe.XRangeN(octx, key, "("+p.entry, "+", int64(s.opts.Batch+1))
+		return nil
+	})
 	if err != nil {
 		return readResult{}, wrap("event read", err)
 	}
-	if len(res) != 3 {
+	res := hm.Val()
+	if len(res) != 2 {
 		return readResult{}, fmt.Errorf("redisstore: event read: unexpected reply")
 	}
 	epoch, _ := res[0].(string)
 	if p.epoch != startEpoch && p.epoch != epoch {
 		return readResult{}, transport.ErrEventNotFound // unknown, or the store lost the stream
 	}
-	entries, err := entriesOf(res[2])
-	if err != nil {
-		return readResult{}, err
-	}
+	entries := entriesOf(xr.Val())
 	if v, ok := res[1].(string); ok && len(entries) == 0 && v == strconv.FormatInt(p.seq, 10) {
 		return readResult{ended: true}, nil
 	}
@@ -418,14 +419,7 @@ func (s *EventStore) wait(ctx context.Context, sessionID string, p position, epo
 	}
 	var entries []entry
 	if len(res) == 1 {
-		entries = make([]entry, len(res[0].Messages))
-		for i, m := range res[0].Messages {
-			entries[i].id = m.ID
-			for k, v := range m.Values {
-				v, _ := v.(string)
-				entries[i].setField(k, v)
-			}
-		}
+		entries = entriesOf(res[0].Messages)
 	}
 	r := check(p, epoch, entries)
 	if len(r.events) == 0 && r.hole {
@@ -453,27 +447,17 @@ func (en *entry) setField(k, v string) {
 	}
 }
 
-// entriesOf converts the XRANGE reply of the read script.
-func entriesOf(v any) ([]entry, error) {
-	list, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("redisstore: event read: unexpected entries %T", v)
-	}
-	out := make([]entry, len(list))
-	for i, x := range list {
-		pair, ok := x.([]any)
-		if !ok || len(pair) != 2 {
-			return nil, fmt.Errorf("redisstore: event read: unexpected entry")
-		}
-		out[i].id, _ = pair[0].(string)
-		kv, _ := pair[1].([]any)
-		for j := 0; j+1 < len(kv); j += 2 {
-			k, _ := kv[j].(string)
-			v, _ := kv[j+1].(string)
+// entriesOf converts the entries of an XRANGE or XREAD reply.
+func entriesOf(msgs []redis.XMessage) []entry {
+	out := make([]entry, len(msgs))
+	for i, m := range msgs {
+		out[i].id = m.ID
+		for k, v := range m.Values {
+			v, _ := v.(string)
 			out[i].setField(k, v)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // check returns the events of entries that continue p without a hole:

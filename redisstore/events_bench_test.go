@@ -9,8 +9,9 @@ import (
 )
 
 // BenchmarkEventStore measures a stored event (Write: one script) and the
-// replay of 100 events (After: one script per batch of 100 events) on a
-// local redis-server, with the Redis commands each sends.
+// replay of 100 events (After: HMGET and XRANGE in one round trip per
+// batch of 100 events) on a local redis-server, with the Redis commands
+// each sends.
 func BenchmarkEventStore(b *testing.B) {
 	if serverAddr == "" {
 		b.Skip("redisstore: no redis-server on PATH")
