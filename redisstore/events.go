@@ -70,7 +70,23 @@ type EventStoreOptions struct {
 // EventStore is a [transport.EventLog] on Redis: each SSE stream is a
 // Redis Stream, so that a client can resume a stream on any server
 // process sharing the store, while the process that writes it still
-// does; see the package documentation. It is safe for concurrent use.
+// does. It is safe for concurrent use, and starts no goroutine.
+//
+// With the default prefix, a session sid has two kinds of keys, both
+// under its hash tag and with a TTL of MaxAge refreshed by writes:
+//
+//	mcpkit:ev:{<sid>}:m          hash: <stream> to its epoch, <stream>:x to its end's number, # the stream count
+//	mcpkit:ev:{<sid>}:s:<stream> stream: q (number), e (epoch), d (data), f (flags) per event
+//
+// A stored event is one script (XADD trimmed by MAXLEN ~ and MINID ~);
+// a priming event stores nothing. A read is HMGET and XRANGE in one round
+// trip per Batch events; a tail that finds nothing blocks in one XREAD on
+// a pooled connection, at most TailBlock, with at most MaxTails blocked
+// at once (more are refused with transport.ErrTailLimit: the number of
+// connections blocked never grows with the streams). DeleteSession
+// deletes the streams the meta hash lists, without scanning keys. Event
+// IDs are "<stream>:<epoch>:<number>:<entry ID>", parsed strictly before
+// any key is built. docs/SCALING.md ("Event log") has the design.
 type EventStore struct {
 	client redis.UniversalClient
 	opts   EventStoreOptions
