@@ -7,8 +7,12 @@
 // [mcp.TaskStore] (and [mcp.TaskWatcher]) that replicas share through
 // [mcp.TaskOptions].Store, so that a task created on one replica is read,
 // updated and cancelled on any other. It passes mcptest.TaskStoreSuite.
-// Sessions, event logs and the message bus are to come, under the same
-// prefix.
+// And the event log: [NewEventStore] returns a [transport.EventLog] for
+// transport.StreamableHTTPOptions.EventStore, a Redis Stream per SSE
+// stream, which any replica replays and follows while another writes it;
+// it passes mcptest.EventStoreSuite. Its keys, bounds and costs are in
+// docs/SCALING.md ("Event log") and on [EventStore]. Sessions and the
+// message bus are to come, under the same prefix.
 //
 // # Deployments
 //

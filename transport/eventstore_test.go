@@ -35,7 +35,7 @@ func TestMemoryEventStoreStreamRecordsExpire(t *testing.T) {
 	}
 	now = now.Add(time.Second)
 	// Any use of the store drops what expired.
-	if _, _, err := s.After(ctx, "s", "1_0"); !errors.Is(err, ErrEventNotFound) {
+	if _, _, err := s.After(ctx, "s", s.sessions["s"].eventID("1", 1)); !errors.Is(err, ErrEventNotFound) {
 		t.Fatalf("After an expired event: %v", err)
 	}
 	after := liveHeap()
@@ -126,12 +126,12 @@ func TestMemoryEventStoreDeleteSessionCost(t *testing.T) {
 	}
 	// The other sessions are intact, and the deleted events' entries leave
 	// the age queue without harm.
-	if _, evs, err := s.After(ctx, "s7", "3_3"); err != nil || len(evs) != 14 {
+	if _, evs, err := s.After(ctx, "s7", s.sessions["s7"].eventID("3", 4)); err != nil || len(evs) != 14 {
 		t.Fatalf("another session: %d events, %v", len(evs), err)
 	}
 	s.mu.Lock()
 	s.maxBytes = 1
-	s.evict(s.now().Sub(s.epoch))
+	s.evict(s.now().Sub(s.start))
 	remaining := s.bytes
 	s.mu.Unlock()
 	if remaining > 1 {
@@ -180,4 +180,35 @@ func TestMemoryEventStoreDeletedSessionsLeaveQueue(t *testing.T) {
 	if n := len(s.order) - s.head; n != 0 || cap(s.order) != 0 || s.bytes != 0 {
 		t.Fatalf("after deleting every session: %d queued entries, queue capacity %d, %d bytes", n, cap(s.order), s.bytes)
 	}
+}
+
+// BenchmarkMemoryEventLog measures a stored event (Write) and the replay
+// of 100 events (After) on the in-memory store.
+func BenchmarkMemoryEventLog(b *testing.B) {
+	ctx := context.Background()
+	data := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}`)
+	b.Run("Write", func(b *testing.B) {
+		s := NewMemoryEventStore(nil)
+		b.ReportAllocs()
+		seq := int64(0)
+		for b.Loop() {
+			seq++
+			if _, err := s.Write(ctx, "s", "1", LogEvent{Seq: seq, Data: data}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Replay100", func(b *testing.B) {
+		s := NewMemoryEventStore(nil)
+		start := s.StreamStart("s", "1")
+		for k := 1; k <= 100; k++ {
+			s.Write(ctx, "s", "1", LogEvent{Seq: int64(k), Data: data})
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, evs, err := s.After(ctx, "s", start); err != nil || len(evs) != 100 {
+				b.Fatal(len(evs), err)
+			}
+		}
+	})
 }

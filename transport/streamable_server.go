@@ -73,7 +73,10 @@ type StreamableHTTPOptions struct {
 	// ID, a client that loses a stream reconnects with GET and
 	// Last-Event-ID, and a request keeps running when its client
 	// disconnects. Without one, a request is cancelled when the client
-	// abandons its response stream. See [NewMemoryEventStore].
+	// abandons its response stream. See [NewMemoryEventStore]. A store
+	// that is an [EventLog] also records where each stream ends and the
+	// events it failed to store, and lets a resumption follow a stream
+	// that another process sharing the store writes.
 	EventStore EventStore
 	// RetryInterval is the reconnection delay the server suggests to
 	// clients (the SSE retry field) on resumable streams. Zero means 1s.
@@ -217,6 +220,7 @@ type StreamableHTTPHandler struct {
 	maxInit     int64
 	bodyTO      time.Duration // 0: no bound
 	maxEvent    int
+	log         EventLog // EventStore as an EventLog, if it is one
 	retry       time.Duration
 	writeTO     time.Duration
 	modernOnly  bool     // SupportedVersions names only revisions of the stateless era
@@ -288,6 +292,7 @@ func newStreamableHTTPHandler(connect connectFunc, opts *StreamableHTTPOptions) 
 	if h.writeTO == 0 {
 		h.writeTO = 30 * time.Second
 	}
+	h.log, _ = h.opts.EventStore.(EventLog)
 	h.retry = h.opts.RetryInterval
 	if h.retry <= 0 {
 		h.retry = time.Second

@@ -548,7 +548,9 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 	st := s.streams[streamID]
 	s.mu.Unlock()
 	if st == nil {
-		// The stream is over (or lives elsewhere): replay what is stored.
+		// The stream is over, or is written elsewhere (another process
+		// sharing the store): replay what is stored and, from an event
+		// log, follow it until its end.
 		_, events, err := store.After(r.Context(), s.id, last)
 		if err != nil {
 			http.Error(w, "Bad Request: unknown or expired Last-Event-ID", http.StatusBadRequest)
@@ -556,15 +558,33 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 		}
 		replay := &httpStream{s: s, mode: ResponseSSE, w: w}
 		replay.mu.Lock()
-		replay.startSSELocked()
+		replay.startSSEHeadersLocked()
+		http.NewResponseController(w).Flush()
 		for _, e := range events {
 			replay.writeEventLocked(e.ID, e.Data)
+			last = e.ID
 		}
 		replay.mu.Unlock()
+		if s.h.log != nil {
+			s.tail(r.Context(), replay, last)
+		}
 		clearWriteDeadline(w)
 		return false
 	}
+	st.mu.Lock()
+	pending := st.gap
+	st.mu.Unlock()
+	if pending {
+		// An event failed to be stored (perhaps it was, and the client
+		// got it live, without an ID) and no later one records the gap
+		// yet: any replay could repeat or skip it.
+		http.Error(w, "Bad Request: unknown or expired Last-Event-ID", http.StatusBadRequest)
+		return false
+	}
 	conn, _ := st.attach(w, func() ([]StoredEvent, error) {
+		if st.gap { // attach holds the stream's lock
+			return nil, ErrEventNotFound
+		}
 		_, events, err := store.After(r.Context(), s.id, last)
 		return events, err
 	})
@@ -581,6 +601,49 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 		st.mu.Unlock()
 	}
 	return false
+}
+
+// tailQuiet bounds how long a resumed stream that this process does not
+// write follows its event log without getting an event: the client then
+// resumes again (the connection may be held by a proxy that drops idle
+// ones, and a stream whose end was lost would hold it forever).
+const tailQuiet = 30 * time.Second
+
+// tail follows the event log of a stream written elsewhere, from the
+// event last, writing its events to replay's connection, until the stream
+// ends, its client leaves, the session ends (deleting the session's events
+// wakes a waiting tail; a store's bounded wait returns), or the log is quiet for
+// tailQuiet. A gap, the store's tail limit or an error ends the
+// connection: the client resumes from the last event it got (and is
+// refused if that crosses the gap).
+func (s *httpSession) tail(ctx context.Context, replay *httpStream, last string) {
+	quiet := time.Now().Add(tailQuiet)
+	for {
+		tctx, tcancel := context.WithDeadline(ctx, quiet)
+		b, err := s.h.log.Tail(tctx, s.id, last)
+		tcancel()
+		if err != nil {
+			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrEventNotFound) {
+				s.h.logger.Warn("mcp http: event log tail failed", "err", err)
+			}
+			return
+		}
+		replay.mu.Lock()
+		for _, e := range b.Events {
+			replay.writeEventLocked(e.ID, e.Data)
+			last = e.ID
+		}
+		gone := replay.w == nil
+		replay.mu.Unlock()
+		if b.Ended || gone || ctx.Err() != nil || s.isClosed() {
+			return
+		}
+		if len(b.Events) > 0 {
+			quiet = time.Now().Add(tailQuiet)
+		} else if !time.Now().Before(quiet) {
+			return
+		}
+	}
 }
 
 // Write implements [Conn]: it routes m to the stream of the request it
@@ -722,6 +785,10 @@ type httpStream struct {
 	initOK   bool                // an initialize succeeded on this exchange
 	deadline bool                // a write deadline is set on w
 	conns    int                 // connections attached after the first
+	seq      int64               // events the stream tried to store (EventLog)
+	lastID   string              // ID of the last event stored (EventLog)
+	gap      bool                // an event failed to be stored since lastID
+	ended    bool                // the stream's end was written (EventLog)
 	buf      []byte
 	// run is the handler of the exchange's one request when it runs on the
 	// POST's goroutine (see RunHandler); only that goroutine uses it.
@@ -767,7 +834,15 @@ func (st *httpStream) attach(w http.ResponseWriter, replay func() ([]StoredEvent
 		st.startSSEHeadersLocked()
 		events, err := replay()
 		if err != nil {
-			st.s.h.logger.Warn("mcp http: replay failed", "err", err)
+			// Live events without the stored ones would leave a hole:
+			// the connection ends, and the client resumes again (and is
+			// refused if the events it lacks are gone).
+			if !errors.Is(err, ErrEventNotFound) {
+				st.s.h.logger.Warn("mcp http: replay failed", "err", err)
+			}
+			http.NewResponseController(st.w).Flush() // the headers
+			st.w = nil
+			return st.conns, true
 		}
 		for _, e := range events {
 			st.writeEventLocked(e.ID, e.Data)
@@ -872,6 +947,16 @@ func (st *httpStream) startSSELocked() {
 		return
 	}
 	if st.id != "" && st.s.protocolVersion() >= primingVersion {
+		if log := st.s.h.log; log != nil {
+			// The position of the last event stored, without a write.
+			id := st.lastID
+			if id == "" {
+				id = log.StreamStart(st.s.id, st.id)
+			}
+			st.buf = appendSSE(st.buf[:0], id, nil, st.s.h.retry)
+			st.flushLocked()
+			return
+		}
 		id, err := st.s.h.opts.EventStore.Append(context.Background(), st.s.id, st.id, nil)
 		if err == nil {
 			st.buf = appendSSE(st.buf[:0], id, nil, st.s.h.retry)
@@ -958,13 +1043,10 @@ func (st *httpStream) send(ctx context.Context, m jsonrpc.Message, responses int
 		}
 		eventID := ""
 		if st.id != "" {
-			id, err := st.s.h.opts.EventStore.Append(ctx, st.s.id, st.id, data)
-			if err != nil {
-				st.s.h.logger.Warn("mcp http: event store append failed", "err", err)
-			} else {
-				eventID = id
-			}
+			eventID = st.storeLocked(ctx, data, !st.standalone && responses > 0 && st.pending-responses <= 0)
 		}
+		// Stored or not, the event goes out live (without an ID if it
+		// could not be stored).
 		st.writeEventLocked(eventID, data)
 		if st.w == nil && st.id == "" && responses == 0 && !m.(*jsonrpc.Request).IsNotification() {
 			return errNoStream
@@ -972,6 +1054,44 @@ func (st *httpStream) send(ctx context.Context, m jsonrpc.Message, responses int
 	}
 	st.answeredLocked(responses)
 	return nil
+}
+
+// storeLocked stores data as the stream's next event, last saying whether
+// it is the stream's last, and returns its ID, or "" when it could not be
+// stored. The store's write is not cancelled with the handler that sends
+// the event: it has a deadline of its own.
+func (st *httpStream) storeLocked(ctx context.Context, data []byte, last bool) string {
+	ctx = context.WithoutCancel(ctx)
+	log := st.s.h.log
+	if log == nil {
+		id, err := st.s.h.opts.EventStore.Append(ctx, st.s.id, st.id, data)
+		if err != nil {
+			st.s.h.logger.Warn("mcp http: event store append failed", "err", err)
+			return ""
+		}
+		return id
+	}
+	st.seq++
+	st.ended = st.ended || last
+	id, err := log.Write(ctx, st.s.id, st.id, LogEvent{Seq: st.seq, Data: data, Gap: st.gap, End: last})
+	if err != nil {
+		// The next event carries a gap mark: a resumption from before it
+		// is refused rather than replayed without this one.
+		st.s.h.logger.Warn("mcp http: event store append failed", "err", err)
+		st.gap = true
+		if last {
+			// No next event: a bare end mark, after the gap, tells the
+			// tails of the stream that it ended (no resumption gets
+			// past a gap mark, so it is never sent).
+			st.seq++
+			if _, err := log.Write(ctx, st.s.id, st.id, LogEvent{Seq: st.seq, Gap: true, End: true}); err != nil {
+				st.s.h.logger.Warn("mcp http: event store append failed", "err", err)
+			}
+		}
+		return ""
+	}
+	st.lastID, st.gap = id, false
+	return id
 }
 
 // answeredLocked records that n more requests of the stream are answered
@@ -998,7 +1118,19 @@ func (st *httpStream) finishLocked() {
 	if st.id != "" && st.s.streams != nil {
 		delete(st.s.streams, st.id)
 	}
+	closed := st.s.closed
 	st.s.mu.Unlock()
+	if log := st.s.h.log; log != nil && st.id != "" && st.sse && !st.ended && !closed {
+		// The stream finished without a last event stored (its requests
+		// were cancelled): a bare end mark ends the tails of the stream.
+		st.ended = true
+		st.seq++
+		if id, err := log.Write(context.Background(), st.s.id, st.id, LogEvent{Seq: st.seq, Gap: st.gap, End: true}); err != nil {
+			st.s.h.logger.Warn("mcp http: event store append failed", "err", err)
+		} else {
+			st.lastID = id
+		}
+	}
 }
 
 // adoptInitializeLocked records the outcome of initialize: on success the
