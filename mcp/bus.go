@@ -308,11 +308,11 @@ type busLink struct {
 	s      *Server
 	bus    Bus
 	origin string
-	sub    io.Closer // nil if Subscribe failed
 	ctx    context.Context
 	cancel context.CancelFunc
 
 	mu      sync.Mutex
+	sub     io.Closer           // nil if Subscribe failed
 	lists   uint8               // list_changed methods to publish, by listBit
 	uris    []string            // resource updates to publish, in order
 	queued  map[string]struct{} // the members of uris
@@ -322,18 +322,24 @@ type busLink struct {
 	wg      sync.WaitGroup
 }
 
-// newBusLink subscribes s to bus.
+// newBusLink returns the link of s to bus, not subscribed yet.
 func newBusLink(s *Server, bus Bus) *busLink {
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &busLink{s: s, bus: bus, origin: newSessionID(), ctx: ctx, cancel: cancel}
-	sub, err := bus.Subscribe(ctx, (*busSubscriber)(l))
+	return &busLink{s: s, bus: bus, origin: newSessionID(), ctx: ctx, cancel: cancel}
+}
+
+// subscribe subscribes the link to its bus; the Server's bus field is
+// set already, as a message may come at once.
+func (l *busLink) subscribe() {
+	sub, err := l.bus.Subscribe(l.ctx, (*busSubscriber)(l))
 	if err != nil {
 		// Nothing from the other replicas reaches this one: say so
 		// loudly. Its own changes are still published.
-		s.logger.Error("mcp: subscribing to the bus failed; changes made on other replicas will not reach this one's clients", "err", err)
+		l.s.logger.Error("mcp: subscribing to the bus failed; changes made on other replicas will not reach this one's clients", "err", err)
 	}
+	l.mu.Lock()
 	l.sub = sub
-	return l
+	l.mu.Unlock()
 }
 
 // publishLists queues list_changed methods for publishing.
@@ -464,8 +470,11 @@ func (l *busLink) close() {
 	l.mu.Unlock()
 	l.cancel()
 	l.wg.Wait()
-	if l.sub != nil {
-		if err := l.sub.Close(); err != nil {
+	l.mu.Lock()
+	sub := l.sub
+	l.mu.Unlock()
+	if sub != nil {
+		if err := sub.Close(); err != nil {
 			l.s.logger.Debug("mcp: closing the bus subscription", "err", err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -254,12 +255,22 @@ func TestBusReplicas(t *testing.T) {
 				}
 				return
 			}
-			got := clients[0].rec.until(t, "updated test://r")
-			got = append(got, clients[0].rec.until(t, "updated "+clients[0].barrier)...)
-			slices.Sort(got)
-			if want := []string{"resources", "tools"}; !slices.Equal(got, want) {
-				t.Errorf("after a gap, the session on A received %q and the updates, want %q and the updates", got, want)
+			// Every list declared, every subscribed resource, in any
+			// order; then, after them, a barrier.
+			var got []string
+			for range 4 {
+				select {
+				case e := <-clients[0].rec.events:
+					got = append(got, e)
+				case <-time.After(10 * time.Second):
+					t.Fatalf("after a gap, the session on A received %q, then nothing", got)
+				}
 			}
+			slices.Sort(got)
+			if want := []string{"resources", "tools", "updated " + clients[0].barrier, "updated test://r"}; !slices.Equal(got, want) {
+				t.Errorf("after a gap, the session on A received %q, want %q", got, want)
+			}
+			check("after the gap", nil)
 		})
 	}
 }
@@ -468,5 +479,43 @@ func TestMemoryBusOverflow(t *testing.T) {
 	want5 := []string{"0", "1", "2", "3", "4", "gap", "after"}
 	if !slices.Equal(got, want4) && !slices.Equal(got, want5) {
 		t.Errorf("received %q, want %q or %q", got, want4, want5)
+	}
+}
+
+// TestBusHTTP checks the bus over Streamable HTTP: a handshake-era
+// session's GET stream on replica A, and a listen stream of 2026-07-28 on
+// A, hear the tools added on B.
+func TestBusHTTP(t *testing.T) {
+	for _, era := range []Era{EraHandshake, EraModern} {
+		t.Run(era.String(), func(t *testing.T) {
+			checkGoroutines(t)
+			bus := &MemoryBus{}
+			a, b := busServer(bus, nil), busServer(bus, nil)
+			t.Cleanup(func() { a.Close(); b.Close() })
+			h := NewStreamableHTTPHandler(a, nil)
+			srv := httptest.NewServer(h)
+			t.Cleanup(func() { srv.Close(); h.Close() })
+			rec := newRecorder()
+			cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, rec.options(era)).Connect(t.Context(), &transport.StreamableClientTransport{URL: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			sub, err := cs.Listen(t.Context(), &SubscriptionFilter{ToolsListChanged: true, ResourceSubscriptions: []string{"test://r"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { sub.Close() })
+			addNop(t, b, "x")
+			if got := rec.until(t, "tools"); len(got) != 0 {
+				t.Errorf("before tools: %q", got)
+			}
+			if err := b.ResourceUpdated(t.Context(), &ResourceUpdatedParams{URI: "test://r"}); err != nil {
+				t.Fatal(err)
+			}
+			if got := rec.until(t, "updated test://r"); len(got) != 0 {
+				t.Errorf("before the update: %q", got)
+			}
+		})
 	}
 }

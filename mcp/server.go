@@ -315,6 +315,7 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 	}
 	if s.opts.Bus != nil {
 		s.bus = newBusLink(s, s.opts.Bus)
+		s.bus.subscribe()
 	}
 	return s
 }

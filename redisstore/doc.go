@@ -7,8 +7,10 @@
 // [mcp.TaskStore] (and [mcp.TaskWatcher]) that replicas share through
 // [mcp.TaskOptions].Store, so that a task created on one replica is read,
 // updated and cancelled on any other. It passes mcptest.TaskStoreSuite.
-// Sessions, event logs and the message bus are to come, under the same
-// prefix.
+// [NewBus] returns an [mcp.Bus] on Pub/Sub for [mcp.ServerOptions].Bus,
+// which carries list changes and resource updates between the replicas
+// (see [Bus]); it passes mcptest.BusSuite. Sessions and event logs are to
+// come, under the same prefix.
 //
 // # Deployments
 //
@@ -34,6 +36,7 @@
 //	mcpkit:{tasks}:meta          hash: ID to "<version> <payload bytes>"
 //	mcpkit:{tasks}:bytes         the payload total (MaxPayloadBytes)
 //	mcpkit:tasks:changed         the Pub/Sub channel of changes (task IDs)
+//	mcpkit:bus                   the Pub/Sub channel of the Bus
 //
 // Records are the versioned JSON of [mcp.TaskRecord] (its MarshalJSON),
 // so members a newer version adds survive an older one. IDs are checked
