@@ -29,7 +29,19 @@ type BusOptions struct {
 	// subscription; a subscriber that falls behind by more is told of a
 	// gap (mcp.DefaultBusQueue).
 	QueueSize int
+	// MaxMessageBytes bounds the size of a message a subscription
+	// queues; a larger one is dropped, and the subscriber told of a gap
+	// in its place (DefaultMaxBusMessage). Publish does not check it.
+	MaxMessageBytes int
 }
+
+// DefaultMaxBusMessage is the default of BusOptions.MaxMessageBytes: the
+// largest message an mcp.Server reads.
+const DefaultMaxBusMessage = 64 << 10
+
+// ErrBusMessageTooLarge is the cause given to BusGap for a message over
+// BusOptions.MaxMessageBytes.
+var ErrBusMessageTooLarge = errors.New("redisstore: a bus message over MaxMessageBytes was dropped")
 
 // Bus is an [mcp.Bus] on Redis Pub/Sub: give the same Bus, or Buses on
 // the same Redis with the same prefix, to the replicas' mcp.Servers in
@@ -88,6 +100,7 @@ func NewBus(client redis.UniversalClient, opts *BusOptions) (*Bus, error) {
 	}
 	o.Timeout = cmp.Or(max(o.Timeout, 0), DefaultTimeout)
 	o.QueueSize = cmp.Or(max(o.QueueSize, 0), mcp.DefaultBusQueue)
+	o.MaxMessageBytes = cmp.Or(max(o.MaxMessageBytes, 0), DefaultMaxBusMessage)
 	return &Bus{client: client, opts: o, channel: o.Prefix + "bus"}, nil
 }
 
@@ -141,7 +154,7 @@ func (b *Bus) Subscribe(ctx context.Context, sub mcp.BusSubscriber) (io.Closer, 
 		ps.Close()
 		return nil, wrap("bus subscribe", ctx.Err())
 	}
-	s := &busSub{ps: ps, confirmed: err == nil, done: make(chan struct{})}
+	s := &busSub{ps: ps, confirmed: err == nil, maxBytes: b.opts.MaxMessageBytes, done: make(chan struct{})}
 	s.q.sub, s.q.limit = sub, b.opts.QueueSize
 	go s.read(ps.ChannelWithSubscriptions())
 	return s, nil
@@ -151,6 +164,7 @@ func (b *Bus) Subscribe(ctx context.Context, sub mcp.BusSubscriber) (io.Closer, 
 type busSub struct {
 	ps        *redis.PubSub
 	confirmed bool // Redis confirmed the subscription once; read's alone after Subscribe
+	maxBytes  int
 	q         busQueue
 	done      chan struct{} // closed when read returns
 	once      sync.Once
@@ -164,6 +178,10 @@ func (s *busSub) read(ch <-chan any) {
 	for m := range ch {
 		switch m := m.(type) {
 		case *redis.Message:
+			if len(m.Payload) > s.maxBytes {
+				s.q.gap(ErrBusMessageTooLarge)
+				continue
+			}
 			s.q.push([]byte(m.Payload))
 		case *redis.Subscription:
 			if m.Kind != "subscribe" {

@@ -50,8 +50,8 @@ func TestNewBusOptions(t *testing.T) {
 			if err != nil {
 				return
 			}
-			if b.channel != tc.channel || b.opts.Timeout != DefaultTimeout || b.opts.QueueSize != mcp.DefaultBusQueue {
-				t.Errorf("channel %q, timeout %v, queue %d", b.channel, b.opts.Timeout, b.opts.QueueSize)
+			if b.channel != tc.channel || b.opts.Timeout != DefaultTimeout || b.opts.QueueSize != mcp.DefaultBusQueue || b.opts.MaxMessageBytes != DefaultMaxBusMessage {
+				t.Errorf("channel %q, options %+v", b.channel, b.opts)
 			}
 		})
 	}
@@ -256,3 +256,32 @@ type gapRecorder func(string)
 
 func (g gapRecorder) BusMessage(m []byte) { g(string(m)) }
 func (g gapRecorder) BusGap(err error)    { g("gap: " + err.Error()) }
+
+// TestBusMessageTooLarge checks that a message over MaxMessageBytes is
+// not queued: the subscriber is told of a gap in its place.
+func TestBusMessageTooLarge(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			mcptest.CheckGoroutines(t, func(ctx context.Context) {
+				bus, err := NewBus(b.client(t), &BusOptions{Prefix: testPrefix(), Timeout: testTimeout, MaxMessageBytes: 8})
+				if err != nil {
+					t.Fatal(err)
+				}
+				events := make(chan string, 8)
+				sub, err := bus.Subscribe(ctx, gapRecorder(func(s string) { events <- s }))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { sub.Close() })
+				for _, m := range []string{"small", "far too large", "fits"} {
+					if err := bus.Publish(ctx, []byte(m)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, want := range []string{"small", "gap: " + ErrBusMessageTooLarge.Error(), "fits"} {
+					expect(t, events, want)
+				}
+			})
+		})
+	}
+}
