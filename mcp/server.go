@@ -223,9 +223,8 @@ type Server struct {
 	// change it reports: a session initialized at or after that
 	// generation saw the change in its lists already. A change made on
 	// another replica (told by the Bus) counts as one made here, but is
-	// not published again. batches counts the
-	// Batch calls running, which hold them back; flushArmed is set while
-	// a timer will send them.
+	// not published again. batches counts the Batch calls running, which
+	// hold them back; flushArmed is set while a timer will send them.
 	changed    []pendingChange
 	generation uint64
 	batches    int
