@@ -30,6 +30,16 @@ type listener struct {
 	notes    chan queuedNote
 	once     sync.Once
 	overflow chan struct{}
+	// gap is closed when the bus lost changes the stream may have been
+	// owed: the stream ends with its graceful result, and the client
+	// listens again (see Server.busGap).
+	gapOnce sync.Once
+	gap     chan struct{}
+}
+
+// endGap ends the stream gracefully, after what it has queued.
+func (l *listener) endGap() {
+	l.gapOnce.Do(func() { close(l.gap) })
 }
 
 // offer queues n for the stream without waiting, ending the stream if it
@@ -89,6 +99,9 @@ func (ss *ServerSession) listen(ctx context.Context, req *ServerRequest[*Subscri
 		}
 	}
 	l := &listener{id: id, filter: ack, taskOwner: taskOwner, notes: make(chan queuedNote, s.opts.NotificationQueue), overflow: make(chan struct{})}
+	if s.bus != nil {
+		l.gap = make(chan struct{}) // nil, never ready, without a bus
+	}
 	if len(ack.ResourceSubscriptions) > 0 {
 		l.uris = make(map[string]struct{}, len(ack.ResourceSubscriptions))
 		for _, u := range ack.ResourceSubscriptions {
@@ -123,6 +136,18 @@ func (ss *ServerSession) listen(ctx context.Context, req *ServerRequest[*Subscri
 			}
 		case <-l.overflow:
 			return nil, errListenerOverflow
+		case <-l.gap:
+			// Send what was queued before the gap, then end.
+			for {
+				select {
+				case n := <-l.notes:
+					if err := ss.notify(ctx, n.method, n.params); err != nil {
+						return nil, err
+					}
+				default:
+					return &SubscriptionsListenResult{Meta: Meta{SubscriptionID: id}}, nil
+				}
+			}
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-ss.Done():

@@ -97,6 +97,10 @@ func (s *Server) RemoveResourceTemplates(uriTemplates ...string) {
 // [ServerOptions.NotificationQueue]); an update already queued for a
 // session and not yet sent is not queued again. It returns ctx's error,
 // sending nothing, if ctx is done when it is called.
+//
+// With a [ServerOptions.Bus], the update is published for the other
+// replicas' subscribers too (its URI only, not params.Meta), from a
+// goroutine: ResourceUpdated does not wait for the bus.
 func (s *Server) ResourceUpdated(ctx context.Context, params *ResourceUpdatedParams) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -104,6 +108,16 @@ func (s *Server) ResourceUpdated(ctx context.Context, params *ResourceUpdatedPar
 	if params == nil || params.URI == "" {
 		return errors.New("mcp: ResourceUpdated needs a URI")
 	}
+	s.deliverResourceUpdated(params)
+	if s.bus != nil {
+		s.bus.publishUpdate(params.URI)
+	}
+	return nil
+}
+
+// deliverResourceUpdated queues resources/updated for this server's
+// sessions and listen streams subscribed to params.URI.
+func (s *Server) deliverResourceUpdated(params *ResourceUpdatedParams) {
 	p := *params
 	for _, ss := range s.Sessions() {
 		if !ss.initialized() {
@@ -124,7 +138,6 @@ func (s *Server) ResourceUpdated(ctx context.Context, params *ResourceUpdatedPar
 		_, ok := l.uris[p.URI]
 		return ok
 	})
-	return nil
 }
 
 // matchTemplate reports whether uri matches the template and returns the

@@ -179,6 +179,13 @@ type ServerOptions struct {
 	// given to resources/subscribe; a longer one is refused with an
 	// invalid-params error. Zero means 8192.
 	MaxSubscriptionURILength int
+
+	// Bus, when set, connects the server to the other replicas of the
+	// same server: the list changes and resource updates made on each
+	// reach the sessions and subscriptions/listen streams of all (see
+	// [Bus]). The server subscribes in NewServer and unsubscribes in
+	// [Server.Close]. Nil means a server alone: no cost, no goroutine.
+	Bus Bus
 }
 
 // Defaults of the [ServerOptions] bounds, used where the option is zero.
@@ -218,14 +225,16 @@ type Server struct {
 	prompts   features[*serverPrompt]
 	skills    skillSet     // see AddSkills
 	tasks     *taskRuntime // nil without ServerOptions.Tasks
+	bus       *busLink     // nil without ServerOptions.Bus
 	sessions  map[*ServerSession]struct{}
 	listeners map[*listener]struct{} // open subscriptions/listen streams
 	// changed holds the list_changed notifications owed to the sessions
 	// (at most one per method), each with the generation of the newest
 	// change it reports: a session initialized at or after that
-	// generation saw the change in its lists already. batches counts the
-	// Batch calls running, which hold them back; flushArmed is set while
-	// a timer will send them.
+	// generation saw the change in its lists already. A change made on
+	// another replica (told by the Bus) counts as one made here, but is
+	// not published again. batches counts the Batch calls running, which
+	// hold them back; flushArmed is set while a timer will send them.
 	changed    []pendingChange
 	generation uint64
 	batches    int
@@ -270,6 +279,7 @@ func (s *Server) noteAddedLocked(kind, name string, replaced bool) {
 type pendingChange struct {
 	method     string
 	generation uint64
+	local      bool // made on this server: published on the Bus
 }
 
 // NewServer returns a server that identifies itself as impl.
@@ -314,6 +324,10 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 	s.reflector = s.opts.SchemaReflector
 	if s.reflector == nil {
 		s.reflector = &schema.Reflector{}
+	}
+	if s.opts.Bus != nil {
+		s.bus = newBusLink(s, s.opts.Bus)
+		s.bus.subscribe()
 	}
 	return s
 }
@@ -477,8 +491,15 @@ func (s *Server) broadcast(method string, params Params, filter func(*ServerSess
 }
 
 // listChanged records that sessions are owed the list_changed
-// notification method and arranges for it to be sent.
-func (s *Server) listChanged(method string) {
+// notification method for a change made here, and arranges for it to be
+// sent.
+func (s *Server) listChanged(method string) { s.noteListChange(method, true) }
+
+// noteListChange records that sessions are owed the list_changed
+// notification method, for a change made here (local: it is published on
+// the Bus too) or on another replica, and arranges for it to be sent.
+// Changes are coalesced alike, wherever they were made.
+func (s *Server) noteListChange(method string, local bool) {
 	s.mu.Lock()
 	s.generation++
 	i := slices.IndexFunc(s.changed, func(c pendingChange) bool { return c.method == method })
@@ -487,6 +508,7 @@ func (s *Server) listChanged(method string) {
 		i = len(s.changed) - 1
 	}
 	s.changed[i].generation = s.generation
+	s.changed[i].local = s.changed[i].local || local
 	if s.batches > 0 || s.flushArmed {
 		s.mu.Unlock()
 		return
@@ -509,8 +531,8 @@ func (s *Server) listChanged(method string) {
 }
 
 // flushChanges queues the list_changed notifications owed, once each,
-// for every initialized session, unless a Batch is running (its end
-// flushes).
+// for every initialized session and listen stream, unless a Batch is
+// running (its end flushes), and publishes those made here on the Bus.
 func (s *Server) flushChanges() {
 	s.mu.Lock()
 	if s.batches > 0 || len(s.changed) == 0 {
@@ -538,6 +560,15 @@ func (s *Server) flushChanges() {
 	for _, c := range changes {
 		s.notifyListeners(c.method, func(id jsonrpc.ID) Params { return taggedListChanged(c.method, id) },
 			func(l *listener) bool { return l.listChangedFor(c.method) && c.generation > l.generation })
+	}
+	if s.bus != nil {
+		var local []string
+		for _, c := range changes {
+			if c.local {
+				local = append(local, c.method)
+			}
+		}
+		s.bus.publishLists(local)
 	}
 }
 

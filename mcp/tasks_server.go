@@ -1960,7 +1960,8 @@ func (ss *ServerSession) acknowledgeTasks(ctx context.Context, meta *Meta, ids [
 	return ack, owner, nil
 }
 
-// Close ends the server's tasks: their handlers' contexts are cancelled,
+// Close ends the server's subscription to its [ServerOptions.Bus], if
+// any, and its tasks: their handlers' contexts are cancelled,
 // and those still running fail ("the server closed"); it waits for them
 // to return, and closes the task store the server made. Sessions are not
 // closed: close them, or stop serving the transports, first. A handler
@@ -1976,6 +1977,9 @@ func (s *Server) Close() error {
 // handlers that return later, and Shutdown returns an error wrapping ctx's.
 // Calls after the first do nothing and return nil.
 func (s *Server) Shutdown(ctx context.Context) error {
+	if s.bus != nil {
+		s.bus.close()
+	}
 	if s.tasks == nil {
 		return nil
 	}

@@ -98,7 +98,7 @@ func (s *Server) addTool(t *serverTool) {
 	s.mu.Lock()
 	replaced := s.tools.add(t.tool.Name, t)
 	s.noteAddedLocked("tool", t.tool.Name, replaced)
-	alone := len(s.sessions) == 0 && len(s.listeners) == 0
+	alone := len(s.sessions) == 0 && len(s.listeners) == 0 && s.bus == nil
 	if alone {
 		s.generation++
 	}

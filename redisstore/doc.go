@@ -3,7 +3,7 @@
 // module of its own (github.com/mcpkit/mcpkit/redisstore) so that the
 // core module never depends on a Redis client.
 //
-// This version holds the task store: [NewTaskStore] returns an
+// It holds the task store: [NewTaskStore] returns an
 // [mcp.TaskStore] (and [mcp.TaskWatcher]) that replicas share through
 // [mcp.TaskOptions].Store, so that a task created on one replica is read,
 // updated and cancelled on any other. It passes mcptest.TaskStoreSuite.
@@ -11,8 +11,13 @@
 // transport.StreamableHTTPOptions.EventStore, a Redis Stream per SSE
 // stream, which any replica replays and follows while another writes it;
 // it passes mcptest.EventStoreSuite. Its keys, bounds and costs are in
-// docs/SCALING.md ("Event log") and on [EventStore]. Sessions and the
-// message bus are to come, under the same prefix.
+// docs/SCALING.md ("Event log") and on [EventStore].
+// [NewStateClaimer] makes 2026-07-28 request states single-use across the
+// replicas (see [mcp.ServerOptions].StateClaimer), one SET NX PX each.
+// [NewBus] returns an [mcp.Bus] on Pub/Sub for [mcp.ServerOptions].Bus,
+// which carries list changes and resource updates between the replicas
+// (see [Bus]); it passes mcptest.BusSuite. The session store is to come,
+// under the same prefix.
 //
 // # Deployments
 //
@@ -38,6 +43,7 @@
 //	mcpkit:{tasks}:meta          hash: ID to "<version> <payload bytes>"
 //	mcpkit:{tasks}:bytes         the payload total (MaxPayloadBytes)
 //	mcpkit:tasks:changed         the Pub/Sub channel of changes (task IDs)
+//	mcpkit:bus                   the Pub/Sub channel of the Bus
 //
 // Records are the versioned JSON of [mcp.TaskRecord] (its MarshalJSON),
 // so members a newer version adds survive an older one. IDs are checked

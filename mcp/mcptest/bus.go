@@ -1,0 +1,306 @@
+package mcptest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/mcp"
+)
+
+// busWait bounds how long BusSuite waits for a message to arrive.
+const busWait = 10 * time.Second
+
+// BusSuite checks that a [mcp.Bus] keeps the contract mcp.Server relies
+// on. newBus returns a bus for one subtest; buses returned for one
+// subtest are independent of those of others (a Redis bus gets a prefix
+// of its own), and newBus registers with t.Cleanup whatever must be
+// closed. Every subtest fails if a goroutine the bus started is still
+// running once its cleanups have run ([CheckGoroutines]).
+//
+// The suite assumes the bus buffers at least a few hundred messages for
+// a subscriber that keeps up. It checks that a message reaches every subscription, the
+// publisher's included, once and intact; that each publisher's messages
+// arrive in order; that Close stops delivery and waits for a delivery in
+// progress; that Publish and Subscribe honour a done context; and that a
+// subscriber that falls behind never holds up Publish nor other
+// subscribers, and is never silently left incomplete: it receives every
+// message, or is told of a gap where it lost some.
+func BusSuite(t *testing.T, newBus func(t *testing.T) mcp.Bus) {
+	t.Run("Delivery", func(t *testing.T) {
+		CheckGoroutines(t, func(ctx context.Context) {
+			bus := newBus(t)
+			subs := []*busRecorder{subscribe(t, ctx, bus), subscribe(t, ctx, bus)}
+			msgs := []string{"a", "{\"json\":true}", strings.Repeat("x", 8<<10), "\x00binary\xff"}
+			for _, m := range msgs {
+				if err := bus.Publish(ctx, []byte(m)); err != nil {
+					t.Fatalf("Publish: %v", err)
+				}
+			}
+			for i, s := range subs {
+				if got := s.next(t, len(msgs)); !slices.Equal(got, msgs) {
+					t.Errorf("subscription %d received %q, want %q", i, shorten(got), shorten(msgs))
+				}
+			}
+		})
+	})
+	t.Run("PublisherOrder", func(t *testing.T) {
+		CheckGoroutines(t, func(ctx context.Context) {
+			bus := newBus(t)
+			sub := subscribe(t, ctx, bus)
+			const publishers, each = 4, 50
+			var wg sync.WaitGroup
+			errs := make(chan error, publishers)
+			for p := range publishers {
+				wg.Go(func() {
+					for i := range each {
+						if err := bus.Publish(ctx, fmt.Appendf(nil, "%d:%d", p, i)); err != nil {
+							errs <- err
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatalf("Publish: %v", err)
+			}
+			next := make([]int, publishers)
+			for _, m := range sub.next(t, publishers*each) {
+				p, i, ok := strings.Cut(m, ":")
+				pi, err1 := strconv.Atoi(p)
+				ii, err2 := strconv.Atoi(i)
+				if !ok || err1 != nil || err2 != nil || pi < 0 || pi >= publishers {
+					t.Fatalf("received %q, never published", m)
+				}
+				if ii != next[pi] {
+					t.Fatalf("publisher %d: received message %d, want %d (out of order, lost or twice)", pi, ii, next[pi])
+				}
+				next[pi]++
+			}
+		})
+	})
+	t.Run("Close", func(t *testing.T) {
+		CheckGoroutines(t, func(ctx context.Context) {
+			bus := newBus(t)
+			stay := subscribe(t, ctx, bus)
+			gone := subscribe(t, ctx, bus)
+			if err := bus.Publish(ctx, []byte("before")); err != nil {
+				t.Fatal(err)
+			}
+			gone.next(t, 1)
+			if err := gone.closer.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			gone.closer.Close() // a second Close is harmless
+			if err := bus.Publish(ctx, []byte("after")); err != nil {
+				t.Fatal(err)
+			}
+			// stay receives both in order: once "after" reached it, a
+			// closed subscription that was still subscribed would have
+			// been given it too.
+			if got := stay.next(t, 2); !slices.Equal(got, []string{"before", "after"}) {
+				t.Errorf("received %q", got)
+			}
+			if n := gone.calls(); n != 1 {
+				t.Errorf("a closed subscription received %d calls, want the 1 before Close", n)
+			}
+		})
+	})
+	t.Run("DoneContext", func(t *testing.T) {
+		CheckGoroutines(t, func(ctx context.Context) {
+			bus := newBus(t)
+			done, cancel := context.WithCancel(ctx)
+			cancel()
+			if err := bus.Publish(done, []byte("x")); !errors.Is(err, context.Canceled) {
+				t.Errorf("Publish with a done context: %v, want context.Canceled", err)
+			}
+			if c, err := bus.Subscribe(done, &busRecorder{}); err == nil {
+				c.Close()
+				t.Errorf("Subscribe with a done context succeeded")
+			}
+		})
+	})
+	t.Run("SlowSubscriber", func(t *testing.T) {
+		CheckGoroutines(t, func(ctx context.Context) {
+			bus := newBus(t)
+			fast := subscribe(t, ctx, bus)
+			slow := subscribe(t, ctx, bus)
+			slow.block = make(chan struct{})
+			var release sync.Once
+			unblock := func() { release.Do(func() { close(slow.block) }) }
+			t.Cleanup(unblock) // before the subscriptions' Close
+			// Enough to overflow the buffers of the buses we know of;
+			// a bus that holds them all passes too.
+			const n = 3000
+			for i := range n {
+				if err := bus.Publish(ctx, []byte(strconv.Itoa(i))); err != nil {
+					t.Fatalf("Publish %d, with a subscriber blocked: %v", i, err)
+				}
+			}
+			if err := bus.Publish(ctx, []byte("end")); err != nil {
+				t.Fatal(err)
+			}
+			// The other subscriber gets to the end while the slow one
+			// is still blocked.
+			checkComplete(t, "the other subscriber", fast.until(t, "end"), n)
+			unblock()
+			// The slow one may have lost "end" too, and receives either
+			// it or a gap in its place; then its queue has room, and
+			// "last" is published (again, after a later gap).
+			var events []string
+			timeout := time.After(busWait)
+			for last := false; !last; {
+				select {
+				case e := <-slow.events:
+					switch e {
+					case "last":
+						last = true
+					case gapEvent, "end":
+						if err := bus.Publish(ctx, []byte("last")); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if e != "end" && e != "last" {
+						events = append(events, e)
+					}
+				case <-timeout:
+					t.Fatalf("no \"last\" after %d events", len(events))
+				}
+			}
+			checkComplete(t, "the blocked subscriber", events, n)
+		})
+	})
+}
+
+// checkComplete checks that events holds the messages "0" to "n-1" in
+// order, save where a gap was told.
+func checkComplete(t *testing.T, who string, events []string, n int) {
+	t.Helper()
+	want, gaps := 0, 0
+	for _, e := range events {
+		if e == gapEvent {
+			gaps++
+			want = -1 // anything may follow a gap, in order
+			continue
+		}
+		i, err := strconv.Atoi(e)
+		if err != nil {
+			t.Fatalf("%s received %q", who, e)
+		}
+		if want >= 0 && i != want {
+			t.Fatalf("%s received %d after %d without a gap between: silently incomplete", who, i, want-1)
+		}
+		want = i + 1
+	}
+	if want >= 0 && want != n {
+		t.Fatalf("%s received %d last before the end marker, want %d, and no gap was told", who, want-1, n-1)
+	}
+	t.Logf("%s received %d events, %d of them gaps", who, len(events), gaps)
+}
+
+// gapEvent is what a busRecorder records for a gap.
+const gapEvent = "<gap>"
+
+// busRecorder is a subscriber that records what it receives.
+type busRecorder struct {
+	closer interface{ Close() error }
+	block  chan struct{} // if set, the first message waits for it to close
+	events chan string
+
+	mu sync.Mutex
+	n  int
+}
+
+// subscribe subscribes a new busRecorder, closed at the end of the test.
+func subscribe(t *testing.T, ctx context.Context, bus mcp.Bus) *busRecorder {
+	t.Helper()
+	r := &busRecorder{events: make(chan string, 8192)}
+	c, err := bus.Subscribe(ctx, r)
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	r.closer = c
+	t.Cleanup(func() { c.Close() })
+	return r
+}
+
+func (r *busRecorder) wait() {
+	r.mu.Lock()
+	r.n++
+	first := r.n == 1
+	r.mu.Unlock()
+	if first && r.block != nil {
+		<-r.block
+	}
+}
+
+func (r *busRecorder) calls() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n
+}
+
+// BusMessage implements mcp.BusSubscriber.
+func (r *busRecorder) BusMessage(msg []byte) {
+	r.wait()
+	r.events <- string(msg)
+}
+
+// BusGap implements mcp.BusSubscriber.
+func (r *busRecorder) BusGap(error) {
+	r.wait()
+	r.events <- gapEvent
+}
+
+// next returns the next n events.
+func (r *busRecorder) next(t *testing.T, n int) []string {
+	t.Helper()
+	out := make([]string, 0, n)
+	timeout := time.After(busWait)
+	for len(out) < n {
+		select {
+		case e := <-r.events:
+			out = append(out, e)
+		case <-timeout:
+			t.Fatalf("received %d messages of %d", len(out), n)
+		}
+	}
+	return out
+}
+
+// until returns the events before the first equal to last.
+func (r *busRecorder) until(t *testing.T, last string) []string {
+	t.Helper()
+	var out []string
+	timeout := time.After(busWait)
+	for {
+		select {
+		case e := <-r.events:
+			if e == last {
+				return out
+			}
+			out = append(out, e)
+		case <-timeout:
+			t.Fatalf("no %q after %d events", last, len(out))
+		}
+	}
+}
+
+func shorten(ms []string) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		if len(m) > 32 {
+			m = m[:32] + "…"
+		}
+		out[i] = m
+	}
+	return out
+}
