@@ -111,51 +111,9 @@ func (r *CallToolResult) appendWire(dst []byte) ([]byte, bool) {
 // reports false without changing its receiver, and the caller then
 // decodes with the engine. TestReadWire and FuzzReadWire hold them to the engine.
 
-// members calls f with the name (raw, without quotes) and raw value of
-// each member of the object data, and reports whether data is an object
-// that f took whole.
-// A value that starts with known, the text of a whole JSON value, is known
-// to end with it, which spares scanning it.
+// members is jsonscan.Members with names without their quotes.
 func members(data, known []byte, f func(name, v []byte) bool) bool {
-	i := jsonscan.SkipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return false
-	}
-	i = jsonscan.SkipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return jsonscan.SkipSpace(data, i+1) == len(data)
-	}
-	for i < len(data) && data[i] == '"' {
-		end := jsonscan.StringEnd(data, i)
-		if end < 0 {
-			return false
-		}
-		name := data[i+1 : end-1]
-		if i = jsonscan.SkipSpace(data, end); i >= len(data) || data[i] != ':' {
-			return false
-		}
-		i = jsonscan.SkipSpace(data, i+1)
-		if len(known) > 0 && bytes.HasPrefix(data[i:], known) {
-			end = i + len(known)
-		} else {
-			end = jsonscan.ValueEnd(data, i)
-		}
-		if end <= i || !f(name, data[i:end]) {
-			return false
-		}
-		if i = jsonscan.SkipSpace(data, end); i >= len(data) {
-			return false
-		}
-		switch data[i] {
-		case ',':
-			i = jsonscan.SkipSpace(data, i+1)
-		case '}':
-			return jsonscan.SkipSpace(data, i+1) == len(data)
-		default:
-			return false
-		}
-	}
-	return false
+	return jsonscan.Members(data, known, func(name, v []byte) bool { return f(name[1:len(name)-1], v) })
 }
 
 // plainText returns the string whose raw JSON is v when it has no escape

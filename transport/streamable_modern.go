@@ -80,31 +80,16 @@ func scanModernBody(params []byte) (modernBody, error) {
 // scanMembers calls member with the raw name (quoted, as it is in the
 // input; names with escapes match nothing MCP defines) and the raw value
 // of each member of obj, a JSON object; anything else is an error. obj
-// comes from a message the JSON-RPC layer decoded, which refused any
-// object with a member name twice, so the scan does not check that again.
+// comes from a message the JSON-RPC layer decoded (or this package
+// encoded), so it is valid JSON, which the byte scan relies on.
 func scanMembers(obj []byte, member func(name []byte, v jsontext.Value)) error {
-	d := jsonscan.GetValidated(obj)
-	defer d.Release()
-	tok, err := d.ReadToken()
-	if err != nil {
-		return err
-	}
-	if tok.Kind() != '{' {
+	if !jsonscan.Members(obj, nil, func(name, v []byte) bool {
+		member(name, v)
+		return true
+	}) {
 		return errors.New("not a JSON object")
 	}
-	for d.PeekKind() != '}' {
-		name, err := d.ReadValue()
-		if err != nil {
-			return err
-		}
-		v, err := d.ReadValue()
-		if err != nil {
-			return err
-		}
-		member(name, v)
-	}
-	_, err = d.ReadToken()
-	return err
+	return nil
 }
 
 // jsonStringIs reports whether v, a raw JSON value, is the string s.

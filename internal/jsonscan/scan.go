@@ -72,3 +72,51 @@ func ValueEnd(b []byte, i int) int {
 	}
 	return len(b)
 }
+
+// Members calls f with the raw name (quoted, as in the input) and the raw
+// value of each member of obj, a JSON object known to be valid, and
+// reports whether obj is an object that f took whole (f returns false to
+// stop). A value that starts with known, the text of a whole JSON value,
+// ends with it, which spares scanning it. On text that is not valid JSON
+// it never fails badly, but what it reports is meaningless.
+func Members(obj, known []byte, f func(name, value []byte) bool) bool {
+	i := SkipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return false
+	}
+	i = SkipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return SkipSpace(obj, i+1) == len(obj)
+	}
+	for i < len(obj) && obj[i] == '"' {
+		end := StringEnd(obj, i)
+		if end < 0 {
+			return false
+		}
+		name := obj[i:end]
+		if i = SkipSpace(obj, end); i >= len(obj) || obj[i] != ':' {
+			return false
+		}
+		i = SkipSpace(obj, i+1)
+		if len(known) > 0 && bytes.HasPrefix(obj[i:], known) {
+			end = i + len(known)
+		} else {
+			end = ValueEnd(obj, i)
+		}
+		if end <= i || !f(name, obj[i:end]) {
+			return false
+		}
+		if i = SkipSpace(obj, end); i >= len(obj) {
+			return false
+		}
+		switch obj[i] {
+		case ',':
+			i = SkipSpace(obj, i+1)
+		case '}':
+			return SkipSpace(obj, i+1) == len(obj)
+		default:
+			return false
+		}
+	}
+	return false
+}

@@ -167,3 +167,48 @@ func FuzzCompact(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMembers holds Members to a jsontext.Decoder on valid JSON: the same
+// members, raw, in order; on any text it never fails badly.
+func FuzzMembers(f *testing.F) {
+	for _, c := range validCases {
+		f.Add([]byte(c.text))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got [][]byte
+		ok := Members(b, nil, func(name, v []byte) bool {
+			got = append(got, name, v)
+			return true
+		})
+		if !jsontext.Value(b).IsValid() {
+			return
+		}
+		d := jsontext.NewDecoder(bytes.NewReader(b))
+		var want [][]byte
+		isObject := jsontext.Value(b).Kind() == '{'
+		if isObject {
+			d.ReadToken()
+			for d.PeekKind() != '}' {
+				n, _ := d.ReadValue()
+				want = append(want, bytes.Clone(n)) // before the next read reuses the buffer
+				v, _ := d.ReadValue()
+				want = append(want, bytes.Clone(v))
+			}
+		}
+		if ok != isObject {
+			t.Fatalf("Members(%q) = %v, want %v", b, ok, isObject)
+		}
+		if !ok {
+			return
+		}
+		if len(got) != len(want) {
+			t.Fatalf("Members(%q): %q, want %q", b, got, want)
+		}
+		for i := range got {
+			// The decoder's raw values are compact only if the input was.
+			if !bytes.Equal(got[i], want[i]) && !bytes.Equal(bytes.TrimSpace(got[i]), want[i]) {
+				t.Fatalf("Members(%q): %q, want %q", b, got, want)
+			}
+		}
+	})
+}
