@@ -50,7 +50,7 @@ func (c *streamableClientConn) writeModern(ctx context.Context, m jsonrpc.Messag
 	if !ok {
 		return nil // dropped by Write
 	}
-	method, name := r.Method, mirroredName(r)
+	method, name := r.Method, mirroredName(r, &c.metaMemo)
 	rctx, release := c.link(ctx)
 	owned := false // a goroutine took over rctx
 	defer func() {
@@ -94,7 +94,10 @@ func (c *streamableClientConn) writeModern(ctx context.Context, m jsonrpc.Messag
 // mirroredName returns the Mcp-Name header of a request: its params' name
 // (tools/call, prompts/get), uri (resources/read) or taskId (tasks/get,
 // tasks/update, tasks/cancel), encoded for a header; "" for other methods.
-func mirroredName(r *jsonrpc.Request) string {
+//
+// The _meta this connection sends, the same with every request, is
+// skipped by comparing it with the last (memo), not scanned.
+func mirroredName(r *jsonrpc.Request, memo *metaMemo) string {
 	var member string
 	switch r.Method {
 	case "tools/call", "prompts/get":
@@ -106,10 +109,17 @@ func mirroredName(r *jsonrpc.Request) string {
 	default:
 		return ""
 	}
+	var known []byte
+	if last := memo.load(); last != nil {
+		known = last.text
+	}
 	var v jsontext.Value
-	if scanMembers(r.Params, func(name []byte, value jsontext.Value) {
-		if string(name) == member {
+	if scanMembers(r.Params, known, func(name []byte, value jsontext.Value) {
+		switch {
+		case string(name) == member:
 			v = value
+		case string(name) == `"_meta"` && !bytes.Equal(value, known):
+			memo.store(value, nil, nil)
 		}
 	}) != nil {
 		return ""

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -240,7 +241,16 @@ func FuzzScanModernBody(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, params []byte) {
-		b, err := scanModernBody(params)
+		b, err := scanModernBody(params, nil)
+		// With a memo, the second scan reads _meta from it: the same
+		// findings as without.
+		var memo metaMemo
+		for range 2 {
+			mb, merr := scanModernBody(params, &memo)
+			if (merr == nil) != (err == nil) || merr == nil && !sameModernBody(mb, b) {
+				t.Fatalf("with a memo: %+v, %v; without: %+v, %v", mb, merr, b, err)
+			}
+		}
 		if err != nil {
 			return
 		}
@@ -269,4 +279,11 @@ func FuzzScanModernBody(f *testing.F) {
 			}
 		}
 	})
+}
+
+// sameModernBody reports whether a and b found the same values.
+func sameModernBody(a, b modernBody) bool {
+	return bytes.Equal(a.Name, b.Name) && bytes.Equal(a.URI, b.URI) && bytes.Equal(a.TaskID, b.TaskID) &&
+		bytes.Equal(a.Meta, b.Meta) && bytes.Equal(a.ProtocolVersion, b.ProtocolVersion) &&
+		bytes.Equal(a.ClientCapabilities, b.ClientCapabilities)
 }

@@ -1,9 +1,11 @@
 package transport
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
 	"slices"
+	"sync/atomic"
 
 	"github.com/mcpkit/mcpkit/internal/mcpheader"
 
@@ -48,10 +50,17 @@ type modernBody struct {
 }
 
 // scanModernBody reads the members of params that modernBody holds, in
-// one pass that decodes nothing else. The values are slices of params.
-func scanModernBody(params []byte) (modernBody, error) {
+// one pass that decodes nothing else. The values are slices of params. A
+// _meta equal to the one memo holds (a client sends the same with every
+// request) is neither scanned to its end nor read again; memo may be nil.
+func scanModernBody(params []byte, memo *metaMemo) (modernBody, error) {
 	var b modernBody
-	err := scanMembers(params, func(name []byte, v jsontext.Value) {
+	last := memo.load()
+	var known []byte
+	if last != nil {
+		known = last.text
+	}
+	err := scanMembers(params, known, func(name []byte, v jsontext.Value) {
 		switch string(name) {
 		case `"name"`:
 			b.Name = v
@@ -66,7 +75,11 @@ func scanModernBody(params []byte) (modernBody, error) {
 	if err != nil || b.Meta.Kind() != '{' {
 		return b, err
 	}
-	err = scanMembers(b.Meta, func(name []byte, v jsontext.Value) {
+	if last != nil && bytes.Equal(b.Meta, last.text) {
+		b.ProtocolVersion, b.ClientCapabilities = last.at(b.Meta)
+		return b, nil
+	}
+	err = scanMembers(b.Meta, nil, func(name []byte, v jsontext.Value) {
 		switch string(name) {
 		case `"io.modelcontextprotocol/protocolVersion"`:
 			b.ProtocolVersion = v
@@ -74,16 +87,69 @@ func scanModernBody(params []byte) (modernBody, error) {
 			b.ClientCapabilities = v
 		}
 	})
+	if err == nil {
+		memo.store(b.Meta, b.ProtocolVersion, b.ClientCapabilities)
+	}
 	return b, err
 }
+
+// metaMemo remembers the _meta of the last 2026-07-28 request scanned and
+// where its members are. It is safe for concurrent use; a nil *metaMemo
+// remembers nothing.
+type metaMemo struct{ p atomic.Pointer[scannedMeta] }
+
+// scannedMeta is a _meta's text and the offsets in it of its
+// protocolVersion and clientCapabilities values ({0, 0}: absent).
+type scannedMeta struct {
+	text          []byte
+	version, caps [2]int
+}
+
+func (m *metaMemo) load() *scannedMeta {
+	if m == nil {
+		return nil
+	}
+	return m.p.Load()
+}
+
+// store remembers meta, whose members version and caps are slices.
+func (m *metaMemo) store(meta, version, caps []byte) {
+	if m == nil || len(meta) > maxMemoMeta {
+		return
+	}
+	offsets := func(v []byte) [2]int {
+		if len(v) == 0 {
+			return [2]int{}
+		}
+		start := cap(meta) - cap(v) // v is a slice of meta
+		return [2]int{start, start + len(v)}
+	}
+	m.p.Store(&scannedMeta{text: bytes.Clone(meta), version: offsets(version), caps: offsets(caps)})
+}
+
+// at returns the protocolVersion and clientCapabilities values in meta, a
+// copy of s.text.
+func (s *scannedMeta) at(meta []byte) (version, caps jsontext.Value) {
+	if s.version[1] > 0 {
+		version = meta[s.version[0]:s.version[1]:s.version[1]]
+	}
+	if s.caps[1] > 0 {
+		caps = meta[s.caps[0]:s.caps[1]:s.caps[1]]
+	}
+	return version, caps
+}
+
+// maxMemoMeta bounds the _meta a metaMemo keeps.
+const maxMemoMeta = 4 << 10
 
 // scanMembers calls member with the raw name (quoted, as it is in the
 // input; names with escapes match nothing MCP defines) and the raw value
 // of each member of obj, a JSON object; anything else is an error. obj
 // comes from a message the JSON-RPC layer decoded (or this package
-// encoded), so it is valid JSON, which the byte scan relies on.
-func scanMembers(obj []byte, member func(name []byte, v jsontext.Value)) error {
-	if !jsonscan.Members(obj, nil, func(name, v []byte) bool {
+// encoded), so it is valid JSON, which the byte scan relies on. A value
+// that starts with known, a whole JSON value, ends with it.
+func scanMembers(obj, known []byte, member func(name []byte, v jsontext.Value)) error {
+	if !jsonscan.Members(obj, known, func(name, v []byte) bool {
 		member(name, v)
 		return true
 	}) {
@@ -144,7 +210,7 @@ func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Reque
 		writeJSONRPCErrorData(w, http.StatusBadRequest, req.ID, codeUnsupportedProtocolVersion, "Unsupported protocol version: "+version, data)
 		return
 	}
-	if code, message := checkModernRequest(r.Header, req, version); code != 0 {
+	if code, message := checkModernRequest(r.Header, req, version, &h.metaMemo); code != 0 {
 		writeJSONRPCError(w, http.StatusBadRequest, req.ID, code, message)
 		return
 	}
@@ -163,7 +229,7 @@ func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Reque
 // checkModernRequest checks the headers of a modern request against its
 // body, and the _meta members every such request carries, returning the
 // error code and message to refuse it with, or 0.
-func checkModernRequest(header http.Header, req *jsonrpc.Request, version string) (int64, string) {
+func checkModernRequest(header http.Header, req *jsonrpc.Request, version string, memo *metaMemo) (int64, string) {
 	method, ok := header[headerMethod]
 	switch {
 	case !ok || len(method) != 1:
@@ -174,7 +240,7 @@ func checkModernRequest(header http.Header, req *jsonrpc.Request, version string
 	var p modernBody
 	if len(req.Params) > 0 {
 		var err error
-		if p, err = scanModernBody(req.Params); err != nil {
+		if p, err = scanModernBody(req.Params, memo); err != nil {
 			return jsonrpc.CodeInvalidParams, "invalid params: " + err.Error()
 		}
 	}

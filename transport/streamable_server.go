@@ -230,6 +230,7 @@ type StreamableHTTPHandler struct {
 	sids     SessionIDTagger
 	sessions sessionSet[*httpSession]
 	holders  holderSet // of hijacked GET streams
+	metaMemo metaMemo  // the _meta of the last 2026-07-28 request (see scanModernBody)
 
 	// testHookLookup, if set, is called with each session ID the handler
 	// looks up in its table, after the ID's tag verified.
