@@ -29,7 +29,7 @@ const (
 // streamableClientConn is the connection of a StreamableClientTransport.
 type streamableClientConn struct {
 	*httpClientCore
-	metaMemo metaMemo // the _meta of the last 2026-07-28 request (see mirroredName)
+	metaMemo     metaMemo // the _meta of the last 2026-07-28 request (see mirroredName)
 	url          string
 	maxRetries   int
 	minDelay     time.Duration
