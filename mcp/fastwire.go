@@ -33,7 +33,7 @@ func (p *CallToolParams) appendWire(dst []byte) ([]byte, bool) {
 		return dst, false
 	}
 	if dst == nil {
-		dst = make([]byte, 0, len(meta)+len(p.Name)+len(p.Arguments)+32)
+		dst = make([]byte, 0, len(meta)+len(p.Name)+len(p.Arguments)+48) // 48: the member names and punctuation
 	}
 	dst = append(dst, '{')
 	if meta != nil {
@@ -60,7 +60,7 @@ func (r *CallToolResult) appendWire(dst []byte) ([]byte, bool) {
 	if !r.Meta.IsZero() || r.StructuredContent != nil && !jsonscan.Compact(r.StructuredContent) {
 		return dst, false
 	}
-	n := len(r.StructuredContent) + 64
+	n := len(r.StructuredContent) + 96 // the member names and punctuation
 	for _, c := range r.Content {
 		t, ok := c.(*TextContent)
 		if !ok || t == nil || !t.Meta.IsZero() || t.Annotations != nil {

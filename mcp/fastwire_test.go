@@ -225,3 +225,18 @@ func TestReadWireRequired(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendWireAllocs: the hand-written encoders size their buffer once.
+func TestAppendWireAllocs(t *testing.T) {
+	m := newModernClient("2026-07-28", &ClientCapabilities{Sampling: &SamplingCapabilities{}}, &Implementation{Name: "c", Version: "1"}, 1, 1, "")
+	p := &CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"message":"hello"}`)}
+	m.fill(p)
+	r := &CallToolResult{ResultType: ResultTypeComplete, Content: Contents{&TextContent{Text: "hello"}}, StructuredContent: json.RawMessage(`{"a":1}`), IsError: true}
+	for _, v := range []interface {
+		appendWire([]byte) ([]byte, bool)
+	}{p, r} {
+		if n := testing.AllocsPerRun(100, func() { v.appendWire(nil) }); n != 1 {
+			t.Errorf("%T.appendWire: %v allocations, want 1", v, n)
+		}
+	}
+}
