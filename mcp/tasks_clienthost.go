@@ -122,8 +122,10 @@ func (cs *ClientSession) startHosted(ctx context.Context, method string, meta *T
 		}
 		return nil, rt.storeError(method, err)
 	}
-	hctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	r := &taskRun{rt: rt, owner: rec.Owner, version: rec.ProtocolVersion, id: rec.ID, phase: phaseTask, ctx: hctx, cancel: cancel}
+	r := &taskRun{rt: rt, owner: rec.Owner, version: rec.ProtocolVersion, id: rec.ID, phase: phaseTask}
+	r.handler.parent = context.WithoutCancel(ctx)
+	r.ctx = &r.handler
+	hctx, cancel := r.ctx, r.cancel
 	rt.mu.Lock()
 	rt.runs[r.id] = r
 	rt.wg.Add(1)

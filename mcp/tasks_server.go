@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/mcplink"
@@ -331,10 +332,10 @@ type taskRun struct {
 	modern  bool
 	ttl     time.Duration // kept after the end
 
-	ctx    context.Context // the handler's, detached from the request
-	cancel context.CancelCauseFunc
-	reqCtx context.Context // the creating request's
-	base   runContext      // ctx's parent
+	ctx     context.Context // the handler's, detached from the request: &handler
+	handler runCancelCtx    // cancelled by cancel
+	reqCtx  context.Context // the creating request's
+	base    runContext      // ctx's parent
 	// out carries the handler's outcome to the request while the run is
 	// synchronous, or the news that GoAsync made it a task (created).
 	out chan runOutcome
@@ -716,10 +717,114 @@ func (rt *taskRuntime) newRun(ctx context.Context, ss *ServerSession, req *CallT
 	// cancel, MaxDuration (see monitor), Close, or the request's end
 	// while the run is still synchronous.
 	r.base = runContext{req: ctx, r: r}
-	r.ctx, r.cancel = context.WithCancelCause(&r.base)
+	r.handler.parent = &r.base
+	r.ctx = &r.handler
 	r.reqCtx = ctx
 	return r
 }
+
+// cancel ends the handler's context with cause (nil: context.Canceled);
+// the first cause stays.
+func (r *taskRun) cancel(cause error) { r.handler.cancel(cause) }
+
+// runCancelCtx is the context of a run's handler: a child of the run's
+// runContext that the run cancels, as context.WithCancelCause would make
+// it, but a field of the run whose cancelCtx is made only when something
+// needs one: a call of Done (which deriving a context or an AfterFunc
+// makes too), or Err, Value or Done after the end. Most handlers of calls
+// answered within SyncWindow never ask, and their call makes neither the
+// cancelCtx nor its cancel function. Err, Value and context.Cause give
+// what the cancelCtx would.
+type runCancelCtx struct {
+	parent context.Context
+	made   atomic.Pointer[madeCancelCtx]
+	mu     sync.Mutex // making made; ended and cause
+	ended  bool       // cancelled before made was
+	cause  error
+}
+
+// madeCancelCtx is a runCancelCtx's cancelCtx, once made.
+type madeCancelCtx struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// real returns the cancelCtx, making it (cancelled, if the context ended
+// before) the first time.
+func (c *runCancelCtx) real() *madeCancelCtx {
+	if m := c.made.Load(); m != nil {
+		return m
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m := c.made.Load(); m != nil {
+		return m
+	}
+	ctx, cancel := context.WithCancelCause(c.parent)
+	if c.ended {
+		cancel(c.cause)
+	}
+	m := &madeCancelCtx{ctx, cancel}
+	c.made.Store(m)
+	return m
+}
+
+// isEnded reports whether the context was cancelled before its cancelCtx
+// was made.
+func (c *runCancelCtx) isEnded() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ended
+}
+
+func (c *runCancelCtx) cancel(cause error) {
+	if m := c.made.Load(); m != nil {
+		m.cancel(cause)
+		return
+	}
+	c.mu.Lock()
+	if m := c.made.Load(); m != nil {
+		c.mu.Unlock()
+		m.cancel(cause)
+		return
+	}
+	if !c.ended {
+		c.ended, c.cause = true, cause
+	}
+	c.mu.Unlock()
+}
+
+// Deadline: none (the parent's).
+func (c *runCancelCtx) Deadline() (time.Time, bool) { return c.parent.Deadline() }
+
+// Done makes the cancelCtx and returns its channel.
+func (c *runCancelCtx) Done() <-chan struct{} { return c.real().ctx.Done() }
+
+// Err is nil until the context is cancelled, then the cancelCtx's.
+func (c *runCancelCtx) Err() error {
+	if m := c.made.Load(); m != nil {
+		return m.ctx.Err()
+	}
+	if c.isEnded() {
+		return c.real().ctx.Err()
+	}
+	return nil
+}
+
+// Value is the cancelCtx's once made or the context ended (context.Cause
+// finds the cause there), else the parent's.
+func (c *runCancelCtx) Value(key any) any {
+	if m := c.made.Load(); m != nil {
+		return m.ctx.Value(key)
+	}
+	if c.isEnded() {
+		return c.real().ctx.Value(key)
+	}
+	return c.parent.Value(key)
+}
+
+// String names the context for debugging.
+func (c *runCancelCtx) String() string { return "mcp.taskRun.ctx" }
 
 // inputRound returns the MRTR round of the run's creating request
 // (2026-07-28), or nil. It is looked up when needed, not at every call.

@@ -1122,3 +1122,98 @@ func TestTasksSyncWindowInlineMany(t *testing.T) {
 		}
 	}
 }
+
+// TestRunCancelCtx holds a run's handler context, whose cancelCtx is made
+// on demand, to what context.WithCancelCause gives: Err, Done, Cause and
+// children, whichever comes first, the cancel or the first use.
+func TestRunCancelCtx(t *testing.T) {
+	cause := errors.New("the cause")
+	type key struct{}
+	parent := context.WithValue(context.Background(), key{}, "v")
+	for _, c := range []struct {
+		name   string
+		before func(ctx context.Context) func() // uses ctx before the cancel; checks after
+	}{
+		{"unused", func(context.Context) func() { return func() {} }},
+		{"done first", func(ctx context.Context) func() {
+			done := ctx.Done()
+			return func() {
+				select {
+				case <-done:
+				default:
+					t.Error("the Done channel taken before the cancel is not closed")
+				}
+			}
+		}},
+		{"child first", func(ctx context.Context) func() {
+			child, stop := context.WithCancel(ctx)
+			return func() {
+				<-child.Done()
+				if context.Cause(child) != cause {
+					t.Errorf("child's cause: %v", context.Cause(child))
+				}
+				stop()
+			}
+		}},
+		{"after func first", func(ctx context.Context) func() {
+			ran := make(chan struct{})
+			context.AfterFunc(ctx, func() { close(ran) })
+			return func() { <-ran }
+		}},
+		{"value child first", func(ctx context.Context) func() {
+			child := context.WithValue(ctx, key{}, "w")
+			return func() {
+				if child.Err() != context.Canceled || context.Cause(child) != cause {
+					t.Errorf("value child: %v, %v", child.Err(), context.Cause(child))
+				}
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var h runCancelCtx
+			h.parent = parent
+			ctx := context.Context(&h)
+			if ctx.Err() != nil || context.Cause(ctx) != nil {
+				t.Fatalf("before the cancel: %v, %v", ctx.Err(), context.Cause(ctx))
+			}
+			if ctx.Value(key{}) != "v" {
+				t.Fatal("the parent's values are not seen")
+			}
+			check := c.before(ctx)
+			h.cancel(cause)
+			h.cancel(errors.New("a later cause"))
+			check()
+			if ctx.Err() != context.Canceled || context.Cause(ctx) != cause {
+				t.Errorf("after the cancel: %v, %v; want context.Canceled, %v", ctx.Err(), context.Cause(ctx), cause)
+			}
+			select {
+			case <-ctx.Done():
+			default:
+				t.Error("Done is not closed after the cancel")
+			}
+			if ctx.Value(key{}) != "v" {
+				t.Error("the parent's values are not seen after the cancel")
+			}
+		})
+	}
+	t.Run("concurrent", func(t *testing.T) {
+		var h runCancelCtx
+		h.parent = parent
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if i%2 == 0 {
+					<-h.Done()
+				} else {
+					h.cancel(cause)
+				}
+			}()
+		}
+		wg.Wait()
+		if context.Cause(&h) != cause {
+			t.Errorf("cause: %v", context.Cause(&h))
+		}
+	})
+}
