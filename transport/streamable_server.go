@@ -780,6 +780,7 @@ type SessionIDTagger interface {
 // "<random>.<tag>": 16 random bytes and the first 12 bytes of their
 // HMAC-SHA256, base64url.
 type localSessionIDs struct {
+	key  []byte
 	macs sync.Pool // of *localMAC
 }
 
@@ -800,7 +801,7 @@ const (
 func newLocalSessionIDs() *localSessionIDs {
 	key := make([]byte, 32)
 	rand.Read(key) // never fails (crypto/rand.Read panics rather than return an error)
-	l := &localSessionIDs{}
+	l := &localSessionIDs{key: key}
 	l.macs.New = func() any { return &localMAC{h: hmac.New(sha256.New, key)} }
 	return l
 }

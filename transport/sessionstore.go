@@ -1,0 +1,374 @@
+package transport
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// SessionStore keeps the records of the Streamable HTTP sessions of the
+// handshake era where every replica of a server can read them, so that a
+// session initialized on one replica is served by any other (see
+// [StreamableHTTPOptions.SessionStore]). It decides admission: Create
+// counts the sessions, in total and per peer, across every replica that
+// shares the store, so that MaxSessions and MaxSessionsPerPeer hold
+// exactly. The records expire by themselves (Touch pushes the expiry
+// back), so that a replica that dies leaks neither records nor admission
+// slots.
+//
+// Every method must return within a bound of the store's own (a Redis
+// store: its Timeout), and report failures of the store as errors other
+// than those below, so that the handler answers 503 rather than 404: a
+// 404 tells the client to drop a session that may be alive.
+// Implementations are safe for concurrent use. [NewMemorySessionStore]
+// is one for a single process and tests; package redisstore has one on
+// Redis; mcptest.SessionStoreSuite checks one.
+type SessionStore interface {
+	// Create stores a new record, whose Version it sets to 1, unless the
+	// store holds lim.MaxSessions unexpired records (ErrTooManySessions)
+	// or lim.MaxSessionsPerPeer of rec.Peer (ErrTooManyPeerSessions; a
+	// record with an empty Peer is not counted per peer), or one with
+	// its ID already (ErrSessionExists). The check and the write are
+	// atomic: stores shared by replicas admit exactly the bounds.
+	Create(ctx context.Context, rec *SessionRecord, lim SessionLimits) error
+	// Get returns the record of the session id; ErrSessionNotFound when
+	// there is none (expired, deleted, or an ID the store cannot hold).
+	Get(ctx context.Context, id string) (*SessionRecord, error)
+	// Update replaces the record of rec.ID if its stored Version is
+	// rec.Version (compare and swap), and then increments rec.Version;
+	// ErrVersionConflict when the versions differ, ErrSessionNotFound when
+	// there is no record. The admission fields (Peer) and the expiry
+	// stay as stored: Touch moves the expiry.
+	Update(ctx context.Context, rec *SessionRecord) error
+	// Touch pushes the expiry of the session id back to expires and
+	// returns the record's Version (so a replica holding a copy learns
+	// that it changed); ErrSessionNotFound when there is no record.
+	Touch(ctx context.Context, id string, expires time.Time) (version int64, err error)
+	// Delete removes the record of the session id and gives its
+	// admission slot back; ErrSessionNotFound when there is none.
+	Delete(ctx context.Context, id string) error
+}
+
+// SessionLimits are the admission bounds of [SessionStore.Create]; zero
+// means no bound.
+type SessionLimits struct {
+	MaxSessions        int
+	MaxSessionsPerPeer int
+}
+
+// Errors of a [SessionStore]; implementations return them (or errors
+// wrapping them) and callers test them with errors.Is.
+var (
+	ErrSessionNotFound     = errors.New("transport: session not found")
+	ErrSessionExists       = errors.New("transport: session exists")
+	ErrVersionConflict     = errors.New("transport: session record changed meanwhile")
+	ErrTooManySessions     = errors.New("transport: too many sessions")
+	ErrTooManyPeerSessions = errors.New("transport: too many sessions for this peer")
+)
+
+// SessionRecordSchema is the schema version of the records this package
+// writes. A record of a later schema keeps the members this version does
+// not know (see [SessionRecord.MarshalJSON]).
+const SessionRecordSchema = 1
+
+// SessionRecord is what a [SessionStore] keeps of a session.
+type SessionRecord struct {
+	// ID is the session ID (Mcp-Session-Id).
+	ID string
+	// ProtocolVersion is the negotiated protocol revision.
+	ProtocolVersion string
+	// Principal is a keyed hash of the principal the session belongs to
+	// (see [WithPrincipal]), "" for none: the handler compares it with
+	// the hash of each request's principal, and the store never holds the
+	// principal itself, let alone a token.
+	Principal string
+	// Peer is the key the session counts under for the per-peer bound (a
+	// keyed hash of the principal or remote address), "" when not
+	// counted.
+	Peer string
+	// Replica names the replica holding the session's GET stream, "" for
+	// none. (Not used yet: messages for a GET stream held elsewhere need
+	// the message bus.)
+	Replica string
+	// State is the MCP session's snapshot, opaque to the transport:
+	// package mcp writes and reads it.
+	State jsontext.Value
+	// Schema is the record's schema version (SessionRecordSchema when this
+	// package wrote it).
+	Schema int
+	// Version is the record's version, set by the store: 1 on Create, one
+	// more on each Update.
+	Version int64
+	// Expires is when the record expires unless touched.
+	Expires time.Time
+
+	unknown jsontext.Value // members of a later schema, kept
+}
+
+// sessionRecordWire is a SessionRecord's JSON form.
+type sessionRecordWire struct {
+	Schema          int            `json:"schema"`
+	ID              string         `json:"id"`
+	ProtocolVersion string         `json:"protocolVersion,omitempty"`
+	Principal       string         `json:"principal,omitempty"`
+	Peer            string         `json:"peer,omitempty"`
+	Replica         string         `json:"replica,omitempty"`
+	State           jsontext.Value `json:"state,omitempty"`
+	Version         int64          `json:"version,omitempty"`
+	Expires         int64          `json:"expires,omitempty"` // Unix milliseconds
+	Unknown         jsontext.Value `json:",unknown"`
+}
+
+// MarshalJSON encodes the record, with the members of a later schema
+// that it was decoded with, so that a replica of an older version passes
+// them on.
+func (r *SessionRecord) MarshalJSON() ([]byte, error) {
+	w := sessionRecordWire{
+		Schema: r.Schema, ID: r.ID, ProtocolVersion: r.ProtocolVersion,
+		Principal: r.Principal, Peer: r.Peer, Replica: r.Replica,
+		State: r.State, Version: r.Version, Unknown: r.unknown,
+	}
+	if w.Schema == 0 {
+		w.Schema = SessionRecordSchema
+	}
+	if !r.Expires.IsZero() {
+		w.Expires = r.Expires.UnixMilli()
+	}
+	return jsonv2.Marshal(&w)
+}
+
+// UnmarshalJSON decodes a record, keeping the members it does not know.
+func (r *SessionRecord) UnmarshalJSON(b []byte) error {
+	var w sessionRecordWire
+	if err := jsonv2.Unmarshal(b, &w); err != nil {
+		return fmt.Errorf("transport: decoding session record: %w", err)
+	}
+	*r = SessionRecord{
+		ID: w.ID, ProtocolVersion: w.ProtocolVersion, Principal: w.Principal,
+		Peer: w.Peer, Replica: w.Replica, State: w.State, Schema: w.Schema,
+		Version: w.Version, unknown: w.Unknown,
+	}
+	if w.Expires != 0 {
+		r.Expires = time.UnixMilli(w.Expires)
+	}
+	return nil
+}
+
+// Clone returns a deep copy of the record.
+func (r *SessionRecord) Clone() *SessionRecord {
+	c := *r
+	c.State = append(jsontext.Value(nil), r.State...)
+	c.unknown = append(jsontext.Value(nil), r.unknown...)
+	if r.State == nil {
+		c.State = nil
+	}
+	if r.unknown == nil {
+		c.unknown = nil
+	}
+	return &c
+}
+
+// MemorySessionStoreOptions configures [NewMemorySessionStore]; the zero
+// value is the default.
+type MemorySessionStoreOptions struct {
+	// Now returns the current time (time.Now); tests give a fake clock.
+	Now func() time.Time
+}
+
+// MemorySessionStore is a [SessionStore] in the memory of one process,
+// for tests and for handlers of one process sharing records. Expired
+// records are dropped as Create meets them. It starts no goroutine.
+type MemorySessionStore struct {
+	now func() time.Time
+
+	mu    sync.Mutex
+	recs  map[string]*SessionRecord
+	peers map[string]int // live records per non-empty peer
+}
+
+// NewMemorySessionStore returns an empty store; opts may be nil.
+func NewMemorySessionStore(opts *MemorySessionStoreOptions) *MemorySessionStore {
+	s := &MemorySessionStore{now: time.Now, recs: make(map[string]*SessionRecord), peers: make(map[string]int)}
+	if opts != nil && opts.Now != nil {
+		s.now = opts.Now
+	}
+	return s
+}
+
+var _ SessionStore = (*MemorySessionStore)(nil)
+
+// liveLocked returns the unexpired record of id, dropping an expired one.
+func (s *MemorySessionStore) liveLocked(id string, now time.Time) *SessionRecord {
+	r := s.recs[id]
+	if r != nil && !r.Expires.IsZero() && !now.Before(r.Expires) {
+		s.removeLocked(r)
+		return nil
+	}
+	return r
+}
+
+func (s *MemorySessionStore) removeLocked(r *SessionRecord) {
+	delete(s.recs, r.ID)
+	if r.Peer != "" {
+		if s.peers[r.Peer]--; s.peers[r.Peer] <= 0 {
+			delete(s.peers, r.Peer)
+		}
+	}
+}
+
+// pruneLocked drops the expired records.
+func (s *MemorySessionStore) pruneLocked(now time.Time) {
+	for id := range s.recs {
+		s.liveLocked(id, now)
+	}
+}
+
+// Create implements [SessionStore].
+func (s *MemorySessionStore) Create(ctx context.Context, rec *SessionRecord, lim SessionLimits) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.liveLocked(rec.ID, now) != nil {
+		return ErrSessionExists
+	}
+	full := lim.MaxSessions > 0 && len(s.recs) >= lim.MaxSessions
+	peerFull := lim.MaxSessionsPerPeer > 0 && rec.Peer != "" && s.peers[rec.Peer] >= lim.MaxSessionsPerPeer
+	if full || peerFull {
+		s.pruneLocked(now)
+		full = lim.MaxSessions > 0 && len(s.recs) >= lim.MaxSessions
+		peerFull = lim.MaxSessionsPerPeer > 0 && rec.Peer != "" && s.peers[rec.Peer] >= lim.MaxSessionsPerPeer
+	}
+	switch {
+	case peerFull:
+		return ErrTooManyPeerSessions
+	case full:
+		return ErrTooManySessions
+	}
+	rec.Version = 1
+	c := rec.Clone()
+	s.recs[c.ID] = c
+	if c.Peer != "" {
+		s.peers[c.Peer]++
+	}
+	return nil
+}
+
+// Get implements [SessionStore].
+func (s *MemorySessionStore) Get(ctx context.Context, id string) (*SessionRecord, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.liveLocked(id, now)
+	if r == nil {
+		return nil, ErrSessionNotFound
+	}
+	return r.Clone(), nil
+}
+
+// Update implements [SessionStore].
+func (s *MemorySessionStore) Update(ctx context.Context, rec *SessionRecord) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.liveLocked(rec.ID, now)
+	switch {
+	case r == nil:
+		return ErrSessionNotFound
+	case r.Version != rec.Version:
+		return ErrVersionConflict
+	}
+	c := rec.Clone()
+	c.Peer, c.Expires = r.Peer, r.Expires
+	c.Version++
+	s.recs[c.ID] = c
+	rec.Version = c.Version
+	return nil
+}
+
+// Touch implements [SessionStore].
+func (s *MemorySessionStore) Touch(ctx context.Context, id string, expires time.Time) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.liveLocked(id, now)
+	if r == nil {
+		return 0, ErrSessionNotFound
+	}
+	r.Expires = expires
+	return r.Version, nil
+}
+
+// Delete implements [SessionStore].
+func (s *MemorySessionStore) Delete(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.liveLocked(id, now)
+	if r == nil {
+		return ErrSessionNotFound
+	}
+	s.removeLocked(r)
+	return nil
+}
+
+// Len returns the number of unexpired records.
+func (s *MemorySessionStore) Len() int {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pruneLocked(now)
+	return len(s.recs)
+}
+
+// keyedHash returns the base64url HMAC-SHA256 of s under key, for the
+// principal and peer fields of a record.
+func keyedHash(key []byte, label, s string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(label))
+	m.Write([]byte{0})
+	m.Write([]byte(s))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// SessionHasher is implemented by a [SessionIDTagger] that can hash values
+// for a [SessionStore]'s records under a secret key that the replicas
+// sharing its keys share, so that a record holds neither the principal
+// nor the peer's address in clear, and any replica computes the same
+// hashes. Package mcp's KeyRing is one. A tagger that is not one is
+// hashed under a random key of the handler's own, which suits only a
+// store that one handler uses.
+type SessionHasher interface {
+	// SessionHash returns a keyed hash of s for the given label. For the
+	// principal, id is the session's ID, so that the key is the one that
+	// tagged the ID (a key rotation leaves existing sessions their
+	// owner); for values compared across sessions (the peer), id is "".
+	SessionHash(id, label, s string) string
+}
+
+// SessionHash implements [SessionHasher] under the tagger's key.
+func (l *localSessionIDs) SessionHash(_, label, s string) string {
+	return keyedHash(l.key, label, s)
+}
