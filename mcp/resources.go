@@ -246,6 +246,9 @@ func (ss *ServerSession) subscribe(ctx context.Context, req *SubscribeRequest) (
 			return nil, err
 		}
 	}
+	if err := ss.saveState(ctx); err != nil {
+		return nil, err
+	}
 	return &EmptyResult{}, nil
 }
 
@@ -258,5 +261,8 @@ func (ss *ServerSession) unsubscribe(ctx context.Context, req *UnsubscribeReques
 	ss.mu.Lock()
 	delete(ss.subscriptions, req.Params.URI)
 	ss.mu.Unlock()
+	if err := ss.saveState(ctx); err != nil {
+		return nil, err
+	}
 	return &EmptyResult{}, nil
 }

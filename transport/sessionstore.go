@@ -7,11 +7,13 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
 // SessionStore keeps the records of the Streamable HTTP sessions of the
@@ -371,4 +373,306 @@ type SessionHasher interface {
 // SessionHash implements [SessionHasher] under the tagger's key.
 func (l *localSessionIDs) SessionHash(_, label, s string) string {
 	return keyedHash(l.key, label, s)
+}
+
+// sessionRecords is a handler's use of its SessionStore.
+type sessionRecords struct {
+	h      *StreamableHTTPHandler
+	store  SessionStore
+	hasher SessionHasher
+	ttl    time.Duration // a record's life after the last touch
+	every  time.Duration // between rechecks; 0: every request
+}
+
+func newSessionRecords(h *StreamableHTTPHandler) *sessionRecords {
+	sr := &sessionRecords{h: h, store: h.opts.SessionStore, ttl: h.idle}
+	if sr.ttl <= 0 {
+		sr.ttl = time.Hour
+	}
+	switch {
+	case h.opts.SessionRecheck > 0:
+		sr.every = h.opts.SessionRecheck
+	case h.opts.SessionRecheck == 0:
+		sr.every = sr.ttl / 10
+	}
+	if hs, ok := h.sids.(SessionHasher); ok {
+		sr.hasher = hs
+	} else {
+		sr.hasher = newLocalSessionIDs()
+	}
+	return sr
+}
+
+func (sr *sessionRecords) principalHash(id, principal string) string {
+	if principal == "" {
+		return ""
+	}
+	return sr.hasher.SessionHash(id, "principal", principal)
+}
+
+func (sr *sessionRecords) peerHash(peer string) string {
+	if peer == "" {
+		return ""
+	}
+	return sr.hasher.SessionHash("", "peer", peer)
+}
+
+// lookupError is why a request's session cannot be served: the status
+// and message to answer with.
+type lookupError struct {
+	status int
+	msg    string
+}
+
+func (e *lookupError) Error() string { return e.msg }
+
+var (
+	errStoreDown      = &lookupError{http.StatusServiceUnavailable, "Service Unavailable: the session store cannot be reached; retry"}
+	errOtherPrincipal = &lookupError{http.StatusForbidden, "Forbidden: session belongs to another principal"}
+)
+
+// writeLookupError answers a request whose session cannot be served.
+func writeLookupError(w http.ResponseWriter, e *lookupError) {
+	if e.status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSONRPCError(w, e.status, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, e.msg)
+}
+
+// create stores the record of the new session s of peer, admitting it
+// in the store, or returns why not.
+func (sr *sessionRecords) create(ctx context.Context, s *httpSession, peer string) *lookupError {
+	rec := &SessionRecord{
+		ID:        s.id,
+		Principal: sr.principalHash(s.id, s.principal),
+		Peer:      sr.peerHash(peer),
+		Schema:    SessionRecordSchema,
+		Expires:   time.Now().Add(sr.ttl),
+	}
+	lim := SessionLimits{MaxSessions: sr.h.limits.max, MaxSessionsPerPeer: sr.h.limits.perPeer}
+	err := sr.store.Create(ctx, rec, lim)
+	switch {
+	case err == nil:
+		s.rec = rec
+		s.touched.Store(time.Now().UnixNano())
+		return nil
+	case errors.Is(err, ErrTooManyPeerSessions):
+		return &lookupError{http.StatusTooManyRequests, "Too Many Requests: too many sessions for this client"}
+	case errors.Is(err, ErrTooManySessions):
+		return &lookupError{http.StatusServiceUnavailable, "Service Unavailable: too many sessions"}
+	}
+	sr.h.logger.Warn("mcp http: session store create failed", "err", err)
+	return errStoreDown
+}
+
+// restore builds, from its record, the session id that this replica does
+// not hold, for request r; nil, nil when there is no record.
+func (sr *sessionRecords) restore(r *http.Request, id string) (*httpSession, *lookupError) {
+	h := sr.h
+	rec, err := sr.store.Get(r.Context(), id)
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		return nil, nil
+	case err != nil:
+		h.logger.Warn("mcp http: session store read failed", "session", id, "err", err)
+		return nil, errStoreDown
+	}
+	principal := PrincipalFromContext(r.Context())
+	if rec.Principal != sr.principalHash(id, principal) {
+		return nil, errOtherPrincipal
+	}
+	peer, auth := peerOf(r)
+	a, evicted, status := h.sessions.reserve(peer, auth, h.limits)
+	for _, v := range evicted {
+		h.logger.Debug("mcp http: session evicted", "session", v.id)
+		v.terminate(ErrSessionEvicted)
+	}
+	switch status {
+	case http.StatusTooManyRequests:
+		return nil, &lookupError{status, "Too Many Requests: too many sessions for this client"}
+	case http.StatusServiceUnavailable:
+		return nil, &lookupError{status, "Service Unavailable: too many sessions"}
+	}
+	s := h.newSession(id, principal, false, rec.ProtocolVersion, a)
+	s.rec = rec
+	s.restored = rec.State
+	if s.restored == nil {
+		s.restored = jsontext.Value("{}")
+	}
+	s.adm.established.Store(true)
+	s.touched.Store(time.Now().UnixNano())
+	if err := h.connect(r.Context(), storedConn{s}); err != nil {
+		h.logger.Error("mcp http: connect failed", "err", err)
+		s.Close()
+		return nil, &lookupError{http.StatusInternalServerError, "Internal Server Error"}
+	}
+	if !h.sessions.promote(s) {
+		// Another request restored it meanwhile, or the handler closed.
+		s.terminate(ErrSessionTerminated)
+		if other, ok := h.sessions.lookup(id); ok {
+			return other, nil
+		}
+		return nil, errStoreDown
+	}
+	s.mu.Lock()
+	s.armIdleLocked() // the request may fail before it counts as one
+	s.mu.Unlock()
+	return s, nil
+}
+
+// recheck touches the record of s, a session this replica holds, when
+// the last touch is older than the recheck interval: it returns nil when
+// the record is gone (deleted on another replica, or expired), and
+// passes the snapshot on to the MCP session when another replica changed
+// it. While the store fails, s is served from this replica's copy.
+func (sr *sessionRecords) recheck(ctx context.Context, s *httpSession) *httpSession {
+	now := time.Now()
+	if last := s.touched.Load(); sr.every > 0 && now.UnixNano()-last < int64(sr.every) {
+		return s
+	}
+	s.touched.Store(now.UnixNano())
+	v, err := sr.store.Touch(ctx, s.id, now.Add(sr.ttl))
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		sr.h.logger.Debug("mcp http: session record gone; closing", "session", s.id)
+		s.terminate(ErrSessionTerminated)
+		return nil
+	case err != nil:
+		sr.h.logger.Warn("mcp http: session store touch failed", "session", s.id, "err", err)
+		return s
+	}
+	s.mu.Lock()
+	changed := s.rec != nil && v != s.rec.Version
+	s.mu.Unlock()
+	if changed {
+		sr.refresh(ctx, s)
+	}
+	return s
+}
+
+// refresh reads the record of s again and passes its snapshot on.
+func (sr *sessionRecords) refresh(ctx context.Context, s *httpSession) {
+	rec, err := sr.store.Get(ctx, s.id)
+	if err != nil {
+		sr.h.logger.Warn("mcp http: session store read failed", "session", s.id, "err", err)
+		return
+	}
+	s.mu.Lock()
+	if s.rec != nil && rec.Version <= s.rec.Version {
+		s.mu.Unlock()
+		return
+	}
+	s.rec = rec
+	f := s.onState
+	s.mu.Unlock()
+	if f != nil && rec.State != nil {
+		f(rec.State)
+	}
+}
+
+// serveDELETE serves a DELETE with a session store: the record goes,
+// whichever replica holds the session, and the copy this replica holds.
+// (A copy another replica holds lives until its next recheck, with the
+// requests it is handling: telling it at once needs the message bus.)
+func (sr *sessionRecords) serveDELETE(w http.ResponseWriter, r *http.Request) {
+	h := sr.h
+	id := r.Header.Get(headerSessionID)
+	if id == "" {
+		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: missing Mcp-Session-Id header")
+		return
+	}
+	s, lerr := h.session(r, id, false)
+	principal := PrincipalFromContext(r.Context())
+	switch {
+	case lerr != nil:
+		writeLookupError(w, lerr)
+		return
+	case s != nil && s.principal != principal:
+		writeLookupError(w, errOtherPrincipal)
+		return
+	case s == nil && h.sids.CheckSessionID(id):
+		rec, err := sr.store.Get(r.Context(), id)
+		switch {
+		case errors.Is(err, ErrSessionNotFound):
+		case err != nil:
+			h.logger.Warn("mcp http: session store read failed", "session", id, "err", err)
+			writeLookupError(w, errStoreDown)
+			return
+		case rec.Principal != sr.principalHash(id, principal):
+			writeLookupError(w, errOtherPrincipal)
+			return
+		}
+	}
+	if s == nil && !h.sids.CheckSessionID(id) {
+		writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: unknown or expired session")
+		return
+	}
+	err := sr.store.Delete(r.Context(), id)
+	switch {
+	case errors.Is(err, ErrSessionNotFound) && s == nil:
+		writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: unknown or expired session")
+		return
+	case err != nil && !errors.Is(err, ErrSessionNotFound):
+		h.logger.Warn("mcp http: session store delete failed", "session", id, "err", err)
+		writeLookupError(w, errStoreDown)
+		return
+	}
+	if s != nil {
+		s.deleteEvents.Store(true)
+		s.terminate(ErrSessionTerminated)
+	} else if st := h.opts.EventStore; st != nil {
+		if err := st.DeleteSession(r.Context(), id); err != nil {
+			h.logger.Warn("mcp http: deleting session events failed", "err", err)
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// storedConn is the connection of a session kept in a SessionStore,
+// which package mcp saves its snapshot through (mcplink.SessionState).
+type storedConn struct{ *httpSession }
+
+// RestoredState implements mcplink.SessionState.
+func (c storedConn) RestoredState() []byte { return c.restored }
+
+// WatchState implements mcplink.SessionState.
+func (c storedConn) WatchState(f func([]byte)) {
+	c.mu.Lock()
+	c.onState = f
+	c.mu.Unlock()
+}
+
+// SaveState implements mcplink.SessionState: the record's State becomes
+// state, by compare and swap, reading the record again (at most twice)
+// when another replica changed it meanwhile.
+func (c storedConn) SaveState(ctx context.Context, version string, state []byte) error {
+	s, store := c.httpSession, c.h.store.store
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	s.mu.Lock()
+	if s.rec == nil {
+		s.mu.Unlock()
+		return ErrSessionNotFound
+	}
+	rec := s.rec.Clone()
+	s.mu.Unlock()
+	for tries := 0; ; tries++ {
+		rec.State = append(jsontext.Value(nil), state...)
+		if version != "" {
+			rec.ProtocolVersion = version
+		}
+		err := store.Update(ctx, rec)
+		if err == nil {
+			s.mu.Lock()
+			s.rec = rec
+			s.mu.Unlock()
+			return nil
+		}
+		if !errors.Is(err, ErrVersionConflict) || tries == 2 {
+			return fmt.Errorf("transport: saving session state: %w", err)
+		}
+		if rec, err = store.Get(ctx, s.id); err != nil {
+			return fmt.Errorf("transport: saving session state: %w", err)
+		}
+	}
 }

@@ -51,6 +51,19 @@ type httpSession struct {
 	nextStream int64
 	idleTimer  *time.Timer
 
+	// With a SessionStore (see sessionstore.go): the record as this
+	// replica last wrote or read it (guarded by mu), the snapshot the
+	// session was restored with, the MCP session's function taking a
+	// snapshot changed elsewhere (guarded by mu), when the record was
+	// last touched (UnixNano), whether the client deleted the session
+	// (so its events go too), and the lock serializing saves.
+	rec          *SessionRecord
+	restored     []byte
+	onState      func([]byte)
+	touched      atomic.Int64
+	deleteEvents atomic.Bool
+	saveMu       sync.Mutex
+
 	// delivering is the exchange whose messages are being delivered (set
 	// only while recvMu is held): a response the connection writes during
 	// that delivery without an ID (a refusal of the whole message, such as
@@ -186,7 +199,10 @@ func (s *httpSession) Close() error {
 		standalone.mu.Unlock()
 	}
 	s.h.forget(s)
-	if st := s.h.opts.EventStore; st != nil && s.id != "" {
+	// With a session store, the session lives on in its record when
+	// this replica lets its copy go: its events go only when the client
+	// deleted it.
+	if st := s.h.opts.EventStore; st != nil && s.id != "" && (s.h.store == nil || s.deleteEvents.Load()) {
 		if err := st.DeleteSession(context.Background(), s.id); err != nil {
 			s.h.logger.Warn("mcp http: deleting session events failed", "err", err)
 		}
