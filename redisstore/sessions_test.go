@@ -96,3 +96,25 @@ func TestSessionStoreKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionStoreReplicas runs the replica scenarios (three handlers
+// behind a round-robin proxy) on each backend.
+func TestSessionStoreReplicas(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			mcptest.SessionStoreReplicas(t, func(t *testing.T) transport.SessionStore {
+				c := b.client(t)
+				// The client's own goroutines (a Cluster client's) start
+				// with its first command, before the goroutine check.
+				if err := c.Ping(t.Context()).Err(); err != nil {
+					t.Fatal(err)
+				}
+				s, err := NewSessionStore(c, &SessionStoreOptions{Prefix: testPrefix(), Timeout: testTimeout})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			})
+		})
+	}
+}
