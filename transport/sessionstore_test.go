@@ -1,0 +1,184 @@
+package transport_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// faultyStore is a memory session store that fails every call while down
+// is set, and counts the calls.
+type faultyStore struct {
+	*transport.MemorySessionStore
+	down  atomic.Bool
+	calls atomic.Int32
+}
+
+var errDown = errors.New("store down")
+
+func (s *faultyStore) check() error {
+	s.calls.Add(1)
+	if s.down.Load() {
+		return errDown
+	}
+	return nil
+}
+
+func (s *faultyStore) Create(ctx context.Context, rec *transport.SessionRecord, lim transport.SessionLimits) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	return s.MemorySessionStore.Create(ctx, rec, lim)
+}
+
+func (s *faultyStore) Get(ctx context.Context, id string) (*transport.SessionRecord, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s.MemorySessionStore.Get(ctx, id)
+}
+
+func (s *faultyStore) Update(ctx context.Context, rec *transport.SessionRecord) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	return s.MemorySessionStore.Update(ctx, rec)
+}
+
+func (s *faultyStore) Touch(ctx context.Context, id string, exp time.Time) (int64, error) {
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	return s.MemorySessionStore.Touch(ctx, id, exp)
+}
+
+func (s *faultyStore) Delete(ctx context.Context, id string) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	return s.MemorySessionStore.Delete(ctx, id)
+}
+
+// storeReplica is one replica of a server sharing ring and store, whose
+// requests carry the principal their X-Principal header names.
+func storeReplica(t *testing.T, ring *mcp.KeyRing, store transport.SessionStore) *httptest.Server {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "replica", Version: "1"}, &mcp.ServerOptions{Keys: ring})
+	h := mcp.NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{SessionStore: store, SessionRecheck: -1})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.Header.Get("X-Principal"); p != "" {
+			r = r.WithContext(transport.WithPrincipal(r.Context(), p))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		h.Close()
+		srv.Close()
+	})
+	return srv
+}
+
+// storeRequest sends an HTTP request to a replica and returns the
+// response's status, Retry-After and session ID headers.
+func storeRequest(t *testing.T, method, url, sid, principal, body string) (status int, retry, newSID string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	if principal != "" {
+		req.Header.Set("X-Principal", principal)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("Mcp-Session-Id")
+}
+
+const (
+	storeInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	storeList = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+)
+
+// TestSessionStoreFailures checks what clients see when the session store
+// fails or a session is not what the request says: 503 with Retry-After
+// when the store cannot be reached (never 404, which would make the
+// client drop a live session), 404 for an absent record, a forged ID
+// refused without a store call, 403 for another principal's session, and
+// a replica holding a session serving it through a failing recheck.
+func TestSessionStoreFailures(t *testing.T) {
+	checkLeaks(t)
+	ring := mcp.NewRandomKeyRing()
+	store := &faultyStore{MemorySessionStore: transport.NewMemorySessionStore(nil)}
+	a, b, c := storeReplica(t, ring, store), storeReplica(t, ring, store), storeReplica(t, ring, store)
+	st, _, sid := storeRequest(t, http.MethodPost, a.URL, "", "alice", storeInit)
+	if st != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d %q", st, sid)
+	}
+	if st, _, _ := storeRequest(t, http.MethodPost, c.URL, sid, "alice", storeList); st != http.StatusOK {
+		t.Fatalf("tools/list on another replica: %d", st)
+	}
+	forged := []byte(sid)
+	forged[len(forged)-1] ^= 1 // another base64url character: the tag fails
+	tests := []struct {
+		name      string
+		down      bool
+		method    string
+		url       string
+		sid       string
+		principal string
+		body      string
+		status    int
+		retry     bool
+		noCalls   bool
+	}{
+		{"initialize, store down", true, http.MethodPost, a.URL, "", "alice", storeInit, http.StatusServiceUnavailable, true, false},
+		{"restore, store down", true, http.MethodPost, b.URL, sid, "alice", storeList, http.StatusServiceUnavailable, true, false},
+		{"held copy, recheck failing", true, http.MethodPost, c.URL, sid, "alice", storeList, http.StatusOK, false, false},
+		{"DELETE, store down", true, http.MethodDelete, b.URL, sid, "alice", "", http.StatusServiceUnavailable, true, false},
+		{"absent record", false, http.MethodPost, b.URL, ring.MintSessionID(), "alice", storeList, http.StatusNotFound, false, false},
+		{"forged ID", false, http.MethodPost, b.URL, string(forged), "alice", storeList, http.StatusNotFound, false, true},
+		{"another principal, restore", false, http.MethodPost, b.URL, sid, "mallory", storeList, http.StatusForbidden, false, false},
+		{"another principal, DELETE", false, http.MethodDelete, b.URL, sid, "mallory", "", http.StatusForbidden, false, false},
+		{"restore", false, http.MethodPost, b.URL, sid, "alice", storeList, http.StatusOK, false, false},
+		{"DELETE elsewhere", false, http.MethodDelete, b.URL, sid, "alice", "", http.StatusNoContent, false, false},
+		{"after DELETE, holder", false, http.MethodPost, a.URL, sid, "alice", storeList, http.StatusNotFound, false, false},
+		{"after DELETE, other holder", false, http.MethodPost, c.URL, sid, "alice", storeList, http.StatusNotFound, false, false},
+		{"DELETE again", false, http.MethodDelete, c.URL, sid, "alice", "", http.StatusNotFound, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store.down.Store(tt.down)
+			defer store.down.Store(false)
+			before := store.calls.Load()
+			st, retry, _ := storeRequest(t, tt.method, tt.url, tt.sid, tt.principal, tt.body)
+			if st != tt.status {
+				t.Errorf("status %d, want %d", st, tt.status)
+			}
+			if (retry != "") != tt.retry {
+				t.Errorf("Retry-After %q, want one: %v", retry, tt.retry)
+			}
+			if n := store.calls.Load() - before; tt.noCalls && n != 0 {
+				t.Errorf("%d store calls, want none", n)
+			}
+		})
+	}
+}
