@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/mcp/mcptest"
 	"github.com/mcpkit/mcpkit/transport"
 )
 
@@ -70,21 +71,21 @@ func (s *faultyStore) Delete(ctx context.Context, id string) error {
 
 // storeReplica is one replica of a server sharing ring and store, whose
 // requests carry the principal their X-Principal header names.
-func storeReplica(t *testing.T, ring *mcp.KeyRing, store transport.SessionStore) *httptest.Server {
+// The caller must close it (closing the handler first).
+func storeReplica(t *testing.T, ring *mcp.KeyRing, store transport.SessionStore) (srv *httptest.Server, close func()) {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "replica", Version: "1"}, &mcp.ServerOptions{Keys: ring})
 	h := mcp.NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{SessionStore: store, SessionRecheck: -1})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.Header.Get("X-Principal"); p != "" {
 			r = r.WithContext(transport.WithPrincipal(r.Context(), p))
 		}
 		h.ServeHTTP(w, r)
 	}))
-	t.Cleanup(func() {
+	return srv, func() {
 		h.Close()
 		srv.Close()
-	})
-	return srv
+	}
 }
 
 // storeRequest sends an HTTP request to a replica and returns the
@@ -125,10 +126,18 @@ const (
 // refused without a store call, 403 for another principal's session, and
 // a replica holding a session serving it through a failing recheck.
 func TestSessionStoreFailures(t *testing.T) {
-	checkLeaks(t)
+	mcptest.CheckGoroutines(t, func(context.Context) { sessionStoreFailures(t) })
+}
+
+func sessionStoreFailures(t *testing.T) {
 	ring := mcp.NewRandomKeyRing()
 	store := &faultyStore{MemorySessionStore: transport.NewMemorySessionStore(nil)}
-	a, b, c := storeReplica(t, ring, store), storeReplica(t, ring, store), storeReplica(t, ring, store)
+	a, closeA := storeReplica(t, ring, store)
+	defer closeA()
+	b, closeB := storeReplica(t, ring, store)
+	defer closeB()
+	c, closeC := storeReplica(t, ring, store)
+	defer closeC()
 	st, _, sid := storeRequest(t, http.MethodPost, a.URL, "", "alice", storeInit)
 	if st != http.StatusOK || sid == "" {
 		t.Fatalf("initialize: %d %q", st, sid)
