@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -626,6 +627,22 @@ func (sr *sessionRecords) serveDELETE(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// sessionStored is what a session of a handler with a SessionStore keeps
+// of its record: the record as this replica last wrote or read it
+// (guarded by the session's mu), the snapshot the session was restored
+// with, the MCP session's function taking a snapshot changed elsewhere
+// (guarded by mu), when the record was last touched (UnixNano), whether
+// the client deleted the session (so its events go too), and the lock
+// serializing saves.
+type sessionStored struct {
+	rec          *SessionRecord
+	restored     []byte
+	onState      func([]byte)
+	touched      atomic.Int64
+	deleteEvents atomic.Bool
+	saveMu       sync.Mutex
 }
 
 // storedConn is the connection of a session kept in a SessionStore,

@@ -51,18 +51,9 @@ type httpSession struct {
 	nextStream int64
 	idleTimer  *time.Timer
 
-	// With a SessionStore (see sessionstore.go): the record as this
-	// replica last wrote or read it (guarded by mu), the snapshot the
-	// session was restored with, the MCP session's function taking a
-	// snapshot changed elsewhere (guarded by mu), when the record was
-	// last touched (UnixNano), whether the client deleted the session
-	// (so its events go too), and the lock serializing saves.
-	rec          *SessionRecord
-	restored     []byte
-	onState      func([]byte)
-	touched      atomic.Int64
-	deleteEvents atomic.Bool
-	saveMu       sync.Mutex
+	// With a SessionStore, what the session keeps of its record (see
+	// sessionstore.go); nil otherwise, so that it costs nothing then.
+	*sessionStored
 
 	// delivering is the exchange whose messages are being delivered (set
 	// only while recvMu is held): a response the connection writes during
@@ -72,7 +63,7 @@ type httpSession struct {
 }
 
 func (h *StreamableHTTPHandler) newSession(id, principal string, stateless bool, version string, adm *admission) *httpSession {
-	return &httpSession{
+	s := &httpSession{
 		h:         h,
 		id:        id,
 		principal: principal,
@@ -81,6 +72,10 @@ func (h *StreamableHTTPHandler) newSession(id, principal string, stateless bool,
 		version:   version,
 		pushEnd:   newPushEnd(),
 	}
+	if h.store != nil {
+		s.sessionStored = &sessionStored{}
+	}
+	return s
 }
 
 // statelessConn marks a stateless exchange's session for the connectFunc.
