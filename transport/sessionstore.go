@@ -495,7 +495,7 @@ func (sr *sessionRecords) restore(r *http.Request, id string) (*httpSession, *lo
 		return nil, &lookupError{status, "Service Unavailable: too many sessions"}
 	}
 	s := h.newSession(id, principal, false, rec.ProtocolVersion, a)
-	s.rec = rec
+	s.sessionStored = &sessionStored{rec: rec}
 	s.restored = rec.State
 	if s.restored == nil {
 		s.restored = jsontext.Value("{}")

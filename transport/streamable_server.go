@@ -718,6 +718,7 @@ func (h *StreamableHTTPHandler) serveInitialize(w http.ResponseWriter, r *http.R
 	s := h.newSession(h.sids.MintSessionID(), info.Principal, false, "", a) // s owns the slot now
 	var conn Conn = s
 	if h.store != nil {
+		s.sessionStored = &sessionStored{}
 		if lerr := h.store.create(r.Context(), s, a.peer); lerr != nil {
 			s.Close()
 			writeLookupError(w, lerr)
@@ -741,7 +742,7 @@ func (h *StreamableHTTPHandler) serveInitialize(w http.ResponseWriter, r *http.R
 // dropRecord deletes the record of s, whose initialize failed, from the
 // session store.
 func (h *StreamableHTTPHandler) dropRecord(s *httpSession) {
-	if h.store == nil || s.rec == nil {
+	if s.sessionStored == nil || s.rec == nil {
 		return
 	}
 	if err := h.store.store.Delete(context.Background(), s.id); err != nil && !errors.Is(err, ErrSessionNotFound) {

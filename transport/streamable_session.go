@@ -51,8 +51,9 @@ type httpSession struct {
 	nextStream int64
 	idleTimer  *time.Timer
 
-	// With a SessionStore, what the session keeps of its record (see
-	// sessionstore.go); nil otherwise, so that it costs nothing then.
+	// With a SessionStore, what a session of the handshake era keeps of
+	// its record (see sessionstore.go), set before it is connected; nil
+	// otherwise, so that it costs nothing then.
 	*sessionStored
 
 	// delivering is the exchange whose messages are being delivered (set
@@ -71,9 +72,6 @@ func (h *StreamableHTTPHandler) newSession(id, principal string, stateless bool,
 		adm:       adm,
 		version:   version,
 		pushEnd:   newPushEnd(),
-	}
-	if h.store != nil {
-		s.sessionStored = &sessionStored{}
 	}
 	return s
 }
@@ -197,7 +195,7 @@ func (s *httpSession) Close() error {
 	// With a session store, the session lives on in its record when
 	// this replica lets its copy go: its events go only when the client
 	// deleted it.
-	if st := s.h.opts.EventStore; st != nil && s.id != "" && (s.h.store == nil || s.deleteEvents.Load()) {
+	if st := s.h.opts.EventStore; st != nil && s.id != "" && (s.sessionStored == nil || s.deleteEvents.Load()) {
 		if err := st.DeleteSession(context.Background(), s.id); err != nil {
 			s.h.logger.Warn("mcp http: deleting session events failed", "err", err)
 		}
