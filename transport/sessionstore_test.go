@@ -191,3 +191,51 @@ func sessionStoreFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionStorePerPeer checks MaxSessionsPerPeer across replicas: a
+// principal's third initialize gets 429 on whichever replica it lands,
+// another principal is not held back by it, and a session deleted on one
+// replica frees its peer's slot on all.
+func TestSessionStorePerPeer(t *testing.T) {
+	mcptest.CheckGoroutines(t, func(context.Context) {
+		ring := mcp.NewRandomKeyRing()
+		store := transport.NewMemorySessionStore(nil)
+		var urls []string
+		for range 3 {
+			s := mcp.NewServer(&mcp.Implementation{Name: "replica", Version: "1"}, &mcp.ServerOptions{Keys: ring})
+			h := mcp.NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{SessionStore: store, MaxSessionsPerPeer: 2})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				h.ServeHTTP(w, r.WithContext(transport.WithPrincipal(r.Context(), r.Header.Get("X-Principal"))))
+			}))
+			defer srv.Close()
+			defer h.Close()
+			urls = append(urls, srv.URL)
+		}
+		var sids []string
+		steps := []struct {
+			url, principal string
+			want           int
+		}{
+			{urls[0], "alice", http.StatusOK},
+			{urls[1], "alice", http.StatusOK},
+			{urls[2], "alice", http.StatusTooManyRequests},
+			{urls[0], "alice", http.StatusTooManyRequests},
+			{urls[2], "bob", http.StatusOK},
+		}
+		for i, s := range steps {
+			st, _, sid := storeRequest(t, http.MethodPost, s.url, "", s.principal, storeInit)
+			if st != s.want {
+				t.Fatalf("step %d: initialize on %s as %s: %d, want %d", i, s.url, s.principal, st, s.want)
+			}
+			if st == http.StatusOK && s.principal == "alice" {
+				sids = append(sids, sid)
+			}
+		}
+		if st, _, _ := storeRequest(t, http.MethodDelete, urls[2], sids[0], "alice", ""); st != http.StatusNoContent {
+			t.Fatalf("DELETE: %d", st)
+		}
+		if st, _, _ := storeRequest(t, http.MethodPost, urls[1], "", "alice", storeInit); st != http.StatusOK {
+			t.Fatalf("initialize after DELETE: %d, want 200", st)
+		}
+	})
+}
