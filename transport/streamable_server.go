@@ -742,7 +742,13 @@ func (h *StreamableHTTPHandler) serveInitialize(w http.ResponseWriter, r *http.R
 // dropRecord deletes the record of s, whose initialize failed, from the
 // session store.
 func (h *StreamableHTTPHandler) dropRecord(s *httpSession) {
-	if s.sessionStored == nil || s.rec == nil {
+	if s.sessionStored == nil {
+		return
+	}
+	s.mu.Lock()
+	created := s.rec != nil
+	s.mu.Unlock()
+	if !created {
 		return
 	}
 	if err := h.store.store.Delete(context.Background(), s.id); err != nil && !errors.Is(err, ErrSessionNotFound) {
