@@ -1,6 +1,7 @@
 package transport_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -236,6 +237,129 @@ func TestSessionStorePerPeer(t *testing.T) {
 		}
 		if st, _, _ := storeRequest(t, http.MethodPost, urls[1], "", "alice", storeInit); st != http.StatusOK {
 			t.Fatalf("initialize after DELETE: %d, want 200", st)
+		}
+	})
+}
+
+// sseEvent is one event of an SSE body.
+type sseEvent struct{ id, data string }
+
+// readEvent reads the next event of an SSE body; false at its end.
+func readEvent(br *bufio.Reader) (sseEvent, bool) {
+	var e sseEvent
+	seen := false
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return e, false
+		}
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case line == "":
+			if seen {
+				return e, true
+			}
+		case strings.HasPrefix(line, "id:"):
+			e.id, seen = strings.TrimSpace(line[3:]), true
+		case strings.HasPrefix(line, "data:"):
+			e.data, seen = e.data+strings.TrimSpace(line[5:]), true
+		default:
+			seen = true
+		}
+	}
+}
+
+// TestSessionStoreResumeElsewhere resumes, on one replica, the response
+// stream of a call that another replica is running: the replica that
+// gets the GET with Last-Event-ID (sharing the session store and an
+// event log) replays and follows the stream until the response.
+func TestSessionStoreResumeElsewhere(t *testing.T) {
+	mcptest.CheckGoroutines(t, func(ctx context.Context) {
+		ring := mcp.NewRandomKeyRing()
+		store := transport.NewMemorySessionStore(nil)
+		events := transport.NewMemoryEventStore(nil)
+		release := make(chan struct{})
+		var urls []string
+		for range 2 {
+			s := mcp.NewServer(&mcp.Implementation{Name: "replica", Version: "1"}, &mcp.ServerOptions{Keys: ring})
+			type in struct{}
+			type out struct {
+				Done bool `json:"done"`
+			}
+			mcp.AddTool(s, &mcp.Tool{Name: "wait"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ in) (out, error) {
+				select {
+				case <-release:
+					return out{Done: true}, nil
+				case <-ctx.Done():
+					return out{}, ctx.Err()
+				}
+			})
+			h := mcp.NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{SessionStore: store, EventStore: events, SessionRecheck: -1})
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			defer h.Close()
+			urls = append(urls, srv.URL)
+		}
+		const version = "2025-11-25"
+		send := func(method, url, sid, last, body string) *http.Response {
+			t.Helper()
+			req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Protocol-Version", version)
+			if sid != "" {
+				req.Header.Set("Mcp-Session-Id", sid)
+			}
+			if last != "" {
+				req.Header.Set("Last-Event-ID", last)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return resp
+		}
+		resp := send(http.MethodPost, urls[0], "", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		sid := resp.Header.Get("Mcp-Session-Id")
+		if resp.StatusCode != http.StatusOK || sid == "" {
+			t.Fatalf("initialize: %d", resp.StatusCode)
+		}
+		// The call runs on replica 0; its client reads the priming event
+		// and goes away.
+		resp = send(http.MethodPost, urls[0], sid, "", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
+		if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
+			t.Fatalf("tools/call: %d %s", resp.StatusCode, ct)
+		}
+		prime, ok := readEvent(bufio.NewReader(resp.Body))
+		resp.Body.Close()
+		if !ok || prime.id == "" {
+			t.Fatalf("no priming event: %+v", prime)
+		}
+		// Replica 1, which never saw the session, resumes the stream.
+		resp = send(http.MethodGet, urls[1], sid, prime.id, "")
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(resp.Body)
+			t.Fatalf("resume on another replica: %d %s", resp.StatusCode, b)
+		}
+		close(release)
+		br := bufio.NewReader(resp.Body)
+		for {
+			e, ok := readEvent(br)
+			if !ok {
+				t.Fatal("the resumed stream ended without the response")
+			}
+			if strings.Contains(e.data, `"id":2`) {
+				if !strings.Contains(e.data, `"done":true`) {
+					t.Fatalf("response %s", e.data)
+				}
+				break
+			}
 		}
 	})
 }
