@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // ServerSession is one client's session with a [Server]. It is created by
@@ -429,7 +430,7 @@ func (ss *ServerSession) initialize(ctx context.Context, req *InitializeRequest)
 		ss.clientCaps = &ClientCapabilities{}
 	}
 	ss.mu.Unlock()
-	if err := ss.saveState(ctx); err != nil {
+	if err := ss.saveState(ctx, nil); err != nil {
 		return nil, err // saved before the answer: any replica serves what follows
 	}
 	info := ss.server.impl
@@ -491,10 +492,11 @@ func (ss *ServerSession) setLevel(ctx context.Context, req *ServerRequest[*SetLe
 	if !req.Params.Level.valid() {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: unknown logging level %q", req.Params.Level)}
 	}
+	set := func() { ss.logLevel = req.Params.Level }
 	ss.mu.Lock()
-	ss.logLevel = req.Params.Level
+	set()
 	ss.mu.Unlock()
-	if err := ss.saveState(ctx); err != nil {
+	if err := ss.saveState(ctx, set); err != nil {
 		return nil, err
 	}
 	return &EmptyResult{}, nil
@@ -840,26 +842,39 @@ func (ss *ServerSession) applySnapshot(raw []byte) {
 }
 
 // saveState saves the session's snapshot in its record, when it has one
-// (a session of a Streamable HTTP handler with a session store).
-func (ss *ServerSession) saveState(ctx context.Context) error {
+// (a session of a Streamable HTTP handler with a session store). redo,
+// when not nil, makes the change being saved again (under ss.mu): when
+// another replica changed the record meanwhile, the transport passes its
+// snapshot in (applySnapshot) and the change is made anew on it, then
+// saved again, so that neither change is lost.
+func (ss *ServerSession) saveState(ctx context.Context, redo func()) error {
 	if ss.record == nil {
 		return nil
 	}
-	ss.mu.Lock()
-	snap := sessionSnapshot{
-		ProtocolVersion: ss.version,
-		ClientInfo:      ss.clientInfo,
-		Capabilities:    ss.clientCaps,
-		LogLevel:        ss.logLevel,
-	}
-	for uri := range ss.subscriptions {
-		snap.Subscriptions = append(snap.Subscriptions, uri)
-	}
-	ss.mu.Unlock()
-	slices.Sort(snap.Subscriptions)
-	raw, err := stdjson.Marshal(&snap)
-	if err == nil {
-		err = ss.record.SaveState(ctx, snap.ProtocolVersion, raw)
+	var err error
+	for try := 0; try < 3; try++ {
+		ss.mu.Lock()
+		if try > 0 {
+			redo()
+		}
+		snap := sessionSnapshot{
+			ProtocolVersion: ss.version,
+			ClientInfo:      ss.clientInfo,
+			Capabilities:    ss.clientCaps,
+			LogLevel:        ss.logLevel,
+		}
+		for uri := range ss.subscriptions {
+			snap.Subscriptions = append(snap.Subscriptions, uri)
+		}
+		ss.mu.Unlock()
+		slices.Sort(snap.Subscriptions)
+		var raw []byte
+		if raw, err = stdjson.Marshal(&snap); err == nil {
+			err = ss.record.SaveState(ctx, snap.ProtocolVersion, raw)
+		}
+		if err == nil || redo == nil || !errors.Is(err, transport.ErrVersionConflict) {
+			break
+		}
 	}
 	if err != nil {
 		ss.server.logger.Warn("mcp: saving the session's state failed", "session", ss.id, "err", err)

@@ -660,8 +660,11 @@ func (c storedConn) WatchState(f func([]byte)) {
 }
 
 // SaveState implements mcplink.SessionState: the record's State becomes
-// state, by compare and swap, reading the record again (at most twice)
-// when another replica changed it meanwhile.
+// state by compare and swap. When another replica changed the record
+// since this one last read it, it reads the record again, passes its
+// snapshot to the MCP session (the WatchState function) and returns
+// ErrVersionConflict, so that the MCP session applies its change to that
+// snapshot and saves again: no change made elsewhere is overwritten.
 func (c storedConn) SaveState(ctx context.Context, version string, state []byte) error {
 	s, store := c.httpSession, c.h.store.store
 	s.saveMu.Lock()
@@ -673,23 +676,19 @@ func (c storedConn) SaveState(ctx context.Context, version string, state []byte)
 	}
 	rec := s.rec.Clone()
 	s.mu.Unlock()
-	for tries := 0; ; tries++ {
-		rec.State = append(jsontext.Value(nil), state...)
-		if version != "" {
-			rec.ProtocolVersion = version
-		}
-		err := store.Update(ctx, rec)
-		if err == nil {
-			s.mu.Lock()
-			s.rec = rec
-			s.mu.Unlock()
-			return nil
-		}
-		if !errors.Is(err, ErrVersionConflict) || tries == 2 {
-			return fmt.Errorf("transport: saving session state: %w", err)
-		}
-		if rec, err = store.Get(ctx, s.id); err != nil {
-			return fmt.Errorf("transport: saving session state: %w", err)
-		}
+	rec.State = append(jsontext.Value(nil), state...)
+	if version != "" {
+		rec.ProtocolVersion = version
 	}
+	err := store.Update(ctx, rec)
+	if err == nil {
+		s.mu.Lock()
+		s.rec = rec
+		s.mu.Unlock()
+		return nil
+	}
+	if errors.Is(err, ErrVersionConflict) {
+		c.h.store.refresh(ctx, s)
+	}
+	return fmt.Errorf("transport: saving session state: %w", err)
 }

@@ -3,6 +3,7 @@ package transport_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -360,6 +361,62 @@ func TestSessionStoreResumeElsewhere(t *testing.T) {
 				}
 				break
 			}
+		}
+	})
+}
+
+// TestSessionStoreConcurrentChanges makes two replicas holding copies of
+// one session change its state one after the other, the second from a
+// stale copy (no recheck in between): the second save meets the first
+// one's version, takes its snapshot, makes its change on it and saves
+// again, so the record holds both changes.
+func TestSessionStoreConcurrentChanges(t *testing.T) {
+	mcptest.CheckGoroutines(t, func(context.Context) {
+		ring := mcp.NewRandomKeyRing()
+		store := transport.NewMemorySessionStore(nil)
+		var urls []string
+		for range 3 {
+			s := mcp.NewServer(&mcp.Implementation{Name: "replica", Version: "1"}, &mcp.ServerOptions{Keys: ring})
+			if err := s.AddResource(&mcp.Resource{URI: "file:///a", Name: "a"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{}, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			// The default recheck (a minute): the copies stay stale.
+			h := mcp.NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{SessionStore: store})
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			defer h.Close()
+			urls = append(urls, srv.URL)
+		}
+		st, _, sid := storeRequest(t, http.MethodPost, urls[0], "", "", storeInit)
+		if st != http.StatusOK {
+			t.Fatalf("initialize: %d", st)
+		}
+		steps := []struct{ url, body string }{
+			{urls[1], `{"jsonrpc":"2.0","id":2,"method":"ping"}`}, // copies on 1 and 2
+			{urls[2], `{"jsonrpc":"2.0","id":3,"method":"ping"}`},
+			{urls[2], `{"jsonrpc":"2.0","id":4,"method":"resources/subscribe","params":{"uri":"file:///a"}}`},
+			{urls[1], `{"jsonrpc":"2.0","id":5,"method":"logging/setLevel","params":{"level":"error"}}`},
+		}
+		for i, s := range steps {
+			if st, _, _ := storeRequest(t, http.MethodPost, s.url, sid, "", s.body); st != http.StatusOK {
+				t.Fatalf("step %d: %d", i, st)
+			}
+		}
+		rec, err := store.Get(context.Background(), sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var snap struct {
+			LogLevel      string   `json:"logLevel"`
+			Subscriptions []string `json:"subscriptions"`
+		}
+		if err := json.Unmarshal(rec.State, &snap); err != nil {
+			t.Fatal(err)
+		}
+		if snap.LogLevel != "error" || len(snap.Subscriptions) != 1 || snap.Subscriptions[0] != "file:///a" {
+			t.Errorf("record's state %s: want both the level and the subscription", rec.State)
 		}
 	})
 }
