@@ -11,8 +11,13 @@
 // transport.StreamableHTTPOptions.EventStore, a Redis Stream per SSE
 // stream, which any replica replays and follows while another writes it;
 // it passes mcptest.EventStoreSuite. Its keys, bounds and costs are in
-// docs/SCALING.md ("Event log") and on [EventStore]. Sessions and the
-// message bus are to come, under the same prefix.
+// docs/SCALING.md ("Event log") and on [EventStore]. And the session
+// store: [NewSessionStore] returns a [transport.SessionStore] for
+// transport.StreamableHTTPOptions.SessionStore, so that any replica serves
+// any session of the handshake era, with admission exact across replicas;
+// it passes mcptest.SessionStoreSuite (keys and costs on [SessionStore],
+// design in docs/SCALING.md, "Sessions"). The message bus is to come,
+// under the same prefix.
 //
 // # Deployments
 //
