@@ -307,3 +307,20 @@ func (r *KeyRing) CheckSessionID(id string) bool {
 	sum(&k.sids, &mac, nil, id[:sidLen-sidTagLen-1])
 	return hmac.Equal(tag[:], mac[:sidTagBytes])
 }
+
+// SessionHash returns a keyed hash of s for a session store's record: an
+// HMAC-SHA256 under the session key of the key that tagged id (the
+// signing key when id is "" or names no key of the ring). It implements
+// [transport.SessionHasher].
+func (r *KeyRing) SessionHash(id, label, s string) string {
+	k := r.signer()
+	if len(id) == sidLen {
+		if k2 := r.key(id[:sidKIDLen]); k2 != nil {
+			k = k2
+		}
+	}
+	h := hmac.New(sha256.New, k.session)
+	h.Write([]byte("mcpkit session hash\x00" + label + "\x00"))
+	h.Write([]byte(s))
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+}

@@ -259,6 +259,14 @@ func (ss *ServerSession) subscribe(ctx context.Context, req *SubscribeRequest) (
 			return nil, err
 		}
 	}
+	if err := ss.saveState(ctx, func() {
+		if ss.subscriptions == nil {
+			ss.subscriptions = make(map[string]struct{})
+		}
+		ss.subscriptions[uri] = struct{}{}
+	}); err != nil {
+		return nil, err
+	}
 	return &EmptyResult{}, nil
 }
 
@@ -271,5 +279,8 @@ func (ss *ServerSession) unsubscribe(ctx context.Context, req *UnsubscribeReques
 	ss.mu.Lock()
 	delete(ss.subscriptions, req.Params.URI)
 	ss.mu.Unlock()
+	if err := ss.saveState(ctx, func() { delete(ss.subscriptions, req.Params.URI) }); err != nil {
+		return nil, err
+	}
 	return &EmptyResult{}, nil
 }

@@ -385,6 +385,9 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 			ss.era = eraModern // an exchange of 2026-07-28 or later
 		}
 	}
+	if st, ok := tc.(mcplink.SessionState); ok {
+		ss.attachRecord(st) // a session kept in a shared store
+	}
 	// A 2026-07-28 exchange is no session: nothing is broadcast to it
 	// (its listen streams register themselves as listeners), and it
 	// takes no lock of the server's to come and go.

@@ -2,11 +2,15 @@ package mcp
 
 import (
 	"context"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
+	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // ServerSession is one client's session with a [Server]. It is created by
@@ -17,6 +21,10 @@ type ServerSession struct {
 	server *Server
 	id     string        // the transport's session ID, or random (guarded by mu); see ID
 	recv   MethodHandler // receiving middleware chain
+	// record, when the transport keeps the session in a shared store,
+	// is where its snapshot goes (see attachRecord); set before the
+	// session serves.
+	record mcplink.SessionState
 
 	mu            sync.Mutex
 	stateless     bool // one exchange of a stateless transport; set before the session serves
@@ -422,6 +430,9 @@ func (ss *ServerSession) initialize(ctx context.Context, req *InitializeRequest)
 		ss.clientCaps = &ClientCapabilities{}
 	}
 	ss.mu.Unlock()
+	if err := ss.saveState(ctx, nil); err != nil {
+		return nil, err // saved before the answer: any replica serves what follows
+	}
 	info := ss.server.impl
 	caps := ss.server.capabilities()
 	if ss.server.tasks != nil && version >= Version20251125 {
@@ -477,13 +488,17 @@ func (ss *ServerSession) rootsChangedNote(ctx context.Context, req *ServerReques
 	return nil, nil
 }
 
-func (ss *ServerSession) setLevel(_ context.Context, req *ServerRequest[*SetLevelParams]) (*EmptyResult, error) {
+func (ss *ServerSession) setLevel(ctx context.Context, req *ServerRequest[*SetLevelParams]) (*EmptyResult, error) {
 	if !req.Params.Level.valid() {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: unknown logging level %q", req.Params.Level)}
 	}
+	set := func() { ss.logLevel = req.Params.Level }
 	ss.mu.Lock()
-	ss.logLevel = req.Params.Level
+	set()
 	ss.mu.Unlock()
+	if err := ss.saveState(ctx, set); err != nil {
+		return nil, err
+	}
 	return &EmptyResult{}, nil
 }
 
@@ -766,4 +781,104 @@ func (ss *ServerSession) Log(ctx context.Context, params *LoggingMessageParams) 
 		return nil
 	}
 	return ss.notify(ctx, NotificationMessage, params)
+}
+
+// sessionSnapshot is what a session of the handshake era saves of itself
+// in a shared session store (transport.StreamableHTTPOptions.SessionStore),
+// for a replica that never saw its initialize to restore it: what the
+// client said in initialize and what it set since.
+type sessionSnapshot struct {
+	ProtocolVersion string              `json:"protocolVersion"`
+	ClientInfo      *Implementation     `json:"clientInfo,omitempty"`
+	Capabilities    *ClientCapabilities `json:"capabilities,omitempty"`
+	LogLevel        LoggingLevel        `json:"logLevel,omitempty"`
+	Subscriptions   []string            `json:"subscriptions,omitempty"`
+}
+
+// attachRecord makes the session save its snapshot through st, and, when
+// st restored it from its record, starts it initialized with the
+// snapshot: no initialize exchange. It runs before the session serves.
+func (ss *ServerSession) attachRecord(st mcplink.SessionState) {
+	ss.record = st
+	if raw := st.RestoredState(); raw != nil {
+		ss.mu.Lock()
+		ss.state = stateReady
+		ss.era = eraHandshake
+		ss.generation = ss.server.currentGeneration()
+		ss.clientCaps = &ClientCapabilities{}
+		ss.mu.Unlock()
+		ss.applySnapshot(raw)
+	}
+	st.WatchState(ss.applySnapshot)
+}
+
+// applySnapshot sets what a snapshot holds: on restore, and when another
+// replica changed the session.
+func (ss *ServerSession) applySnapshot(raw []byte) {
+	var snap sessionSnapshot
+	if err := stdjson.Unmarshal(raw, &snap); err != nil {
+		ss.server.logger.Warn("mcp: undecodable session snapshot", "session", ss.id, "err", err)
+		return
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if snap.ProtocolVersion != "" {
+		ss.version = snap.ProtocolVersion
+	}
+	if snap.ClientInfo != nil {
+		ss.clientInfo = snap.ClientInfo
+	}
+	if snap.Capabilities != nil {
+		ss.clientCaps = snap.Capabilities
+	}
+	ss.logLevel = snap.LogLevel
+	ss.subscriptions = nil
+	for _, uri := range snap.Subscriptions {
+		if ss.subscriptions == nil {
+			ss.subscriptions = make(map[string]struct{}, len(snap.Subscriptions))
+		}
+		ss.subscriptions[uri] = struct{}{}
+	}
+}
+
+// saveState saves the session's snapshot in its record, when it has one
+// (a session of a Streamable HTTP handler with a session store). redo,
+// when not nil, makes the change being saved again (under ss.mu): when
+// another replica changed the record meanwhile, the transport passes its
+// snapshot in (applySnapshot) and the change is made anew on it, then
+// saved again, so that neither change is lost.
+func (ss *ServerSession) saveState(ctx context.Context, redo func()) error {
+	if ss.record == nil {
+		return nil
+	}
+	var err error
+	for try := 0; try < 3; try++ {
+		ss.mu.Lock()
+		if try > 0 {
+			redo()
+		}
+		snap := sessionSnapshot{
+			ProtocolVersion: ss.version,
+			ClientInfo:      ss.clientInfo,
+			Capabilities:    ss.clientCaps,
+			LogLevel:        ss.logLevel,
+		}
+		for uri := range ss.subscriptions {
+			snap.Subscriptions = append(snap.Subscriptions, uri)
+		}
+		ss.mu.Unlock()
+		slices.Sort(snap.Subscriptions)
+		var raw []byte
+		if raw, err = stdjson.Marshal(&snap); err == nil {
+			err = ss.record.SaveState(ctx, snap.ProtocolVersion, raw)
+		}
+		if err == nil || redo == nil || !errors.Is(err, transport.ErrVersionConflict) {
+			break
+		}
+	}
+	if err != nil {
+		ss.server.logger.Warn("mcp: saving the session's state failed", "session", ss.id, "err", err)
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: the session's state could not be saved; retry"}
+	}
+	return nil
 }

@@ -11,13 +11,17 @@
 // transport.StreamableHTTPOptions.EventStore, a Redis Stream per SSE
 // stream, which any replica replays and follows while another writes it;
 // it passes mcptest.EventStoreSuite. Its keys, bounds and costs are in
-// docs/SCALING.md ("Event log") and on [EventStore].
+// docs/SCALING.md ("Event log") and on [EventStore]. And the session
+// store: [NewSessionStore] returns a [transport.SessionStore] for
+// transport.StreamableHTTPOptions.SessionStore, so that any replica serves
+// any session of the handshake era, with admission exact across replicas;
+// it passes mcptest.SessionStoreSuite (keys and costs on [SessionStore],
+// design in docs/SCALING.md, "Sessions").
 // [NewStateClaimer] makes 2026-07-28 request states single-use across the
 // replicas (see [mcp.ServerOptions].StateClaimer), one SET NX PX each.
 // [NewBus] returns an [mcp.Bus] on Pub/Sub for [mcp.ServerOptions].Bus,
 // which carries list changes and resource updates between the replicas
-// (see [Bus]); it passes mcptest.BusSuite. The session store is to come,
-// under the same prefix.
+// (see [Bus]); it passes mcptest.BusSuite. All under the same prefix.
 //
 // # Deployments
 //

@@ -246,12 +246,17 @@ func pickVictim[S tableSession](all iter.Seq[S], anonymous bool) (S, bool) {
 
 // promote makes the reserved slot of s its live entry, under its session
 // ID, reporting false when the slot was given back or the table closed
-// meanwhile.
+// meanwhile, or the table holds a session of that ID already.
 func (t *sessionSet[S]) promote(s S) bool {
 	a := s.admissionOf()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if a.state != slotReserved || t.closed {
+		return false
+	}
+	if _, dup := t.m[s.SessionID()]; dup {
+		// A session restored from a shared store by two requests at
+		// once: the first one's stays.
 		return false
 	}
 	if t.m == nil {

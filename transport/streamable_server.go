@@ -187,6 +187,34 @@ type StreamableHTTPOptions struct {
 	// so that replicas sharing the ring accept each other's IDs. Nil
 	// means a random key of the handler's own.
 	SessionIDs SessionIDTagger
+	// SessionStore, if set, keeps a record of each session of the
+	// handshake era in a store that replicas share, so that any replica
+	// serves any session: one that gets a request for a session it does
+	// not hold reads the record and restores the session, initialized,
+	// from the MCP session's snapshot (package mcp saves it after
+	// initialize, logging/setLevel and resource subscriptions). The
+	// store admits sessions: MaxSessions and MaxSessionsPerPeer then
+	// bound the sessions of every replica together, exactly, and this
+	// handler's table holds the sessions it serves (a restored copy it
+	// evicts is restored again on its next request). Records expire
+	// SessionIdleTimeout after the last request seen on any replica (an
+	// hour when that is negative). With the store down, initialize gets
+	// 503 with Retry-After, and so does a request for a session this
+	// replica does not hold, never 404; DELETE deletes the record,
+	// whichever replica gets it. The replicas must share SessionIDs (an
+	// mcp.KeyRing, which also keys the hashes of principals and peers
+	// that records hold: see [SessionHasher]). Nil keeps sessions in this
+	// process only, with no store call at all. See docs/SCALING.md
+	// ("Sessions").
+	SessionStore SessionStore
+	// SessionRecheck is how long a replica serves a session from its own
+	// copy before it touches the record again, which extends the record's
+	// expiry and tells the replica whether the session was deleted or its
+	// state changed on another replica. Until then a replica may serve a
+	// session that another deleted, with a log level or subscriptions
+	// older than another set. Zero means SessionIdleTimeout/10 (a minute
+	// by default); negative means every request (one store call each).
+	SessionRecheck time.Duration
 	// Logger receives the handler's diagnostics. Nil discards them.
 	Logger *slog.Logger
 }
@@ -229,8 +257,9 @@ type StreamableHTTPHandler struct {
 
 	sids     SessionIDTagger
 	sessions sessionSet[*httpSession]
-	holders  holderSet // of hijacked GET streams
-	metaMemo metaMemo  // the _meta of the last 2026-07-28 request (see scanModernBody)
+	store    *sessionRecords // nil without a SessionStore
+	holders  holderSet       // of hijacked GET streams
+	metaMemo metaMemo        // the _meta of the last 2026-07-28 request (see scanModernBody)
 
 	// testHookLookup, if set, is called with each session ID the handler
 	// looks up in its table, after the ID's tag verified.
@@ -293,6 +322,9 @@ func newStreamableHTTPHandler(connect connectFunc, opts *StreamableHTTPOptions) 
 	if h.writeTO == 0 {
 		h.writeTO = 30 * time.Second
 	}
+	if h.opts.SessionStore != nil && !h.opts.Stateless {
+		h.store = newSessionRecords(h)
+	}
 	h.log, _ = h.opts.EventStore.(EventLog)
 	h.retry = h.opts.RetryInterval
 	if h.retry <= 0 {
@@ -305,8 +337,24 @@ func newStreamableHTTPHandler(connect connectFunc, opts *StreamableHTTPOptions) 
 func (h *StreamableHTTPHandler) SessionIDs() []string { return h.sessions.ids() }
 
 // CloseSession ends the session with the given ID, as a DELETE from its
-// client would. It reports whether the session existed.
-func (h *StreamableHTTPHandler) CloseSession(id string) bool { return h.sessions.closeOne(id) }
+// client would. It reports whether the session existed. With a
+// [StreamableHTTPOptions.SessionStore], it deletes the session's record,
+// whichever replica holds the session, and reports whether there was one.
+func (h *StreamableHTTPHandler) CloseSession(id string) bool {
+	if h.store == nil {
+		return h.sessions.closeOne(id)
+	}
+	s, local := h.sessions.lookup(id)
+	err := h.store.store.Delete(context.Background(), id)
+	if err != nil && !errors.Is(err, ErrSessionNotFound) {
+		h.logger.Warn("mcp http: session store delete failed", "session", id, "err", err)
+	}
+	if local {
+		s.deleteEvents.Store(true)
+		s.terminate(ErrSessionTerminated)
+	}
+	return local || err == nil
+}
 
 // Close ends every session and refuses new ones (503). It waits for the
 // GET streams taken over from net/http (see
@@ -399,15 +447,20 @@ func writeJSONRPCErrorData(w http.ResponseWriter, status int, id jsonrpc.ID, cod
 
 // lookup finds the session a request names, answering the request itself
 // when it cannot be served: 400 without a session ID, 404 for an unknown
-// one, 403 for another principal's.
+// one, 403 for another principal's, 503 when the session store cannot
+// tell.
 func (h *StreamableHTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
 	id := r.Header.Get(headerSessionID)
 	if id == "" {
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: missing Mcp-Session-Id header")
 		return nil
 	}
-	s, ok := h.session(id)
-	if !ok {
+	s, lerr := h.session(r, id, true)
+	if lerr != nil {
+		writeLookupError(w, lerr)
+		return nil
+	}
+	if s == nil {
 		writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: unknown or expired session")
 		return nil
 	}
@@ -419,18 +472,33 @@ func (h *StreamableHTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *
 	return s
 }
 
-// session returns the session of the given ID. An ID whose tag does not
-// verify is refused before anything looks it up: a session store shared
-// by replicas must be reached through here too, so that forged IDs cost
-// it nothing.
-func (h *StreamableHTTPHandler) session(id string) (*httpSession, bool) {
+// session returns the session of the given ID that request r names, nil
+// when there is none. An ID whose tag does not verify is refused before
+// anything looks it up: the session store shared by replicas is reached
+// through here too, so that forged IDs cost it nothing. With a store, a
+// session this replica holds is rechecked now and then (see
+// [StreamableHTTPOptions.SessionRecheck]), and, with restore, one it does
+// not hold is restored from its record.
+func (h *StreamableHTTPHandler) session(r *http.Request, id string, restore bool) (*httpSession, *lookupError) {
 	if !h.sids.CheckSessionID(id) {
-		return nil, false
+		return nil, nil
 	}
 	if h.testHookLookup != nil {
 		h.testHookLookup(id)
 	}
-	return h.sessions.lookup(id)
+	s, ok := h.sessions.lookup(id)
+	switch {
+	case h.store == nil:
+		if !ok {
+			return nil, nil
+		}
+		return s, nil
+	case ok:
+		return h.store.recheck(r.Context(), s), nil
+	case restore:
+		return h.store.restore(r, id)
+	}
+	return nil, nil
 }
 
 // checkVersion validates the MCP-Protocol-Version header and returns the
@@ -649,14 +717,43 @@ func (h *StreamableHTTPHandler) serveInitialize(w http.ResponseWriter, r *http.R
 		return
 	}
 	s := h.newSession(h.sids.MintSessionID(), info.Principal, false, "", a) // s owns the slot now
-	if err := h.connect(r.Context(), s); err != nil {
+	var conn Conn = s
+	if h.store != nil {
+		s.sessionStored = &sessionStored{}
+		if lerr := h.store.create(r.Context(), s, a.peer); lerr != nil {
+			s.Close()
+			writeLookupError(w, lerr)
+			return
+		}
+		conn = storedConn{s}
+	}
+	if err := h.connect(r.Context(), conn); err != nil {
 		h.logger.Error("mcp http: connect failed", "err", err)
 		s.Close()
+		h.dropRecord(s)
 		writeJSONRPCError(w, http.StatusInternalServerError, init.ID, jsonrpc.CodeInternalError, "Internal Server Error")
 		return
 	}
 	if !s.serveExchange(w, r, msg, msgs, requests, info, true) {
 		s.terminate(ErrSessionTerminated)
+		h.dropRecord(s)
+	}
+}
+
+// dropRecord deletes the record of s, whose initialize failed, from the
+// session store.
+func (h *StreamableHTTPHandler) dropRecord(s *httpSession) {
+	if s.sessionStored == nil {
+		return
+	}
+	s.mu.Lock()
+	created := s.rec != nil
+	s.mu.Unlock()
+	if !created {
+		return
+	}
+	if err := h.store.store.Delete(context.Background(), s.id); err != nil && !errors.Is(err, ErrSessionNotFound) {
+		h.logger.Warn("mcp http: session store delete failed", "session", s.id, "err", err)
 	}
 }
 
@@ -734,6 +831,10 @@ func (h *StreamableHTTPHandler) serveGET(w http.ResponseWriter, r *http.Request)
 }
 
 func (h *StreamableHTTPHandler) serveDELETE(w http.ResponseWriter, r *http.Request) {
+	if h.store != nil {
+		h.store.serveDELETE(w, r)
+		return
+	}
 	s := h.lookup(w, r)
 	if s == nil {
 		return
@@ -781,6 +882,7 @@ type SessionIDTagger interface {
 // "<random>.<tag>": 16 random bytes and the first 12 bytes of their
 // HMAC-SHA256, base64url.
 type localSessionIDs struct {
+	key  []byte
 	macs sync.Pool // of *localMAC
 }
 
@@ -801,7 +903,7 @@ const (
 func newLocalSessionIDs() *localSessionIDs {
 	key := make([]byte, 32)
 	rand.Read(key) // never fails (crypto/rand.Read panics rather than return an error)
-	l := &localSessionIDs{}
+	l := &localSessionIDs{key: key}
 	l.macs.New = func() any { return &localMAC{h: hmac.New(sha256.New, key)} }
 	return l
 }

@@ -51,6 +51,11 @@ type httpSession struct {
 	nextStream int64
 	idleTimer  *time.Timer
 
+	// With a SessionStore, what a session of the handshake era keeps of
+	// its record (see sessionstore.go), set before it is connected; nil
+	// otherwise, so that it costs nothing then.
+	*sessionStored
+
 	// delivering is the exchange whose messages are being delivered (set
 	// only while recvMu is held): a response the connection writes during
 	// that delivery without an ID (a refusal of the whole message, such as
@@ -59,7 +64,7 @@ type httpSession struct {
 }
 
 func (h *StreamableHTTPHandler) newSession(id, principal string, stateless bool, version string, adm *admission) *httpSession {
-	return &httpSession{
+	s := &httpSession{
 		h:         h,
 		id:        id,
 		principal: principal,
@@ -68,6 +73,7 @@ func (h *StreamableHTTPHandler) newSession(id, principal string, stateless bool,
 		version:   version,
 		pushEnd:   newPushEnd(),
 	}
+	return s
 }
 
 // statelessConn marks a stateless exchange's session for the connectFunc.
@@ -186,7 +192,10 @@ func (s *httpSession) Close() error {
 		standalone.mu.Unlock()
 	}
 	s.h.forget(s)
-	if st := s.h.opts.EventStore; st != nil && s.id != "" {
+	// With a session store, the session lives on in its record when
+	// this replica lets its copy go: its events go only when the client
+	// deleted it.
+	if st := s.h.opts.EventStore; st != nil && s.id != "" && (s.sessionStored == nil || s.deleteEvents.Load()) {
 		if err := st.DeleteSession(context.Background(), s.id); err != nil {
 			s.h.logger.Warn("mcp http: deleting session events failed", "err", err)
 		}

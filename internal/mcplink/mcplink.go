@@ -74,3 +74,22 @@ var (
 // then waits for one where it can (a task's question waits for the
 // client's tasks/result).
 var ErrNoStream = errors.New("transport: no stream open to the client for this message")
+
+// SessionState is implemented by the connections of server-side HTTP
+// sessions whose handler keeps their records in a shared store
+// (transport.StreamableHTTPOptions.SessionStore), so that any replica
+// serves them: package mcp saves its session's snapshot (opaque to the
+// transport) after initialize and each change of what the client set,
+// and a replica that restores a session from its record starts it with
+// the snapshot, already initialized.
+type SessionState interface {
+	// RestoredState returns the snapshot the session was restored with,
+	// nil for a new session (whose initialize is coming).
+	RestoredState() []byte
+	// SaveState stores the snapshot and the negotiated protocol version
+	// in the session's record, within the store's own time bound.
+	SaveState(ctx context.Context, version string, state []byte) error
+	// WatchState sets the function the connection calls with the
+	// snapshot when it learns that another replica changed it.
+	WatchState(f func(state []byte))
+}

@@ -1,0 +1,120 @@
+package redisstore
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/mcp/mcptest"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// sessionIDs returns n session IDs a random key ring mints.
+func sessionIDs(n int) []string {
+	r := mcp.NewRandomKeyRing()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = r.MintSessionID()
+	}
+	return ids
+}
+
+// TestSessionStoreSuite runs the transport session store suite on each
+// backend.
+func TestSessionStoreSuite(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			mcptest.SessionStoreSuite(t, func(t *testing.T, clock *mcptest.SessionStoreClock) transport.SessionStore {
+				s, err := NewSessionStore(b.client(t), &SessionStoreOptions{Prefix: testPrefix(), Timeout: testTimeout, Now: clock.Now})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}, sessionIDs)
+		})
+	}
+}
+
+// TestSessionStoreKeys checks the key layout: the record under the
+// session's hash tag, the admission sets in the {sessions} slot, every key
+// with a TTL no longer than the session's, none left once the sessions
+// are deleted, and no key built from an invalid ID or peer.
+func TestSessionStoreKeys(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			c, prefix := b.client(t), testPrefix()
+			s, err := NewSessionStore(c, &SessionStoreOptions{Prefix: prefix, Timeout: testTimeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := t.Context()
+			ids := sessionIDs(2)
+			peer := strings.Repeat("P", 43)
+			for i, id := range ids {
+				rec := &transport.SessionRecord{ID: id, Peer: []string{peer, ""}[i], Expires: time.Now().Add(time.Minute)}
+				if err := s.Create(ctx, rec, transport.SessionLimits{MaxSessions: 10, MaxSessionsPerPeer: 1}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, bad := range []string{"a{b}", "x-(1", strings.Repeat("a", 200), "a b"} {
+				rec := &transport.SessionRecord{ID: bad, Expires: time.Now().Add(time.Minute)}
+				if err := s.Create(ctx, rec, transport.SessionLimits{}); err == nil {
+					t.Errorf("Create(%q) succeeded", bad)
+				}
+				rec = &transport.SessionRecord{ID: sessionIDs(1)[0], Peer: bad, Expires: time.Now().Add(time.Minute)}
+				if err := s.Create(ctx, rec, transport.SessionLimits{}); err == nil {
+					t.Errorf("Create with peer %q succeeded", bad)
+				}
+			}
+			keys := keysUnder(t, c, prefix)
+			want := map[string]bool{
+				prefix + "{" + ids[0] + "}:sess":   true,
+				prefix + "{" + ids[1] + "}:sess":   true,
+				prefix + "{sessions}:all":          true,
+				prefix + "{sessions}:peer:" + peer: true,
+			}
+			if len(keys) != len(want) {
+				t.Fatalf("keys: %v", keys)
+			}
+			for k, ttl := range keys {
+				if !want[k] {
+					t.Errorf("unexpected key %q", k)
+				}
+				if ttl <= 0 || ttl > time.Minute {
+					t.Errorf("key %q has TTL %v, want (0, 1m]", k, ttl)
+				}
+			}
+			for _, id := range ids {
+				if err := s.Delete(ctx, id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if keys := keysUnder(t, c, prefix); len(keys) != 0 {
+				t.Fatalf("keys left after Delete: %v", keys)
+			}
+		})
+	}
+}
+
+// TestSessionStoreReplicas runs the replica scenarios (three handlers
+// behind a round-robin proxy) on each backend.
+func TestSessionStoreReplicas(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			mcptest.SessionStoreReplicas(t, func(t *testing.T) transport.SessionStore {
+				c := b.client(t)
+				// The client's own goroutines (a Cluster client's) start
+				// with its first command, before the goroutine check.
+				if err := c.Ping(t.Context()).Err(); err != nil {
+					t.Fatal(err)
+				}
+				s, err := NewSessionStore(c, &SessionStoreOptions{Prefix: testPrefix(), Timeout: testTimeout})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			})
+		})
+	}
+}

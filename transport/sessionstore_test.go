@@ -1,0 +1,422 @@
+package transport_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/mcp/mcptest"
+	"github.com/mcpkit/mcpkit/transport"
+)
+
+// faultyStore is a memory session store that fails every call while down
+// is set, and counts the calls.
+type faultyStore struct {
+	*transport.MemorySessionStore
+	down  atomic.Bool
+	calls atomic.Int32
+}
+
+var errDown = errors.New("store down")
+
+func (s *faultyStore) check() error {
+	s.calls.Add(1)
+	if s.down.Load() {
+		return errDown
+	}
+	return nil
+}
+
+func (s *faultyStore) Create(ctx context.Context, rec *transport.SessionRecord, lim transport.SessionLimits) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	return s.MemorySessionStore.Create(ctx, rec, lim)
+}
+
+func (s *faultyStore) Get(ctx context.Context, id string) (*transport.SessionRecord, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s.MemorySessionStore.Get(ctx, id)
+}
+
+func (s *faultyStore) Update(ctx context.Context, rec *transport.SessionRecord) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	return s.MemorySessionStore.Update(ctx, rec)
+}
+
+func (s *faultyStore) Touch(ctx context.Context, id string, exp time.Time) (int64, error) {
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	return s.MemorySessionStore.Touch(ctx, id, exp)
+}
+
+func (s *faultyStore) Delete(ctx context.Context, id string) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	return s.MemorySessionStore.Delete(ctx, id)
+}
+
+// storeReplica is one replica of a server sharing ring and store, whose
+// requests carry the principal their X-Principal header names.
+// The caller must close it (closing the handler first).
+func storeReplica(t *testing.T, ring *mcp.KeyRing, store transport.SessionStore) (srv *httptest.Server, close func()) {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "replica", Version: "1"}, &mcp.ServerOptions{Keys: ring})
+	h := mcp.NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{SessionStore: store, SessionRecheck: -1})
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.Header.Get("X-Principal"); p != "" {
+			r = r.WithContext(transport.WithPrincipal(r.Context(), p))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	return srv, func() {
+		h.Close()
+		srv.Close()
+	}
+}
+
+// storeRequest sends an HTTP request to a replica and returns the
+// response's status, Retry-After and session ID headers.
+func storeRequest(t *testing.T, method, url, sid, principal, body string) (status int, retry, newSID string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	if principal != "" {
+		req.Header.Set("X-Principal", principal)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("Mcp-Session-Id")
+}
+
+const (
+	storeInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	storeList = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+)
+
+// TestSessionStoreFailures checks what clients see when the session store
+// fails or a session is not what the request says: 503 with Retry-After
+// when the store cannot be reached (never 404, which would make the
+// client drop a live session), 404 for an absent record, a forged ID
+// refused without a store call, 403 for another principal's session, and
+// a replica holding a session serving it through a failing recheck.
+func TestSessionStoreFailures(t *testing.T) {
+	mcptest.CheckGoroutines(t, func(context.Context) { sessionStoreFailures(t) })
+}
+
+func sessionStoreFailures(t *testing.T) {
+	ring := mcp.NewRandomKeyRing()
+	store := &faultyStore{MemorySessionStore: transport.NewMemorySessionStore(nil)}
+	a, closeA := storeReplica(t, ring, store)
+	defer closeA()
+	b, closeB := storeReplica(t, ring, store)
+	defer closeB()
+	c, closeC := storeReplica(t, ring, store)
+	defer closeC()
+	st, _, sid := storeRequest(t, http.MethodPost, a.URL, "", "alice", storeInit)
+	if st != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d %q", st, sid)
+	}
+	if st, _, _ := storeRequest(t, http.MethodPost, c.URL, sid, "alice", storeList); st != http.StatusOK {
+		t.Fatalf("tools/list on another replica: %d", st)
+	}
+	forged := []byte(sid)
+	forged[len(forged)-1] ^= 1 // another base64url character: the tag fails
+	tests := []struct {
+		name      string
+		down      bool
+		method    string
+		url       string
+		sid       string
+		principal string
+		body      string
+		status    int
+		retry     bool
+		noCalls   bool
+	}{
+		{"initialize, store down", true, http.MethodPost, a.URL, "", "alice", storeInit, http.StatusServiceUnavailable, true, false},
+		{"restore, store down", true, http.MethodPost, b.URL, sid, "alice", storeList, http.StatusServiceUnavailable, true, false},
+		{"held copy, recheck failing", true, http.MethodPost, c.URL, sid, "alice", storeList, http.StatusOK, false, false},
+		{"DELETE, store down", true, http.MethodDelete, b.URL, sid, "alice", "", http.StatusServiceUnavailable, true, false},
+		{"absent record", false, http.MethodPost, b.URL, ring.MintSessionID(), "alice", storeList, http.StatusNotFound, false, false},
+		{"forged ID", false, http.MethodPost, b.URL, string(forged), "alice", storeList, http.StatusNotFound, false, true},
+		{"another principal, restore", false, http.MethodPost, b.URL, sid, "mallory", storeList, http.StatusForbidden, false, false},
+		{"another principal, DELETE", false, http.MethodDelete, b.URL, sid, "mallory", "", http.StatusForbidden, false, false},
+		{"restore", false, http.MethodPost, b.URL, sid, "alice", storeList, http.StatusOK, false, false},
+		{"DELETE elsewhere", false, http.MethodDelete, b.URL, sid, "alice", "", http.StatusNoContent, false, false},
+		{"after DELETE, holder", false, http.MethodPost, a.URL, sid, "alice", storeList, http.StatusNotFound, false, false},
+		{"after DELETE, other holder", false, http.MethodPost, c.URL, sid, "alice", storeList, http.StatusNotFound, false, false},
+		{"DELETE again", false, http.MethodDelete, c.URL, sid, "alice", "", http.StatusNotFound, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store.down.Store(tt.down)
+			defer store.down.Store(false)
+			before := store.calls.Load()
+			st, retry, _ := storeRequest(t, tt.method, tt.url, tt.sid, tt.principal, tt.body)
+			if st != tt.status {
+				t.Errorf("status %d, want %d", st, tt.status)
+			}
+			if (retry != "") != tt.retry {
+				t.Errorf("Retry-After %q, want one: %v", retry, tt.retry)
+			}
+			if n := store.calls.Load() - before; tt.noCalls && n != 0 {
+				t.Errorf("%d store calls, want none", n)
+			}
+		})
+	}
+}
+
+// TestSessionStorePerPeer checks MaxSessionsPerPeer across replicas: a
+// principal's third initialize gets 429 on whichever replica it lands,
+// another principal is not held back by it, and a session deleted on one
+// replica frees its peer's slot on all.
+func TestSessionStorePerPeer(t *testing.T) {
+	mcptest.CheckGoroutines(t, func(context.Context) {
+		ring := mcp.NewRandomKeyRing()
+		store := transport.NewMemorySessionStore(nil)
+		var urls []string
+		for range 3 {
+			s := mcp.NewServer(&mcp.Implementation{Name: "replica", Version: "1"}, &mcp.ServerOptions{Keys: ring})
+			h := mcp.NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{SessionStore: store, MaxSessionsPerPeer: 2})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				h.ServeHTTP(w, r.WithContext(transport.WithPrincipal(r.Context(), r.Header.Get("X-Principal"))))
+			}))
+			defer srv.Close()
+			defer h.Close()
+			urls = append(urls, srv.URL)
+		}
+		var sids []string
+		steps := []struct {
+			url, principal string
+			want           int
+		}{
+			{urls[0], "alice", http.StatusOK},
+			{urls[1], "alice", http.StatusOK},
+			{urls[2], "alice", http.StatusTooManyRequests},
+			{urls[0], "alice", http.StatusTooManyRequests},
+			{urls[2], "bob", http.StatusOK},
+		}
+		for i, s := range steps {
+			st, _, sid := storeRequest(t, http.MethodPost, s.url, "", s.principal, storeInit)
+			if st != s.want {
+				t.Fatalf("step %d: initialize on %s as %s: %d, want %d", i, s.url, s.principal, st, s.want)
+			}
+			if st == http.StatusOK && s.principal == "alice" {
+				sids = append(sids, sid)
+			}
+		}
+		if st, _, _ := storeRequest(t, http.MethodDelete, urls[2], sids[0], "alice", ""); st != http.StatusNoContent {
+			t.Fatalf("DELETE: %d", st)
+		}
+		if st, _, _ := storeRequest(t, http.MethodPost, urls[1], "", "alice", storeInit); st != http.StatusOK {
+			t.Fatalf("initialize after DELETE: %d, want 200", st)
+		}
+	})
+}
+
+// sseEvent is one event of an SSE body.
+type sseEvent struct{ id, data string }
+
+// readEvent reads the next event of an SSE body; false at its end.
+func readEvent(br *bufio.Reader) (sseEvent, bool) {
+	var e sseEvent
+	seen := false
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return e, false
+		}
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case line == "":
+			if seen {
+				return e, true
+			}
+		case strings.HasPrefix(line, "id:"):
+			e.id, seen = strings.TrimSpace(line[3:]), true
+		case strings.HasPrefix(line, "data:"):
+			e.data, seen = e.data+strings.TrimSpace(line[5:]), true
+		default:
+			seen = true
+		}
+	}
+}
+
+// TestSessionStoreResumeElsewhere resumes, on one replica, the response
+// stream of a call that another replica is running: the replica that
+// gets the GET with Last-Event-ID (sharing the session store and an
+// event log) replays and follows the stream until the response.
+func TestSessionStoreResumeElsewhere(t *testing.T) {
+	mcptest.CheckGoroutines(t, func(ctx context.Context) {
+		ring := mcp.NewRandomKeyRing()
+		store := transport.NewMemorySessionStore(nil)
+		events := transport.NewMemoryEventStore(nil)
+		release := make(chan struct{})
+		var urls []string
+		for range 2 {
+			s := mcp.NewServer(&mcp.Implementation{Name: "replica", Version: "1"}, &mcp.ServerOptions{Keys: ring})
+			type in struct{}
+			type out struct {
+				Done bool `json:"done"`
+			}
+			mcp.AddTool(s, &mcp.Tool{Name: "wait"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ in) (out, error) {
+				select {
+				case <-release:
+					return out{Done: true}, nil
+				case <-ctx.Done():
+					return out{}, ctx.Err()
+				}
+			})
+			h := mcp.NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{SessionStore: store, EventStore: events, SessionRecheck: -1})
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			defer h.Close()
+			urls = append(urls, srv.URL)
+		}
+		const version = "2025-11-25"
+		send := func(method, url, sid, last, body string) *http.Response {
+			t.Helper()
+			req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Protocol-Version", version)
+			if sid != "" {
+				req.Header.Set("Mcp-Session-Id", sid)
+			}
+			if last != "" {
+				req.Header.Set("Last-Event-ID", last)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return resp
+		}
+		resp := send(http.MethodPost, urls[0], "", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		sid := resp.Header.Get("Mcp-Session-Id")
+		if resp.StatusCode != http.StatusOK || sid == "" {
+			t.Fatalf("initialize: %d", resp.StatusCode)
+		}
+		// The call runs on replica 0; its client reads the priming event
+		// and goes away.
+		resp = send(http.MethodPost, urls[0], sid, "", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
+		if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
+			t.Fatalf("tools/call: %d %s", resp.StatusCode, ct)
+		}
+		prime, ok := readEvent(bufio.NewReader(resp.Body))
+		resp.Body.Close()
+		if !ok || prime.id == "" {
+			t.Fatalf("no priming event: %+v", prime)
+		}
+		// Replica 1, which never saw the session, resumes the stream.
+		resp = send(http.MethodGet, urls[1], sid, prime.id, "")
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(resp.Body)
+			t.Fatalf("resume on another replica: %d %s", resp.StatusCode, b)
+		}
+		close(release)
+		br := bufio.NewReader(resp.Body)
+		for {
+			e, ok := readEvent(br)
+			if !ok {
+				t.Fatal("the resumed stream ended without the response")
+			}
+			if strings.Contains(e.data, `"id":2`) {
+				if !strings.Contains(e.data, `"done":true`) {
+					t.Fatalf("response %s", e.data)
+				}
+				break
+			}
+		}
+	})
+}
+
+// TestSessionStoreConcurrentChanges makes two replicas holding copies of
+// one session change its state one after the other, the second from a
+// stale copy (no recheck in between): the second save meets the first
+// one's version, takes its snapshot, makes its change on it and saves
+// again, so the record holds both changes.
+func TestSessionStoreConcurrentChanges(t *testing.T) {
+	mcptest.CheckGoroutines(t, func(context.Context) {
+		ring := mcp.NewRandomKeyRing()
+		store := transport.NewMemorySessionStore(nil)
+		var urls []string
+		for range 3 {
+			s := mcp.NewServer(&mcp.Implementation{Name: "replica", Version: "1"}, &mcp.ServerOptions{Keys: ring})
+			if err := s.AddResource(&mcp.Resource{URI: "file:///a", Name: "a"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{}, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			// The default recheck (a minute): the copies stay stale.
+			h := mcp.NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{SessionStore: store})
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			defer h.Close()
+			urls = append(urls, srv.URL)
+		}
+		st, _, sid := storeRequest(t, http.MethodPost, urls[0], "", "", storeInit)
+		if st != http.StatusOK {
+			t.Fatalf("initialize: %d", st)
+		}
+		steps := []struct{ url, body string }{
+			{urls[1], `{"jsonrpc":"2.0","id":2,"method":"ping"}`}, // copies on 1 and 2
+			{urls[2], `{"jsonrpc":"2.0","id":3,"method":"ping"}`},
+			{urls[2], `{"jsonrpc":"2.0","id":4,"method":"resources/subscribe","params":{"uri":"file:///a"}}`},
+			{urls[1], `{"jsonrpc":"2.0","id":5,"method":"logging/setLevel","params":{"level":"error"}}`},
+		}
+		for i, s := range steps {
+			if st, _, _ := storeRequest(t, http.MethodPost, s.url, sid, "", s.body); st != http.StatusOK {
+				t.Fatalf("step %d: %d", i, st)
+			}
+		}
+		rec, err := store.Get(context.Background(), sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var snap struct {
+			LogLevel      string   `json:"logLevel"`
+			Subscriptions []string `json:"subscriptions"`
+		}
+		if err := json.Unmarshal(rec.State, &snap); err != nil {
+			t.Fatal(err)
+		}
+		if snap.LogLevel != "error" || len(snap.Subscriptions) != 1 || snap.Subscriptions[0] != "file:///a" {
+			t.Errorf("record's state %s: want both the level and the subscription", rec.State)
+		}
+	})
+}
