@@ -262,7 +262,7 @@ type StreamableHTTPHandler struct {
 	metaMemo metaMemo        // the _meta of the last 2026-07-28 request (see scanModernBody)
 
 	// testHookLookup, if set, is called with each session ID the handler
-	// looks up in its table, after the ID's tag verified.
+	// does not hold whose tag verified: the IDs that may reach the store.
 	testHookLookup func(id string)
 
 	// testHookExchangeWaited, if set, is called when an exchange's POST
@@ -480,22 +480,21 @@ func (h *StreamableHTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *
 // [StreamableHTTPOptions.SessionRecheck]), and, with restore, one it does
 // not hold is restored from its record.
 func (h *StreamableHTTPHandler) session(r *http.Request, id string, restore bool) (*httpSession, *lookupError) {
+	// A session held here was minted here or restored after its tag
+	// verified: its ID needs no MAC again (one per request otherwise).
+	if s, ok := h.sessions.lookup(id); ok {
+		if h.store == nil {
+			return s, nil
+		}
+		return h.store.recheck(r.Context(), s), nil
+	}
 	if !h.sids.CheckSessionID(id) {
 		return nil, nil
 	}
 	if h.testHookLookup != nil {
 		h.testHookLookup(id)
 	}
-	s, ok := h.sessions.lookup(id)
-	switch {
-	case h.store == nil:
-		if !ok {
-			return nil, nil
-		}
-		return s, nil
-	case ok:
-		return h.store.recheck(r.Context(), s), nil
-	case restore:
+	if h.store != nil && restore {
 		return h.store.restore(r, id)
 	}
 	return nil, nil
