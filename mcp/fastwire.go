@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"bytes"
+	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -289,4 +291,93 @@ func readFinal(o *outgoing, res []byte) bool {
 	}
 	rt := *o.result.resultType()
 	return rt == "" || rt == ResultTypeComplete
+}
+
+// appendWire appends the encoding of t when it has no _meta, error or
+// input requests, its times encode (years 0 to 9999) and its result is
+// compact JSON: the answer to tasks/get of a working or completed task.
+func (t *DetailedTask) appendWire(dst []byte) ([]byte, bool) {
+	if !t.Meta.IsZero() || t.Error != nil || len(t.InputRequests) != 0 ||
+		!rfc3339OK(t.CreatedAt) || !rfc3339OK(t.LastUpdatedAt) ||
+		t.Result != nil && !jsonscan.Compact(t.Result) {
+		return dst, false
+	}
+	if dst == nil {
+		dst = make([]byte, 0, len(t.TaskID)+len(t.StatusMessage)+len(t.Result)+256) // 256: names, punctuation, times, numbers
+	}
+	var err error
+	dst = append(dst, '{')
+	if t.ResultType != "" {
+		dst = append(dst, `"resultType":`...)
+		if dst, err = jsontext.AppendQuote(dst, t.ResultType); err != nil {
+			return dst, false
+		}
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"taskId":`...)
+	if dst, err = jsontext.AppendQuote(dst, t.TaskID); err != nil {
+		return dst, false
+	}
+	dst = append(dst, `,"status":`...)
+	if dst, err = jsontext.AppendQuote(dst, t.Status); err != nil {
+		return dst, false
+	}
+	if t.StatusMessage != "" {
+		dst = append(dst, `,"statusMessage":`...)
+		if dst, err = jsontext.AppendQuote(dst, t.StatusMessage); err != nil {
+			return dst, false
+		}
+	}
+	dst = append(dst, `,"createdAt":"`...)
+	dst = t.CreatedAt.AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, `","lastUpdatedAt":"`...)
+	dst = t.LastUpdatedAt.AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, `","ttlMs":`...)
+	if t.TTLMs == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = strconv.AppendInt(dst, *t.TTLMs, 10)
+	}
+	if t.PollIntervalMs != nil {
+		dst = append(dst, `,"pollIntervalMs":`...)
+		dst = strconv.AppendInt(dst, *t.PollIntervalMs, 10)
+	}
+	if r := string(t.Result); r != "" && r != "{}" && r != "[]" && r != `""` && r != "null" { // omitempty omits empty JSON
+		dst = append(dst, `,"result":`...)
+		dst = append(dst, t.Result...)
+	}
+	return append(dst, '}'), true
+}
+
+// rfc3339OK reports whether RFC 3339 writes t as it is: a year of four
+// digits and an offset of whole minutes under a day (the engine refuses
+// the others).
+func rfc3339OK(t time.Time) bool {
+	y := t.Year()
+	_, off := t.Zone()
+	return y >= 0 && y <= 9999 && off%60 == 0 && off > -24*3600 && off < 24*3600
+}
+
+// readWire decodes p from data when it has no members but _meta (only if
+// metas holds it decoded) and taskId, a string: it is required.
+func (p *GetTaskParams) readWire(data []byte, metas *capsCache) bool {
+	var out GetTaskParams
+	named := false
+	ok := members(data, metas.lastText(), func(name, v []byte) bool {
+		switch string(name) {
+		case "_meta":
+			m, ok := metas.meta(v)
+			out.Meta = m
+			return ok
+		case "taskId":
+			s, ok := plainText(v)
+			out.TaskID, named = s, ok
+			return ok
+		}
+		return false
+	})
+	if ok && named {
+		*p = out
+	}
+	return ok && named
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -237,6 +238,50 @@ func TestAppendWireAllocs(t *testing.T) {
 	}{p, r} {
 		if n := testing.AllocsPerRun(100, func() { v.appendWire(nil) }); n != 1 {
 			t.Errorf("%T.appendWire: %v allocations, want 1", v, n)
+		}
+	}
+}
+
+// FuzzAppendWireTask holds DetailedTask.appendWire to the engine.
+func FuzzAppendWireTask(f *testing.F) {
+	f.Add("t1", "working", "", int64(1700000000123456789), int64(5), int64(60000), true, []byte(`{"content":[]}`), 0)
+	f.Add("t\"2", "completed", "done <é>", int64(-62135596800000000), int64(-1), int64(0), false, []byte(`{ }`), 3600+30)
+	f.Fuzz(func(t *testing.T, id, status, msg string, nanos, ttl, poll int64, hasTTL bool, result []byte, offset int) {
+		zone := time.FixedZone("z", offset%(30*3600))
+		task := &DetailedTask{ResultType: ResultTypeComplete, TaskID: id, Status: TaskStatus(status), StatusMessage: msg,
+			CreatedAt: time.Unix(0, nanos).In(zone), LastUpdatedAt: time.Unix(0, nanos/2).UTC(), Result: result}
+		if hasTTL {
+			task.TTLMs, task.PollIntervalMs = &ttl, &poll
+		}
+		got, ok := task.appendWire(nil)
+		if !ok {
+			return
+		}
+		want, err := marshalWith(task, wire().marshal)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("appendWire: %s\nengine:     %s (%v)", got, want, err)
+		}
+	})
+}
+
+func TestReadWireGetTask(t *testing.T) {
+	for _, c := range []struct {
+		data string
+		fast bool
+	}{
+		{`{"taskId":"abc"}`, true},
+		{`{"taskId":"a\u0062c"}`, false},
+		{`{"taskId":1}`, false},
+		{`{}`, false},
+		{`{"taskId":"x","other":1}`, false},
+	} {
+		var fast, slow GetTaskParams
+		ok := fast.readWire([]byte(c.data), nil)
+		if ok != c.fast {
+			t.Errorf("%s: readWire took it: %v, want %v", c.data, ok, c.fast)
+		}
+		if ok && (unmarshalWith([]byte(c.data), &slow, wire().received...) != nil || !reflect.DeepEqual(fast, slow)) {
+			t.Errorf("%s: readWire %+v, engine %+v", c.data, fast, slow)
 		}
 	}
 }
