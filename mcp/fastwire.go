@@ -74,7 +74,11 @@ func (r *CallToolResult) appendWire(dst []byte) ([]byte, bool) {
 		dst = make([]byte, 0, n)
 	}
 	dst = append(dst, '{')
-	if r.ResultType != "" {
+	switch r.ResultType {
+	case "":
+	case ResultTypeComplete:
+		dst = append(dst, `"resultType":"complete",`...)
+	default:
 		dst = append(dst, `"resultType":`...)
 		var err error
 		if dst, err = jsontext.AppendQuote(dst, r.ResultType); err != nil {
@@ -122,13 +126,18 @@ func members(data, known []byte, f func(name, v []byte) bool) bool {
 // and is plain text (valid UTF-8, no control character).
 func plainText(v []byte) (string, bool) {
 	s, ok := jsonscan.PlainString(v)
-	if !ok || !utf8.Valid(s) {
+	if !ok {
 		return "", false
 	}
+	ascii := true
 	for _, c := range s {
 		if c < ' ' {
 			return "", false
 		}
+		ascii = ascii && c < utf8.RuneSelf
+	}
+	if !ascii && !utf8.Valid(s) {
+		return "", false
 	}
 	return string(s), true
 }
@@ -206,6 +215,10 @@ func (r *CallToolResult) readWire(data []byte, _ *capsCache) bool {
 			}
 			return true
 		case "resultType":
+			if string(v) == `"complete"` {
+				out.ResultType = ResultTypeComplete // no allocation for the usual one
+				return true
+			}
 			s, ok := plainText(v)
 			out.ResultType = ResultType(s)
 			return ok
