@@ -166,9 +166,7 @@ func (p *CallToolParams) readWire(data []byte, metas *capsCache) bool {
 	ok := members(data, metas.lastText(), func(name, v []byte) bool {
 		switch string(name) {
 		case "_meta":
-			m, ok := metas.meta(v)
-			out.Meta = m
-			return ok
+			return metas.readMeta(v, &out.Meta)
 		case "name":
 			s, ok := plainText(v)
 			out.Name, named = s, ok
@@ -282,6 +280,14 @@ func (c *capsCache) meta(raw []byte) (Meta, bool) {
 	return m, ok
 }
 
+// readMeta sets *m to the decoded _meta whose text is raw and reports
+// true, if c holds it (a readWire's _meta member).
+func (c *capsCache) readMeta(raw []byte, m *Meta) bool {
+	cached, ok := c.meta(raw)
+	*m = cached
+	return ok
+}
+
 // lastText returns the text of the _meta c decoded last, or nil.
 func (c *capsCache) lastText() []byte {
 	if c == nil {
@@ -379,9 +385,7 @@ func (p *GetTaskParams) readWire(data []byte, metas *capsCache) bool {
 	ok := members(data, metas.lastText(), func(name, v []byte) bool {
 		switch string(name) {
 		case "_meta":
-			m, ok := metas.meta(v)
-			out.Meta = m
-			return ok
+			return metas.readMeta(v, &out.Meta)
 		case "taskId":
 			s, ok := plainText(v)
 			out.TaskID, named = s, ok

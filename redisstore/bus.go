@@ -4,9 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -87,18 +85,13 @@ var _ mcp.Bus = (*Bus)(nil)
 // (failover) or Cluster client. Nil opts means the defaults. The bus does
 // not own client: closing its subscriptions does not close client.
 func NewBus(client redis.UniversalClient, opts *BusOptions) (*Bus, error) {
-	if client == nil {
-		return nil, errors.New("redisstore: nil client")
-	}
 	var o BusOptions
 	if opts != nil {
 		o = *opts
 	}
-	o.Prefix = cmp.Or(o.Prefix, DefaultPrefix)
-	if strings.ContainsAny(o.Prefix, "{}") {
-		return nil, fmt.Errorf("redisstore: prefix %q contains a brace", o.Prefix)
+	if err := checkCommon(client, &o.Prefix, &o.Timeout); err != nil {
+		return nil, err
 	}
-	o.Timeout = cmp.Or(max(o.Timeout, 0), DefaultTimeout)
 	o.QueueSize = cmp.Or(max(o.QueueSize, 0), mcp.DefaultBusQueue)
 	o.MaxMessageBytes = cmp.Or(max(o.MaxMessageBytes, 0), DefaultMaxBusMessage)
 	return &Bus{client: client, opts: o, channel: o.Prefix + "bus"}, nil

@@ -99,20 +99,13 @@ var _ transport.EventLog = (*EventStore)(nil)
 // standalone, Sentinel (failover) or Cluster client. Nil opts means the
 // defaults. The store does not own client.
 func NewEventStore(client redis.UniversalClient, opts *EventStoreOptions) (*EventStore, error) {
-	if client == nil {
-		return nil, errors.New("redisstore: nil client")
-	}
 	var o EventStoreOptions
 	if opts != nil {
 		o = *opts
 	}
-	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
+	if err := checkCommon(client, &o.Prefix, &o.Timeout); err != nil {
+		return nil, err
 	}
-	if strings.ContainsAny(o.Prefix, "{}") {
-		return nil, fmt.Errorf("redisstore: prefix %q contains a brace", o.Prefix)
-	}
-	o.Timeout = cmp.Or(max(o.Timeout, 0), DefaultTimeout)
 	o.MaxStreamEvents = cmp.Or(max(o.MaxStreamEvents, 0), DefaultMaxStreamEvents)
 	o.MaxAge = cmp.Or(max(o.MaxAge, 0), DefaultEventMaxAge)
 	o.MaxSessionStreams = cmp.Or(max(o.MaxSessionStreams, 0), DefaultMaxSessionStreams)

@@ -1,11 +1,9 @@
 package redisstore
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/mcpkit/mcpkit/mcp"
@@ -55,20 +53,13 @@ var _ mcp.StateClaimer = (*StateClaimer)(nil)
 // Sentinel (failover) or Cluster client. Nil opts means the defaults. The
 // claimer does not own client.
 func NewStateClaimer(client redis.UniversalClient, opts *StateClaimerOptions) (*StateClaimer, error) {
-	if client == nil {
-		return nil, errors.New("redisstore: nil client")
-	}
 	var o StateClaimerOptions
 	if opts != nil {
 		o = *opts
 	}
-	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
+	if err := checkCommon(client, &o.Prefix, &o.Timeout); err != nil {
+		return nil, err
 	}
-	if strings.ContainsAny(o.Prefix, "{}") {
-		return nil, fmt.Errorf("redisstore: prefix %q contains a brace", o.Prefix)
-	}
-	o.Timeout = cmp.Or(max(o.Timeout, 0), DefaultTimeout)
 	if o.Now == nil {
 		o.Now = time.Now
 	}

@@ -1,12 +1,10 @@
 package redisstore
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mcpkit/mcpkit/transport"
@@ -68,20 +66,13 @@ var _ transport.SessionStore = (*SessionStore)(nil)
 // standalone, Sentinel (failover) or Cluster client. Nil opts means the
 // defaults. The store does not own client.
 func NewSessionStore(client redis.UniversalClient, opts *SessionStoreOptions) (*SessionStore, error) {
-	if client == nil {
-		return nil, errors.New("redisstore: nil client")
-	}
 	var o SessionStoreOptions
 	if opts != nil {
 		o = *opts
 	}
-	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
+	if err := checkCommon(client, &o.Prefix, &o.Timeout); err != nil {
+		return nil, err
 	}
-	if strings.ContainsAny(o.Prefix, "{}") {
-		return nil, fmt.Errorf("redisstore: prefix %q contains a brace", o.Prefix)
-	}
-	o.Timeout = cmp.Or(max(o.Timeout, 0), DefaultTimeout)
 	if o.Now == nil {
 		o.Now = time.Now
 	}

@@ -89,20 +89,13 @@ var (
 // store does not own client: Close stops the store's subscription, not
 // the client.
 func NewTaskStore(client redis.UniversalClient, opts *TaskStoreOptions) (*TaskStore, error) {
-	if client == nil {
-		return nil, errors.New("redisstore: nil client")
-	}
 	var o TaskStoreOptions
 	if opts != nil {
 		o = *opts
 	}
-	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
+	if err := checkCommon(client, &o.Prefix, &o.Timeout); err != nil {
+		return nil, err
 	}
-	if strings.ContainsAny(o.Prefix, "{}") {
-		return nil, fmt.Errorf("redisstore: prefix %q contains a brace", o.Prefix)
-	}
-	o.Timeout = cmp.Or(max(o.Timeout, 0), DefaultTimeout)
 	o.MaxTasks = cmp.Or(max(o.MaxTasks, 0), mcp.DefaultMaxTasks)
 	o.MaxUnfinishedPerOwner = cmp.Or(max(o.MaxUnfinishedPerOwner, 0), mcp.DefaultMaxUnfinishedPerOwner)
 	o.MaxPayloadBytes = cmp.Or(max(o.MaxPayloadBytes, 0), mcp.DefaultMaxPayloadBytes)
