@@ -436,12 +436,7 @@ func runHTTPConcurrent(b *testing.B, s *httpServer, t httpTarget) {
 		b.Fatal(*err)
 	}
 	reportRate(b)
-	all := slices.Concat(lat...)
-	slices.Sort(all)
-	if len(all) > 0 {
-		b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
-		b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
-	}
+	reportLatency(b, slices.Concat(lat...))
 }
 
 // BenchmarkHTTPSessionSetup measures the rate of whole sessions with
@@ -722,4 +717,55 @@ func liveMemory() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc + ms.StackInuse
+}
+
+// sessionOpeners is the number of goroutines opening sessions at once in
+// BenchmarkHTTPSessionOpen.
+const sessionOpeners = 8
+
+// BenchmarkHTTPSessionOpen measures how many sessions per second each
+// implementation's client, with its default options, opens and closes
+// against its own server when sessionOpeners goroutines do so at once:
+// connect (initialize, notifications/initialized and whatever else the
+// client does on its own, such as mcpkit's standalone GET stream) and
+// close. Nothing is called in between. mcpkit-nostream turns the GET
+// stream off, so that the difference between the two rows is the
+// stream's cost. Every client asks for the handshake era (2025-11-25).
+func BenchmarkHTTPSessionOpen(b *testing.B) {
+	targets := slices.Insert(slices.Clone(httpTargets), 2, httpTarget{"mcpkit-nostream", mcpkitHTTPServe, mcpkitNoStreamHTTPDial})
+	for _, t := range targets {
+		b.Run(t.name, func(b *testing.B) {
+			s := startHTTP(b, t)
+			var (
+				next     atomic.Int64
+				wg       sync.WaitGroup
+				firstErr atomic.Pointer[error]
+			)
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range sessionOpeners {
+				wg.Go(func() {
+					for next.Add(1) <= int64(b.N) {
+						c, err := t.dial(ctx, s.hc, s.url)
+						if err == nil {
+							err = c.close()
+						}
+						if err != nil {
+							firstErr.CompareAndSwap(nil, &err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			if err := firstErr.Load(); err != nil {
+				b.Fatal(*err)
+			}
+			if sec := b.Elapsed().Seconds(); sec > 0 {
+				b.ReportMetric(float64(b.N)/sec, "sessions/s")
+			}
+		})
+	}
 }
