@@ -396,20 +396,29 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 	if registered {
 		onClose = func(error) { s.removeSession(ss) }
 	}
-	conn := jsonrpc.NewConn(tc, &jsonrpc.ConnOptions{
+	opts := &jsonrpc.ConnOptions{
 		Handler:       (*serverHandler)(ss),
 		MaxInFlight:   s.opts.MaxConcurrentRequests,
 		InlineHandoff: s.opts.InlineHandoff,
 		DrainTimeout:  s.opts.DrainTimeout,
-		AllowBatch:    ss.allowBatch,
-		OnCancel:      ss.onCancel,
-		OnReceive:     ss.received,
 		OnClose:       onClose,
 		Logger:        s.logger,
-	})
+	}
+	if registered {
+		// A 2026-07-28 exchange carries one request: no batch, no
+		// notification to see in arrival order, no call of the server's
+		// to abandon (its questions are input_required results). Leaving
+		// these unset saves three method values per exchange.
+		opts.AllowBatch = ss.allowBatch
+		opts.OnCancel = ss.onCancel
+		opts.OnReceive = ss.received
+	}
+	conn := jsonrpc.NewConn(tc, opts)
 	ss.endpoint.init(conn, s.opts.SendingMiddleware, s.logger)
 	ss.self = ss
-	ss.recv = chain(ss.handleRequest, s.opts.Middleware)
+	if len(s.opts.Middleware) > 0 {
+		ss.recv = chain(ss.handleRequest, s.opts.Middleware)
+	}
 	if registered {
 		s.mu.Lock()
 		s.sessions[ss] = struct{}{}

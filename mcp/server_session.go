@@ -20,7 +20,7 @@ type ServerSession struct {
 	endpoint
 	server *Server
 	id     string        // the transport's session ID, or random (guarded by mu); see ID
-	recv   MethodHandler // receiving middleware chain
+	recv   MethodHandler // receiving middleware chain; nil without middleware (see handle)
 	// record, when the transport keeps the session in a shared store,
 	// is where its snapshot goes (see attachRecord); set before the
 	// session serves.
@@ -247,7 +247,11 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	if req.Method == MethodInitialize {
 		defer ss.initHandled()
 	}
-	return dispatch(ctx, ss, serverMethods, ss.recv, req)
+	recv := ss.recv
+	if recv == nil {
+		recv = ss.handleRequest // does not escape: no allocation
+	}
+	return dispatch(ctx, ss, serverMethods, recv, req)
 }
 
 // received sees every incoming message in arrival order (see

@@ -271,7 +271,7 @@ func notification[S any](m inMethod[S]) inMethod[S] {
 // the sending side of the middleware chain.
 type endpoint struct {
 	conn   *jsonrpc.Conn
-	send   MethodHandler // sending middleware chain ending in the wire
+	send   MethodHandler // sending middleware chain ending in the wire; nil without middleware (see out)
 	logger *slog.Logger
 	// modernCall, when set (a client of the stateless era, see
 	// client_modern.go), sends requests in place of the plain call.
@@ -292,8 +292,21 @@ type outgoing struct {
 func (e *endpoint) init(conn *jsonrpc.Conn, mw []Middleware, logger *slog.Logger) {
 	e.conn = conn
 	e.logger = logger
-	e.send = chain(e.wire, mw)
+	if len(mw) > 0 {
+		// Without middleware the wire is called directly (see out): a
+		// method value stored here would cost an allocation per session,
+		// and so per 2026-07-28 exchange.
+		e.send = chain(e.wire, mw)
+	}
 	e.observable = len(mw) > 0
+}
+
+// out sends req through the sending middleware, if any, and the wire.
+func (e *endpoint) out(ctx context.Context, req *outgoing) (Result, error) {
+	if e.send != nil {
+		return e.send(ctx, req)
+	}
+	return e.wire(ctx, req)
 }
 
 // wire is the end of the sending chain: encode, send, decode.
@@ -378,13 +391,13 @@ func elemPath(name string, i int, sub string) string {
 // call sends a request through the sending middleware and decodes the
 // response into result.
 func (e *endpoint) call(ctx context.Context, method string, params Params, result Result) error {
-	_, err := e.send(ctx, &outgoing{outgoingRequest: outgoingRequest{method: method, params: params}, result: result})
+	_, err := e.out(ctx, &outgoing{outgoingRequest: outgoingRequest{method: method, params: params}, result: result})
 	return peerError(method, err)
 }
 
 // notify sends a notification through the sending middleware.
 func (e *endpoint) notify(ctx context.Context, method string, params Params) error {
-	_, err := e.send(ctx, &outgoing{outgoingRequest: outgoingRequest{method: method, params: params}})
+	_, err := e.out(ctx, &outgoing{outgoingRequest: outgoingRequest{method: method, params: params}})
 	return err
 }
 
