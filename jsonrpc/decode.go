@@ -47,8 +47,13 @@ type wireFields struct {
 // reads.
 func decodeOneFast(data []byte, owned bool) (Message, bool) {
 	f := wireFields{owned: owned}
-	if jsonscan.Valid(data) {
-		if !f.readValid(data) {
+	var top [envelopeMembers]jsonscan.Member
+	if n, ok := jsonscan.ValidObject(data, top[:]); ok {
+		if n <= len(top) {
+			if !f.readMembers(data, top[:n]) {
+				return nil, false
+			}
+		} else if !f.readValid(data) {
 			return nil, false
 		}
 		return f.message()
@@ -128,6 +133,31 @@ func (f *wireFields) readValid(b []byte) bool {
 		}
 		if i = jsonscan.SkipSpace(b, end); b[i] == ',' {
 			i = jsonscan.SkipSpace(b, i+1)
+		}
+	}
+	return jsonrpcOK
+}
+
+// envelopeMembers is the number of members of a message whose places
+// decodeOneFast takes from the validation: the envelope's four, and room
+// for a few others.
+const envelopeMembers = 8
+
+// readMembers is readValid for the members of the message b, found by
+// jsonscan.ValidObject.
+func (f *wireFields) readMembers(b []byte, members []jsonscan.Member) bool {
+	jsonrpcOK := false
+	for _, m := range members {
+		name := b[m.Name.Start:m.Name.End]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			return false
+		}
+		if isMemberName(name) {
+			if !f.member(name, b[m.Value.Start:m.Value.End], &jsonrpcOK) {
+				return false
+			}
+		} else if isEnvelopeName(name[1 : len(name)-1]) {
+			return false // a near miss, such as "Method": let the decoder judge
 		}
 	}
 	return jsonrpcOK

@@ -18,6 +18,28 @@ func Valid(b []byte) bool {
 	return i >= 0 && SkipSpace(b, i) == len(b)
 }
 
+// Span is the text b[Start:End] of a larger text b.
+type Span struct{ Start, End int }
+
+// Member is a member of an object: its name with its quotes, and its
+// value.
+type Member struct{ Name, Value Span }
+
+// ValidObject is Valid for text that holds one JSON object, which also
+// gives where the object's own members are, so that the caller need not
+// scan the text again to find them: the first len(top) go into top, and
+// n is how many there are. ok is false where Valid's would be, and for
+// a value that is not an object.
+func ValidObject(b []byte, top []Member) (n int, ok bool) {
+	v := validator{top: top}
+	i := SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return 0, false
+	}
+	i = v.value(b, i, 0)
+	return v.ntop, i >= 0 && SkipSpace(b, i) == len(b)
+}
+
 // Bounds past which Valid leaves the text to the decoder.
 const (
 	maxDepth = 64 // nesting of objects and arrays
@@ -29,6 +51,9 @@ const (
 type validator struct {
 	names [maxNames]span
 	n     int // names in use
+
+	top  []Member // where ValidObject records the members of the outer object
+	ntop int      // the outer object's members
 }
 
 // span is a member name: b[start:end], between its quotes, with no escape.
@@ -102,8 +127,15 @@ func (v *validator) members(b []byte, i, depth, first int) int {
 		if i >= len(b) || b[i] != ':' {
 			return -1
 		}
-		if i = v.value(b, SkipSpace(b, i+1), depth); i < 0 {
+		start := SkipSpace(b, i+1)
+		if i = v.value(b, start, depth); i < 0 {
 			return -1
+		}
+		if depth == 1 && v.top != nil {
+			if v.ntop < len(v.top) {
+				v.top[v.ntop] = Member{Span{end - len(name) - 2, end}, Span{start, i}}
+			}
+			v.ntop++
 		}
 		i = SkipSpace(b, i)
 		if i >= len(b) {

@@ -212,3 +212,42 @@ func FuzzMembers(f *testing.F) {
 		}
 	})
 }
+
+// FuzzValidObject holds ValidObject to Valid and to Members: the same
+// answer for an object, false for any other value, and the members Members
+// finds, in order, recorded up to the room given.
+func FuzzValidObject(f *testing.F) {
+	for _, c := range validCases {
+		f.Add([]byte(c.text))
+	}
+	f.Add([]byte(`{"a":1,"b":2,"c":3,"d":4}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var top [3]Member
+		n, ok := ValidObject(b, top[:])
+		i := SkipSpace(b, 0)
+		isObject := i < len(b) && b[i] == '{'
+		if want := Valid(b) && isObject; ok != want {
+			t.Fatalf("ValidObject(%q) = %v, want %v", b, ok, want)
+		}
+		if !ok {
+			return
+		}
+		var want [][2][]byte
+		Members(b, nil, func(name, v []byte) bool {
+			want = append(want, [2][]byte{name, v})
+			return true
+		})
+		if n != len(want) {
+			t.Fatalf("ValidObject(%q): %d members, want %d", b, n, len(want))
+		}
+		for k := range min(n, len(top)) {
+			m := top[k]
+			if got := b[m.Name.Start:m.Name.End]; !bytes.Equal(got, want[k][0]) {
+				t.Fatalf("ValidObject(%q): name %d %q, want %q", b, k, got, want[k][0])
+			}
+			if got := b[m.Value.Start:m.Value.End]; !bytes.Equal(got, want[k][1]) {
+				t.Fatalf("ValidObject(%q): value %d %q, want %q", b, k, got, want[k][1])
+			}
+		}
+	})
+}
