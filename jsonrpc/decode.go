@@ -18,8 +18,8 @@ import (
 // every input and the error for a malformed one; the fuzz test
 // FuzzDecodeFast holds the two to that. When owned, the message may keep
 // slices of data instead of copies.
-func decodeOne(data []byte, owned bool) (Message, error) {
-	if m, ok := decodeOneFast(data, owned); ok {
+func decodeOne(data []byte, owned bool, memo *jsonscan.Memo) (Message, error) {
+	if m, ok := decodeOneFast(data, owned, memo); ok {
 		return m, nil
 	}
 	return decodeOneReflect(data)
@@ -45,10 +45,10 @@ type wireFields struct {
 // Text that jsonscan.Valid passes (most messages) is then read with plain
 // byte scanners; other text by a jsontext.Decoder, which validates as it
 // reads.
-func decodeOneFast(data []byte, owned bool) (Message, bool) {
+func decodeOneFast(data []byte, owned bool, memo *jsonscan.Memo) (Message, bool) {
 	f := wireFields{owned: owned}
 	var top [envelopeMembers]jsonscan.Member
-	if n, ok := jsonscan.ValidObject(data, top[:]); ok {
+	if n, ok := jsonscan.ValidObject(data, top[:], memo); ok {
 		if n <= len(top) {
 			if !f.readMembers(data, top[:n]) {
 				return nil, false

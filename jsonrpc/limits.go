@@ -82,18 +82,26 @@ func (e *LimitError) Error() string {
 // DecodeMessage is the package-level [DecodeMessage] with l's bounds. A
 // nil l means the defaults.
 func (l *DecodeLimits) DecodeMessage(data []byte) (Message, error) {
-	return l.decode(data, false)
+	return l.decode(data, false, nil)
 }
 
 // decodeOwned is [DecodeLimits.DecodeMessage] for a caller that hands data
 // over (see rpclink.DecodeOwned, through which the transports of mcpkit
 // reach it): the message may share data's memory.
 func (l *DecodeLimits) decodeOwned(data []byte) (Message, error) {
-	return l.decode(data, true)
+	return l.decode(data, true, nil)
+}
+
+// decodeMemo is DecodeMessage, or decodeOwned when owned, with a memo of
+// the params._meta of the messages of one connection or endpoint (see
+// rpclink.DecodeMemo and jsonscan.ValidObject).
+func (l *DecodeLimits) decodeMemo(data []byte, owned bool, memo *jsonscan.Memo) (Message, error) {
+	return l.decode(data, owned, memo)
 }
 
 func init() {
 	rpclink.DecodeOwned = (*DecodeLimits).decodeOwned
+	rpclink.DecodeMemo = (*DecodeLimits).decodeMemo
 	rpclink.GrowStack = growStack
 	rpclink.Relate = relate
 	rpclink.CanAnswer = canAnswerEarly
@@ -250,7 +258,7 @@ var scanClass, stringClass = func() (sc, st [256]bool) {
 }()
 
 // decode checks data against l, then decodes it.
-func (l *DecodeLimits) decode(data []byte, owned bool) (Message, error) {
+func (l *DecodeLimits) decode(data []byte, owned bool, memo *jsonscan.Memo) (Message, error) {
 	data = bytes.TrimLeft(data, " \t\r\n")
 	lim := l.resolve()
 	if le := lim.check(data); le != nil {
@@ -271,7 +279,7 @@ func (l *DecodeLimits) decode(data []byte, owned bool) (Message, error) {
 	if len(data) > 0 && data[0] == '[' {
 		return decodeBatch(data)
 	}
-	return decodeOne(data, owned)
+	return decodeOne(data, owned, memo)
 }
 
 // limitData is the error data telling the peer which limit its message

@@ -115,7 +115,7 @@ type wireMessage struct {
 // CodeParseError (not JSON) or CodeInvalidRequest (not JSON-RPC 2.0, or
 // over a limit).
 func DecodeMessage(data []byte) (Message, error) {
-	return (*DecodeLimits)(nil).decode(data, false)
+	return (*DecodeLimits)(nil).decode(data, false, nil)
 }
 
 func decodeBatch(data []byte) (Message, error) {
@@ -132,7 +132,7 @@ func decodeBatch(data []byte) (Message, error) {
 			b[i] = &DecodeError{Err: &Error{Code: CodeInvalidRequest, Message: "invalid request: nested batch"}}
 			continue
 		}
-		m, err := decodeOne(e, true) // e is a copy of its own
+		m, err := decodeOne(e, true, nil) // e is a copy of its own
 		if err != nil {
 			b[i] = err.(*DecodeError)
 			continue

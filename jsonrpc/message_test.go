@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"errors"
+	"github.com/mcpkit/mcpkit/internal/jsonscan"
 	"reflect"
 	"strings"
 	"testing"
@@ -183,12 +184,21 @@ func FuzzDecodeFast(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	for _, meta := range []string{`{"a":1}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`, `{}`, `[]`, `{"a":{"a":1},"b":"\u00e9"}`} {
+		f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":1,"_meta":` + meta + `}}`))
+		f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":` + meta + `,"y":[1]}}`))
+	}
+	// One memo through the whole run, as on a connection: a params._meta
+	// that one input leaves in it meets the next.
+	memo := new(jsonscan.Memo)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		owned := data[:len(data):len(data)]
 		data = bytes.Clone(data)
 		for _, fast := range []func() (Message, error){
-			func() (Message, error) { return decodeOne(data, false) },
-			func() (Message, error) { return decodeOne(owned, true) },
+			func() (Message, error) { return decodeOne(data, false, nil) },
+			func() (Message, error) { return decodeOne(owned, true, nil) },
+			func() (Message, error) { return decodeOne(data, false, memo) }, // fills the memo
+			func() (Message, error) { return decodeOne(data, false, memo) }, // may use it
 		} {
 			fast, fastErr := fast()
 			checkSameDecoding(t, data, fast, fastErr)

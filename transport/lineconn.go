@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/jsonscan"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -59,7 +60,8 @@ func (c *lineConn) writeWithin(ctx context.Context, buf []byte) (int, error) {
 const writeGrace = 100 * time.Millisecond
 
 type lineConn struct {
-	fr *frameReader // owned by the reading goroutine
+	fr   *frameReader  // owned by the reading goroutine
+	memo jsonscan.Memo // the params._meta of the messages read
 
 	w    io.Writer
 	sem  chan struct{} // capacity 1: held while writing
@@ -120,8 +122,8 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		return nil, fmt.Errorf("transport: reading: %w", err)
 	}
-	// DecodeMessage copies what it keeps, so line may be reused.
-	return jsonrpc.DecodeMessage(line)
+	// Not owned: the decoder copies what it keeps, so line may be reused.
+	return decodeMemo(nil, line, false, &c.memo)
 }
 
 // inlineLineConn is a lineConn whose requests the jsonrpc.Conn may handle

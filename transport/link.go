@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 
+	"github.com/mcpkit/mcpkit/internal/jsonscan"
 	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/internal/rpclink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -15,6 +16,12 @@ import (
 // may keep slices of data instead of copies. A nil limits means the
 // defaults.
 var decodeOwned = rpclink.DecodeOwned.(func(limits *jsonrpc.DecodeLimits, data []byte) (jsonrpc.Message, error))
+
+// decodeMemo is decodeOwned (when owned; else jsonrpc.DecodeMessage) with a
+// memo of the params._meta of one connection's or endpoint's messages,
+// which a client of 2026-07-28 repeats in every request: text equal to
+// the memo's is not validated again.
+var decodeMemo = rpclink.DecodeMemo.(func(limits *jsonrpc.DecodeLimits, data []byte, owned bool, memo *jsonscan.Memo) (jsonrpc.Message, error))
 
 // The constructors package mcp wraps as mcp.NewStreamableHTTPHandler and
 // mcp.NewSSEHandler, with the function that serves each session.

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/jsonscan"
 	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -255,11 +256,12 @@ type StreamableHTTPHandler struct {
 	noModern    bool     // SupportedVersions names no revision of the stateless era
 	modernVers  []string // the revisions of the stateless era SupportedVersions names
 
-	sids     SessionIDTagger
-	sessions sessionSet[*httpSession]
-	store    *sessionRecords // nil without a SessionStore
-	holders  holderSet       // of hijacked GET streams
-	metaMemo metaMemo        // the _meta of the last 2026-07-28 request (see scanModernBody)
+	sids       SessionIDTagger
+	sessions   sessionSet[*httpSession]
+	store      *sessionRecords // nil without a SessionStore
+	holders    holderSet       // of hijacked GET streams
+	metaMemo   metaMemo        // the _meta of the last 2026-07-28 request (see scanModernBody)
+	decodeMemo jsonscan.Memo   // the params._meta of the last request decoded (see jsonscan.ValidObject)
 
 	// testHookLookup, if set, is called with each session ID the handler
 	// does not hold whose tag verified: the IDs that may reach the store.
@@ -648,7 +650,7 @@ func (h *StreamableHTTPHandler) readMessage(w http.ResponseWriter, r *http.Reque
 		writeJSONRPCError(w, status, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, reason)
 		return nil, false
 	}
-	msg, err := decodeOwned(&h.opts.DecodeLimits, body) // body is ours alone
+	msg, err := decodeMemo(&h.opts.DecodeLimits, body, true, &h.decodeMemo) // body is ours alone
 	if err != nil {
 		var de *jsonrpc.DecodeError
 		if errors.As(err, &de) {

@@ -1,6 +1,10 @@
 package jsonscan
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"sync/atomic"
+	"unicode/utf8"
+)
 
 // Valid reports whether b is one JSON value, with white space around it
 // allowed, that a jsontext.Decoder with its default options accepts:
@@ -30,15 +34,44 @@ type Member struct{ Name, Value Span }
 // scan the text again to find them: the first len(top) go into top, and
 // n is how many there are. ok is false where Valid's would be, and for
 // a value that is not an object.
-func ValidObject(b []byte, top []Member) (n int, ok bool) {
-	v := validator{top: top}
+//
+// With a memo, the value of params._meta (the _meta object in the params
+// object of a JSON-RPC message) that starts with the text memo holds ends
+// with it, unread: that text was an object ValidObject validated at the
+// same place. A params._meta it validates goes into memo when it differs.
+// (A client of MCP 2026-07-28 sends the same _meta with every request.)
+// The answer is the same with or without a memo, but that text the memo
+// spares may take ValidObject past the bounds where it would otherwise
+// leave the text to the decoder.
+func ValidObject(b []byte, top []Member, memo *Memo) (n int, ok bool) {
+	v := validator{top: top, params: -1}
+	if memo != nil {
+		v.memoOn = true
+		if p := memo.p.Load(); p != nil {
+			v.memo = *p
+		}
+	}
 	i := SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return 0, false
 	}
 	i = v.value(b, i, 0)
-	return v.ntop, i >= 0 && SkipSpace(b, i) == len(b)
+	if i < 0 || SkipSpace(b, i) != len(b) {
+		return v.ntop, false
+	}
+	if m := v.meta; m.End > 0 && m.End-m.Start <= maxMemo {
+		text := bytes.Clone(b[m.Start:m.End])
+		memo.p.Store(&text)
+	}
+	return v.ntop, true
 }
+
+// Memo remembers the text of the last params._meta that ValidObject
+// validated (see there). It is safe for concurrent use.
+type Memo struct{ p atomic.Pointer[[]byte] }
+
+// maxMemo bounds the text a Memo keeps.
+const maxMemo = 4 << 10
 
 // Bounds past which Valid leaves the text to the decoder.
 const (
@@ -54,6 +87,11 @@ type validator struct {
 
 	top  []Member // where ValidObject records the members of the outer object
 	ntop int      // the outer object's members
+
+	memoOn bool   // ValidObject was given a memo
+	memo   []byte // its text, a params._meta validated before
+	params int    // the index of the '{' of the outer object's params, or -1
+	meta   Span   // the params._meta validated here, to remember
 }
 
 // span is a member name: b[start:end], between its quotes, with no escape.
@@ -103,6 +141,7 @@ func (v *validator) object(b []byte, i, depth int) int {
 // members reads the members of the object whose '{' is b[i]; its names
 // go into v.names from first.
 func (v *validator) members(b []byte, i, depth, first int) int {
+	obj := i
 	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1
@@ -128,7 +167,26 @@ func (v *validator) members(b []byte, i, depth, first int) int {
 			return -1
 		}
 		start := SkipSpace(b, i+1)
-		if i = v.value(b, start, depth); i < 0 {
+		switch {
+		case !v.memoOn || depth > 2:
+			i = v.value(b, start, depth)
+		case depth == 1:
+			if string(name) == "params" && start < len(b) && b[start] == '{' {
+				v.params = start
+			}
+			i = v.value(b, start, depth)
+		case obj == v.params && string(name) == "_meta":
+			if len(v.memo) > 0 && bytes.HasPrefix(b[start:], v.memo) {
+				i = start + len(v.memo)
+				break
+			}
+			if i = v.value(b, start, depth); i > start && b[start] == '{' {
+				v.meta = Span{start, i}
+			}
+		default:
+			i = v.value(b, start, depth)
+		}
+		if i < 0 {
 			return -1
 		}
 		if depth == 1 && v.top != nil {

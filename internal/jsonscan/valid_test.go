@@ -221,9 +221,25 @@ func FuzzValidObject(f *testing.F) {
 		f.Add([]byte(c.text))
 	}
 	f.Add([]byte(`{"a":1,"b":2,"c":3,"d":4}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"name":"e","_meta":{"a":{"b":[1,2]},"c":"d"}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":2,"method":"m","params":{"name":"f","_meta":{"a":{"b":[1,2]},"c":"d"}}}`))
+	f.Add([]byte(`{"params":{"_meta":{"a":{"b":[1,2]},"c":"d"},"_meta":1}}`))
+	memo := new(Memo) // through the whole run, as on a connection
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var top [3]Member
-		n, ok := ValidObject(b, top[:])
+		var top, top2 [3]Member
+		// With a memo: the same answer, or true where the memo spared
+		// text that the validator would leave to the decoder; never a
+		// true for text the decoder refuses.
+		for range 2 { // the first may fill the memo, the second use it
+			n2, ok2 := ValidObject(b, top2[:], memo)
+			if n, ok := ValidObject(b, top[:], nil); ok && (!ok2 || n2 != n || top2 != top) {
+				t.Fatalf("ValidObject(%q) with memo %q = %d %v %v, without %d %v %v", b, memo.p.Load(), n2, ok2, top2, n, ok, top)
+			}
+			if ok2 && !jsontext.Value(b).IsValid() {
+				t.Fatalf("ValidObject(%q) with memo %q: true for invalid text", b, memo.p.Load())
+			}
+		}
+		n, ok := ValidObject(b, top[:], nil)
 		i := SkipSpace(b, 0)
 		isObject := i < len(b) && b[i] == '{'
 		if want := Valid(b) && isObject; ok != want {

@@ -57,6 +57,16 @@ func CallHookOf[ID any](ctx context.Context) *CallHook[ID] {
 // never changed afterwards.
 var DecodeOwned any
 
+// DecodeMemo is DecodeOwned (when owned; else jsonrpc's DecodeMessage)
+// with a memo that spares validating the same params._meta again in the
+// messages of one connection or endpoint (see jsonscan.ValidObject). It
+// is a
+//
+//	func(limits *jsonrpc.DecodeLimits, data []byte, owned bool, memo *jsonscan.Memo) (jsonrpc.Message, error)
+//
+// set by package jsonrpc's init and never changed afterwards.
+var DecodeMemo any
+
 // GrowStack gives the calling goroutine a stack large enough for a
 // handler's decode, dispatch and encode at once, as jsonrpc does for its
 // handler goroutines: for the other goroutines of mcpkit that run
