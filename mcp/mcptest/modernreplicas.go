@@ -508,7 +508,9 @@ func modernListen(t *testing.T, bus mcp.Bus) {
 		s := f.servers[other]
 		f.mu.Unlock()
 		err = s.AddTool(&mcp.Tool{Name: "late", InputSchema: json.RawMessage(`{"type":"object"}`)},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 		if err != nil {
 			t.Fatal(err)
 		}
