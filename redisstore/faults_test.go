@@ -308,13 +308,18 @@ func (f *fleet) checkOutage(t *testing.T, sid string, readable bool) {
 
 // checkRecovery checks that replicas serve an initialize on each replica
 // within recoveryBound of back, when Redis came back, with no restart of
-// theirs.
-func (f *fleet) checkRecovery(t *testing.T, back time.Time) {
+// theirs. It returns the sessions opened.
+func (f *fleet) checkRecovery(t *testing.T, back time.Time) (sids []string) {
 	t.Helper()
 	for i := range f.urls {
 		for {
 			r := f.initialize(t.Context(), i)
 			if r.status == 200 {
+				sid := r.header.Get("Mcp-Session-Id")
+				if sid == "" {
+					t.Fatalf("initialize on %d: 200 without a session: %s", i, r.body)
+				}
+				sids = append(sids, sid)
 				break
 			}
 			if time.Since(back) > recoveryBound {
@@ -326,6 +331,7 @@ func (f *fleet) checkRecovery(t *testing.T, back time.Time) {
 	if d := time.Since(back); d > recoveryBound {
 		t.Errorf("recovery took %v, over %v", d, recoveryBound)
 	}
+	return sids
 }
 
 // countStream is a call of "count" of a session, whose SSE stream the
@@ -369,6 +375,21 @@ func (cs *countStream) progress(k int) string {
 	}
 	cs.ids[k] = ev["id"]
 	return ev["id"]
+}
+
+// end ends the call: its response is the stream's last event.
+func (cs *countStream) end() {
+	cs.f.t.Helper()
+	close(cs.f.tokens)
+	for {
+		ev := cs.events.next()
+		if ev == nil {
+			cs.f.t.Fatal("count: the stream ended without the response")
+		}
+		if strings.Contains(ev["data"], `"done"`) {
+			return
+		}
+	}
 }
 
 // resume sends GET with Last-Event-ID id of session sid to replica i.
@@ -426,14 +447,15 @@ func TestFaultPause(t *testing.T) {
 			t.Errorf("a call of the session on the replica holding it: %d %s; want served from its copy", r.status, r.body)
 		}
 		f.redis.resume()
-		f.checkRecovery(t, time.Now())
+		opened := f.checkRecovery(t, time.Now())
 		cs.checkGap(t, sid, 1, 2, 3)
 		for i := range f.urls {
 			if r := f.echo(t.Context(), i, sid); r.status != 200 {
 				t.Errorf("the session on %d after recovery: %d %s", i, r.status, r.body)
 			}
 		}
-		close(f.tokens)
+		cs.end()
+		f.checkKeys(t, f.lostReplies, append(opened, sid)...)
 	})
 }
 
@@ -452,7 +474,7 @@ func TestFaultKillRestart(t *testing.T) {
 		cs.progress(3)
 		f.checkOutage(t, sid, false)
 		f.redis.restart()
-		f.checkRecovery(t, time.Now())
+		opened := f.checkRecovery(t, time.Now())
 		// The stream goes on: its events are stored again, under a new
 		// epoch of the stream.
 		for k := 4; k <= 6; k++ {
@@ -471,8 +493,10 @@ func TestFaultKillRestart(t *testing.T) {
 				t.Errorf("the session on %d, Redis restarted empty: %d %s; want 404", i, r.status, r.body)
 			}
 		}
-		f.session(1) // clients initialize again
-		close(f.tokens)
+		again := f.session(1) // clients initialize again
+		// The session is gone: its call was cancelled with it.
+		cs.cancel()
+		f.checkKeys(t, f.eventsOf(sid), append(opened, again)...)
 	})
 }
 
@@ -498,9 +522,10 @@ func TestFaultOOM(t *testing.T) {
 		if err := f.client.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
 			t.Fatal(err)
 		}
-		f.checkRecovery(t, time.Now())
+		opened := f.checkRecovery(t, time.Now())
 		cs.checkGap(t, sid, 1, 2, 2)
-		close(f.tokens)
+		cs.end()
+		f.checkKeys(t, nil, append(opened, sid)...)
 	})
 }
 
@@ -536,6 +561,6 @@ func TestFaultPubSubKill(t *testing.T) {
 		defer sub2.Close()
 		addTool(t, f.servers[1], "x")
 		expect(t, ch, "tools")
-		close(f.tokens)
+		f.checkKeys(t, nil)
 	})
 }
