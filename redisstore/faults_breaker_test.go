@@ -65,7 +65,7 @@ func TestBreaker(t *testing.T) {
 	c := bd.op(cctx)
 	cancel()
 	c.end(context.Canceled) // the caller gave up: neither way
-	probe().end(nil) // the probe after the neutral one
+	probe().end(nil)        // the probe after the neutral one
 	if b.Open() || run(nil) != nil {
 		t.Fatal("open after a successful probe")
 	}
