@@ -45,13 +45,16 @@ type fleet struct {
 	breaker *Breaker
 	events  *EventStore
 	servers [3]*mcp.Server
+	hands   [3]*transport.StreamableHTTPHandler
 	urls    [3]string
 	http    *http.Client
 	tokens  chan int
 	ids     atomic.Int64 // of the requests echo sends
 }
 
-func newFleet(t *testing.T, p *redisProc) *fleet {
+// newFleet starts a fleet on p; each option, if any, changes the
+// handlers' options.
+func newFleet(t *testing.T, p *redisProc, options ...func(*transport.StreamableHTTPOptions)) *fleet {
 	t.Helper()
 	f := &fleet{t: t, redis: p, client: p.client(), prefix: testPrefix(), breaker: NewBreaker(nil), tokens: make(chan int)}
 	var err error
@@ -80,16 +83,18 @@ func newFleet(t *testing.T, p *redisProc) *fleet {
 			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		})
 		f.addTools(s)
-		h := mcp.NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{
-			SessionStore: sessions, EventStore: f.events, SessionRecheck: -1,
-		})
+		o := &transport.StreamableHTTPOptions{SessionStore: sessions, EventStore: f.events, SessionRecheck: -1}
+		for _, opt := range options {
+			opt(o)
+		}
+		h := mcp.NewStreamableHTTPHandler(s, o)
 		srv := httptest.NewServer(h)
 		t.Cleanup(func() {
 			h.Close()
 			srv.Close()
 			s.Close()
 		})
-		f.servers[i], f.urls[i] = s, srv.URL
+		f.servers[i], f.hands[i], f.urls[i] = s, h, srv.URL
 	}
 	t.Cleanup(tr.CloseIdleConnections)
 	return f
