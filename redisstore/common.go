@@ -37,7 +37,7 @@ var ErrBreakerOpen = errors.New("redisstore: circuit breaker open after consecut
 
 // Defaults of [BreakerOptions].
 const (
-	DefaultBreakerFailures = 5
+	DefaultBreakerFailures = 3
 	DefaultBreakerCooldown = 500 * time.Millisecond
 )
 
@@ -63,7 +63,9 @@ type BreakerOptions struct {
 // it lets one operation through, and the first that succeeds closes it.
 // So while Redis is down a request spends no time on it, and once Redis is
 // back the stores use it again within Cooldown and a round trip, with no
-// restart.
+// restart. With the defaults (Timeout 250 ms, Failures 3), operations in
+// a row wait on a Redis that does not answer 750 ms at most before the
+// breaker answers for them, and a probe waits one Timeout.
 //
 // Give the stores on one client one Breaker (each store's Options have a
 // Breaker field), so that they trip and recover together; a store given

@@ -506,13 +506,14 @@ func TestFaultKillRestart(t *testing.T) {
 }
 
 // TestFaultOOM sets maxmemory below what Redis uses, with noeviction:
-// writes are refused (OOM), reads served. initialize gets 503, sessions
-// are restored from their records, events go out live and a resumption
-// across them is refused; the breaker stays closed (Redis answers).
+// writes are refused (OOM), reads and deletions served. initialize gets
+// 503, sessions are restored from their records, DELETE works, events go
+// out live and a resumption across them is refused; the breaker stays
+// closed (Redis answers).
 func TestFaultOOM(t *testing.T) {
 	mcptest.CheckGoroutines(t, func(context.Context) {
 		f := newFleet(t, startRedis(t, "--maxmemory-policy", "noeviction"))
-		sid := f.session(0)
+		sid, other := f.session(0), f.session(0)
 		cs := f.startCount(sid)
 		cs.progress(1)
 		ctx := t.Context()
@@ -521,6 +522,15 @@ func TestFaultOOM(t *testing.T) {
 		}
 		cs.progress(2)
 		f.checkOutage(t, sid, true)
+		// DELETE only deletes (DEL, ZREM: no command Redis refuses
+		// under OOM): it frees memory, and works.
+		r := f.send(ctx, 1, http.MethodDelete, "", "Mcp-Session-Id", other, "MCP-Protocol-Version", "2025-11-25")
+		if r.status != http.StatusNoContent {
+			t.Errorf("DELETE with Redis out of memory: %d %s; want 204", r.status, r.body)
+		}
+		if r := f.echo(ctx, 2, other); r.status != http.StatusNotFound {
+			t.Errorf("the session deleted under OOM, on 2: %d %s; want 404", r.status, r.body)
+		}
 		if f.breaker.Open() {
 			t.Error("the breaker opened for OOM refusals")
 		}
