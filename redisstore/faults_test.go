@@ -251,7 +251,8 @@ func within(t *testing.T, what string, r reply) {
 // when they can; 2026-07-28 plain calls are served; the retry of an
 // input round is refused (-32603: its state cannot be claimed); each
 // within requestBound. A burst of such requests leaves the goroutines
-// where they were. sid is a session that replica 0 holds.
+// and the heap (within 4 MiB) where they were. sid is a session that
+// replica 0 holds.
 func (f *fleet) checkOutage(t *testing.T, sid string, readable bool) {
 	t.Helper()
 	ctx := t.Context()
@@ -259,7 +260,7 @@ func (f *fleet) checkOutage(t *testing.T, sid string, readable bool) {
 	// Idle HTTP connections (three goroutines each) are not what the
 	// burst below must leave flat.
 	f.http.CloseIdleConnections()
-	base := runtime.NumGoroutine()
+	base, baseHeap := runtime.NumGoroutine(), heapAlloc()
 	check := func() {
 		for i := range f.urls {
 			r := f.initialize(ctx, i)
@@ -299,16 +300,24 @@ func (f *fleet) checkOutage(t *testing.T, sid string, readable bool) {
 	// connections and timers wind down after the answers).
 	f.http.CloseIdleConnections()
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		n := runtime.NumGoroutine()
-		if n <= base+5 {
+		n, h := runtime.NumGoroutine(), heapAlloc()
+		if n <= base+5 && h <= baseHeap+4<<20 {
 			break
 		}
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<20)
-			t.Fatalf("goroutines: %d after the burst, %d before\n%s", n, base, buf[:runtime.Stack(buf, true)])
+			t.Fatalf("goroutines: %d after the burst, %d before; heap %d B, %d before\n%s", n, base, h, baseHeap, buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(20 * time.Millisecond) // polling the goroutine count
 	}
+}
+
+// heapAlloc returns the bytes of the heap in use after a collection.
+func heapAlloc() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
 
 // checkRecovery checks that replicas serve an initialize on each replica

@@ -30,12 +30,7 @@ func TestSoak(t *testing.T) {
 	}
 	mcptest.CheckGoroutines(t, func(context.Context) {
 		f := newFleet(t, startRedis(t), func(o *transport.StreamableHTTPOptions) { o.SessionIdleTimeout = time.Second })
-		heap := func() uint64 {
-			runtime.GC()
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			return m.HeapAlloc
-		}
+		heap := heapAlloc
 		// A first round warms what is made once (pools, caches, scripts
 		// loaded): the baseline is taken after it.
 		f.churn(t, 0)
