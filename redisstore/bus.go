@@ -23,6 +23,10 @@ type BusOptions struct {
 	// a new subscription (DefaultTimeout). Give the client
 	// ContextTimeoutEnabled so that go-redis honours it.
 	Timeout time.Duration
+	// Breaker is the circuit breaker of the bus's PUBLISHes (see
+	// [Breaker]); nil means one of the bus's own. Give the stores on
+	// one client the same.
+	Breaker *Breaker
 	// QueueSize bounds the messages received and not yet handled of one
 	// subscription; a subscriber that falls behind by more is told of a
 	// gap (mcp.DefaultBusQueue).
@@ -76,6 +80,7 @@ var ErrBusMessageTooLarge = errors.New("redisstore: a bus message over MaxMessag
 type Bus struct {
 	client  redis.UniversalClient
 	opts    BusOptions
+	bounds  bounds
 	channel string
 }
 
@@ -89,12 +94,13 @@ func NewBus(client redis.UniversalClient, opts *BusOptions) (*Bus, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if err := checkCommon(client, &o.Prefix, &o.Timeout); err != nil {
+	bd, err := checkCommon(client, &o.Prefix, &o.Timeout, o.Breaker)
+	if err != nil {
 		return nil, err
 	}
 	o.QueueSize = cmp.Or(max(o.QueueSize, 0), mcp.DefaultBusQueue)
 	o.MaxMessageBytes = cmp.Or(max(o.MaxMessageBytes, 0), DefaultMaxBusMessage)
-	return &Bus{client: client, opts: o, channel: o.Prefix + "bus"}, nil
+	return &Bus{client: client, opts: o, bounds: bd, channel: o.Prefix + "bus"}, nil
 }
 
 // Publish implements mcp.Bus with one PUBLISH, bounded by Timeout.
@@ -102,9 +108,16 @@ func (b *Bus) Publish(ctx context.Context, msg []byte) error {
 	if err := ctx.Err(); err != nil {
 		return wrap("bus publish", err)
 	}
-	octx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
-	defer cancel()
-	var node redis.Cmdable = b.client
+	c := b.bounds.op(ctx)
+	if err := c.end(b.publish(c.ctx, msg)); err != nil {
+		return wrap("bus publish", err)
+	}
+	return nil
+}
+
+// publish sends msg with one PUBLISH that go-redis does not retry.
+func (b *Bus) publish(octx context.Context, msg []byte) error {
+	var node processor = b.client
 	if cc, ok := b.client.(*redis.ClusterClient); ok {
 		// The node the subscriptions are on (go-redis subscribes on the
 		// master of the channel's slot): PUBLISH on any node reaches
@@ -112,14 +125,11 @@ func (b *Bus) Publish(ctx context.Context, msg []byte) error {
 		// each other.
 		m, err := cc.MasterForKey(octx, b.channel)
 		if err != nil {
-			return wrap("bus publish", err)
+			return err
 		}
 		node = m
 	}
-	if err := node.Publish(octx, b.channel, msg).Err(); err != nil {
-		return wrap("bus publish", err)
-	}
-	return nil
+	return process(octx, node, "publish", b.channel, msg).Err()
 }
 
 // ErrResubscribed is the cause given to BusGap when the subscription's

@@ -2,26 +2,359 @@ package redisstore
 
 import (
 	"cmp"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
+// ErrUnavailable is wrapped by the errors of the operations that Redis
+// failed: it did not answer within Timeout, the connection broke or could
+// not be made, it refused the command for want of memory (OOM under
+// maxmemory-policy noeviction) or because it is loading, read-only or
+// down (Cluster, Sentinel), or the store's [Breaker] is open and the
+// operation was not tried. errors.Is(err, ErrUnavailable) tells such an
+// error from an answer (not found, a conflict, a bound reached): the
+// transport answers 503 with Retry-After, never 404, for a session
+// record it could not read. The error also wraps its cause
+// (context.DeadlineExceeded, a net.Error, the Redis error, or
+// ErrBreakerOpen).
+var ErrUnavailable = errors.New("redisstore: Redis unavailable")
+
+// ErrBreakerOpen is the cause of the errors of operations that a store's
+// [Breaker] refused without trying them; such errors also wrap
+// [ErrUnavailable].
+var ErrBreakerOpen = errors.New("redisstore: circuit breaker open after consecutive Redis failures")
+
+// Defaults of [BreakerOptions].
+const (
+	DefaultBreakerFailures = 3
+	DefaultBreakerCooldown = 500 * time.Millisecond
+)
+
+// BreakerOptions configures a [Breaker]. The zero value of each field
+// means its default.
+type BreakerOptions struct {
+	// Failures is the number of consecutive failed operations (each
+	// marked with ErrUnavailable, the breaker's refusals excepted) that
+	// open the breaker (DefaultBreakerFailures).
+	Failures int
+	// Cooldown is how long an open breaker refuses operations before it
+	// lets one through to probe Redis (DefaultBreakerCooldown). The probe
+	// closes the breaker if it succeeds, and opens it for another
+	// Cooldown if it fails; meanwhile every other operation is refused.
+	Cooldown time.Duration
+}
+
+// Breaker is a circuit breaker on the Redis operations of the stores that
+// share it: after Failures consecutive operations failed (timeouts, broken
+// or refused connections, Redis refusing writes), it refuses operations at
+// once with [ErrBreakerOpen] (wrapping [ErrUnavailable]) instead of letting
+// each wait up to its Timeout and hold a pooled connection; every Cooldown
+// it lets one operation through, and the first that succeeds closes it.
+// So while Redis is down a request spends no time on it, and once Redis is
+// back the stores use it again within Cooldown and a round trip, with no
+// restart. With the defaults (Timeout 250 ms, Failures 3), operations in
+// a row wait on a Redis that does not answer 750 ms at most before the
+// breaker answers for them, and a probe waits one Timeout.
+//
+// Give the stores on one client one Breaker (each store's Options have a
+// Breaker field), so that they trip and recover together; a store given
+// none makes its own. A failure of the caller's (its context cancelled) or
+// an answer of Redis that is not a failure (a key not found, a script's
+// refusal) counts neither way. It is safe for concurrent use.
+type Breaker struct {
+	failures int32
+	cooldown int64 // ns
+
+	fails     atomic.Int32 // consecutive failures
+	openUntil atomic.Int64 // Unix ns until which operations are refused; 0: closed
+	probing   atomic.Bool  // an operation is probing an open breaker
+}
+
+// NewBreaker returns a closed breaker. Nil opts means the defaults.
+func NewBreaker(opts *BreakerOptions) *Breaker {
+	var o BreakerOptions
+	if opts != nil {
+		o = *opts
+	}
+	return &Breaker{
+		failures: int32(cmp.Or(max(o.Failures, 0), DefaultBreakerFailures)),
+		cooldown: int64(cmp.Or(max(o.Cooldown, 0), DefaultBreakerCooldown)),
+	}
+}
+
+// Open reports whether the breaker refuses operations now (it is open and
+// its Cooldown has not passed, or a probe is under way).
+func (b *Breaker) Open() bool {
+	u := b.openUntil.Load()
+	return u != 0 && (time.Now().UnixNano() < u || b.probing.Load())
+}
+
+// allow reports whether an operation may be tried, and whether it is the
+// probe of an open breaker.
+func (b *Breaker) allow() (ok, probe bool) {
+	u := b.openUntil.Load()
+	if u == 0 {
+		return true, false
+	}
+	if time.Now().UnixNano() < u || !b.probing.CompareAndSwap(false, true) {
+		return false, false
+	}
+	return true, true
+}
+
+// outcome is what an operation tells the breaker.
+type outcome int
+
+const (
+	succeeded outcome = iota
+	failed
+	neutral // the caller's failure, or an operation refused by the breaker
+)
+
+// record counts the outcome of an operation that allow let through.
+func (b *Breaker) record(o outcome, probe bool) {
+	switch o {
+	case succeeded:
+		if b.fails.Load() != 0 {
+			b.fails.Store(0)
+		}
+		if b.openUntil.Load() != 0 {
+			b.openUntil.Store(0)
+		}
+	case failed:
+		if n := b.fails.Add(1); probe || n >= b.failures {
+			b.openUntil.Store(time.Now().UnixNano() + b.cooldown)
+		}
+	}
+	if probe {
+		b.probing.Store(false)
+	}
+}
+
+// bounds bounds the Redis operations of a store: the deadline of each and
+// the breaker they go through.
+type bounds struct {
+	timeout time.Duration
+	breaker *Breaker
+}
+
 // checkCommon checks what every constructor takes: a client, and a key
 // prefix (DefaultPrefix when empty; no brace, which would change the hash
 // slot of every key) and timeout (DefaultTimeout when not positive),
-// which it resolves in place.
-func checkCommon(client redis.UniversalClient, prefix *string, timeout *time.Duration) error {
+// which it resolves in place. It returns the bounds of the store's
+// operations: the timeout and the breaker (a new one when br is nil).
+func checkCommon(client redis.UniversalClient, prefix *string, timeout *time.Duration, br *Breaker) (bounds, error) {
 	if client == nil {
-		return errors.New("redisstore: nil client")
+		return bounds{}, errors.New("redisstore: nil client")
 	}
 	*prefix = cmp.Or(*prefix, DefaultPrefix)
 	if strings.ContainsAny(*prefix, "{}") {
-		return fmt.Errorf("redisstore: prefix %q contains a brace", *prefix)
+		return bounds{}, fmt.Errorf("redisstore: prefix %q contains a brace", *prefix)
 	}
 	*timeout = cmp.Or(max(*timeout, 0), DefaultTimeout)
-	return nil
+	if br == nil {
+		br = NewBreaker(nil)
+	}
+	return bounds{timeout: *timeout, breaker: br}, nil
+}
+
+// call is one Redis operation under way: see bounds.op.
+type call struct {
+	parent context.Context
+	ctx    context.Context
+	cancel context.CancelFunc
+	b      *Breaker
+	probe  bool
+	refuse bool // the breaker refused it: ctx is done already
+}
+
+// op starts one Redis operation (one round trip, or a script and its
+// EVAL fallback): a context with the bounds' timeout, refused at once
+// (done already) when the breaker is open. The caller runs the
+// operation with c.ctx and hands its error to c.end.
+func (bd *bounds) op(ctx context.Context) call { return bd.opWithin(ctx, bd.timeout) }
+
+// opWithin is op with a deadline of d: a blocking read's.
+func (bd *bounds) opWithin(ctx context.Context, d time.Duration) call {
+	ok, probe := bd.breaker.allow()
+	if !ok {
+		octx, cancel := context.WithCancelCause(ctx)
+		cancel(ErrBreakerOpen)
+		return call{parent: ctx, ctx: octx, cancel: func() {}, b: bd.breaker, refuse: true}
+	}
+	octx, cancel := context.WithTimeout(ctx, d)
+	return call{parent: ctx, ctx: octx, cancel: cancel, b: bd.breaker, probe: probe}
+}
+
+// end ends the operation with the error it met: it releases the context,
+// tells the breaker, and returns err, marked with ErrUnavailable when it
+// is a failure of Redis (or ErrBreakerOpen when the breaker refused the
+// operation).
+func (c call) end(err error) error {
+	c.cancel()
+	if c.refuse {
+		return fmt.Errorf("%w: %w", ErrUnavailable, ErrBreakerOpen)
+	}
+	o := classify(c.parent, err)
+	c.b.record(o, c.probe)
+	if o == failed || err != nil && isUnavailableReply(err) {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return err
+}
+
+// read runs fn, an idempotent read, as one operation; after a failure of
+// the connection (not a timeout: the deadline is the operation's) it runs
+// it once more within the same deadline.
+func (bd *bounds) read(ctx context.Context, fn func(ctx context.Context) error) error {
+	c := bd.op(ctx)
+	if c.refuse {
+		return c.end(nil)
+	}
+	err := fn(c.ctx)
+	if err != nil && retryable(c.parent, c.ctx, err) {
+		err = fn(c.ctx)
+	}
+	return c.end(err)
+}
+
+// classify tells whether err, the error of an operation of the caller's
+// context parent, is a failure of Redis.
+func classify(parent context.Context, err error) outcome {
+	switch {
+	case err == nil, errors.Is(err, redis.Nil):
+		return succeeded
+	case parent.Err() != nil:
+		return neutral // the caller gave up, whatever Redis did
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return failed // the operation's own deadline
+	case isConnError(err):
+		return failed
+	case isUnavailableReply(err):
+		// Redis answered: it is up. Out of memory, it still serves
+		// reads; loading or read-only, it will come back on its own.
+		return neutral
+	}
+	var re redis.Error
+	if errors.As(err, &re) {
+		return succeeded // an answer: WRONGTYPE, a script error...
+	}
+	return failed
+}
+
+// isConnError reports whether err is a failure to reach Redis or of the
+// connection to it.
+func isConnError(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, redis.ErrClosed) || errors.Is(err, redis.ErrPoolTimeout)
+}
+
+// isUnavailableReply reports whether err is Redis' refusal of a command
+// for a state of the server, not of the data: out of memory, loading,
+// read-only, a Cluster or Sentinel primary down.
+func isUnavailableReply(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	s := re.Error()
+	for _, p := range []string{"OOM ", "LOADING ", "READONLY ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ", "NOREPLICAS ", "BUSY "} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// retryable reports whether a read that failed with err may run again:
+// the connection broke or could not be made, and neither the caller nor
+// the operation's deadline ended.
+func retryable(parent, octx context.Context, err error) bool {
+	if parent.Err() != nil || octx.Err() != nil {
+		return false
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return false
+	}
+	return isConnError(err) && !errors.Is(err, redis.ErrClosed)
+}
+
+// noRetry is a command go-redis never sends twice: a write whose reply
+// was lost may have been applied, and a second run would apply it again
+// (or, for a claim, find its own claim).
+type noRetry struct{ *redis.Cmd }
+
+// NoRetry implements redis.Cmder.
+func (noRetry) NoRetry() bool { return true }
+
+// script is a Lua script run with EVALSHA, and EVAL when Redis does not
+// have it; neither is retried (see noRetry), whatever the client's
+// MaxRetries.
+type script struct {
+	src, hash string
+}
+
+// newScript returns the script of src.
+func newScript(src string) *script {
+	h := sha1.Sum([]byte(src))
+	return &script{src: src, hash: hex.EncodeToString(h[:])}
+}
+
+// Run runs the script on the keys with args, as redis.Script's Run does.
+func (s *script) Run(ctx context.Context, c redis.Scripter, keys []string, args ...any) *redis.Cmd {
+	cmd := s.eval(ctx, c, "evalsha", s.hash, keys, args)
+	if err := cmd.Err(); err != nil && (errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT")) {
+		return s.eval(ctx, c, "eval", s.src, keys, args)
+	}
+	return cmd
+}
+
+func (s *script) eval(ctx context.Context, c redis.Scripter, name, payload string, keys []string, args []any) *redis.Cmd {
+	a := make([]any, 3, 3+len(keys)+len(args))
+	a[0], a[1], a[2] = name, payload, len(keys)
+	for _, k := range keys {
+		a = append(a, k)
+	}
+	a = append(a, args...)
+	cmd := redis.NewCmd(ctx, a...)
+	if len(keys) > 0 {
+		cmd.SetFirstKeyPos(3)
+	}
+	p, ok := c.(processor)
+	if !ok {
+		// A Scripter without Process (none of go-redis' clients):
+		// go-redis' own path, retries and all.
+		if name == "eval" {
+			return c.Eval(ctx, payload, keys, args...)
+		}
+		return c.EvalSha(ctx, payload, keys, args...)
+	}
+	_ = p.Process(ctx, noRetry{cmd})
+	return cmd
+}
+
+// processor is a client of go-redis: it runs commands.
+type processor interface {
+	Process(context.Context, redis.Cmder) error
+}
+
+// process runs one command on c that go-redis must not retry.
+func process(ctx context.Context, c processor, args ...any) *redis.Cmd {
+	cmd := redis.NewCmd(ctx, args...)
+	_ = c.Process(ctx, noRetry{cmd})
+	return cmd
 }

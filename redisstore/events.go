@@ -37,9 +37,13 @@ type EventStoreOptions struct {
 	// contain '{' or '}', which would break the hash tags.
 	Prefix string
 	// Timeout bounds each Redis round trip but the blocking reads of
-	// tails (DefaultTimeout). Give the client ContextTimeoutEnabled so
-	// that go-redis honours it.
+	// tails (DefaultTimeout), which it bounds with TailBlock. Give the
+	// client ContextTimeoutEnabled so that go-redis honours it.
 	Timeout time.Duration
+	// Breaker is the circuit breaker of the store's operations (see
+	// [Breaker]); nil means one of the store's own. Give the stores on
+	// one client the same.
+	Breaker *Breaker
 	// MaxStreamEvents is the number of events a stream keeps, about: each
 	// write trims the stream with XADD MAXLEN ~, which keeps whole
 	// macro-nodes, so up to about a hundred more may stay
@@ -90,6 +94,7 @@ type EventStoreOptions struct {
 type EventStore struct {
 	client redis.UniversalClient
 	opts   EventStoreOptions
+	bounds bounds
 	tails  chan struct{} // a token per tail blocked in a read
 }
 
@@ -103,7 +108,8 @@ func NewEventStore(client redis.UniversalClient, opts *EventStoreOptions) (*Even
 	if opts != nil {
 		o = *opts
 	}
-	if err := checkCommon(client, &o.Prefix, &o.Timeout); err != nil {
+	bd, err := checkCommon(client, &o.Prefix, &o.Timeout, o.Breaker)
+	if err != nil {
 		return nil, err
 	}
 	o.MaxStreamEvents = cmp.Or(max(o.MaxStreamEvents, 0), DefaultMaxStreamEvents)
@@ -112,7 +118,7 @@ func NewEventStore(client redis.UniversalClient, opts *EventStoreOptions) (*Even
 	o.MaxTails = cmp.Or(max(o.MaxTails, 0), DefaultMaxTails)
 	o.TailBlock = cmp.Or(max(o.TailBlock, 0), DefaultTailBlock)
 	o.Batch = cmp.Or(max(o.Batch, 0), DefaultEventBatch)
-	return &EventStore{client: client, opts: o, tails: make(chan struct{}, o.MaxTails)}, nil
+	return &EventStore{client: client, opts: o, bounds: bd, tails: make(chan struct{}, o.MaxTails)}, nil
 }
 
 // ErrStreamLimit is returned (wrapped) by a write to a session that
@@ -230,11 +236,6 @@ func decimal(s string) bool {
 	return true
 }
 
-// op returns the context of one Redis round trip.
-func (s *EventStore) op(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, s.opts.Timeout)
-}
-
 // Append implements [transport.EventStore]: it writes data as an event
 // of the stream that follows no gap the store can tell. A nil data (a
 // priming event) stores nothing: the ID is the stream's start.
@@ -262,7 +263,7 @@ func (s *EventStore) StreamStart(_, streamID string) string {
 // of the session's stream keys. A new stream past the bound first makes
 // the session forget the streams whose key expired (undeclared keys of
 // the same slot, which Cluster allows scripts without flags).
-var writeScript = redis.NewScript(`
+var writeScript = newScript(`
 local ep = redis.call('HGET', KEYS[1], ARGV[1])
 if not ep then
   local max = tonumber(ARGV[9])
@@ -332,11 +333,11 @@ func (s *EventStore) write(ctx context.Context, sessionID, streamID string, e tr
 	var b [epochBytes]byte
 	rand.Read(b[:])
 	age := s.opts.MaxAge.Milliseconds()
-	octx, cancel := s.op(ctx)
-	defer cancel()
+	c := s.bounds.op(ctx)
 	// The age bound is counted on Redis' clock, from the new entry's ID.
-	res, err := writeScript.Run(octx, s.client, []string{meta, streams + streamID},
+	res, err := writeScript.Run(c.ctx, s.client, []string{meta, streams + streamID},
 		streamID, seq, e.Data, flags, hex.EncodeToString(b[:]), s.opts.MaxStreamEvents, age, age, s.opts.MaxSessionStreams, streams).StringSlice()
+	err = c.end(err)
 	if errors.Is(err, redis.Nil) {
 		return "", fmt.Errorf("redisstore: write to session %s: %w", sessionID, ErrStreamLimit)
 	}
@@ -369,8 +370,6 @@ type readResult struct {
 func (s *EventStore) read(ctx context.Context, sessionID string, p position) (readResult, error) {
 	meta, streams := s.sessionKeys(sessionID)
 	key := streams + p.stream
-	octx, cancel := s.op(context.WithoutCancel(ctx))
-	defer cancel()
 	// One round trip of two reads of the session's slot, not a script:
 	// Lua's conversion of the entries cost more than the read. They need
 	// not be atomic: each entry carries its epoch and number, which check
@@ -378,10 +377,13 @@ func (s *EventStore) read(ctx context.Context, sessionID string, p position) (re
 	// than a batch tells whether more follow.
 	var hm *redis.SliceCmd
 	var xr *redis.XMessageSliceCmd
-	_, err := s.client.Pipelined(octx, func(pipe redis.Pipeliner) error {
-		hm = pipe.HMGet(octx, meta, p.stream, p.stream+":x")
-		xr = pipe.XRangeN(octx, key, "("+p.entry, "+", int64(s.opts.Batch+1))
-		return nil
+	err := s.bounds.read(context.WithoutCancel(ctx), func(octx context.Context) error {
+		_, err := s.client.Pipelined(octx, func(pipe redis.Pipeliner) error {
+			hm = pipe.HMGet(octx, meta, p.stream, p.stream+":x")
+			xr = pipe.XRangeN(octx, key, "("+p.entry, "+", int64(s.opts.Batch+1))
+			return nil
+		})
+		return err
 	})
 	if err != nil {
 		return readResult{}, wrap("event read", err)
@@ -415,9 +417,9 @@ func (s *EventStore) read(ctx context.Context, sessionID string, p position) (re
 // that read found.
 func (s *EventStore) wait(ctx context.Context, sessionID string, p position, epoch string, block time.Duration) (readResult, error) {
 	_, streams := s.sessionKeys(sessionID)
-	bctx, cancel := context.WithTimeout(ctx, block+s.opts.Timeout)
-	defer cancel()
-	res, err := s.client.XRead(bctx, &redis.XReadArgs{Streams: []string{streams + p.stream, p.entry}, Count: int64(s.opts.Batch), Block: block}).Result()
+	c := s.bounds.opWithin(ctx, block+s.opts.Timeout)
+	res, err := s.client.XRead(c.ctx, &redis.XReadArgs{Streams: []string{streams + p.stream, p.entry}, Count: int64(s.opts.Batch), Block: block}).Result()
+	err = c.end(err)
 	switch {
 	case errors.Is(err, redis.Nil):
 		return readResult{}, nil
@@ -577,9 +579,11 @@ func (s *EventStore) DeleteSession(ctx context.Context, sessionID string) error 
 		return nil
 	}
 	meta, streams := s.sessionKeys(sessionID)
-	octx, cancel := s.op(ctx)
-	defer cancel()
-	fields, err := s.client.HKeys(octx, meta).Result()
+	var fields []string
+	err := s.bounds.read(ctx, func(ctx context.Context) (err error) {
+		fields, err = s.client.HKeys(ctx, meta).Result()
+		return err
+	})
 	if err != nil {
 		return wrap("event session delete", err)
 	}
@@ -589,7 +593,8 @@ func (s *EventStore) DeleteSession(ctx context.Context, sessionID string) error 
 			keys = append(keys, streams+f)
 		}
 	}
-	if err := s.client.Del(octx, keys...).Err(); err != nil {
+	c := s.bounds.op(ctx)
+	if err := c.end(s.client.Del(c.ctx, keys...).Err()); err != nil {
 		return wrap("event session delete", err)
 	}
 	return nil

@@ -23,6 +23,10 @@ type StateClaimerOptions struct {
 	// Timeout bounds each Claim's round trip (DefaultTimeout). Give the
 	// client ContextTimeoutEnabled so that go-redis honours it.
 	Timeout time.Duration
+	// Breaker is the circuit breaker of the claimer's operations (see
+	// [Breaker]); nil means one of the claimer's own. Give the stores on
+	// one client the same.
+	Breaker *Breaker
 	// Now returns the current time (time.Now), from which the TTL of a
 	// claim is computed.
 	Now func() time.Time
@@ -45,6 +49,7 @@ type StateClaimerOptions struct {
 type StateClaimer struct {
 	client redis.UniversalClient
 	opts   StateClaimerOptions
+	bounds bounds
 }
 
 var _ mcp.StateClaimer = (*StateClaimer)(nil)
@@ -57,13 +62,14 @@ func NewStateClaimer(client redis.UniversalClient, opts *StateClaimerOptions) (*
 	if opts != nil {
 		o = *opts
 	}
-	if err := checkCommon(client, &o.Prefix, &o.Timeout); err != nil {
+	bd, err := checkCommon(client, &o.Prefix, &o.Timeout, o.Breaker)
+	if err != nil {
 		return nil, err
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &StateClaimer{client: client, opts: o}, nil
+	return &StateClaimer{client: client, opts: o, bounds: bd}, nil
 }
 
 // validStateID reports whether id may go into a key: 1 to 64 bytes of
@@ -96,9 +102,8 @@ func (c *StateClaimer) Claim(ctx context.Context, id string, until time.Time) (b
 		// and a claim would go at once.
 		return true, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
-	defer cancel()
-	err := c.client.Do(ctx, "set", c.key(id), "1", "nx", "px", ttl.Milliseconds()).Err()
+	op := c.bounds.op(ctx)
+	err := op.end(process(op.ctx, c.client, "set", c.key(id), "1", "nx", "px", ttl.Milliseconds()).Err())
 	switch {
 	case errors.Is(err, redis.Nil):
 		return false, nil // claimed before

@@ -1,7 +1,5 @@
 package redisstore
 
-import "github.com/redis/go-redis/v9"
-
 // never is the expiry score (milliseconds) of a task that does not
 // expire: one running without a lease. It is finite, of 15 digits, so
 // that servers write it back without an exponent, which some Lua
@@ -47,7 +45,7 @@ end
 // createScript stores a new task of an owner. ARGV[3] is the ID, [4] its
 // member, [5] the expiry score, [6] the lease score ("" when the
 // task has ended), [7] MaxUnfinishedPerOwner, [8] the record JSON.
-var createScript = redis.NewScript(luaOwnerLib + `
+var createScript = newScript(luaOwnerLib + `
 reap()
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'CONFLICT' end
 if ARGV[6] ~= '' and redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf') >= tonumber(ARGV[7]) then
@@ -68,7 +66,7 @@ return 'OK'
 // expiry score, [7] the lease score ("" when the task has ended), [8]
 // "1" when the write settles an expired lease (else a runner whose lease
 // expired conflicts), [9] the change channel, [10] the ID.
-var updateScript = redis.NewScript(luaOwnerLib + `
+var updateScript = newScript(luaOwnerLib + `
 reap()
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'NF' end
 if redis.call('HGET', KEYS[1], 'v') ~= ARGV[4] then return 'CONFLICT' end
@@ -89,7 +87,7 @@ return 'OK'
 
 // deleteScript removes a task of an owner. ARGV[3] is the ID, [4] its
 // member, [5] the change channel.
-var deleteScript = redis.NewScript(luaOwnerLib + `
+var deleteScript = newScript(luaOwnerLib + `
 reap()
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[4])
@@ -109,7 +107,7 @@ return 'OK'
 //	check size maxBytes: would the task fit with this payload
 //	set version score size: record a written version (older ones are ignored)
 //	remove: forget the task
-var globalScript = redis.NewScript(`
+var globalScript = newScript(`
 local NEVER = 999999999999999
 local op, now, id = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local function meta(m)

@@ -24,6 +24,10 @@ type SessionStoreOptions struct {
 	// Timeout bounds each Redis round trip (DefaultTimeout). Give the
 	// client ContextTimeoutEnabled so that go-redis honours it.
 	Timeout time.Duration
+	// Breaker is the circuit breaker of the store's operations (see
+	// [Breaker]); nil means one of the store's own. Give the stores on
+	// one client the same.
+	Breaker *Breaker
 	// Now returns the current time (time.Now); tests give a fake clock.
 	Now func() time.Time
 }
@@ -57,6 +61,7 @@ type SessionStoreOptions struct {
 type SessionStore struct {
 	client redis.UniversalClient
 	opts   SessionStoreOptions
+	bounds bounds
 	all    string // the admission set of every session
 }
 
@@ -70,13 +75,14 @@ func NewSessionStore(client redis.UniversalClient, opts *SessionStoreOptions) (*
 	if opts != nil {
 		o = *opts
 	}
-	if err := checkCommon(client, &o.Prefix, &o.Timeout); err != nil {
+	bd, err := checkCommon(client, &o.Prefix, &o.Timeout, o.Breaker)
+	if err != nil {
 		return nil, err
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &SessionStore{client: client, opts: o, all: o.Prefix + "{sessions}:all"}, nil
+	return &SessionStore{client: client, opts: o, bounds: bd, all: o.Prefix + "{sessions}:all"}, nil
 }
 
 // validRecordID reports whether a session ID may go into a key: the
@@ -107,16 +113,12 @@ func (s *SessionStore) peerKey(peer string) string {
 	return s.opts.Prefix + "{sessions}:peer:" + peer
 }
 
-func (s *SessionStore) op(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, s.opts.Timeout)
-}
-
 func (s *SessionStore) nowMs() int64 { return s.opts.Now().UnixMilli() }
 
 // admitScript counts a new session in the admission sets. KEYS[1] is the
 // whole-store set, KEYS[2] the peer's (KEYS[1] again for no peer). ARGV:
 // now, the ID, its expiry, MaxSessions, MaxSessionsPerPeer (0: none).
-var admitScript = redis.NewScript(`
+var admitScript = newScript(`
 local now, id, exp = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 local max, maxPeer = tonumber(ARGV[4]), tonumber(ARGV[5])
 local peer = KEYS[2] ~= KEYS[1]
@@ -138,7 +140,7 @@ return 'OK'
 // moveScript moves a session's expiry in the admission sets, or removes
 // it (ARGV[3] "": Delete). KEYS as admitScript's; ARGV: now, the ID, the
 // new expiry.
-var moveScript = redis.NewScript(`
+var moveScript = newScript(`
 local now, id = tonumber(ARGV[1]), ARGV[2]
 for i, k in ipairs(KEYS) do
   if i == 1 or k ~= KEYS[1] then
@@ -159,7 +161,7 @@ return 'OK'
 //	update rec version          'CONFLICT' or the new version
 //	touch exp                   {version, peer}
 //	delete                      the peer
-var recordScript = redis.NewScript(`
+var recordScript = newScript(`
 local op, now = ARGV[1], tonumber(ARGV[2])
 local cur = redis.call('HMGET', KEYS[1], 'v', 'exp', 'peer')
 if cur[1] and tonumber(cur[2]) <= now then
@@ -201,9 +203,9 @@ func (s *SessionStore) Create(ctx context.Context, rec *transport.SessionRecord,
 		return errors.New("redisstore: session record expired already")
 	}
 	keys := []string{s.all, s.peerKey(rec.Peer)}
-	octx, cancel := s.op(ctx)
-	res, err := admitScript.Run(octx, s.client, keys, now, rec.ID, exp, max(lim.MaxSessions, 0), max(lim.MaxSessionsPerPeer, 0)).Text()
-	cancel()
+	c := s.bounds.op(ctx)
+	res, err := admitScript.Run(c.ctx, s.client, keys, now, rec.ID, exp, max(lim.MaxSessions, 0), max(lim.MaxSessionsPerPeer, 0)).Text()
+	err = c.end(err)
 	switch {
 	case err != nil:
 		return wrap("session admission", err)
@@ -214,22 +216,21 @@ func (s *SessionStore) Create(ctx context.Context, rec *transport.SessionRecord,
 	case res == "FULL":
 		return transport.ErrTooManySessions
 	}
-	c := rec.Clone()
-	c.Version = 0
-	data, err := c.MarshalJSON()
+	cl := rec.Clone()
+	cl.Version = 0
+	data, err := cl.MarshalJSON()
 	if err == nil {
-		octx, cancel := s.op(ctx)
-		res, err = recordScript.Run(octx, s.client, []string{s.recordKey(rec.ID)}, "create", now, data, rec.Peer, exp).Text()
-		cancel()
+		c := s.bounds.op(ctx)
+		res, err = recordScript.Run(c.ctx, s.client, []string{s.recordKey(rec.ID)}, "create", now, data, rec.Peer, exp).Text()
+		err = c.end(err)
 		if err == nil && res == "EXISTS" {
 			err = transport.ErrSessionExists
 		}
 	}
 	if err != nil {
 		// The slot would otherwise count until the record's expiry.
-		octx, cancel := s.op(context.WithoutCancel(ctx))
-		moveScript.Run(octx, s.client, keys, now, rec.ID, "")
-		cancel()
+		c := s.bounds.op(context.WithoutCancel(ctx))
+		c.end(moveScript.Run(c.ctx, s.client, keys, now, rec.ID, "").Err())
 		if errors.Is(err, transport.ErrSessionExists) {
 			return err
 		}
@@ -244,9 +245,11 @@ func (s *SessionStore) Get(ctx context.Context, id string) (*transport.SessionRe
 	if !validRecordID(id) {
 		return nil, transport.ErrSessionNotFound
 	}
-	octx, cancel := s.op(ctx)
-	defer cancel()
-	vals, err := s.client.HMGet(octx, s.recordKey(id), "v", "rec", "peer", "exp").Result()
+	var vals []any
+	err := s.bounds.read(ctx, func(ctx context.Context) (err error) {
+		vals, err = s.client.HMGet(ctx, s.recordKey(id), "v", "rec", "peer", "exp").Result()
+		return err
+	})
 	if err != nil {
 		return nil, wrap("session get", err)
 	}
@@ -275,15 +278,15 @@ func (s *SessionStore) Update(ctx context.Context, rec *transport.SessionRecord)
 	if !validRecordID(rec.ID) {
 		return transport.ErrSessionNotFound
 	}
-	c := rec.Clone()
-	c.Version = 0
-	data, err := c.MarshalJSON()
+	cl := rec.Clone()
+	cl.Version = 0
+	data, err := cl.MarshalJSON()
 	if err != nil {
 		return fmt.Errorf("redisstore: session record: %w", err)
 	}
-	octx, cancel := s.op(ctx)
-	defer cancel()
-	res, err := recordScript.Run(octx, s.client, []string{s.recordKey(rec.ID)}, "update", s.nowMs(), data, rec.Version).Text()
+	c := s.bounds.op(ctx)
+	res, err := recordScript.Run(c.ctx, s.client, []string{s.recordKey(rec.ID)}, "update", s.nowMs(), data, rec.Version).Text()
+	err = c.end(err)
 	switch {
 	case err != nil:
 		return wrap("session update", err)
@@ -306,9 +309,9 @@ func (s *SessionStore) Touch(ctx context.Context, id string, expires time.Time) 
 		return 0, transport.ErrSessionNotFound
 	}
 	now, exp := s.nowMs(), expires.UnixMilli()
-	octx, cancel := s.op(ctx)
-	out, err := recordScript.Run(octx, s.client, []string{s.recordKey(id)}, "touch", now, exp).Result()
-	cancel()
+	c := s.bounds.op(ctx)
+	out, err := recordScript.Run(c.ctx, s.client, []string{s.recordKey(id)}, "touch", now, exp).Result()
+	err = c.end(err)
 	if err != nil {
 		return 0, wrap("session touch", err)
 	}
@@ -322,9 +325,8 @@ func (s *SessionStore) Touch(ctx context.Context, id string, expires time.Time) 
 	if err != nil {
 		return 0, fmt.Errorf("redisstore: session touch: bad version %q", vs)
 	}
-	octx, cancel = s.op(ctx)
-	err = moveScript.Run(octx, s.client, []string{s.all, s.peerKey(peer)}, now, id, exp).Err()
-	cancel()
+	c = s.bounds.op(ctx)
+	err = c.end(moveScript.Run(c.ctx, s.client, []string{s.all, s.peerKey(peer)}, now, id, exp).Err())
 	if err != nil {
 		// The record lives on; its admission slot may expire before it,
 		// which loosens the bounds until the next touch.
@@ -339,9 +341,9 @@ func (s *SessionStore) Delete(ctx context.Context, id string) error {
 		return transport.ErrSessionNotFound
 	}
 	now := s.nowMs()
-	octx, cancel := s.op(ctx)
-	res, err := recordScript.Run(octx, s.client, []string{s.recordKey(id)}, "delete", now).Result()
-	cancel()
+	c := s.bounds.op(ctx)
+	res, err := recordScript.Run(c.ctx, s.client, []string{s.recordKey(id)}, "delete", now).Result()
+	err = c.end(err)
 	if errors.Is(err, redis.Nil) {
 		err, res = nil, "" // the Lua false of an absent peer field
 	}
@@ -352,9 +354,8 @@ func (s *SessionStore) Delete(ctx context.Context, id string) error {
 	if peer == "NF" {
 		return transport.ErrSessionNotFound
 	}
-	octx, cancel = s.op(ctx)
-	err = moveScript.Run(octx, s.client, []string{s.all, s.peerKey(peer)}, now, id, "").Err()
-	cancel()
+	c = s.bounds.op(ctx)
+	err = c.end(moveScript.Run(c.ctx, s.client, []string{s.all, s.peerKey(peer)}, now, id, "").Err())
 	if err != nil {
 		return wrap("session delete admission", err)
 	}

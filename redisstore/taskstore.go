@@ -35,6 +35,10 @@ type TaskStoreOptions struct {
 	// Timeout bounds each Redis round trip (DefaultTimeout). Give the
 	// client ContextTimeoutEnabled so that go-redis honours it.
 	Timeout time.Duration
+	// Breaker is the circuit breaker of the store's operations (see
+	// [Breaker]); nil means one of the store's own. Give the stores on
+	// one client the same.
+	Breaker *Breaker
 	// MaxTasks bounds the tasks stored, ended or not, across all owners
 	// (mcp.DefaultMaxTasks).
 	MaxTasks int
@@ -68,6 +72,7 @@ type TaskStoreOptions struct {
 type TaskStore struct {
 	client redis.UniversalClient
 	opts   TaskStoreOptions
+	bounds bounds
 	global [3]string // the keys of the store-wide bounds
 	notify string    // the channel of changes
 
@@ -93,7 +98,8 @@ func NewTaskStore(client redis.UniversalClient, opts *TaskStoreOptions) (*TaskSt
 	if opts != nil {
 		o = *opts
 	}
-	if err := checkCommon(client, &o.Prefix, &o.Timeout); err != nil {
+	bd, err := checkCommon(client, &o.Prefix, &o.Timeout, o.Breaker)
+	if err != nil {
 		return nil, err
 	}
 	o.MaxTasks = cmp.Or(max(o.MaxTasks, 0), mcp.DefaultMaxTasks)
@@ -109,6 +115,7 @@ func NewTaskStore(client redis.UniversalClient, opts *TaskStoreOptions) (*TaskSt
 	return &TaskStore{
 		client:  client,
 		opts:    o,
+		bounds:  bd,
 		global:  [3]string{g + "exp", g + "meta", g + "bytes"},
 		notify:  o.Prefix + "tasks:changed",
 		waiters: map[string]map[chan struct{}]struct{}{},
@@ -137,11 +144,6 @@ func (k ownerKeys) taskPrefix() string { return k.base + "task:" }
 // script returns the keys of the owner scripts for the task id.
 func (k ownerKeys) script(id string) []string {
 	return []string{k.taskPrefix() + id, k.base + "order", k.base + "exp", k.base + "run"}
-}
-
-// op returns the context of one Redis round trip.
-func (s *TaskStore) op(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, s.opts.Timeout)
 }
 
 // wrap wraps a Redis error.
@@ -212,11 +214,10 @@ func orderMember(rec *mcp.TaskRecord) string {
 
 // runGlobal runs an operation of the store-wide bounds.
 func (s *TaskStore) runGlobal(ctx context.Context, now time.Time, op, id string, args ...any) (string, error) {
-	ctx, cancel := s.op(ctx)
-	defer cancel()
+	c := s.bounds.op(ctx)
 	argv := append([]any{op, s.nowMs(now), id}, args...)
-	res, err := globalScript.Run(ctx, s.client, s.global[:], argv...).Text()
-	if err != nil {
+	res, err := globalScript.Run(c.ctx, s.client, s.global[:], argv...).Text()
+	if err = c.end(err); err != nil {
 		return "", wrap("bounds", err)
 	}
 	return res, nil
@@ -298,11 +299,11 @@ func (s *TaskStore) Create(ctx context.Context, rec *mcp.TaskRecord) error {
 		rec.Version = 0
 		return fmt.Errorf("redisstore: task record: %w", err)
 	}
-	octx, cancel := s.op(ctx)
-	defer cancel()
-	res, err := createScript.Run(octx, s.client, keys.script(rec.ID),
+	c := s.bounds.op(ctx)
+	res, err := createScript.Run(c.ctx, s.client, keys.script(rec.ID),
 		s.nowMs(now), keys.taskPrefix(), rec.ID, orderMember(rec), score, leaseScore(rec),
 		s.opts.MaxUnfinishedPerOwner, data).Text()
+	err = c.end(err)
 	switch {
 	case err != nil:
 		err = wrap("create", err)
@@ -356,9 +357,11 @@ func (s *TaskStore) get(ctx context.Context, owner, id string) (*mcp.TaskRecord,
 		return nil, mcp.ErrTaskNotFound
 	}
 	for tries := 0; ; tries++ {
-		octx, cancel := s.op(ctx)
-		data, err := s.client.HGet(octx, keys.taskPrefix()+id, "rec").Bytes()
-		cancel()
+		var data []byte
+		err := s.bounds.read(ctx, func(ctx context.Context) (err error) {
+			data, err = s.client.HGet(ctx, keys.taskPrefix()+id, "rec").Bytes()
+			return err
+		})
 		if errors.Is(err, redis.Nil) {
 			return nil, mcp.ErrTaskNotFound
 		}
@@ -420,10 +423,10 @@ func (s *TaskStore) write(ctx context.Context, keys ownerKeys, next, prev *mcp.T
 	if settling {
 		flag = "1"
 	}
-	octx, cancel := s.op(ctx)
-	res, err := updateScript.Run(octx, s.client, keys.script(next.ID),
+	c := s.bounds.op(ctx)
+	res, err := updateScript.Run(c.ctx, s.client, keys.script(next.ID),
 		s.nowMs(now), keys.taskPrefix(), orderMember(next), prev.Version, data, score, leaseScore(next), flag, s.notify, next.ID).Text()
-	cancel()
+	err = c.end(err)
 	switch {
 	case err != nil:
 		return wrap("update", err)
@@ -451,11 +454,10 @@ func (s *TaskStore) remove(ctx context.Context, keys ownerKeys, rec *mcp.TaskRec
 	if _, err := s.runGlobal(ctx, now, "remove", rec.ID); err != nil {
 		return err
 	}
-	octx, cancel := s.op(ctx)
-	defer cancel()
-	_, err := deleteScript.Run(octx, s.client, keys.script(rec.ID),
+	c := s.bounds.op(ctx)
+	_, err := deleteScript.Run(c.ctx, s.client, keys.script(rec.ID),
 		s.nowMs(now), keys.taskPrefix(), rec.ID, orderMember(rec), s.notify).Result()
-	if err != nil {
+	if err = c.end(err); err != nil {
 		return wrap("delete", err)
 	}
 	return nil
@@ -546,23 +548,26 @@ func (s *TaskStore) List(ctx context.Context, owner, cursor string) ([]*mcp.Task
 	// Each round reads a batch of the index; entries of expired tasks are
 	// skipped (and dropped), so a page may need more than one.
 	for rounds := 0; len(page) < want && rounds < 64; rounds++ {
-		octx, cancel := s.op(ctx)
-		batch, err := s.client.ZRangeByLex(octx, keys.base+"order", &redis.ZRangeBy{Min: start, Max: "+", Count: int64(want)}).Result()
-		cancel()
+		var batch []string
+		err := s.bounds.read(ctx, func(ctx context.Context) (err error) {
+			batch, err = s.client.ZRangeByLex(ctx, keys.base+"order", &redis.ZRangeBy{Min: start, Max: "+", Count: int64(want)}).Result()
+			return err
+		})
 		if err != nil {
 			return nil, "", wrap("list", err)
 		}
 		if len(batch) == 0 {
 			break
 		}
-		octx, cancel = s.op(ctx)
-		pipe := s.client.Pipeline()
 		cmds := make([]*redis.StringCmd, len(batch))
-		for i, m := range batch {
-			cmds[i] = pipe.HGet(octx, keys.taskPrefix()+memberID(m), "rec")
-		}
-		_, err = pipe.Exec(octx)
-		cancel()
+		err = s.bounds.read(ctx, func(octx context.Context) error {
+			pipe := s.client.Pipeline()
+			for i, m := range batch {
+				cmds[i] = pipe.HGet(octx, keys.taskPrefix()+memberID(m), "rec")
+			}
+			_, err := pipe.Exec(octx)
+			return err
+		})
 		if err != nil && !errors.Is(err, redis.Nil) {
 			return nil, "", wrap("list", err)
 		}
@@ -595,9 +600,8 @@ func (s *TaskStore) List(ctx context.Context, owner, cursor string) ([]*mcp.Task
 			}
 		}
 		if len(stale) > 0 {
-			octx, cancel := s.op(ctx)
-			s.client.ZRem(octx, keys.base+"order", stale...)
-			cancel()
+			c := s.bounds.op(ctx)
+			c.end(s.client.ZRem(c.ctx, keys.base+"order", stale...).Err())
 		}
 		start = "(" + batch[len(batch)-1]
 	}
@@ -678,11 +682,10 @@ func (s *TaskStore) subscribe(ctx context.Context, id string) (chan struct{}, er
 	if s.ps == nil {
 		// The context bounds the connection and the confirmation only:
 		// go-redis keeps the subscription, and renews it, on its own.
-		octx, cancel := s.op(ctx)
-		ps := s.client.Subscribe(octx, s.notify)
-		_, err := ps.Receive(octx) // the confirmation
-		cancel()
-		if err != nil {
+		c := s.bounds.op(ctx)
+		ps := s.client.Subscribe(c.ctx, s.notify)
+		_, err := ps.Receive(c.ctx) // the confirmation
+		if err = c.end(err); err != nil {
 			ps.Close()
 			return nil, wrap("subscribe", err)
 		}

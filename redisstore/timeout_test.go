@@ -54,7 +54,9 @@ func TestTimeout(t *testing.T) {
 	})
 	c := redis.NewClient(&redis.Options{Addr: l.Addr().String(), ContextTimeoutEnabled: true, MaxRetries: -1})
 	t.Cleanup(func() { c.Close() })
-	s, err := NewTaskStore(c, &TaskStoreOptions{Timeout: 20 * time.Millisecond})
+	s, err := NewTaskStore(c, &TaskStoreOptions{Timeout: 20 * time.Millisecond,
+		// Each operation times out: the breaker does not refuse them.
+		Breaker: NewBreaker(&BreakerOptions{Failures: 1000})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +75,8 @@ func TestTimeout(t *testing.T) {
 	for name, op := range ops {
 		err := op()
 		var ne net.Error
-		if err == nil || !(errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) {
-			t.Errorf("%s on a Redis that never answers: %v; want a timeout", name, err)
+		if err == nil || !(errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) || !errors.Is(err, ErrUnavailable) {
+			t.Errorf("%s on a Redis that never answers: %v; want a timeout, ErrUnavailable", name, err)
 		}
 	}
 }
