@@ -4,7 +4,9 @@
 //
 //   - everything-server: a server with every tool, resource, prompt and
 //     completion the suite's server scenarios call, over stdio or, with
-//     -http ADDR, Streamable HTTP at /mcp.
+//     -http ADDR, Streamable HTTP at /mcp. The server is built by package
+//     everything, which redisstore/cmd/everything-server also serves,
+//     with its state in Redis.
 //   - everything-client: a client that plays the suite's client scenarios,
 //     chosen by the MCP_CONFORMANCE_SCENARIO environment variable.
 //   - expected-failures.yaml: the scenarios the fixtures are known to
