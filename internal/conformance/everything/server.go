@@ -136,6 +136,9 @@ type Options struct {
 	// HTTP, if set, is called with the Streamable HTTP handler's options
 	// before NewHTTPHandler makes it (an event store, a session store).
 	HTTP func(*transport.StreamableHTTPOptions)
+	// Flags keeps whether the dynamic tool and prompt are listed; replicas
+	// share one. Nil means MemoryFlags of this server.
+	Flags Flags
 }
 
 // NewServer returns the server with everything the conformance
@@ -147,6 +150,11 @@ func NewServer(o Options) (*mcp.Server, error) {
 		CompletionHandler: complete,
 		Tasks:             &mcp.TaskOptions{PollInterval: 500 * time.Millisecond},
 	}
+	if o.Flags == nil {
+		o.Flags = &MemoryFlags{}
+	}
+	d := &dynamic{flags: o.Flags, listed: map[string]bool{}}
+	opts.Middleware = []mcp.Middleware{d.middleware}
 	if o.Server != nil {
 		o.Server(opts)
 	}
@@ -155,8 +163,9 @@ func NewServer(o Options) (*mcp.Server, error) {
 		Title:   "mcpkit conformance fixture",
 		Version: "1.0.0",
 	}, opts)
+	d.s = s
 	for _, add := range []func(*mcp.Server, Options) error{addTools, addResources, addPrompts, addSkills,
-		func(s *mcp.Server, _ Options) error { return addModernTools(s) },
+		func(s *mcp.Server, _ Options) error { return addModernTools(s, d) },
 		func(s *mcp.Server, _ Options) error { return addTaskTools(s) }} {
 		if err := add(s, o); err != nil {
 			s.Close()

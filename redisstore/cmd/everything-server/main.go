@@ -45,6 +45,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/internal/conformance/everything"
 	"github.com/mcpkit/mcpkit/redisstore/cmd/internal/replica"
+	"github.com/redis/go-redis/v9"
 )
 
 func main() {
@@ -78,8 +79,37 @@ func run(ctx context.Context, httpAddr string, rf *replica.Flags, logger *slog.L
 	}
 	defer st.Close()
 	o := everything.Options{Logger: logger, Server: st.Server, HTTP: st.HTTP}
+	if c := st.Client(); c != nil {
+		o.Flags = redisFlags{c}
+	}
 	if httpAddr != "" {
 		return everything.ServeHTTP(ctx, httpAddr, os.Stdout, o)
 	}
 	return everything.ServeStdio(ctx, o)
+}
+
+// redisFlags keeps the fixture's flags (whether its dynamic tool and
+// prompt are listed) in Redis, so that a trigger called on one replica
+// changes the lists of all: a flag is a counter, on when odd, under
+// everything:flag:<name>, with no expiry (two keys in all).
+type redisFlags struct{ c redis.UniversalClient }
+
+// flagTimeout bounds each Redis round trip of the flags.
+const flagTimeout = 250 * time.Millisecond
+
+func (f redisFlags) Flip(ctx context.Context, name string) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, flagTimeout)
+	defer cancel()
+	n, err := f.c.Incr(ctx, "everything:flag:"+name).Result()
+	return n%2 == 1, err
+}
+
+func (f redisFlags) Get(ctx context.Context, name string) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, flagTimeout)
+	defer cancel()
+	n, err := f.c.Get(ctx, "everything:flag:"+name).Int64()
+	if err == redis.Nil {
+		return false, nil
+	}
+	return n%2 == 1, err
 }

@@ -9,11 +9,12 @@
 // directory and without persistence (or uses the one -redis names), writes
 // a key file with one random key, builds the replica's command once with
 // go build (redisstore/cmd/stdio-server, or -server everything-server),
-// starts -n processes of it with -http 127.0.0.1:0 -redis ADDR -keys FILE,
-// and serves a round-robin reverse proxy in front of them on -addr. Its
-// first line on standard output is "listening on http://HOST:PORT/mcp",
-// the proxy's URL; then it prints how to connect the example client,
-// from the repository root:
+// starts -n processes of it with -http 127.0.0.1:0 -redis ADDR -keys FILE
+// (and the arguments after the flags, such as -v or
+// -client-request-timeout 5s), and serves a round-robin reverse proxy in
+// front of them on -addr. Its first line on standard output is
+// "listening on http://HOST:PORT/mcp", the proxy's URL; then it prints
+// how to connect the example client, from the repository root:
 //
 //	go run ./examples/stdio-client -url http://HOST:PORT/mcp
 //	go run ./examples/stdio-client -era handshake -url http://HOST:PORT/mcp
@@ -74,7 +75,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, config{n: *n, redis: *redisAddr, server: *server, addr: *addr, kill: *kill, killEvery: *killEvery})
+	err := run(ctx, config{n: *n, redis: *redisAddr, server: *server, addr: *addr, kill: *kill, killEvery: *killEvery, extra: flag.Args()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "replicas:", err)
 		os.Exit(1)
@@ -89,6 +90,7 @@ type config struct {
 	addr      string
 	kill      bool
 	killEvery time.Duration
+	extra     []string // more arguments for each replica
 }
 
 // run does it all until ctx ends, and leaves no process behind.
@@ -132,7 +134,7 @@ func run(ctx context.Context, c config) (err error) {
 		}
 		wg.Wait()
 	}()
-	args := []string{"-http", "127.0.0.1:0", "-redis", c.redis, "-keys", keys}
+	args := append([]string{"-http", "127.0.0.1:0", "-redis", c.redis, "-keys", keys}, c.extra...)
 	for i := range replicas {
 		r, u, err := startReplica(ctx, bin, i, args)
 		if err != nil {
@@ -373,7 +375,10 @@ func (p *proxy) pick() *url.URL {
 // replica (it was killed) is sent to the next one.
 func (p *proxy) handler() http.Handler {
 	rp := &httputil.ReverseProxy{
-		Rewrite:       func(r *httputil.ProxyRequest) { r.Out.URL.Scheme, r.Out.URL.Host = "http", "" },
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.Out.URL.Scheme = "http"
+			r.Out.Host = r.In.Host // the client's Host, which the replicas check (DNS rebinding)
+		},
 		Transport:     &retry{p: p, rt: http.DefaultTransport},
 		FlushInterval: -1, // SSE: each event at once
 	}
@@ -406,7 +411,6 @@ func (t *retry) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 		out := r.Clone(r.Context())
 		out.URL.Host = b.Host
-		out.Host = b.Host
 		if r.GetBody != nil {
 			out.Body, _ = r.GetBody()
 		}

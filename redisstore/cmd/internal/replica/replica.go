@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/redisstore"
@@ -26,12 +27,16 @@ type Flags struct {
 	Redis string
 	// Keys is the key file; empty means a random key of this process.
 	Keys string
+	// ClientRequestTimeout is mcp.ServerOptions.ClientRequestTimeout (zero:
+	// its default).
+	ClientRequestTimeout time.Duration
 }
 
-// Register adds -redis and -keys to fs.
+// Register adds -redis, -keys and -client-request-timeout to fs.
 func Register(fs *flag.FlagSet) *Flags {
 	f := &Flags{}
 	fs.StringVar(&f.Redis, "redis", "", "keep sessions, events, tasks and single-use request states in the Redis at this `ADDR` (host:port; several, comma-separated: a Cluster), and share list changes and resource updates through it")
+	fs.DurationVar(&f.ClientRequestTimeout, "client-request-timeout", 0, "bound each request to the client (sampling, elicitation, roots) to this long (0: 10 minutes)")
 	fs.StringVar(&f.Keys, "keys", "", "read the key ring from `FILE`: one hex-encoded key of at least 32 bytes per line, the first signs, all verify (every replica needs the same file)")
 	return f
 }
@@ -44,6 +49,8 @@ type State struct {
 	// this process).
 	Keys *mcp.KeyRing
 
+	clientTimeout time.Duration
+
 	client   redis.UniversalClient // nil without -redis
 	sessions *redisstore.SessionStore
 	events   *redisstore.EventStore
@@ -55,7 +62,7 @@ type State struct {
 // Open reads the key file and, with -redis, connects to Redis (checking
 // it answers PING within ctx) and makes the stores.
 func Open(ctx context.Context, f *Flags) (*State, error) {
-	st := &State{}
+	st := &State{clientTimeout: f.ClientRequestTimeout}
 	if f.Keys != "" {
 		file, err := os.Open(f.Keys)
 		if err != nil {
@@ -91,10 +98,13 @@ func Open(ctx context.Context, f *Flags) (*State, error) {
 	return st, nil
 }
 
-// Server sets the key ring and, with Redis, the bus, the state claimer
+// Server sets the key ring, the client request timeout and, with Redis, the bus, the state claimer
 // and the task store in o. The tasks' owner key is derived from the
 // signing key, so that replicas sharing the key file agree on it.
 func (st *State) Server(o *mcp.ServerOptions) {
+	if st.clientTimeout != 0 {
+		o.ClientRequestTimeout = st.clientTimeout
+	}
 	if st.Keys != nil {
 		o.Keys = st.Keys
 	}
@@ -124,6 +134,9 @@ func (st *State) HTTP(o *transport.StreamableHTTPOptions) {
 	o.EventStore = st.events
 	o.SessionRecheck = -1
 }
+
+// Client returns the Redis client, or nil without -redis.
+func (st *State) Client() redis.UniversalClient { return st.client }
 
 // Close closes the task store and the Redis client. Close the servers
 // using them first.
