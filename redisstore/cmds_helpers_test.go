@@ -38,16 +38,45 @@ func goBuild(t *testing.T, pkg string) string {
 	return bin
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader.
+// syncBuffer is a bytes.Buffer safe for a writer goroutine and readers,
+// which may wait for what it holds to change.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{} // closed by the next Write; nil until waited on
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
 	return s.b.Write(p)
+}
+
+// waitFor waits up to d for cond to hold of the buffer's text, and
+// reports whether it did.
+func (s *syncBuffer) waitFor(d time.Duration, cond func(string) bool) bool {
+	timeout := time.After(d)
+	for {
+		s.mu.Lock()
+		if cond(s.b.String()) {
+			s.mu.Unlock()
+			return true
+		}
+		if s.changed == nil {
+			s.changed = make(chan struct{})
+		}
+		ch := s.changed
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-timeout:
+			return false
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {

@@ -112,11 +112,8 @@ func TestExampleReplicasKill(t *testing.T) {
 	bin := goBuild(t, "./examples/replicas")
 	p, _ := startListening(t, bin, "-n", "2", "-kill", "-kill-every", "100ms")
 	// Wait for both replicas to have been killed and started again.
-	for deadline := time.Now().Add(30 * time.Second); strings.Count(p.stderr.String(), "started again") < 2; {
-		if time.Now().After(deadline) {
-			t.Fatalf("no two restarts within 30s; stderr:\n%s", p.stderr)
-		}
-		time.Sleep(50 * time.Millisecond) // polling another process's output
+	if !p.stderr.waitFor(30*time.Second, func(s string) bool { return strings.Count(s, "started again") >= 2 }) {
+		t.Fatalf("no two restarts within 30s; stderr:\n%s", p.stderr)
 	}
 	p.stop(t)
 	if p.err != nil {
