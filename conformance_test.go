@@ -1071,13 +1071,25 @@ func skipAllowed(c suiteCheck) bool {
 	return false
 }
 
+// serverURLEnv names a server for TestOfficialSuiteServer to test instead
+// of the everything-server it starts: redisstore's
+// TestOfficialSuiteReplicas sets it to a round-robin proxy in front of
+// three replicas sharing Redis.
+const serverURLEnv = "MCPKIT_CONFORMANCE_SERVER_URL"
+
 // TestOfficialSuiteServer runs the official suite's server scenarios
-// against everything-server over Streamable HTTP.
+// against everything-server over Streamable HTTP (or the server at
+// $MCPKIT_CONFORMANCE_SERVER_URL).
 func TestOfficialSuiteServer(t *testing.T) {
 	t.Parallel()
 	suite := installedSuite(t)
 	expected := readExpectedFailures(t)
-	url, serverLog := startHTTPFixture(t, buildFixture(t, "everything-server"))
+	url, serverLog := os.Getenv(serverURLEnv), &lockedBuffer{}
+	if url == "" {
+		url, serverLog = startHTTPFixture(t, buildFixture(t, "everything-server"))
+	} else {
+		t.Logf("testing the server at %s (%s)", url, serverURLEnv)
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)

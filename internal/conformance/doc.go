@@ -4,7 +4,9 @@
 //
 //   - everything-server: a server with every tool, resource, prompt and
 //     completion the suite's server scenarios call, over stdio or, with
-//     -http ADDR, Streamable HTTP at /mcp.
+//     -http ADDR, Streamable HTTP at /mcp. The server is built by package
+//     everything, which redisstore/cmd/everything-server also serves,
+//     with its state in Redis.
 //   - everything-client: a client that plays the suite's client scenarios,
 //     chosen by the MCP_CONFORMANCE_SCENARIO environment variable.
 //   - expected-failures.yaml: the scenarios the fixtures are known to
@@ -20,7 +22,10 @@
 // that passes, and on a client that does not exit cleanly. They skip in
 // -short mode and when npm is not on PATH. Set MCPKIT_CONFORMANCE_OUT to
 // a directory to keep the suite's results (checks.json, and the client's
-// stdout and stderr, per scenario) there.
+// stdout and stderr, per scenario) there. Set MCPKIT_CONFORMANCE_SERVER_URL
+// to test the server at that URL instead of everything-server:
+// TestOfficialSuiteReplicas in redisstore points it at three replicas of
+// redisstore/cmd/everything-server behind a round-robin proxy.
 //
 // To run a fixture by hand, with the suite installed (node >= 22):
 //

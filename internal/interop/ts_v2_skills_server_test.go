@@ -32,7 +32,7 @@ import (
 // the nested skill path acme/data/csv-tools), relative to the module
 // root. The TypeScript server of ts_v2_skills_server.mjs serves the same
 // files.
-const skillsFixtureDir = "internal/conformance/everything-server/skills"
+const skillsFixtureDir = "internal/conformance/everything/skills"
 
 // fixtureSkill is what a skill of the fixture tree must be, computed here
 // from the files, independently of both SDKs.

@@ -3,7 +3,8 @@
 // every tool, resource, prompt and completion the suite's server scenarios
 // of the 2025-11-25 requirement set call, with the argument and result
 // shapes they expect, and the skills of the Skills extension (SEP-2640)
-// that its sep-2640-* scenarios look for (see skills.go).
+// that its sep-2640-* scenarios look for. The server itself is built by
+// package internal/conformance/everything.
 //
 // Usage:
 //
@@ -25,7 +26,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/mcpkit/mcpkit/transport"
+	"github.com/mcpkit/mcpkit/internal/conformance/everything"
 )
 
 func main() {
@@ -41,23 +42,15 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	o := everything.Options{Logger: logger}
 	var err error
 	if *httpAddr != "" {
-		err = serveHTTP(ctx, *httpAddr, logger)
+		err = everything.ServeHTTP(ctx, *httpAddr, os.Stdout, o)
 	} else {
-		err = serveStdio(ctx, logger)
+		err = everything.ServeStdio(ctx, o)
 	}
 	if err != nil && ctx.Err() == nil {
 		fmt.Fprintln(os.Stderr, "everything-server:", err)
 		os.Exit(1)
 	}
-}
-
-// serveStdio serves one session over standard input and output.
-func serveStdio(ctx context.Context, logger *slog.Logger) error {
-	s, err := newServer(options{logger: logger})
-	if err != nil {
-		return err
-	}
-	return s.Run(ctx, &transport.StdioTransport{})
 }

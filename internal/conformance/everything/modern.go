@@ -1,4 +1,4 @@
-package main
+package everything
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/mcpkit/mcpkit/mcp"
 )
@@ -67,7 +66,7 @@ func askRoots(ctx context.Context, req *mcp.CallToolRequest, key string) (string
 	return strings.Join(uris, ", "), nil
 }
 
-func addModernTools(s *mcp.Server) error {
+func addModernTools(s *mcp.Server, d *dynamic) error {
 	type none struct{}
 	tools := []struct {
 		name, desc string
@@ -194,41 +193,36 @@ func addModernTools(s *mcp.Server) error {
 			}},
 	}
 	// The triggers change the tool or prompt list (a dynamic entry comes
-	// and goes), so that listen streams see list_changed.
-	var dynamicTool, dynamicPrompt bool
-	var mu sync.Mutex
+	// and goes), so that listen streams see list_changed. The entries'
+	// state is kept in d's Flags, which replicas share.
 	tools = append(tools,
 		struct {
 			name, desc string
 			h          mcp.TypedToolHandler[none, *mcp.CallToolResult]
 		}{"test_trigger_tool_change", "Adds or removes the tool test_dynamic_tool.",
 			func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				if dynamicTool = !dynamicTool; !dynamicTool {
-					s.RemoveTools("test_dynamic_tool")
-					return text("Removed test_dynamic_tool"), nil
+				on, err := d.flip(ctx, dynamicToolName)
+				if err != nil {
+					return nil, err
 				}
-				err := s.AddTool(&mcp.Tool{Name: "test_dynamic_tool", Description: "Comes and goes.", InputSchema: json.RawMessage(`{"type":"object"}`)},
-					func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("dynamic"), nil })
-				return text("Added test_dynamic_tool"), err
+				if !on {
+					return text("Removed " + dynamicToolName), nil
+				}
+				return text("Added " + dynamicToolName), nil
 			}},
 		struct {
 			name, desc string
 			h          mcp.TypedToolHandler[none, *mcp.CallToolResult]
 		}{"test_trigger_prompt_change", "Adds or removes the prompt test_dynamic_prompt.",
 			func(ctx context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				if dynamicPrompt = !dynamicPrompt; !dynamicPrompt {
-					s.RemovePrompts("test_dynamic_prompt")
-					return text("Removed test_dynamic_prompt"), nil
+				on, err := d.flip(ctx, dynamicPromptName)
+				if err != nil {
+					return nil, err
 				}
-				err := s.AddPrompt(&mcp.Prompt{Name: "test_dynamic_prompt", Description: "Comes and goes."},
-					func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-						return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: mcp.RoleUser, Content: &mcp.TextContent{Text: "dynamic"}}}}, nil
-					})
-				return text("Added test_dynamic_prompt"), err
+				if !on {
+					return text("Removed " + dynamicPromptName), nil
+				}
+				return text("Added " + dynamicPromptName), nil
 			}})
 	for _, t := range tools {
 		if err := mcp.AddTool(s, &mcp.Tool{Name: t.name, Description: t.desc}, t.h); err != nil {

@@ -1,4 +1,4 @@
-package main
+package everything
 
 import (
 	"context"
@@ -29,7 +29,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	s, err := newServer(options{})
+	s, err := NewServer(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +427,7 @@ func TestPromptsAndCompletion(t *testing.T) {
 // suite reaches it, and calls test_reconnection, whose response stream the
 // server closes mid-call: the client must resume it to get the result.
 func TestHTTPReconnection(t *testing.T) {
-	h, err := newHTTPHandler(nil)
+	h, err := NewHTTPHandler(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package everything
 
 import (
 	"embed"
@@ -15,6 +15,6 @@ var skillsFS embed.FS
 
 // addSkills serves the skills in skillsFS, declaring the extension with
 // directoryRead.
-func addSkills(s *mcp.Server, _ options) error {
+func addSkills(s *mcp.Server, _ Options) error {
 	return s.AddSkills(skillsFS, "skills")
 }

@@ -1,4 +1,4 @@
-package main
+package everything
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/mcpkit/mcpkit/mcp"
+	"github.com/mcpkit/mcpkit/transport"
 )
 
 // Texts the scenarios look for, or that the reference server sends.
@@ -118,33 +119,56 @@ type ElicitationInput struct {
 	Message string `json:"message" jsonschema:"The message to show the user"`
 }
 
-// options tune the fixture server.
-type options struct {
-	// logger receives the server's own diagnostics.
-	logger *slog.Logger
-	// closeStream, if set, is called by test_reconnection to end the
+// Options tune the fixture server. The zero value serves one process
+// with in-memory state.
+type Options struct {
+	// Logger receives the server's own diagnostics (nil: none).
+	Logger *slog.Logger
+	// CloseStream, if set, is called by test_reconnection to end the
 	// HTTP response stream of its own request, so that the client has to
-	// resume it; the stdio server has no such stream.
-	closeStream func(ctx context.Context)
+	// resume it; the stdio server has no such stream. NewHTTPHandler sets
+	// it.
+	CloseStream func(ctx context.Context)
+	// Server, if set, is called with the server's options before the
+	// server is made, to add what replicas share (keys, a bus, a state
+	// claimer, a task store); the fixture's own settings are in place.
+	Server func(*mcp.ServerOptions)
+	// HTTP, if set, is called with the Streamable HTTP handler's options
+	// before NewHTTPHandler makes it (an event store, a session store).
+	HTTP func(*transport.StreamableHTTPOptions)
+	// Flags keeps whether the dynamic tool and prompt are listed; replicas
+	// share one. Nil means MemoryFlags of this server.
+	Flags Flags
 }
 
-// newServer returns the server with everything the conformance
+// NewServer returns the server with everything the conformance
 // scenarios call.
-func newServer(o options) (*mcp.Server, error) {
+func NewServer(o Options) (*mcp.Server, error) {
+	opts := &mcp.ServerOptions{
+		Instructions:      "The fixture server of the MCP conformance suite.",
+		Logger:            o.Logger,
+		CompletionHandler: complete,
+		Tasks:             &mcp.TaskOptions{PollInterval: 500 * time.Millisecond},
+	}
+	if o.Flags == nil {
+		o.Flags = &MemoryFlags{}
+	}
+	d := &dynamic{flags: o.Flags, listed: map[string]bool{}}
+	opts.Middleware = []mcp.Middleware{d.middleware}
+	if o.Server != nil {
+		o.Server(opts)
+	}
 	s := mcp.NewServer(&mcp.Implementation{
 		Name:    "mcpkit-conformance-everything",
 		Title:   "mcpkit conformance fixture",
 		Version: "1.0.0",
-	}, &mcp.ServerOptions{
-		Instructions:      "The fixture server of the MCP conformance suite.",
-		Logger:            o.logger,
-		CompletionHandler: complete,
-		Tasks:             &mcp.TaskOptions{PollInterval: 500 * time.Millisecond},
-	})
-	for _, add := range []func(*mcp.Server, options) error{addTools, addResources, addPrompts, addSkills,
-		func(s *mcp.Server, _ options) error { return addModernTools(s) },
-		func(s *mcp.Server, _ options) error { return addTaskTools(s) }} {
+	}, opts)
+	d.s = s
+	for _, add := range []func(*mcp.Server, Options) error{addTools, addResources, addPrompts, addSkills,
+		func(s *mcp.Server, _ Options) error { return addModernTools(s, d) },
+		func(s *mcp.Server, _ Options) error { return addTaskTools(s) }} {
 		if err := add(s, o); err != nil {
+			s.Close()
 			return nil, err
 		}
 	}
@@ -183,7 +207,7 @@ func marshalContent(m map[string]any) string {
 	return string(b)
 }
 
-func addTools(s *mcp.Server, o options) error {
+func addTools(s *mcp.Server, o Options) error {
 	raw := []struct {
 		name, desc string
 		schema     json.RawMessage
@@ -259,8 +283,8 @@ func addTools(s *mcp.Server, o options) error {
 			}},
 		{"test_reconnection", "Closes its response stream mid-call, then answers once the client has reconnected (SSE polling, SEP-1699).", noArgs,
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				if o.closeStream != nil {
-					o.closeStream(ctx)
+				if o.CloseStream != nil {
+					o.CloseStream(ctx)
 				}
 				if err := sleep(ctx, reconnectionPause); err != nil {
 					return nil, err
@@ -328,7 +352,7 @@ func elicitCompleted(ctx context.Context, req *mcp.CallToolRequest, msg, schema 
 	return text(fmt.Sprintf("Elicitation completed: action=%s, content=%s", res.Action, marshalContent(res.Content))), nil
 }
 
-func addResources(s *mcp.Server, _ options) error {
+func addResources(s *mcp.Server, _ Options) error {
 	static := []struct {
 		res *mcp.Resource
 		c   mcp.ResourceContents
@@ -371,7 +395,7 @@ func addResources(s *mcp.Server, _ options) error {
 	})
 }
 
-func addPrompts(s *mcp.Server, _ options) error {
+func addPrompts(s *mcp.Server, _ Options) error {
 	user := func(c mcp.Content) *mcp.PromptMessage { return &mcp.PromptMessage{Role: mcp.RoleUser, Content: c} }
 	prompts := []struct {
 		p *mcp.Prompt
