@@ -85,8 +85,8 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// process is a command a test started.
-type process struct {
+// childProc is a command a test started.
+type childProc struct {
 	cmd    *exec.Cmd
 	stderr *syncBuffer
 	exited chan struct{}
@@ -97,11 +97,11 @@ type process struct {
 // waits for its first line on standard output, "listening on URL": it
 // returns the process and URL. The process gets SIGTERM, then SIGKILL
 // after 10 s, when the test ends.
-func startListening(t *testing.T, bin string, args ...string) (*process, string) {
+func startListening(t *testing.T, bin string, args ...string) (*childProc, string) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	p := &process{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
+	p := &childProc{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -138,7 +138,7 @@ func startListening(t *testing.T, bin string, args ...string) (*process, string)
 
 // stop sends SIGTERM and waits for the process, killing it after 10 s
 // (and failing t).
-func (p *process) stop(t *testing.T) {
+func (p *childProc) stop(t *testing.T) {
 	t.Helper()
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
