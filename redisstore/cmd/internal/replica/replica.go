@@ -85,12 +85,16 @@ func Open(ctx context.Context, f *Flags) (*State, error) {
 		st.client.Close()
 		return nil, fmt.Errorf("redis %s: %w", f.Redis, err)
 	}
+	// One breaker for everything on this client: when Redis stops
+	// answering, every store gives up at once, not each after its own
+	// failures.
+	br := redisstore.NewBreaker(nil)
 	var errs [5]error
-	st.sessions, errs[0] = redisstore.NewSessionStore(st.client, nil)
-	st.events, errs[1] = redisstore.NewEventStore(st.client, nil)
-	st.bus, errs[2] = redisstore.NewBus(st.client, nil)
-	st.tasks, errs[3] = redisstore.NewTaskStore(st.client, nil)
-	st.claimer, errs[4] = redisstore.NewStateClaimer(st.client, nil)
+	st.sessions, errs[0] = redisstore.NewSessionStore(st.client, &redisstore.SessionStoreOptions{Breaker: br})
+	st.events, errs[1] = redisstore.NewEventStore(st.client, &redisstore.EventStoreOptions{Breaker: br})
+	st.bus, errs[2] = redisstore.NewBus(st.client, &redisstore.BusOptions{Breaker: br})
+	st.tasks, errs[3] = redisstore.NewTaskStore(st.client, &redisstore.TaskStoreOptions{Breaker: br})
+	st.claimer, errs[4] = redisstore.NewStateClaimer(st.client, &redisstore.StateClaimerOptions{Breaker: br})
 	if err := errors.Join(errs[:]...); err != nil {
 		st.Close()
 		return nil, err
