@@ -35,15 +35,11 @@ import (
 // github.com/mcpkit/mcpkit/redisstore has one on Redis, and
 // mcptest.BusSuite checks an implementation.
 //
-// Messages addressed to one replica (the answer to a request a replica
-// sent a client, a cancellation, a message for a GET stream another
-// replica holds) are to come as an optional method of a Bus,
-//
-//	PublishTo(ctx context.Context, replica string, msg []byte) error
-//
-// that delivers msg only to the subscriptions of the replica named (which
-// a subscriber will give by an optional method of its own), through the
-// same BusSubscriber.
+// Messages for one session held on another replica (the answer to a
+// request a replica sent a client, a message for a GET stream another
+// replica holds) are addressed to that replica: a bus that can address
+// replicas implements [AddressedBus] too. See docs/SCALING.md
+// ("Messages for one session").
 type Bus interface {
 	// Publish sends msg to every subscription of the bus. It returns once
 	// the bus took msg, not once msg was delivered, and fails if the bus
@@ -71,6 +67,54 @@ type BusSubscriber interface {
 	BusGap(err error)
 }
 
+// AddressedBus is a [Bus] that can also deliver a message to the
+// subscriptions of one replica alone. A Server whose Bus is one makes
+// its Streamable HTTP sessions kept in a shared session store whole
+// across replicas: the answer to a request that a replica sent the
+// client reaches that replica wherever the client POSTs it, and what a
+// replica sends a session outside any request reaches the GET stream
+// that another replica holds. Without it those stay where they are made
+// (the broadcasts of the session store, deletions and cancellations, go
+// on the plain Bus).
+//
+// A subscriber that is a [ReplicaSubscriber] is subscribed, with the
+// same subscription, to the messages addressed to its replica. They
+// come through the same BusSubscriber as the broadcast ones, with the
+// same guarantees: once, in each publisher's order, and a gap where any
+// may have been lost.
+type AddressedBus interface {
+	Bus
+	// PublishTo sends msg to the subscriptions of replica only (those
+	// whose subscriber's BusReplica returns replica), as Publish does
+	// to all. A replica with no subscription loses msg; that is no
+	// error. Replica IDs are 1 to 64 bytes of [A-Za-z0-9_-].
+	PublishTo(ctx context.Context, replica string, msg []byte) error
+}
+
+// ReplicaSubscriber is a [BusSubscriber] that names its replica: an
+// [AddressedBus] delivers it the messages addressed to that replica,
+// besides the broadcast ones. BusReplica is called once, in Subscribe.
+type ReplicaSubscriber interface {
+	BusSubscriber
+	BusReplica() string
+}
+
+// ValidReplicaID reports whether id can name a replica on a bus: 1 to
+// 64 bytes of ASCII letters, digits, '_' and '-', so that it can be part
+// of a channel name or key as it is.
+func ValidReplicaID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // ErrBusOverflow is the cause given to BusGap when a subscriber fell
 // behind by the bus's buffer and messages were dropped.
 var ErrBusOverflow = errors.New("mcp: bus subscriber fell behind; messages were dropped")
@@ -78,7 +122,7 @@ var ErrBusOverflow = errors.New("mcp: bus subscriber fell behind; messages were 
 // DefaultBusQueue is the default of MemoryBus.QueueSize.
 const DefaultBusQueue = 1024
 
-// MemoryBus is a [Bus] within one process, for Servers that serve as
+// MemoryBus is an [AddressedBus] within one process, for Servers that serve as
 // replicas of one server there (and for tests). Publish never waits for
 // a subscriber: each subscription has a queue of QueueSize messages,
 // delivered by a goroutine of its own while it is not empty, and a
@@ -89,9 +133,12 @@ type MemoryBus struct {
 	// means DefaultBusQueue.
 	QueueSize int
 
-	mu   sync.RWMutex
-	subs map[*memorySub]struct{}
+	mu       sync.RWMutex
+	subs     map[*memorySub]struct{}
+	replicas map[string]map[*memorySub]struct{} // the subs of each replica
 }
+
+var _ AddressedBus = (*MemoryBus)(nil)
 
 // Publish implements [Bus]: it queues a copy of msg for every
 // subscription and returns.
@@ -112,6 +159,28 @@ func (b *MemoryBus) Publish(ctx context.Context, msg []byte) error {
 	return nil
 }
 
+// PublishTo implements [AddressedBus]: it queues a copy of msg for
+// every subscription of replica and returns.
+func (b *MemoryBus) PublishTo(ctx context.Context, replica string, msg []byte) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("mcp: bus publish: %w", err)
+	}
+	if !ValidReplicaID(replica) {
+		return fmt.Errorf("mcp: bus publish: invalid replica ID %q", replica)
+	}
+	msg = append([]byte(nil), msg...)
+	limit := b.QueueSize
+	if limit <= 0 {
+		limit = DefaultBusQueue
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	for s := range b.replicas[replica] {
+		s.q.push(msg, limit)
+	}
+	return nil
+}
+
 // Subscribe implements [Bus].
 func (b *MemoryBus) Subscribe(ctx context.Context, sub BusSubscriber) (io.Closer, error) {
 	if sub == nil {
@@ -122,25 +191,47 @@ func (b *MemoryBus) Subscribe(ctx context.Context, sub BusSubscriber) (io.Closer
 	}
 	s := &memorySub{bus: b}
 	s.q.sub = sub
+	if rs, ok := sub.(ReplicaSubscriber); ok {
+		s.replica = rs.BusReplica()
+		if !ValidReplicaID(s.replica) {
+			return nil, fmt.Errorf("mcp: bus subscribe: invalid replica ID %q", s.replica)
+		}
+	}
 	b.mu.Lock()
 	if b.subs == nil {
 		b.subs = make(map[*memorySub]struct{})
 	}
 	b.subs[s] = struct{}{}
+	if s.replica != "" {
+		if b.replicas == nil {
+			b.replicas = make(map[string]map[*memorySub]struct{})
+		}
+		if b.replicas[s.replica] == nil {
+			b.replicas[s.replica] = make(map[*memorySub]struct{})
+		}
+		b.replicas[s.replica][s] = struct{}{}
+	}
 	b.mu.Unlock()
 	return s, nil
 }
 
 // memorySub is one subscription of a MemoryBus.
 type memorySub struct {
-	bus *MemoryBus
-	q   busQueue
+	bus     *MemoryBus
+	replica string // "" for a subscriber that names none
+	q       busQueue
 }
 
 // Close ends the subscription and waits for a delivery in progress.
 func (s *memorySub) Close() error {
 	s.bus.mu.Lock()
 	delete(s.bus.subs, s)
+	if m := s.bus.replicas[s.replica]; m != nil {
+		delete(m, s)
+		if len(m) == 0 {
+			delete(s.bus.replicas, s.replica)
+		}
+	}
 	s.bus.mu.Unlock()
 	s.q.close()
 	return nil
