@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/mcpkit/mcpkit/internal/mcplink"
 )
 
 // Bus carries, between the replicas of one server, the changes each
@@ -329,6 +332,14 @@ type busMessage struct {
 	Kind   string   `json:"k"`
 	Lists  []string `json:"l,omitempty"` // list_changed methods
 	URI    string   `json:"u,omitempty"`
+	// Of the messages about one session (see bus_addressed.go): the
+	// session, the record's version (changed), the replica addressed
+	// (answer, stream) and the JSON-RPC message (cancel, answer,
+	// stream).
+	Session string          `json:"s,omitempty"`
+	Version int64           `json:"n,omitempty"`
+	To      string          `json:"t,omitempty"`
+	Msg     json.RawMessage `json:"m,omitempty"`
 }
 
 // listMethods are the list_changed notifications a bus carries.
@@ -366,7 +377,12 @@ func decodeBusMessage(data []byte, maxURI int) (*busMessage, error) {
 		}
 	case busGap:
 	default:
-		return nil, fmt.Errorf("unknown kind %q", m.Kind)
+		if !slices.Contains(relayKinds[:], m.Kind) {
+			return nil, fmt.Errorf("unknown kind %q", m.Kind)
+		}
+		if err := checkRelayMessage(&m); err != nil {
+			return nil, err
+		}
 	}
 	return &m, nil
 }
@@ -403,7 +419,8 @@ type busLink struct {
 	cancel context.CancelFunc
 
 	mu      sync.Mutex
-	sub     io.Closer           // nil if Subscribe failed
+	targets []mcplink.RelayTarget // the handlers relaying their sessions here; replaced, never modified
+	sub     io.Closer             // nil if Subscribe failed
 	lists   uint8               // list_changed methods to publish, by listBit
 	uris    []string            // resource updates to publish, in order
 	queued  map[string]struct{} // the members of uris
@@ -417,6 +434,17 @@ type busLink struct {
 func newBusLink(s *Server, bus Bus) *busLink {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &busLink{s: s, bus: bus, origin: newSessionID(), ctx: ctx, cancel: cancel}
+}
+
+// ReplicaID returns the ID by which the replicas sharing the server's
+// [ServerOptions.Bus] address this one (a session's record names the
+// replica holding its GET stream by it): random for each Server, made in
+// NewServer; "" without a Bus.
+func (s *Server) ReplicaID() string {
+	if s.bus == nil {
+		return ""
+	}
+	return s.bus.origin
 }
 
 // subscribe subscribes the link to its bus; the Server's bus field is
@@ -594,12 +622,20 @@ func (b *busSubscriber) BusMessage(data []byte) {
 		l.s.deliverResourceUpdated(&ResourceUpdatedParams{URI: m.URI})
 	case busGap:
 		l.s.busGap(errors.New("mcp: another replica could not publish its changes"))
+	default:
+		l.deliverRelayed(m)
 	}
 }
 
+// BusReplica implements [ReplicaSubscriber]: the messages addressed to
+// this Server's replica ID come through this subscription too.
+func (b *busSubscriber) BusReplica() string { return (*busLink)(b).origin }
+
 // BusGap tells this replica's clients that changes may have been missed.
 func (b *busSubscriber) BusGap(err error) {
-	(*busLink)(b).s.busGap(err)
+	l := (*busLink)(b)
+	l.s.busGap(err)
+	l.relayGap()
 }
 
 // busGap handles a gap on the bus: this replica's clients may have

@@ -36,7 +36,13 @@ func NewStreamableHTTPHandler(s *Server, opts *transport.StreamableHTTPOptions) 
 	if o.SessionIDs == nil {
 		o.SessionIDs = s.states.ring
 	}
-	return mcplink.NewStreamableHTTPHandler(s.connectConn, &o).(*transport.StreamableHTTPHandler)
+	h := mcplink.NewStreamableHTTPHandler(s.connectConn, &o).(*transport.StreamableHTTPHandler)
+	if s.bus != nil && o.SessionStore != nil {
+		// The sessions' messages cross replicas on the bus (see
+		// bus_addressed.go).
+		s.bus.attachRelay(h)
+	}
+	return h
 }
 
 // connectConn starts a session on an accepted connection (c is a

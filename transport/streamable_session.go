@@ -185,6 +185,9 @@ func (s *httpSession) Close() error {
 	// The routes stay: the exchanges still open answer their requests
 	// with an error (see endClosedLocked).
 	standalone := s.standalone
+	if s.sessionStored != nil && s.streamTimer != nil {
+		s.streamTimer.Stop()
+	}
 	s.mu.Unlock()
 	if standalone != nil {
 		standalone.mu.Lock()
@@ -709,6 +712,12 @@ func (s *httpSession) Write(ctx context.Context, m jsonrpc.Message) error {
 		// in JSON mode.
 		if related != nil && related.carriesRequests(s.stateless) {
 			st = related
+		} else if s.sessionStored != nil {
+			// Outside any request: to the GET stream, which the record
+			// may say another replica holds.
+			if to := s.relayTo(ctx); to != "" {
+				return s.relayOut(ctx, to, m)
+			}
 		}
 		if st == nil {
 			if m.IsNotification() {
