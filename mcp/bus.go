@@ -421,10 +421,10 @@ type busLink struct {
 	mu      sync.Mutex
 	targets []mcplink.RelayTarget // the handlers relaying their sessions here; replaced, never modified
 	sub     io.Closer             // nil if Subscribe failed
-	lists   uint8               // list_changed methods to publish, by listBit
-	uris    []string            // resource updates to publish, in order
-	queued  map[string]struct{} // the members of uris
-	gap     bool                // publish a gap: the others missed messages
+	lists   uint8                 // list_changed methods to publish, by listBit
+	uris    []string              // resource updates to publish, in order
+	queued  map[string]struct{}   // the members of uris
+	gap     bool                  // publish a gap: the others missed messages
 	running bool
 	closed  bool
 	wg      sync.WaitGroup
