@@ -98,9 +98,11 @@ type SessionRecord struct {
 	// keyed hash of the principal or remote address), "" when not
 	// counted.
 	Peer string
-	// Replica names the replica holding the session's GET stream, "" for
-	// none. (Not used yet: messages for a GET stream held elsewhere need
-	// the message bus.)
+	// Replica names the replica holding the session's GET stream, ""
+	// for none: set when the stream opens and cleared when it closes, by
+	// a handler whose server has a bus (package mcp's Bus, whose replica
+	// IDs it holds), so that the other replicas send it what they send
+	// the session outside any request.
 	Replica string
 	// State is the MCP session's snapshot, opaque to the transport:
 	// package mcp writes and reads it.

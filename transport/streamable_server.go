@@ -203,9 +203,16 @@ type StreamableHTTPOptions struct {
 	// replica does not hold, never 404; DELETE deletes the record,
 	// whichever replica gets it. The replicas must share SessionIDs (an
 	// mcp.KeyRing, which also keys the hashes of principals and peers
-	// that records hold: see [SessionHasher]). Nil keeps sessions in this
-	// process only, with no store call at all. See docs/SCALING.md
-	// ("Sessions").
+	// that records hold: see [SessionHasher]). With a bus on the server
+	// (mcp.ServerOptions.Bus), mcp.NewStreamableHTTPHandler also passes
+	// the sessions' messages between replicas: a deletion closes the
+	// copies elsewhere at once, a cancellation reaches the replica
+	// running the call, the client's answer to a server request reaches
+	// the replica that sent it, and what a session is sent outside any
+	// request reaches the replica holding its GET stream (see
+	// [SessionRecord.Replica]). Nil keeps sessions in this process only,
+	// with no store call at all. See docs/SCALING.md ("Sessions",
+	// "Messages for one session").
 	SessionStore SessionStore
 	// SessionRecheck is how long a replica serves a session from its own
 	// copy before it touches the record again, which extends the record's

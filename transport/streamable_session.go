@@ -593,6 +593,21 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 		http.Error(w, "Bad Request: unknown or expired Last-Event-ID", http.StatusBadRequest)
 		return false
 	}
+	if sr := s.h.store; st.standalone && sr != nil && sr.relay != nil && s.sessionStored != nil {
+		// The GET stream, resumed here: the record names this replica
+		// while it lives here (see serveGET).
+		sr.streamOpened(r.Context(), s)
+		ended := end
+		end = func() {
+			sr.streamClosed(s)
+			ended()
+		}
+		defer func() {
+			if !handedOver {
+				sr.streamClosed(s)
+			}
+		}()
+	}
 	conn, _ := st.attach(w, func() ([]StoredEvent, error) {
 		if st.gap { // attach holds the stream's lock
 			return nil, ErrEventNotFound

@@ -545,25 +545,11 @@ func busReplicasGetStream(t *testing.T, store transport.SessionStore, bus mcp.Bu
 func busReplicasStreamRecord(t *testing.T, store transport.SessionStore, bus mcp.Bus) {
 	CheckGoroutines(t, func(ctx context.Context) {
 		ws := newWatchStore(store)
-		c := newBusCluster(t, ws, bus, transport.StreamableHTTPOptions{SessionRecheck: 20 * time.Millisecond})
+		c := newBusCluster(t, ws, bus, transport.StreamableHTTPOptions{SessionRecheck: 20 * time.Millisecond, EventStore: transport.NewMemoryEventStore(nil)})
 		cs := c.connectClient(t, ctx, false, nil)
 		sid := cs.ID()
 		// A GET stream on replica 1, with no other request from now on.
-		gctx, stop := context.WithCancel(ctx)
-		defer stop()
-		req, _ := http.NewRequestWithContext(gctx, http.MethodGet, c.https[1].URL, nil)
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		got := make(chan error, 1)
-		go func() {
-			resp, err := http.DefaultClient.Do(req)
-			if err == nil {
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-			got <- err
-		}()
+		first, stop := openGET(t, ctx, c.https[1].URL, sid, "")
 		one := c.servers[1].ReplicaID()
 		ws.replicaNamed(t, func(r string) bool { return r == one })
 		// Only the stream's keeper touches the record now.
@@ -585,7 +571,77 @@ func busReplicasStreamRecord(t *testing.T, store transport.SessionStore, bus mcp
 			t.Errorf("the touch left the expiry at %v (was %v)", after.Expires, before.Expires)
 		}
 		stop()
-		<-got
+		ws.replicaNamed(t, func(r string) bool { return r == "" })
+		// The client resumes the stream (Last-Event-ID) where it was:
+		// the record names the replica again while it lives. (Resumed
+		// on another replica, the stream's log is replayed and
+		// followed, and that replica holds no GET stream of its own.)
+		if first == "" {
+			t.Fatal("the GET stream sent no event ID to resume from")
+		}
+		_, stop = openGET(t, ctx, c.https[1].URL, sid, first)
+		ws.replicaNamed(t, func(r string) bool { return r == one })
+		stop()
 		ws.replicaNamed(t, func(r string) bool { return r == "" })
 	})
+}
+
+// openGET opens a GET stream of the session at url, resuming after last
+// when not "", and returns the ID of its first event (the priming one)
+// and the function that ends the stream and waits for its end.
+func openGET(t *testing.T, ctx context.Context, url, sid, last string) (string, func()) {
+	t.Helper()
+	gctx, cancel := context.WithCancel(ctx)
+	req, _ := http.NewRequestWithContext(gctx, http.MethodGet, url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if last != "" {
+		req.Header.Set("Last-Event-ID", last)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		cancel()
+		resp.Body.Close()
+		t.Fatalf("GET: status %d", resp.StatusCode)
+	}
+	done := make(chan struct{})
+	ids := make(chan string, 1)
+	go func() {
+		defer close(done)
+		defer resp.Body.Close()
+		buf := make([]byte, 4096)
+		var got []byte
+		sent := false
+		for {
+			n, err := resp.Body.Read(buf)
+			got = append(got, buf[:n]...)
+			if !sent {
+				if i := bytes.Index(got, []byte("id: ")); i >= 0 {
+					if j := bytes.IndexByte(got[i:], '\n'); j >= 0 {
+						ids <- string(got[i+4 : i+j])
+						sent = true
+					}
+				}
+			}
+			if err != nil {
+				if !sent {
+					ids <- ""
+				}
+				return
+			}
+		}
+	}()
+	first := ""
+	if last == "" {
+		first = recvWithin(t, ids, "the GET stream's first event")
+	}
+	return first, func() {
+		cancel()
+		<-done
+	}
 }
