@@ -30,7 +30,7 @@ import (
 
 // Kinds of bus messages about one session (see mcplink.Relay), besides
 // those of bus.go.
-var relayKinds = [...]string{mcplink.RelayDeleted, mcplink.RelayChanged, mcplink.RelayCancel, mcplink.RelayAnswer, mcplink.RelayStream}
+var relayKinds = [...]string{mcplink.RelayDeleted, mcplink.RelayChanged, mcplink.RelayCancel, mcplink.RelayAnswer, mcplink.RelayStream, mcplink.RelaySSE}
 
 // maxRelaySessionID bounds the session ID a relayed message names.
 const maxRelaySessionID = 256
@@ -50,7 +50,7 @@ func checkRelayMessage(m *busMessage) error {
 		if m.Version < 1 {
 			return errors.New("a change without a version")
 		}
-	case mcplink.RelayCancel, mcplink.RelayAnswer, mcplink.RelayStream:
+	case mcplink.RelayCancel, mcplink.RelayAnswer, mcplink.RelayStream, mcplink.RelaySSE:
 		if len(m.Msg) == 0 || len(m.Msg) > mcplink.MaxRelayBytes {
 			return errors.New("no message, or one over the limit")
 		}

@@ -745,12 +745,24 @@ func (c storedConn) SaveState(ctx context.Context, version string, state []byte)
 
 func init() {
 	mcplink.AttachRelay = func(handler any, r mcplink.Relay) mcplink.RelayTarget {
-		h, ok := handler.(*StreamableHTTPHandler)
-		if !ok || h.store == nil || r == nil || !validRelayReplica(r.Replica()) {
+		if r == nil || !validRelayReplica(r.Replica()) {
 			return nil
 		}
-		h.store.relay, h.store.self = r, r.Replica()
-		return (*relayTarget)(h)
+		switch h := handler.(type) {
+		case *StreamableHTTPHandler:
+			if h.store == nil {
+				return nil
+			}
+			h.store.relay, h.store.self = r, r.Replica()
+			return (*relayTarget)(h)
+		case *SSEHandler:
+			if !r.Addressed() {
+				return nil
+			}
+			h.relay = r
+			return (*sseRelayTarget)(h)
+		}
+		return nil
 	}
 }
 

@@ -142,6 +142,12 @@ const (
 	RelayCancel  = "cancel"
 	RelayAnswer  = "answer"
 	RelayStream  = "stream"
+	// RelaySSE, to one replica: what a client of the legacy HTTP+SSE
+	// transport POSTed for its session, whose event stream that replica
+	// holds (the endpoint it was given names it). data is a JSON object:
+	// "p", the keyed hash of the POST's principal ("" for none), and
+	// "m", the message as posted.
+	RelaySSE = "sse"
 	// RelayGap is given to RelayReceive, with no session, when messages
 	// may have been lost on the bus.
 	RelayGap = "gap"
@@ -151,10 +157,11 @@ const (
 // so that it fits the bus's messages (64 KiB) with its envelope.
 const MaxRelayBytes = 60 << 10
 
-// AttachRelay makes handler (a *transport.StreamableHTTPHandler) relay
-// its sessions' messages through r, and returns it as the RelayTarget
-// that r delivers to; nil when the handler keeps no session store (then
-// it is left as it was). Set by package transport's init.
+// AttachRelay makes handler (a *transport.StreamableHTTPHandler with a
+// session store, or a *transport.SSEHandler) relay its sessions'
+// messages through r, and returns it as the RelayTarget that r delivers
+// to; nil when the handler has nothing to relay (then it is left as it
+// was). Set by package transport's init.
 var AttachRelay func(handler any, r Relay) RelayTarget
 
 // RelayRequestID is the ID that a replica gives the requests it sends the

@@ -46,6 +46,10 @@ import (
 //   - StreamRecord: the record names the replica holding the GET stream
 //     while it lives, the stream alone keeps the record alive, and the
 //     name goes when the stream ends.
+//   - LegacySSE: three legacy HTTP+SSE handlers (no store): the POSTs of
+//     a client whose event stream one replica holds, reaching the
+//     others, are served on the first and answered on its stream; with
+//     the bus down such a POST gets 503.
 //
 // No goroutine outlives a scenario.
 func BusReplicas(t *testing.T, newStore func(t *testing.T) transport.SessionStore, newBus func(t *testing.T) mcp.Bus) {
@@ -55,6 +59,7 @@ func BusReplicas(t *testing.T, newStore func(t *testing.T) transport.SessionStor
 	t.Run("AnswerBusDown", func(t *testing.T) { busReplicasBusDown(t, newStore(t), newBus(t)) })
 	t.Run("GetStream", func(t *testing.T) { busReplicasGetStream(t, newStore(t), newBus(t)) })
 	t.Run("StreamRecord", func(t *testing.T) { busReplicasStreamRecord(t, newStore(t), newBus(t)) })
+	t.Run("LegacySSE", func(t *testing.T) { busReplicasLegacySSE(t, newBus(t)) })
 }
 
 // busCluster is three replicas sharing a store and a bus, behind a
@@ -644,4 +649,123 @@ func openGET(t *testing.T, ctx context.Context, url, sid, last string) (string, 
 		cancel()
 		<-done
 	}
+}
+
+func busReplicasLegacySSE(t *testing.T, bus mcp.Bus) {
+	CheckGoroutines(t, func(ctx context.Context) {
+		ab, ok := bus.(mcp.AddressedBus)
+		if !ok {
+			t.Skip("the bus is no mcp.AddressedBus")
+		}
+		fb := &failingBus{AddressedBus: ab}
+		ring := mcp.NewRandomKeyRing()
+		var (
+			mu      sync.Mutex
+			posts   []int // the replica of each POST
+			urls    []*url.URL
+			https   []*httptest.Server
+			servers []*mcp.Server
+		)
+		for i := range 3 {
+			s := mcp.NewServer(&mcp.Implementation{Name: "replica", Version: "1"}, &mcp.ServerOptions{Keys: ring, Bus: fb})
+			err := mcp.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (askOut, error) {
+				res, err := req.Session.CreateMessage(ctx, sampleParams())
+				if err != nil {
+					return askOut{}, err
+				}
+				return askOut{Replica: i, Text: textOf(res)}, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			servers = append(servers, s)
+			h := mcp.NewSSEHandler(s, nil)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost {
+					mu.Lock()
+					posts = append(posts, i)
+					mu.Unlock()
+				}
+				h.ServeHTTP(w, r)
+			}))
+			https = append(https, srv)
+			u, _ := url.Parse(srv.URL)
+			urls = append(urls, u)
+			t.Cleanup(func() {
+				h.Close()
+				srv.Close()
+				s.Close()
+			})
+		}
+		var next atomic.Int32
+		proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(urls[int(next.Add(1)-1)%len(urls)])
+		}})
+		t.Cleanup(proxy.Close)
+		var samplings atomic.Int32
+		cl := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, &mcp.ClientOptions{
+			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				samplings.Add(1)
+				return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Content: mcp.Contents{&mcp.TextContent{Text: "sampled"}}, Model: "m"}, nil
+			},
+		})
+		cs, err := cl.Connect(ctx, &transport.SSEClientTransport{URL: proxy.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		for range 3 {
+			if _, err := cs.ListTools(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: json.RawMessage(`{}`)})
+		if err != nil || res.IsError {
+			t.Fatalf("ask: %v %+v", err, res)
+		}
+		var out askOut
+		if err := json.Unmarshal(res.StructuredContent, &out); err != nil {
+			t.Fatal(err)
+		}
+		if out.Text != "sampled" || samplings.Load() != 1 {
+			t.Errorf("ask returned %+v after %d samplings", out, samplings.Load())
+		}
+		mu.Lock()
+		elsewhere := 0
+		for _, p := range posts {
+			if p != out.Replica {
+				elsewhere++
+			}
+		}
+		mu.Unlock()
+		if elsewhere == 0 {
+			t.Errorf("every POST reached the replica holding the stream (%d): the test proves nothing", out.Replica)
+		}
+		// The bus down: a POST for the session on another replica is
+		// refused, never accepted and lost.
+		held := servers[out.Replica].Sessions()
+		if len(held) != 1 {
+			t.Fatalf("the replica holding the stream has %d sessions, want 1", len(held))
+		}
+		sid := held[0].ID()
+		target := https[(out.Replica+1)%3].URL + "/?sessionId=" + url.QueryEscape(sid) + "&replica=" + servers[out.Replica].ReplicaID()
+		note := `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`
+		for _, c := range []struct {
+			fail bool
+			want int
+		}{{true, http.StatusServiceUnavailable}, {false, http.StatusAccepted}} {
+			fb.fail.Store(c.fail)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(note))
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.want {
+				t.Errorf("a POST for another replica's session, bus down %v: status %d, want %d", c.fail, resp.StatusCode, c.want)
+			}
+		}
+	})
 }
