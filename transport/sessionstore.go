@@ -817,7 +817,8 @@ func (t *relayTarget) RelayReceive(kind, sid string, version int64, data []byte)
 	switch kind {
 	case mcplink.RelayDeleted:
 		h.logger.Debug("mcp http: session deleted on another replica; closing", "session", sid)
-		s.terminate(ErrSessionTerminated)
+		// On a goroutine of its own: the bus's serves every session.
+		go s.terminate(ErrSessionTerminated)
 		return
 	case mcplink.RelayChanged:
 		h.store.refreshTo(s, version)

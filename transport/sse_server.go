@@ -442,7 +442,42 @@ func (t *sseRelayTarget) RelayReceive(kind, sid string, _ int64, data []byte) {
 			}
 		}
 	}
-	s.deliver(msg)
+	s.queueRelayed(msg)
+}
+
+// queueRelayed queues a relayed message for the session, never waiting
+// (the bus's delivery goroutine serves every session); past
+// maxRelayQueue it is dropped and logged. A goroutine delivers the
+// queue while it is not empty.
+func (s *sseSession) queueRelayed(m jsonrpc.Message) {
+	s.relayMu.Lock()
+	if len(s.relayQ) >= maxRelayQueue {
+		s.relayMu.Unlock()
+		s.h.logger.Warn("mcp sse: relayed messages queue full; dropping one", "session", s.id)
+		return
+	}
+	s.relayQ = append(s.relayQ, m)
+	start := !s.relayRunning
+	s.relayRunning = true
+	s.relayMu.Unlock()
+	if !start {
+		return
+	}
+	go func() {
+		for {
+			s.relayMu.Lock()
+			if len(s.relayQ) == 0 {
+				s.relayQ, s.relayRunning = nil, false
+				s.relayMu.Unlock()
+				return
+			}
+			m := s.relayQ[0]
+			s.relayQ[0] = nil
+			s.relayQ = s.relayQ[1:]
+			s.relayMu.Unlock()
+			s.deliver(m)
+		}
+	}()
 }
 
 // sseSession is one legacy SSE session's connection: a
@@ -456,6 +491,12 @@ type sseSession struct {
 
 	adm      *admission   // the session's slot in the table
 	messages atomic.Int32 // POSTs received, up to 2
+
+	// The messages other replicas relayed, waiting for delivery, and
+	// whether a goroutine delivers them.
+	relayMu      sync.Mutex
+	relayQ       []jsonrpc.Message
+	relayRunning bool
 
 	mu             sync.Mutex
 	w              http.ResponseWriter // nil once the GET request is over
