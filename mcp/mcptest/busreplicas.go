@@ -136,11 +136,15 @@ func newBusCluster(t *testing.T, store transport.SessionStore, bus mcp.Bus, opts
 		urls = append(urls, u)
 	}
 	var next atomic.Int32
-	c.proxy = httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+	// A transport of its own: no connection of another test's proxy
+	// (to a port since reused) is ever taken.
+	tr := &http.Transport{}
+	c.proxy = httptest.NewServer(&httputil.ReverseProxy{Transport: tr, Rewrite: func(pr *httputil.ProxyRequest) {
 		pr.SetURL(urls[int(next.Add(1)-1)%len(urls)])
 	}})
 	t.Cleanup(func() {
 		c.proxy.Close()
+		tr.CloseIdleConnections()
 		for i, h := range c.handlers {
 			h.Close()
 			c.https[i].Close()
@@ -698,10 +702,14 @@ func busReplicasLegacySSE(t *testing.T, bus mcp.Bus) {
 			})
 		}
 		var next atomic.Int32
-		proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		tr := &http.Transport{}
+		proxy := httptest.NewServer(&httputil.ReverseProxy{Transport: tr, Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(urls[int(next.Add(1)-1)%len(urls)])
 		}})
-		t.Cleanup(proxy.Close)
+		t.Cleanup(func() {
+			proxy.Close()
+			tr.CloseIdleConnections()
+		})
 		var samplings atomic.Int32
 		cl := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, &mcp.ClientOptions{
 			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
