@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -107,5 +109,48 @@ func TestBusRelayDropped(t *testing.T) {
 	}
 	if st := post(sid, `{"jsonrpc":"2.0","id":2,"method":"ping"}`).StatusCode; st != http.StatusOK {
 		t.Errorf("ping after: status %d", st)
+	}
+}
+
+// TestBusGapEndsGETStream checks that a gap on the bus ends the GET
+// streams of the sessions kept in a store, which may have missed what
+// other replicas relayed: the client opens them again.
+func TestBusGapEndsGETStream(t *testing.T) {
+	checkGoroutines(t)
+	bus := newObservedBus()
+	s := busServer(bus, nil)
+	h := NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{SessionStore: transport.NewMemorySessionStore(nil)})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		srv.Close()
+		h.Close()
+		s.Close()
+	})
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	get, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Mcp-Session-Id", sid)
+	get.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	stream, err := http.DefaultClient.Do(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	if stream.StatusCode != http.StatusOK {
+		t.Fatalf("GET: status %d", stream.StatusCode)
+	}
+	bus.sub(0).BusGap(errors.New("test gap"))
+	// The stream ends: reading it returns (io.ReadAll would wait
+	// forever on a stream left open).
+	if _, err := io.ReadAll(stream.Body); err != nil {
+		t.Fatalf("reading the GET stream: %v", err)
 	}
 }

@@ -802,10 +802,25 @@ func (t *relayTarget) RelayReceive(kind, sid string, version int64, data []byte)
 	h := (*StreamableHTTPHandler)(t)
 	if kind == mcplink.RelayGap {
 		// Messages may have been lost: each copy checks its record at
-		// its next request.
+		// its next request, and each GET stream held here, which may
+		// have missed what others relayed, ends, so that its client
+		// opens it again (resuming from the event log, if any) rather
+		// than wait on an incomplete stream.
 		for _, id := range h.sessions.ids() {
-			if s, ok := h.sessions.lookup(id); ok && s.sessionStored != nil {
-				s.touched.Store(0)
+			s, ok := h.sessions.lookup(id)
+			if !ok || s.sessionStored == nil {
+				continue
+			}
+			s.touched.Store(0)
+			s.mu.Lock()
+			st := s.standalone
+			s.mu.Unlock()
+			if st != nil {
+				st.mu.Lock()
+				if st.w != nil {
+					st.releaseLocked()
+				}
+				st.mu.Unlock()
 			}
 		}
 		return
