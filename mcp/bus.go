@@ -19,7 +19,12 @@ import (
 // [Server] is given the same Bus in [ServerOptions.Bus]; it publishes
 // the changes made on it and delivers those published by the others to
 // its own sessions and subscriptions/listen streams, as if they had been
-// made locally. Without a Bus a Server tells only its own clients.
+// made locally. Without a Bus a Server tells only its own clients. For
+// the sessions of a Streamable HTTP handler with a shared session store
+// (and of the legacy SSE handler), it also carries the messages of one
+// session between the replicas: a deletion, a change of its record, a
+// cancellation, the client's answer to a request a replica sent, what a
+// replica sends outside any request to the one holding the GET stream.
 //
 // The replicas run the same application, which changes its features on
 // every replica (so that every replica lists the same tools); the bus
