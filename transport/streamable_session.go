@@ -530,6 +530,12 @@ func (s *httpSession) standaloneStream() *httpStream {
 				s.streams = make(map[string]*httpStream)
 			}
 			st.id = "get"
+			if sr := s.h.store; sr != nil && sr.relay != nil {
+				// A stream ID of this replica's own: another replica
+				// may take the session's GET stream over (see resume),
+				// and each numbers the events of its own.
+				st.id = "get." + sr.self
+			}
 			s.streams[st.id] = st
 		}
 		s.standalone = st
@@ -559,6 +565,14 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 	s.mu.Lock()
 	st := s.streams[streamID]
 	s.mu.Unlock()
+	if sr := s.h.store; st == nil && sr != nil && sr.relay != nil && s.sessionStored != nil && (streamID == "get" || strings.HasPrefix(streamID, "get.")) {
+		// The GET stream of another replica, resumed here: what it
+		// stored after last is replayed, and this replica's own GET
+		// stream goes on on the connection. The record names this
+		// replica from now on, so the others send it what they send
+		// the session outside requests.
+		st = s.standaloneStream()
+	}
 	if st == nil {
 		// The stream is over, or is written elsewhere (another process
 		// sharing the store): replay what is stored and, from an event

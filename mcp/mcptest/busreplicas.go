@@ -554,11 +554,14 @@ func busReplicasGetStream(t *testing.T, store transport.SessionStore, bus mcp.Bu
 func busReplicasStreamRecord(t *testing.T, store transport.SessionStore, bus mcp.Bus) {
 	CheckGoroutines(t, func(ctx context.Context) {
 		ws := newWatchStore(store)
-		c := newBusCluster(t, ws, bus, transport.StreamableHTTPOptions{SessionRecheck: 20 * time.Millisecond, EventStore: transport.NewMemoryEventStore(nil)})
+		// Each request rechecks the record; a GET stream touches it
+		// every SessionIdleTimeout/10.
+		c := newBusCluster(t, ws, bus, transport.StreamableHTTPOptions{SessionRecheck: -1, SessionIdleTimeout: 5 * time.Second, EventStore: transport.NewMemoryEventStore(nil)})
 		cs := c.connectClient(t, ctx, false, nil)
 		sid := cs.ID()
 		// A GET stream on replica 1, with no other request from now on.
-		first, stop := openGET(t, ctx, c.https[1].URL, sid, "")
+		g := openGET(t, ctx, c.https[1].URL, sid, "")
+		first := g.firstID(t)
 		one := c.servers[1].ReplicaID()
 		ws.replicaNamed(t, func(r string) bool { return r == one })
 		// Only the stream's keeper touches the record now.
@@ -579,26 +582,53 @@ func busReplicasStreamRecord(t *testing.T, store transport.SessionStore, bus mcp
 		if !after.Expires.After(before.Expires) {
 			t.Errorf("the touch left the expiry at %v (was %v)", after.Expires, before.Expires)
 		}
-		stop()
+		g.stop()
 		ws.replicaNamed(t, func(r string) bool { return r == "" })
 		// The client resumes the stream (Last-Event-ID) where it was:
-		// the record names the replica again while it lives. (Resumed
-		// on another replica, the stream's log is replayed and
-		// followed, and that replica holds no GET stream of its own.)
-		if first == "" {
-			t.Fatal("the GET stream sent no event ID to resume from")
-		}
-		_, stop = openGET(t, ctx, c.https[1].URL, sid, first)
+		// the record names the replica again while it lives.
+		g = openGET(t, ctx, c.https[1].URL, sid, first)
 		ws.replicaNamed(t, func(r string) bool { return r == one })
-		stop()
+		g.stop()
+		ws.replicaNamed(t, func(r string) bool { return r == "" })
+		// Resumed on replica 2, the stream goes on there: the record
+		// names replica 2, and what replica 0 sends the session outside
+		// a request reaches it.
+		g = openGET(t, ctx, c.https[2].URL, sid, first)
+		two := c.servers[2].ReplicaID()
+		ws.replicaNamed(t, func(r string) bool { return r == two })
+		// A request on replica 0 makes its copy current (it may be
+		// already, from the record's change on the bus).
+		if st, _ := rawRequest(t, ctx, http.MethodPost, c.https[0].URL, sid, `{"jsonrpc":"2.0","id":"p","method":"ping"}`); st != http.StatusOK {
+			t.Fatalf("ping on replica 0: status %d", st)
+		}
+		slog.New(mcp.NewLoggingHandler(sessionOf(t, c.servers[0], sid), nil)).Error("from 0")
+		if data := recvWithin(t, g.data, "the message from replica 0"); !strings.Contains(data, "from 0") {
+			t.Fatalf("the resumed stream received %q", data)
+		}
+		g.stop()
 		ws.replicaNamed(t, func(r string) bool { return r == "" })
 	})
 }
 
+// getStream is a GET stream opened by openGET.
+type getStream struct {
+	ids  chan string // the ID of its first event ("" when it had none)
+	data chan string // the data of its message events
+	stop func()      // ends the stream and waits for its end
+}
+
+func (g *getStream) firstID(t *testing.T) string {
+	t.Helper()
+	id := recvWithin(t, g.ids, "the GET stream's first event")
+	if id == "" {
+		t.Fatal("the GET stream sent no event ID to resume from")
+	}
+	return id
+}
+
 // openGET opens a GET stream of the session at url, resuming after last
-// when not "", and returns the ID of its first event (the priming one)
-// and the function that ends the stream and waits for its end.
-func openGET(t *testing.T, ctx context.Context, url, sid, last string) (string, func()) {
+// when not "".
+func openGET(t *testing.T, ctx context.Context, url, sid, last string) *getStream {
 	t.Helper()
 	gctx, cancel := context.WithCancel(ctx)
 	req, _ := http.NewRequestWithContext(gctx, http.MethodGet, url, nil)
@@ -618,41 +648,48 @@ func openGET(t *testing.T, ctx context.Context, url, sid, last string) (string, 
 		resp.Body.Close()
 		t.Fatalf("GET: status %d", resp.StatusCode)
 	}
+	g := &getStream{ids: make(chan string, 1), data: make(chan string, 64)}
 	done := make(chan struct{})
-	ids := make(chan string, 1)
 	go func() {
 		defer close(done)
 		defer resp.Body.Close()
 		buf := make([]byte, 4096)
-		var got []byte
+		var pending []byte
 		sent := false
 		for {
 			n, err := resp.Body.Read(buf)
-			got = append(got, buf[:n]...)
-			if !sent {
-				if i := bytes.Index(got, []byte("id: ")); i >= 0 {
-					if j := bytes.IndexByte(got[i:], '\n'); j >= 0 {
-						ids <- string(got[i+4 : i+j])
-						sent = true
+			pending = append(pending, buf[:n]...)
+			for {
+				i := bytes.IndexByte(pending, '\n')
+				if i < 0 {
+					break
+				}
+				line := string(pending[:i])
+				pending = pending[i+1:]
+				switch {
+				case strings.HasPrefix(line, "id: ") && !sent:
+					g.ids <- line[4:]
+					sent = true
+				case strings.HasPrefix(line, "data: "):
+					select {
+					case g.data <- line[6:]:
+					default:
 					}
 				}
 			}
 			if err != nil {
 				if !sent {
-					ids <- ""
+					g.ids <- ""
 				}
 				return
 			}
 		}
 	}()
-	first := ""
-	if last == "" {
-		first = recvWithin(t, ids, "the GET stream's first event")
-	}
-	return first, func() {
+	g.stop = func() {
 		cancel()
 		<-done
 	}
+	return g
 }
 
 func busReplicasLegacySSE(t *testing.T, bus mcp.Bus) {
