@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/mcpkit/mcpkit/internal/mcplink"
 )
 
 // Bus carries, between the replicas of one server, the changes each
@@ -16,7 +19,12 @@ import (
 // [Server] is given the same Bus in [ServerOptions.Bus]; it publishes
 // the changes made on it and delivers those published by the others to
 // its own sessions and subscriptions/listen streams, as if they had been
-// made locally. Without a Bus a Server tells only its own clients.
+// made locally. Without a Bus a Server tells only its own clients. For
+// the sessions of a Streamable HTTP handler with a shared session store
+// (and of the legacy SSE handler), it also carries the messages of one
+// session between the replicas: a deletion, a change of its record, a
+// cancellation, the client's answer to a request a replica sent, what a
+// replica sends outside any request to the one holding the GET stream.
 //
 // The replicas run the same application, which changes its features on
 // every replica (so that every replica lists the same tools); the bus
@@ -35,15 +43,11 @@ import (
 // github.com/mcpkit/mcpkit/redisstore has one on Redis, and
 // mcptest.BusSuite checks an implementation.
 //
-// Messages addressed to one replica (the answer to a request a replica
-// sent a client, a cancellation, a message for a GET stream another
-// replica holds) are to come as an optional method of a Bus,
-//
-//	PublishTo(ctx context.Context, replica string, msg []byte) error
-//
-// that delivers msg only to the subscriptions of the replica named (which
-// a subscriber will give by an optional method of its own), through the
-// same BusSubscriber.
+// Messages for one session held on another replica (the answer to a
+// request a replica sent a client, a message for a GET stream another
+// replica holds) are addressed to that replica: a bus that can address
+// replicas implements [AddressedBus] too. See docs/SCALING.md
+// ("Messages for one session").
 type Bus interface {
 	// Publish sends msg to every subscription of the bus. It returns once
 	// the bus took msg, not once msg was delivered, and fails if the bus
@@ -71,6 +75,54 @@ type BusSubscriber interface {
 	BusGap(err error)
 }
 
+// AddressedBus is a [Bus] that can also deliver a message to the
+// subscriptions of one replica alone. A Server whose Bus is one makes
+// its Streamable HTTP sessions kept in a shared session store whole
+// across replicas: the answer to a request that a replica sent the
+// client reaches that replica wherever the client POSTs it, and what a
+// replica sends a session outside any request reaches the GET stream
+// that another replica holds. Without it those stay where they are made
+// (the broadcasts of the session store, deletions and cancellations, go
+// on the plain Bus).
+//
+// A subscriber that is a [ReplicaSubscriber] is subscribed, with the
+// same subscription, to the messages addressed to its replica. They
+// come through the same BusSubscriber as the broadcast ones, with the
+// same guarantees: once, in each publisher's order, and a gap where any
+// may have been lost.
+type AddressedBus interface {
+	Bus
+	// PublishTo sends msg to the subscriptions of replica only (those
+	// whose subscriber's BusReplica returns replica), as Publish does
+	// to all. A replica with no subscription loses msg; that is no
+	// error. Replica IDs are 1 to 64 bytes of [A-Za-z0-9_-].
+	PublishTo(ctx context.Context, replica string, msg []byte) error
+}
+
+// ReplicaSubscriber is a [BusSubscriber] that names its replica: an
+// [AddressedBus] delivers it the messages addressed to that replica,
+// besides the broadcast ones. BusReplica is called once, in Subscribe.
+type ReplicaSubscriber interface {
+	BusSubscriber
+	BusReplica() string
+}
+
+// ValidReplicaID reports whether id can name a replica on a bus: 1 to
+// 64 bytes of ASCII letters, digits, '_' and '-', so that it can be part
+// of a channel name or key as it is.
+func ValidReplicaID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // ErrBusOverflow is the cause given to BusGap when a subscriber fell
 // behind by the bus's buffer and messages were dropped.
 var ErrBusOverflow = errors.New("mcp: bus subscriber fell behind; messages were dropped")
@@ -78,7 +130,7 @@ var ErrBusOverflow = errors.New("mcp: bus subscriber fell behind; messages were 
 // DefaultBusQueue is the default of MemoryBus.QueueSize.
 const DefaultBusQueue = 1024
 
-// MemoryBus is a [Bus] within one process, for Servers that serve as
+// MemoryBus is an [AddressedBus] within one process, for Servers that serve as
 // replicas of one server there (and for tests). Publish never waits for
 // a subscriber: each subscription has a queue of QueueSize messages,
 // delivered by a goroutine of its own while it is not empty, and a
@@ -89,9 +141,12 @@ type MemoryBus struct {
 	// means DefaultBusQueue.
 	QueueSize int
 
-	mu   sync.RWMutex
-	subs map[*memorySub]struct{}
+	mu       sync.RWMutex
+	subs     map[*memorySub]struct{}
+	replicas map[string]map[*memorySub]struct{} // the subs of each replica
 }
+
+var _ AddressedBus = (*MemoryBus)(nil)
 
 // Publish implements [Bus]: it queues a copy of msg for every
 // subscription and returns.
@@ -112,6 +167,28 @@ func (b *MemoryBus) Publish(ctx context.Context, msg []byte) error {
 	return nil
 }
 
+// PublishTo implements [AddressedBus]: it queues a copy of msg for
+// every subscription of replica and returns.
+func (b *MemoryBus) PublishTo(ctx context.Context, replica string, msg []byte) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("mcp: bus publish: %w", err)
+	}
+	if !ValidReplicaID(replica) {
+		return fmt.Errorf("mcp: bus publish: invalid replica ID %q", replica)
+	}
+	msg = append([]byte(nil), msg...)
+	limit := b.QueueSize
+	if limit <= 0 {
+		limit = DefaultBusQueue
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	for s := range b.replicas[replica] {
+		s.q.push(msg, limit)
+	}
+	return nil
+}
+
 // Subscribe implements [Bus].
 func (b *MemoryBus) Subscribe(ctx context.Context, sub BusSubscriber) (io.Closer, error) {
 	if sub == nil {
@@ -122,25 +199,47 @@ func (b *MemoryBus) Subscribe(ctx context.Context, sub BusSubscriber) (io.Closer
 	}
 	s := &memorySub{bus: b}
 	s.q.sub = sub
+	if rs, ok := sub.(ReplicaSubscriber); ok {
+		s.replica = rs.BusReplica()
+		if !ValidReplicaID(s.replica) {
+			return nil, fmt.Errorf("mcp: bus subscribe: invalid replica ID %q", s.replica)
+		}
+	}
 	b.mu.Lock()
 	if b.subs == nil {
 		b.subs = make(map[*memorySub]struct{})
 	}
 	b.subs[s] = struct{}{}
+	if s.replica != "" {
+		if b.replicas == nil {
+			b.replicas = make(map[string]map[*memorySub]struct{})
+		}
+		if b.replicas[s.replica] == nil {
+			b.replicas[s.replica] = make(map[*memorySub]struct{})
+		}
+		b.replicas[s.replica][s] = struct{}{}
+	}
 	b.mu.Unlock()
 	return s, nil
 }
 
 // memorySub is one subscription of a MemoryBus.
 type memorySub struct {
-	bus *MemoryBus
-	q   busQueue
+	bus     *MemoryBus
+	replica string // "" for a subscriber that names none
+	q       busQueue
 }
 
 // Close ends the subscription and waits for a delivery in progress.
 func (s *memorySub) Close() error {
 	s.bus.mu.Lock()
 	delete(s.bus.subs, s)
+	if m := s.bus.replicas[s.replica]; m != nil {
+		delete(m, s)
+		if len(m) == 0 {
+			delete(s.bus.replicas, s.replica)
+		}
+	}
 	s.bus.mu.Unlock()
 	s.q.close()
 	return nil
@@ -238,6 +337,14 @@ type busMessage struct {
 	Kind   string   `json:"k"`
 	Lists  []string `json:"l,omitempty"` // list_changed methods
 	URI    string   `json:"u,omitempty"`
+	// Of the messages about one session (see bus_addressed.go): the
+	// session, the record's version (changed), the replica addressed
+	// (answer, stream) and the JSON-RPC message (cancel, answer,
+	// stream).
+	Session string          `json:"s,omitempty"`
+	Version int64           `json:"n,omitempty"`
+	To      string          `json:"t,omitempty"`
+	Msg     json.RawMessage `json:"m,omitempty"`
 }
 
 // listMethods are the list_changed notifications a bus carries.
@@ -275,7 +382,12 @@ func decodeBusMessage(data []byte, maxURI int) (*busMessage, error) {
 		}
 	case busGap:
 	default:
-		return nil, fmt.Errorf("unknown kind %q", m.Kind)
+		if !slices.Contains(relayKinds[:], m.Kind) {
+			return nil, fmt.Errorf("unknown kind %q", m.Kind)
+		}
+		if err := checkRelayMessage(&m); err != nil {
+			return nil, err
+		}
 	}
 	return &m, nil
 }
@@ -312,11 +424,12 @@ type busLink struct {
 	cancel context.CancelFunc
 
 	mu      sync.Mutex
-	sub     io.Closer           // nil if Subscribe failed
-	lists   uint8               // list_changed methods to publish, by listBit
-	uris    []string            // resource updates to publish, in order
-	queued  map[string]struct{} // the members of uris
-	gap     bool                // publish a gap: the others missed messages
+	targets []mcplink.RelayTarget // the handlers relaying their sessions here; replaced, never modified
+	sub     io.Closer             // nil if Subscribe failed
+	lists   uint8                 // list_changed methods to publish, by listBit
+	uris    []string              // resource updates to publish, in order
+	queued  map[string]struct{}   // the members of uris
+	gap     bool                  // publish a gap: the others missed messages
 	running bool
 	closed  bool
 	wg      sync.WaitGroup
@@ -326,6 +439,17 @@ type busLink struct {
 func newBusLink(s *Server, bus Bus) *busLink {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &busLink{s: s, bus: bus, origin: newSessionID(), ctx: ctx, cancel: cancel}
+}
+
+// ReplicaID returns the ID by which the replicas sharing the server's
+// [ServerOptions.Bus] address this one (a session's record names the
+// replica holding its GET stream by it): random for each Server, made in
+// NewServer; "" without a Bus.
+func (s *Server) ReplicaID() string {
+	if s.bus == nil {
+		return ""
+	}
+	return s.bus.origin
 }
 
 // subscribe subscribes the link to its bus; the Server's bus field is
@@ -503,12 +627,20 @@ func (b *busSubscriber) BusMessage(data []byte) {
 		l.s.deliverResourceUpdated(&ResourceUpdatedParams{URI: m.URI})
 	case busGap:
 		l.s.busGap(errors.New("mcp: another replica could not publish its changes"))
+	default:
+		l.deliverRelayed(m)
 	}
 }
 
+// BusReplica implements [ReplicaSubscriber]: the messages addressed to
+// this Server's replica ID come through this subscription too.
+func (b *busSubscriber) BusReplica() string { return (*busLink)(b).origin }
+
 // BusGap tells this replica's clients that changes may have been missed.
 func (b *busSubscriber) BusGap(err error) {
-	(*busLink)(b).s.busGap(err)
+	l := (*busLink)(b)
+	l.s.busGap(err)
+	l.relayGap()
 }
 
 // busGap handles a gap on the bus: this replica's clients may have

@@ -183,8 +183,14 @@ type ServerOptions struct {
 	// Bus, when set, connects the server to the other replicas of the
 	// same server: the list changes and resource updates made on each
 	// reach the sessions and subscriptions/listen streams of all (see
-	// [Bus]). The server subscribes in NewServer and unsubscribes in
-	// [Server.Close]. Nil means a server alone: no cost, no goroutine.
+	// [Bus]). With a session store on its Streamable HTTP handler
+	// (transport.StreamableHTTPOptions.SessionStore), the messages of one
+	// session cross replicas on it too: deletions, cancellations, the
+	// client's answers to server requests, and what is sent outside a
+	// request to the replica holding the GET stream (the last two need
+	// an [AddressedBus]). The server subscribes in NewServer and
+	// unsubscribes in [Server.Close]. Nil means a server alone: no cost,
+	// no goroutine.
 	Bus Bus
 }
 

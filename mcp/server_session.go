@@ -25,6 +25,10 @@ type ServerSession struct {
 	// is where its snapshot goes (see attachRecord); set before the
 	// session serves.
 	record mcplink.SessionState
+	// relayIDs, for a session with a record on a Server with a Bus,
+	// numbers its requests to the client (see bus_addressed.go); nil
+	// otherwise. Set before the session serves.
+	relayIDs *relayIDs
 
 	mu            sync.Mutex
 	stateless     bool // one exchange of a stateless transport; set before the session serves
@@ -192,7 +196,14 @@ func (ss *ServerSession) sendNotes() {
 		q.items = q.items[1:]
 		ss.mu.Unlock()
 
-		ctx, cancel := context.WithTimeoutCause(context.Background(), timeout, errStalled)
+		base := context.Background()
+		if n.key != "" && ss.record != nil {
+			// A list change or resource update, which every replica
+			// holding a copy of the session is told of: the one
+			// holding the GET stream sends it, the others keep it.
+			base = mcplink.NoRelay(base)
+		}
+		ctx, cancel := context.WithTimeoutCause(base, timeout, errStalled)
 		stop := context.AfterFunc(ctx, func() {
 			if context.Cause(ctx) == errStalled {
 				ss.server.logger.Warn("mcp: closing a stalled session", "session", ss.ID(), "method", n.method)
@@ -572,7 +583,7 @@ func (ss *ServerSession) request(ctx context.Context, method string, params Para
 			defer cancel()
 		}
 	}
-	return ss.call(ctx, method, params, result)
+	return ss.call(ss.withRelayID(ctx), method, params, result)
 }
 
 // Ping checks that the client is responsive.
@@ -804,6 +815,9 @@ type sessionSnapshot struct {
 // snapshot: no initialize exchange. It runs before the session serves.
 func (ss *ServerSession) attachRecord(st mcplink.SessionState) {
 	ss.record = st
+	if l := ss.server.bus; l != nil {
+		ss.relayIDs = &relayIDs{replica: l.origin}
+	}
 	if raw := st.RestoredState(); raw != nil {
 		ss.mu.Lock()
 		ss.state = stateReady
@@ -875,6 +889,12 @@ func (ss *ServerSession) saveState(ctx context.Context, redo func()) error {
 		var raw []byte
 		if raw, err = stdjson.Marshal(&snap); err == nil {
 			err = ss.record.SaveState(ctx, snap.ProtocolVersion, raw)
+		}
+		if err == nil {
+			// The record's newest version is this snapshot: the
+			// session is as saved, whatever snapshot of another replica
+			// the transport applied meanwhile.
+			ss.applySnapshot(raw)
 		}
 		if err == nil || redo == nil || !errors.Is(err, transport.ErrVersionConflict) {
 			break

@@ -36,7 +36,13 @@ func NewStreamableHTTPHandler(s *Server, opts *transport.StreamableHTTPOptions) 
 	if o.SessionIDs == nil {
 		o.SessionIDs = s.states.ring
 	}
-	return mcplink.NewStreamableHTTPHandler(s.connectConn, &o).(*transport.StreamableHTTPHandler)
+	h := mcplink.NewStreamableHTTPHandler(s.connectConn, &o).(*transport.StreamableHTTPHandler)
+	if s.bus != nil && o.SessionStore != nil {
+		// The sessions' messages cross replicas on the bus (see
+		// bus_addressed.go).
+		s.bus.attachRelay(h)
+	}
+	return h
 }
 
 // connectConn starts a session on an accepted connection (c is a
@@ -70,5 +76,11 @@ func NewSSEHandler(s *Server, opts *transport.SSEOptions) *transport.SSEHandler 
 	if o.SessionIDs == nil {
 		o.SessionIDs = s.states.ring
 	}
-	return mcplink.NewSSEHandler(s.connectConn, &o).(*transport.SSEHandler)
+	h := mcplink.NewSSEHandler(s.connectConn, &o).(*transport.SSEHandler)
+	if s.bus != nil {
+		// A POST reaching a replica that does not hold its session's
+		// event stream goes to the one that does (see bus_addressed.go).
+		s.bus.attachRelay(h)
+	}
+	return h
 }

@@ -73,7 +73,7 @@ func (ss *ServerSession) requestAsTask(ctx context.Context, method string, param
 			// client, without waiting long.
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
-			ss.call(cctx, MethodTasksCancel, &CancelTaskParams{TaskID: id}, &Task{})
+			ss.call(ss.withRelayID(cctx), MethodTasksCancel, &CancelTaskParams{TaskID: id}, &Task{})
 		}
 	}()
 	if err := context.Cause(ctx); err != nil {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -45,7 +46,7 @@ const DefaultMaxBusMessage = 64 << 10
 // BusOptions.MaxMessageBytes.
 var ErrBusMessageTooLarge = errors.New("redisstore: a bus message over MaxMessageBytes was dropped")
 
-// Bus is an [mcp.Bus] on Redis Pub/Sub: give the same Bus, or Buses on
+// Bus is an [mcp.AddressedBus] on Redis Pub/Sub: give the same Bus, or Buses on
 // the same Redis with the same prefix, to the replicas' mcp.Servers in
 // ServerOptions.Bus. It passes mcptest.BusSuite.
 //
@@ -74,6 +75,16 @@ var ErrBusMessageTooLarge = errors.New("redisstore: a bus message over MaxMessag
 // different nodes may arrive out of order. After a failover of that
 // master the subscriptions are renewed, which tells a gap.
 //
+// Messages addressed to one replica (PublishTo) go on a channel of that
+// replica, Prefix+"bus:r:"+replica, which a subscriber naming its
+// replica (mcp.ReplicaSubscriber) is subscribed to on the same
+// connection as the broadcast channel: still one Pub/Sub connection per
+// subscription, whatever the number of sessions, and one gap signal for
+// both. One channel per replica rather than per session: a replica
+// subscribes once, when it starts, so no message is lost to a
+// subscription still under way, and Redis holds as many channels as
+// there are replicas.
+//
 // Redis is inside the trust boundary: whoever may PUBLISH on the channel
 // can make every replica's clients re-fetch their lists. The mcp.Server
 // drops and logs the messages it cannot read.
@@ -84,7 +95,7 @@ type Bus struct {
 	channel string
 }
 
-var _ mcp.Bus = (*Bus)(nil)
+var _ mcp.AddressedBus = (*Bus)(nil)
 
 // NewBus returns a bus on client, which may be a standalone, Sentinel
 // (failover) or Cluster client. Nil opts means the defaults. The bus does
@@ -105,31 +116,55 @@ func NewBus(client redis.UniversalClient, opts *BusOptions) (*Bus, error) {
 
 // Publish implements mcp.Bus with one PUBLISH, bounded by Timeout.
 func (b *Bus) Publish(ctx context.Context, msg []byte) error {
+	return b.publish(ctx, b.channel, msg)
+}
+
+// PublishTo implements mcp.AddressedBus with one PUBLISH on the
+// replica's channel, Prefix+"bus:r:"+replica, bounded by Timeout. The
+// replica ID is checked (mcp.ValidReplicaID) before the channel is
+// named.
+func (b *Bus) PublishTo(ctx context.Context, replica string, msg []byte) error {
+	if !mcp.ValidReplicaID(replica) {
+		return wrap("bus publish", fmt.Errorf("invalid replica ID %q", replica))
+	}
+	return b.publish(ctx, b.replicaChannel(replica), msg)
+}
+
+// replicaChannel is the channel of the messages addressed to replica.
+func (b *Bus) replicaChannel(replica string) string { return b.channel + ":r:" + replica }
+
+// publish sends msg on channel, through the node the subscriptions are
+// on.
+func (b *Bus) publish(ctx context.Context, channel string, msg []byte) error {
 	if err := ctx.Err(); err != nil {
 		return wrap("bus publish", err)
 	}
 	c := b.bounds.op(ctx)
-	if err := c.end(b.publish(c.ctx, msg)); err != nil {
+	if err := c.end(b.send(c.ctx, channel, msg)); err != nil {
 		return wrap("bus publish", err)
 	}
 	return nil
 }
 
-// publish sends msg with one PUBLISH that go-redis does not retry.
-func (b *Bus) publish(octx context.Context, msg []byte) error {
+// send sends msg on channel with one PUBLISH that go-redis does not
+// retry.
+func (b *Bus) send(octx context.Context, channel string, msg []byte) error {
 	var node processor = b.client
 	if cc, ok := b.client.(*redis.ClusterClient); ok {
 		// The node the subscriptions are on (go-redis subscribes on the
 		// master of the channel's slot): PUBLISH on any node reaches
 		// them, but messages sent through different nodes may overtake
-		// each other.
+		// each other. A subscription is on the node of the broadcast
+		// channel, whichever other channel it has (go-redis picks the
+		// node by the first channel), so an addressed message goes
+		// there too, and keeps its order with the broadcast ones.
 		m, err := cc.MasterForKey(octx, b.channel)
 		if err != nil {
 			return err
 		}
 		node = m
 	}
-	return process(octx, node, "publish", b.channel, msg).Err()
+	return process(octx, node, "publish", channel, msg).Err()
 }
 
 // ErrResubscribed is the cause given to BusGap when the subscription's
@@ -149,15 +184,34 @@ func (b *Bus) Subscribe(ctx context.Context, sub mcp.BusSubscriber) (io.Closer, 
 	if err := ctx.Err(); err != nil {
 		return nil, wrap("bus subscribe", err)
 	}
+	channels := []string{b.channel}
+	if rs, ok := sub.(mcp.ReplicaSubscriber); ok {
+		replica := rs.BusReplica()
+		if !mcp.ValidReplicaID(replica) {
+			return nil, wrap("bus subscribe", fmt.Errorf("invalid replica ID %q", replica))
+		}
+		// One connection for both: the broadcast channel first, which
+		// places the subscription on a Cluster (see publish).
+		channels = append(channels, b.replicaChannel(replica))
+	}
 	octx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
-	ps := b.client.Subscribe(octx, b.channel)
-	_, err := ps.Receive(octx) // the confirmation
+	ps := b.client.Subscribe(octx, channels...)
+	confirmed := make(map[string]bool, len(channels))
+	var err error
+	for len(confirmed) < len(channels) && err == nil {
+		var m any
+		if m, err = ps.Receive(octx); err == nil {
+			if c, ok := m.(*redis.Subscription); ok && c.Kind == "subscribe" {
+				confirmed[c.Channel] = true
+			}
+		}
+	}
 	cancel()
 	if err != nil && ctx.Err() != nil {
 		ps.Close()
 		return nil, wrap("bus subscribe", ctx.Err())
 	}
-	s := &busSub{ps: ps, confirmed: err == nil, maxBytes: b.opts.MaxMessageBytes, done: make(chan struct{})}
+	s := &busSub{ps: ps, confirmed: confirmed, maxBytes: b.opts.MaxMessageBytes, done: make(chan struct{})}
 	s.q.sub, s.q.limit = sub, b.opts.QueueSize
 	go s.read(ps.ChannelWithSubscriptions())
 	return s, nil
@@ -166,7 +220,7 @@ func (b *Bus) Subscribe(ctx context.Context, sub mcp.BusSubscriber) (io.Closer, 
 // busSub is one subscription of a Bus.
 type busSub struct {
 	ps        *redis.PubSub
-	confirmed bool // Redis confirmed the subscription once; read's alone after Subscribe
+	confirmed map[string]bool // the channels Redis confirmed once; read's alone after Subscribe
 	maxBytes  int
 	q         busQueue
 	done      chan struct{} // closed when read returns
@@ -192,10 +246,10 @@ func (s *busSub) read(ch <-chan any) {
 			}
 			// A renewed subscription, or the first one, confirmed
 			// late: what was published before it was lost.
-			if s.confirmed {
+			if s.confirmed[m.Channel] {
 				s.q.gap(ErrResubscribed)
 			} else {
-				s.confirmed = true
+				s.confirmed[m.Channel] = true
 				s.q.gap(errors.New("redisstore: the bus subscription was confirmed late; messages published before were lost"))
 			}
 		}

@@ -14,6 +14,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -97,9 +98,11 @@ type SessionRecord struct {
 	// keyed hash of the principal or remote address), "" when not
 	// counted.
 	Peer string
-	// Replica names the replica holding the session's GET stream, "" for
-	// none. (Not used yet: messages for a GET stream held elsewhere need
-	// the message bus.)
+	// Replica names the replica holding the session's GET stream, ""
+	// for none: set when the stream opens and cleared when it closes, by
+	// a handler whose server has a bus (package mcp's Bus, whose replica
+	// IDs it holds), so that the other replicas send it what they send
+	// the session outside any request.
 	Replica string
 	// State is the MCP session's snapshot, opaque to the transport:
 	// package mcp writes and reads it.
@@ -383,6 +386,10 @@ type sessionRecords struct {
 	hasher SessionHasher
 	ttl    time.Duration // a record's life after the last touch
 	every  time.Duration // between rechecks; 0: every request
+	// relay carries the sessions' messages between replicas (set by
+	// mcplink.AttachRelay before the handler serves); nil without one.
+	relay mcplink.Relay
+	self  string // this replica's ID on the relay
 }
 
 func newSessionRecords(h *StreamableHTTPHandler) *sessionRecords {
@@ -551,17 +558,27 @@ func (sr *sessionRecords) recheck(ctx context.Context, s *httpSession) *httpSess
 	return s
 }
 
-// refresh reads the record of s again and passes its snapshot on.
-func (sr *sessionRecords) refresh(ctx context.Context, s *httpSession) {
+// refresh reads the record of s again and passes its snapshot on,
+// reporting whether it could read it. Reads and saves of one session's
+// record are serialized (saveMu), so that a snapshot read before a save
+// is never applied after it.
+func (sr *sessionRecords) refresh(ctx context.Context, s *httpSession) bool {
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	return sr.refreshLocked(ctx, s)
+}
+
+// refreshLocked is refresh with s.saveMu held.
+func (sr *sessionRecords) refreshLocked(ctx context.Context, s *httpSession) bool {
 	rec, err := sr.store.Get(ctx, s.id)
 	if err != nil {
 		sr.h.logger.Warn("mcp http: session store read failed", "session", s.id, "err", err)
-		return
+		return false
 	}
 	s.mu.Lock()
 	if s.rec != nil && rec.Version <= s.rec.Version {
 		s.mu.Unlock()
-		return
+		return true
 	}
 	s.rec = rec
 	f := s.onState
@@ -569,12 +586,14 @@ func (sr *sessionRecords) refresh(ctx context.Context, s *httpSession) {
 	if f != nil && rec.State != nil {
 		f(rec.State)
 	}
+	return true
 }
 
 // serveDELETE serves a DELETE with a session store: the record goes,
 // whichever replica holds the session, and the copy this replica holds.
-// (A copy another replica holds lives until its next recheck, with the
-// requests it is handling: telling it at once needs the message bus.)
+// With a relay the other replicas are told, and drop their copies at
+// once; without one, a copy another replica holds lives until its next
+// recheck, with the requests it is handling.
 func (sr *sessionRecords) serveDELETE(w http.ResponseWriter, r *http.Request) {
 	h := sr.h
 	id := r.Header.Get(headerSessionID)
@@ -618,6 +637,10 @@ func (sr *sessionRecords) serveDELETE(w http.ResponseWriter, r *http.Request) {
 		writeLookupError(w, errStoreDown)
 		return
 	}
+	if err == nil {
+		// The replicas holding a copy drop it now, cancelling its work.
+		sr.announce(r.Context(), mcplink.RelayDeleted, id, 0)
+	}
 	if s != nil {
 		s.deleteEvents.Store(true)
 		s.terminate(ErrSessionTerminated)
@@ -643,6 +666,20 @@ type sessionStored struct {
 	touched      atomic.Int64
 	deleteEvents atomic.Bool
 	saveMu       sync.Mutex
+
+	// With a relay: the GET streams of the session open here and the
+	// timer that touches the record while any is (guarded by the
+	// session's mu); the latest version another replica announced and
+	// whether a goroutine reads the record for it; the relayed messages
+	// waiting for the session and whether a goroutine delivers them
+	// (guarded by relayMu).
+	getStreams   int
+	streamTimer  *time.Timer
+	wantVersion  atomic.Int64
+	refreshing   atomic.Bool
+	relayMu      sync.Mutex
+	relayQ       []relayed
+	relayRunning bool
 }
 
 // storedConn is the connection of a session kept in a SessionStore,
@@ -685,10 +722,513 @@ func (c storedConn) SaveState(ctx context.Context, version string, state []byte)
 		s.mu.Lock()
 		s.rec = rec
 		s.mu.Unlock()
+		c.h.store.announce(ctx, mcplink.RelayChanged, s.id, rec.Version)
 		return nil
 	}
 	if errors.Is(err, ErrVersionConflict) {
-		c.h.store.refresh(ctx, s)
+		c.h.store.refreshLocked(ctx, s)
 	}
 	return fmt.Errorf("transport: saving session state: %w", err)
+}
+
+// Messages for sessions held on other replicas.
+//
+// With a SessionStore and a relay (package mcp's Bus, attached by
+// mcp.NewStreamableHTTPHandler when the server has one; see
+// mcplink.Relay), a handler tells the other replicas when a client
+// deletes a session and when a record changes, passes on a
+// cancellation for a request it is not running, the client's answer to a
+// request another replica sent (its ID names that replica), and what a
+// session sends outside any request when the GET stream is held by
+// another replica (the record names it). Without a relay none of this
+// runs: every check of it is one nil test, off the paths of requests.
+
+func init() {
+	mcplink.AttachRelay = func(handler any, r mcplink.Relay) mcplink.RelayTarget {
+		if r == nil || !validRelayReplica(r.Replica()) {
+			return nil
+		}
+		switch h := handler.(type) {
+		case *StreamableHTTPHandler:
+			if h.store == nil {
+				return nil
+			}
+			h.store.relay, h.store.self = r, r.Replica()
+			return (*relayTarget)(h)
+		case *SSEHandler:
+			if !r.Addressed() {
+				return nil
+			}
+			h.relay = r
+			return (*sseRelayTarget)(h)
+		}
+		return nil
+	}
+}
+
+// validRelayReplica reports whether id can be a replica ID on the bus: 1
+// to 64 bytes of [A-Za-z0-9_-].
+func validRelayReplica(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// maxRelayQueue bounds the relayed messages waiting for one session.
+const maxRelayQueue = 64
+
+// errRelayTooLarge refuses to relay a message over mcplink.MaxRelayBytes.
+var errRelayTooLarge = errors.New("transport: message too large to relay to another replica (over mcplink.MaxRelayBytes, 60 KiB)")
+
+// relayed is a message another replica relayed for a session held here.
+type relayed struct {
+	kind string
+	m    jsonrpc.Message
+}
+
+// relayTarget is the handler as its relay delivers to it.
+type relayTarget StreamableHTTPHandler
+
+// RelayReceive implements mcplink.RelayTarget. It never waits for a
+// client: what goes to a session is queued for it (bounded), and a
+// goroutine of the session's delivers it while any waits.
+func (t *relayTarget) RelayReceive(kind, sid string, version int64, data []byte) {
+	h := (*StreamableHTTPHandler)(t)
+	if kind == mcplink.RelayGap {
+		// Messages may have been lost: each copy checks its record at
+		// its next request, and each GET stream held here, which may
+		// have missed what others relayed, ends, so that its client
+		// opens it again (resuming from the event log, if any) rather
+		// than wait on an incomplete stream.
+		for _, id := range h.sessions.ids() {
+			s, ok := h.sessions.lookup(id)
+			if !ok || s.sessionStored == nil {
+				continue
+			}
+			s.touched.Store(0)
+			s.mu.Lock()
+			st := s.standalone
+			s.mu.Unlock()
+			if st != nil {
+				st.mu.Lock()
+				if st.w != nil {
+					st.releaseLocked()
+				}
+				st.mu.Unlock()
+			}
+		}
+		return
+	}
+	s, ok := h.sessions.lookup(sid)
+	if !ok || s.sessionStored == nil {
+		return // not held here
+	}
+	switch kind {
+	case mcplink.RelayDeleted:
+		h.logger.Debug("mcp http: session deleted on another replica; closing", "session", sid)
+		// On a goroutine of its own: the bus's serves every session.
+		go s.terminate(ErrSessionTerminated)
+		return
+	case mcplink.RelayChanged:
+		h.store.refreshTo(s, version)
+		return
+	}
+	m, err := decodeOwned(&h.opts.DecodeLimits, data)
+	valid := err == nil
+	if valid {
+		switch kind {
+		case mcplink.RelayCancel:
+			r, ok := m.(*jsonrpc.Request)
+			valid = ok && r.Method == methodCancelled && r.IsNotification()
+		case mcplink.RelayAnswer:
+			r, ok := m.(*jsonrpc.Response)
+			valid = ok && r.ID.IsValid()
+		case mcplink.RelayStream:
+			_, valid = m.(*jsonrpc.Request)
+		default:
+			valid = false
+		}
+	}
+	if !valid {
+		h.logger.Warn("mcp http: dropping a malformed relayed message", "kind", kind, "session", sid, "bytes", len(data), "err", err)
+		return
+	}
+	s.queueRelayed(relayed{kind, m})
+}
+
+// queueRelayed queues a relayed message for the session, never waiting.
+// Past maxRelayQueue it is dropped (a request for the GET stream is
+// refused to the replica that sent it).
+func (s *httpSession) queueRelayed(item relayed) {
+	st := s.sessionStored
+	st.relayMu.Lock()
+	if len(st.relayQ) >= maxRelayQueue {
+		st.relayMu.Unlock()
+		s.h.logger.Warn("mcp http: relayed messages queue full; dropping one", "session", s.id, "kind", item.kind)
+		if item.kind == mcplink.RelayStream {
+			s.refuseRelayed(item.m.(*jsonrpc.Request), "the session's messages queue is full")
+		}
+		return
+	}
+	st.relayQ = append(st.relayQ, item)
+	start := !st.relayRunning
+	st.relayRunning = true
+	st.relayMu.Unlock()
+	if start {
+		go s.deliverRelayed()
+	}
+}
+
+// deliverRelayed delivers the queued relayed messages until none waits.
+func (s *httpSession) deliverRelayed() {
+	st := s.sessionStored
+	for {
+		st.relayMu.Lock()
+		if len(st.relayQ) == 0 {
+			st.relayQ, st.relayRunning = nil, false
+			st.relayMu.Unlock()
+			return
+		}
+		item := st.relayQ[0]
+		st.relayQ[0] = relayed{}
+		st.relayQ = st.relayQ[1:]
+		st.relayMu.Unlock()
+		switch item.kind {
+		case mcplink.RelayCancel, mcplink.RelayAnswer:
+			// As if the client had POSTed it here: a cancellation ends
+			// the route of its request, an answer resolves the request
+			// this replica sent (an unknown ID is dropped, as ever).
+			s.deliver(item.m, nil)
+		case mcplink.RelayStream:
+			s.writeRelayed(item.m.(*jsonrpc.Request))
+		}
+	}
+}
+
+// writeRelayed writes a message another replica made for the session's
+// GET stream, held here. A request that cannot go out is refused to the
+// replica that sent it, so that its caller does not wait for an answer
+// that cannot come.
+func (s *httpSession) writeRelayed(m *jsonrpc.Request) {
+	s.mu.Lock()
+	st, closed := s.standalone, s.closed
+	s.mu.Unlock()
+	err := errNoStream
+	if st != nil && !closed {
+		err = st.send(context.Background(), m, 0, nil)
+	}
+	if err != nil && !m.IsNotification() {
+		s.refuseRelayed(m, "no stream is open to the client on the replica holding its GET stream")
+	}
+}
+
+// refuseRelayed answers, with an error, a relayed request that cannot
+// reach the client, to the replica its ID names.
+func (s *httpSession) refuseRelayed(m *jsonrpc.Request, why string) {
+	if m.IsNotification() {
+		return
+	}
+	sr := s.h.store
+	to, ok := mcplink.RequestIDReplica(m.ID.String())
+	if !ok || to == sr.self {
+		return
+	}
+	data, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: why}})
+	if err == nil {
+		err = sr.relay.Send(context.Background(), to, mcplink.RelayAnswer, s.id, 0, data)
+	}
+	if err != nil {
+		s.h.logger.Warn("mcp http: refusing a relayed request failed", "session", s.id, "err", err)
+	}
+}
+
+// relayTo returns the replica that holds the session's GET stream, when
+// a message written outside any request must go there: "" when it stays
+// here (no relay, no other replica named, or the bus cannot address one).
+func (s *httpSession) relayTo(ctx context.Context) string {
+	sr := s.h.store
+	if sr == nil || sr.relay == nil || s.sessionStored == nil || mcplink.IsNoRelay(ctx) {
+		return ""
+	}
+	s.mu.Lock()
+	to := ""
+	if s.rec != nil {
+		to = s.rec.Replica
+	}
+	s.mu.Unlock()
+	if to == "" || to == sr.self || !sr.relay.Addressed() {
+		return ""
+	}
+	return to
+}
+
+// relayOut sends m, written outside any request, to the replica holding
+// the session's GET stream.
+func (s *httpSession) relayOut(ctx context.Context, to string, m jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(m)
+	if err != nil {
+		return err
+	}
+	if len(data) > mcplink.MaxRelayBytes {
+		return errRelayTooLarge
+	}
+	return s.h.store.relay.Send(ctx, to, mcplink.RelayStream, s.id, 0, data)
+}
+
+// relayIncoming passes on what a POST without requests carries for other
+// replicas: the answers to requests they sent (each to its replica) and
+// the cancellations of requests not in flight here (to all). It returns
+// what is left to deliver here (nil for nothing), or an error when the
+// bus did not take a message: the POST then fails, and nothing of it is
+// delivered, so that the client sends it again (an answer that reached
+// its replica meanwhile is dropped there as unknown the second time).
+func (s *httpSession) relayIncoming(ctx context.Context, msg jsonrpc.Message, msgs []jsonrpc.Message) (jsonrpc.Message, error) {
+	sr := s.h.store
+	var keep []jsonrpc.Message
+	forwarded := false
+	for _, m := range msgs {
+		switch m := m.(type) {
+		case *jsonrpc.Response:
+			if !m.ID.IsString() || !sr.relay.Addressed() {
+				break
+			}
+			to, ok := mcplink.RequestIDReplica(m.ID.String())
+			if !ok || to == sr.self {
+				break
+			}
+			data, err := jsonrpc.EncodeMessage(m)
+			if err == nil && len(data) > mcplink.MaxRelayBytes {
+				err = errRelayTooLarge
+			}
+			if err == nil {
+				err = sr.relay.Send(ctx, to, mcplink.RelayAnswer, s.id, 0, data)
+			}
+			if err != nil {
+				return nil, err
+			}
+			forwarded = true
+			continue
+		case *jsonrpc.Request:
+			if m.Method != methodCancelled || !m.IsNotification() || s.cancelsHere(m) {
+				break
+			}
+			data, err := jsonrpc.EncodeMessage(m)
+			if err == nil && len(data) > mcplink.MaxRelayBytes {
+				err = errRelayTooLarge
+			}
+			if err == nil {
+				err = sr.relay.Send(ctx, "", mcplink.RelayCancel, s.id, 0, data)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		keep = append(keep, m)
+	}
+	switch {
+	case !forwarded:
+		return msg, nil
+	case len(keep) == 0:
+		return nil, nil
+	}
+	if _, isBatch := msg.(jsonrpc.Batch); !isBatch && len(keep) == 1 {
+		return keep[0], nil
+	}
+	return jsonrpc.Batch(keep), nil
+}
+
+// cancelsHere reports whether the request a notifications/cancelled
+// names is in flight on this replica (an exchange here waits for it).
+func (s *httpSession) cancelsHere(note *jsonrpc.Request) bool {
+	var p struct {
+		RequestID jsonrpc.ID `json:"requestId"`
+	}
+	if jsonv2.Unmarshal(note.Params, &p) != nil || !p.RequestID.IsValid() {
+		return true // nothing to pass on
+	}
+	return s.routeOf(p.RequestID) != nil
+}
+
+// writeRelayError answers a POST whose messages for another replica the
+// bus did not take.
+func writeRelayError(w http.ResponseWriter, err error) {
+	if errors.Is(err, errRelayTooLarge) {
+		writeJSONRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Content Too Large: "+err.Error())
+		return
+	}
+	w.Header().Set("Retry-After", "1")
+	writeJSONRPCError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Service Unavailable: the message could not be passed to the replica awaiting it; retry")
+}
+
+// announce tells the other replicas that the record of the session id
+// changed (RelayChanged, version) or was deleted (RelayDeleted). A
+// failure is logged: they find out at their next recheck.
+func (sr *sessionRecords) announce(ctx context.Context, kind, id string, version int64) {
+	if sr.relay == nil {
+		return
+	}
+	if err := sr.relay.Send(ctx, "", kind, id, version, nil); err != nil {
+		sr.h.logger.Warn("mcp http: telling the other replicas failed; they find out at their next recheck", "kind", kind, "session", id, "err", err)
+	}
+}
+
+// refreshTo reads the record of s again, in a goroutine of its own, when
+// this copy is older than version; one such goroutine per session at a
+// time, which reads until the copy is as new as the latest version
+// announced.
+func (sr *sessionRecords) refreshTo(s *httpSession, version int64) {
+	for {
+		w := s.wantVersion.Load()
+		if version <= w || s.wantVersion.CompareAndSwap(w, version) {
+			break
+		}
+	}
+	if !s.refreshing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		read := false // the record was read, and was no newer than have
+		for {
+			have := s.recordVersion()
+			if have >= s.wantVersion.Load() || read || s.isClosed() {
+				s.refreshing.Store(false)
+				// An announcement that came meanwhile is read on its
+				// own, unless this one took it.
+				if have < s.wantVersion.Load() && !read && !s.isClosed() && s.refreshing.CompareAndSwap(false, true) {
+					continue
+				}
+				return
+			}
+			if !sr.refresh(context.Background(), s) {
+				s.refreshing.Store(false)
+				return
+			}
+			read = s.recordVersion() == have
+		}
+	}()
+}
+
+// recordVersion returns the version of the record as this copy has it.
+func (s *httpSession) recordVersion() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rec == nil {
+		return 0
+	}
+	return s.rec.Version
+}
+
+// streamOpened records that this replica holds the GET stream of s,
+// which has a record, so that the other replicas relay to it what they
+// send the session outside a request, and keeps the record alive while
+// the stream lives.
+func (sr *sessionRecords) streamOpened(ctx context.Context, s *httpSession) {
+	if err := sr.setReplica(ctx, s, sr.self, ""); err != nil {
+		sr.h.logger.Warn("mcp http: recording the replica of the GET stream failed; other replicas keep what they send outside requests", "session", s.id, "err", err)
+	}
+	s.mu.Lock()
+	s.getStreams++
+	if s.getStreams == 1 && !s.closed {
+		if s.streamTimer == nil {
+			s.streamTimer = time.AfterFunc(sr.keepEvery(), func() { sr.keepStream(s) })
+		} else {
+			s.streamTimer.Reset(sr.keepEvery())
+		}
+	}
+	s.mu.Unlock()
+}
+
+// streamClosed undoes streamOpened when the GET stream ends: the record
+// no longer names this replica, unless another took the stream since.
+func (sr *sessionRecords) streamClosed(s *httpSession) {
+	s.mu.Lock()
+	s.getStreams--
+	last := s.getStreams == 0
+	if last && s.streamTimer != nil {
+		s.streamTimer.Stop()
+	}
+	closed := s.closed
+	s.mu.Unlock()
+	if !last || closed && s.deleteEvents.Load() {
+		return
+	}
+	if err := sr.setReplica(context.Background(), s, "", sr.self); err != nil && !errors.Is(err, ErrSessionNotFound) {
+		sr.h.logger.Warn("mcp http: clearing the replica of the GET stream failed", "session", s.id, "err", err)
+	}
+}
+
+// keepEvery is how often a live GET stream touches its record.
+func (sr *sessionRecords) keepEvery() time.Duration {
+	if sr.every > 0 {
+		return sr.every
+	}
+	return sr.ttl / 10
+}
+
+// keepStream touches the record of s, whose GET stream this replica
+// holds, so that the session does not expire elsewhere while the stream
+// lives; it runs from the stream's timer (no goroutine while it waits).
+func (sr *sessionRecords) keepStream(s *httpSession) {
+	s.mu.Lock()
+	live := s.getStreams > 0 && !s.closed
+	s.mu.Unlock()
+	if !live {
+		return
+	}
+	now := time.Now()
+	s.touched.Store(now.UnixNano())
+	_, err := sr.store.Touch(context.Background(), s.id, now.Add(sr.ttl))
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		sr.h.logger.Debug("mcp http: session record gone; closing", "session", s.id)
+		s.terminate(ErrSessionTerminated)
+		return
+	case err != nil:
+		sr.h.logger.Warn("mcp http: session store touch failed", "session", s.id, "err", err)
+	}
+	s.mu.Lock()
+	if s.getStreams > 0 && !s.closed {
+		s.streamTimer.Reset(sr.keepEvery())
+	}
+	s.mu.Unlock()
+}
+
+// setReplica sets the record's Replica to to, by compare and swap (a
+// conflict reads the record again and retries, up to three tries); with
+// onlyIf set, only while the record names onlyIf. It announces the
+// change.
+func (sr *sessionRecords) setReplica(ctx context.Context, s *httpSession, to, onlyIf string) error {
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	var err error
+	for try := 0; try < 3; try++ {
+		s.mu.Lock()
+		if s.rec == nil {
+			s.mu.Unlock()
+			return ErrSessionNotFound
+		}
+		rec := s.rec.Clone()
+		s.mu.Unlock()
+		if rec.Replica == to || onlyIf != "" && rec.Replica != onlyIf {
+			return nil
+		}
+		rec.Replica = to
+		if err = sr.store.Update(ctx, rec); err == nil {
+			s.mu.Lock()
+			s.rec = rec
+			s.mu.Unlock()
+			sr.announce(ctx, mcplink.RelayChanged, s.id, rec.Version)
+			return nil
+		}
+		if !errors.Is(err, ErrVersionConflict) || !sr.refreshLocked(ctx, s) {
+			return err
+		}
+	}
+	return err
 }

@@ -13,6 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/internal/sse"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -109,6 +112,10 @@ type SSEHandler struct {
 
 	sids     SessionIDTagger
 	sessions sessionSet[*sseSession]
+	// relay passes the POSTs for a session whose stream another replica
+	// holds to it (set by mcplink.AttachRelay before the handler
+	// serves); nil without one.
+	relay mcplink.Relay
 
 	// testHookLookup, if set, is called with each session ID the handler
 	// looks up in its table, after the ID's tag verified.
@@ -157,6 +164,9 @@ func (h *SSEHandler) CloseSession(id string) bool { return h.sessions.closeOne(i
 
 // Close ends every session and refuses new ones.
 func (h *SSEHandler) Close() error {
+	if h.relay != nil {
+		h.relay.Detach((*sseRelayTarget)(h))
+	}
 	h.sessions.closeAll()
 	return nil
 }
@@ -220,6 +230,11 @@ func (h *SSEHandler) serveGET(w http.ResponseWriter, r *http.Request) {
 		sep = "&"
 	}
 	endpoint += sep + "sessionId=" + url.QueryEscape(s.id)
+	if h.relay != nil {
+		// The replica holding the stream, for a POST that reaches
+		// another (see servePOST).
+		endpoint += "&replica=" + h.relay.Replica()
+	}
 
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
@@ -266,6 +281,12 @@ func (h *SSEHandler) servePOST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s, ok := h.session(id)
+	if !ok && h.relay != nil && h.sids.CheckSessionID(id) {
+		if to := r.URL.Query().Get("replica"); to != "" && to != h.relay.Replica() && validRelayReplica(to) {
+			h.relayPOST(w, r, id, to)
+			return
+		}
+	}
 	if !ok {
 		http.Error(w, "Not Found: unknown session", http.StatusNotFound)
 		return
@@ -323,6 +344,142 @@ func (h *SSEHandler) servePOST(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, "Accepted")
 }
 
+// sseRelayed is a POST relayed to the replica holding its session's
+// stream (mcplink.RelaySSE).
+type sseRelayed struct {
+	Principal string         `json:"p,omitempty"`
+	Msg       jsontext.Value `json:"m"`
+}
+
+// relayPOST passes a POST for the session id, whose stream the replica to
+// holds (the endpoint it gave the client says so), to that replica: 202
+// once the bus took it, 503 with Retry-After when it did not, 413 when
+// it is too large to relay. The principal goes as a keyed hash, which the
+// holder compares with its session's.
+func (h *SSEHandler) relayPOST(w http.ResponseWriter, r *http.Request, id, to string) {
+	if !isJSONContent(r.Header.Get("Content-Type")) {
+		http.Error(w, "Unsupported Media Type: Content-Type must be application/json", http.StatusUnsupportedMediaType)
+		return
+	}
+	body, status, reason := readRequestBody(w, r, min(h.maxBody, mcplink.MaxRelayBytes-1024), h.bodyTO)
+	if status != 0 {
+		http.Error(w, reason, status)
+		return
+	}
+	if !jsontext.Value(body).IsValid() {
+		http.Error(w, "Bad Request: the body is not JSON", http.StatusBadRequest)
+		return
+	}
+	data, err := json.Marshal(&sseRelayed{Principal: h.principalHash(id, PrincipalFromContext(r.Context())), Msg: body})
+	if err == nil {
+		err = h.relay.Send(r.Context(), to, mcplink.RelaySSE, id, 0, data)
+	}
+	if err != nil {
+		h.logger.Warn("mcp sse: relaying a POST to the replica holding its stream failed", "session", id, "err", err)
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "Service Unavailable: the message could not be passed to the replica holding the session's stream; retry", http.StatusServiceUnavailable)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+	io.WriteString(w, "Accepted")
+}
+
+// principalHash is the keyed hash of principal that a relayed POST
+// carries, "" for none.
+func (h *SSEHandler) principalHash(id, principal string) string {
+	if principal == "" {
+		return ""
+	}
+	if hs, ok := h.sids.(SessionHasher); ok {
+		return hs.SessionHash(id, "principal", principal)
+	}
+	return "?" // no shared key: a principal never matches across replicas
+}
+
+// sseRelayTarget is the SSE handler as its relay delivers to it.
+type sseRelayTarget SSEHandler
+
+// RelayReceive implements mcplink.RelayTarget: a POST relayed by another
+// replica for a session whose stream this one holds is delivered as if
+// it had been POSTed here. A malformed one, or one for a session not
+// held here or of another principal, is dropped and logged.
+func (t *sseRelayTarget) RelayReceive(kind, sid string, _ int64, data []byte) {
+	h := (*SSEHandler)(t)
+	if kind != mcplink.RelaySSE {
+		return
+	}
+	s, ok := h.sessions.lookup(sid)
+	if !ok {
+		h.logger.Debug("mcp sse: dropping a relayed POST for a session not held here", "session", sid)
+		return
+	}
+	var p sseRelayed
+	if err := json.Unmarshal(data, &p); err != nil {
+		h.logger.Warn("mcp sse: dropping a malformed relayed POST", "session", sid, "err", err)
+		return
+	}
+	if p.Principal != h.principalHash(sid, s.principal) {
+		h.logger.Warn("mcp sse: dropping a relayed POST of another principal", "session", sid)
+		return
+	}
+	s.posted()
+	msg, err := decodeOwned(&h.opts.DecodeLimits, p.Msg)
+	if err != nil {
+		var de *jsonrpc.DecodeError
+		if errors.As(err, &de) {
+			s.deliver(de)
+		}
+		return
+	}
+	info := &HTTPRequestInfo{Method: http.MethodPost, Principal: s.principal, values: WithPrincipal(context.Background(), s.principal)}
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		m.Extra = info
+	case jsonrpc.Batch:
+		for _, e := range m {
+			if req, ok := e.(*jsonrpc.Request); ok {
+				req.Extra = info
+			}
+		}
+	}
+	s.queueRelayed(msg)
+}
+
+// queueRelayed queues a relayed message for the session, never waiting
+// (the bus's delivery goroutine serves every session); past
+// maxRelayQueue it is dropped and logged. A goroutine delivers the
+// queue while it is not empty.
+func (s *sseSession) queueRelayed(m jsonrpc.Message) {
+	s.relayMu.Lock()
+	if len(s.relayQ) >= maxRelayQueue {
+		s.relayMu.Unlock()
+		s.h.logger.Warn("mcp sse: relayed messages queue full; dropping one", "session", s.id)
+		return
+	}
+	s.relayQ = append(s.relayQ, m)
+	start := !s.relayRunning
+	s.relayRunning = true
+	s.relayMu.Unlock()
+	if !start {
+		return
+	}
+	go func() {
+		for {
+			s.relayMu.Lock()
+			if len(s.relayQ) == 0 {
+				s.relayQ, s.relayRunning = nil, false
+				s.relayMu.Unlock()
+				return
+			}
+			m := s.relayQ[0]
+			s.relayQ[0] = nil
+			s.relayQ = s.relayQ[1:]
+			s.relayMu.Unlock()
+			s.deliver(m)
+		}
+	}()
+}
+
 // sseSession is one legacy SSE session's connection: a
 // [jsonrpc.PushStream] fed by POSTs, writing to the GET event stream.
 type sseSession struct {
@@ -334,6 +491,12 @@ type sseSession struct {
 
 	adm      *admission   // the session's slot in the table
 	messages atomic.Int32 // POSTs received, up to 2
+
+	// The messages other replicas relayed, waiting for delivery, and
+	// whether a goroutine delivers them.
+	relayMu      sync.Mutex
+	relayQ       []jsonrpc.Message
+	relayRunning bool
 
 	mu             sync.Mutex
 	w              http.ResponseWriter // nil once the GET request is over

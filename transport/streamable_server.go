@@ -204,9 +204,16 @@ type StreamableHTTPOptions struct {
 	// replica does not hold, never 404; DELETE deletes the record,
 	// whichever replica gets it. The replicas must share SessionIDs (an
 	// mcp.KeyRing, which also keys the hashes of principals and peers
-	// that records hold: see [SessionHasher]). Nil keeps sessions in this
-	// process only, with no store call at all. See docs/SCALING.md
-	// ("Sessions").
+	// that records hold: see [SessionHasher]). With a bus on the server
+	// (mcp.ServerOptions.Bus), mcp.NewStreamableHTTPHandler also passes
+	// the sessions' messages between replicas: a deletion closes the
+	// copies elsewhere at once, a cancellation reaches the replica
+	// running the call, the client's answer to a server request reaches
+	// the replica that sent it, and what a session is sent outside any
+	// request reaches the replica holding its GET stream (see
+	// [SessionRecord.Replica]). Nil keeps sessions in this process only,
+	// with no store call at all. See docs/SCALING.md ("Sessions",
+	// "Messages for one session").
 	SessionStore SessionStore
 	// SessionRecheck is how long a replica serves a session from its own
 	// copy before it touches the record again, which extends the record's
@@ -351,6 +358,9 @@ func (h *StreamableHTTPHandler) CloseSession(id string) bool {
 	if err != nil && !errors.Is(err, ErrSessionNotFound) {
 		h.logger.Warn("mcp http: session store delete failed", "session", id, "err", err)
 	}
+	if err == nil {
+		h.store.announce(context.Background(), mcplink.RelayDeleted, id, 0)
+	}
 	if local {
 		s.deleteEvents.Store(true)
 		s.terminate(ErrSessionTerminated)
@@ -364,6 +374,9 @@ func (h *StreamableHTTPHandler) CloseSession(id string) bool {
 // second, but not for HTTP requests being served; shut the http.Server
 // down for that.
 func (h *StreamableHTTPHandler) Close() error {
+	if h.store != nil && h.store.relay != nil {
+		h.store.relay.Detach((*relayTarget)(h))
+	}
 	// The holders of hijacked streams learn that the handler is closing
 	// before their streams end, so that each closes its connection
 	// rather than hand it back to the http.Server.
@@ -768,6 +781,22 @@ func (h *StreamableHTTPHandler) serveSessionPOST(w http.ResponseWriter, r *http.
 		return
 	}
 	if len(requests) == 0 {
+		if h.store != nil && h.store.relay != nil && s.sessionStored != nil {
+			// Answers to requests of other replicas go to them, and
+			// cancellations of requests not running here to all; the
+			// 202 says the bus took them.
+			m, err := s.relayIncoming(r.Context(), msg, msgs)
+			if err != nil {
+				h.logger.Warn("mcp http: relaying to another replica failed", "session", s.id, "err", err)
+				writeRelayError(w, err)
+				return
+			}
+			if m == nil {
+				acceptNoRequests(w, msgs)
+				return
+			}
+			msg = m
+		}
 		s.acquire()
 		defer s.release()
 		for _, m := range msgs {
@@ -825,6 +854,15 @@ func (h *StreamableHTTPHandler) serveGET(w http.ResponseWriter, r *http.Request)
 	if !ok {
 		http.Error(w, "Conflict: the session already has a GET stream", http.StatusConflict)
 		return
+	}
+	if sr := h.store; sr != nil && sr.relay != nil && s.sessionStored != nil {
+		// The record names this replica while the stream lives here.
+		sr.streamOpened(r.Context(), s)
+		ended := end
+		end = func() {
+			sr.streamClosed(s)
+			ended()
+		}
 	}
 	if handedOver = h.hijackable(w, r) && st.hijack(w, r, conn, end); !handedOver {
 		st.wait(r.Context(), conn)

@@ -185,6 +185,9 @@ func (s *httpSession) Close() error {
 	// The routes stay: the exchanges still open answer their requests
 	// with an error (see endClosedLocked).
 	standalone := s.standalone
+	if s.sessionStored != nil && s.streamTimer != nil {
+		s.streamTimer.Stop()
+	}
 	s.mu.Unlock()
 	if standalone != nil {
 		standalone.mu.Lock()
@@ -527,6 +530,12 @@ func (s *httpSession) standaloneStream() *httpStream {
 				s.streams = make(map[string]*httpStream)
 			}
 			st.id = "get"
+			if sr := s.h.store; sr != nil && sr.relay != nil {
+				// A stream ID of this replica's own: another replica
+				// may take the session's GET stream over (see resume),
+				// and each numbers the events of its own.
+				st.id = "get." + sr.self
+			}
 			s.streams[st.id] = st
 		}
 		s.standalone = st
@@ -556,6 +565,14 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 	s.mu.Lock()
 	st := s.streams[streamID]
 	s.mu.Unlock()
+	if sr := s.h.store; st == nil && sr != nil && sr.relay != nil && s.sessionStored != nil && (streamID == "get" || strings.HasPrefix(streamID, "get.")) {
+		// The GET stream of another replica, resumed here: what it
+		// stored after last is replayed, and this replica's own GET
+		// stream goes on on the connection. The record names this
+		// replica from now on, so the others send it what they send
+		// the session outside requests.
+		st = s.standaloneStream()
+	}
 	if st == nil {
 		// The stream is over, or is written elsewhere (another process
 		// sharing the store): replay what is stored and, from an event
@@ -589,6 +606,21 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 		// yet: any replay could repeat or skip it.
 		http.Error(w, "Bad Request: unknown or expired Last-Event-ID", http.StatusBadRequest)
 		return false
+	}
+	if sr := s.h.store; st.standalone && sr != nil && sr.relay != nil && s.sessionStored != nil {
+		// The GET stream, resumed here: the record names this replica
+		// while it lives here (see serveGET).
+		sr.streamOpened(r.Context(), s)
+		ended := end
+		end = func() {
+			sr.streamClosed(s)
+			ended()
+		}
+		defer func() {
+			if !handedOver {
+				sr.streamClosed(s)
+			}
+		}()
 	}
 	conn, _ := st.attach(w, func() ([]StoredEvent, error) {
 		if st.gap { // attach holds the stream's lock
@@ -709,6 +741,12 @@ func (s *httpSession) Write(ctx context.Context, m jsonrpc.Message) error {
 		// in JSON mode.
 		if related != nil && related.carriesRequests(s.stateless) {
 			st = related
+		} else if s.sessionStored != nil {
+			// Outside any request: to the GET stream, which the record
+			// may say another replica holds.
+			if to := s.relayTo(ctx); to != "" {
+				return s.relayOut(ctx, to, m)
+			}
 		}
 		if st == nil {
 			if m.IsNotification() {

@@ -14,6 +14,8 @@ package mcplink
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -92,4 +94,113 @@ type SessionState interface {
 	// WatchState sets the function the connection calls with the
 	// snapshot when it learns that another replica changed it.
 	WatchState(f func(state []byte))
+}
+
+// Relay carries the messages of the sessions of a Streamable HTTP handler
+// whose records are in a shared store
+// (transport.StreamableHTTPOptions.SessionStore) between the replicas
+// serving them: package mcp implements it on the server's Bus, and hands
+// it to the handler with AttachRelay. What it carries, by kind:
+//
+//   - RelayDeleted, to all: the client deleted the session; replicas
+//     holding a copy drop it at once, cancelling its work.
+//   - RelayChanged, to all: the session's record changed (its state, or
+//     the replica holding its GET stream) at version; copies older than
+//     it read the record again.
+//   - RelayCancel, to all: a notifications/cancelled (data) for a
+//     request that is not in flight on the replica that received it.
+//   - RelayAnswer, to one replica: the client's response (data) to a
+//     request that replica sent (see RequestIDReplica).
+//   - RelayStream, to one replica: a message (data) for the session's GET
+//     stream, which that replica holds.
+type Relay interface {
+	// Replica returns this replica's ID, as the others address it.
+	Replica() string
+	// Addressed reports whether Send can address one replica: without
+	// it, only the kinds sent to all are carried.
+	Addressed() bool
+	// Send publishes a message of kind about the session sid, to replica
+	// alone, or to every replica when replica is "". It returns once the
+	// bus took it, within the bus's own time bound, or fails; data over
+	// MaxRelayBytes fails at once.
+	Send(ctx context.Context, replica, kind, sid string, version int64, data []byte) error
+	// Detach stops delivering to t (a handler that closed).
+	Detach(t RelayTarget)
+}
+
+// RelayTarget is a handler receiving what other replicas relay: package
+// transport's StreamableHTTPHandler. RelayReceive is called on the bus's
+// delivery goroutine and must return promptly.
+type RelayTarget interface {
+	RelayReceive(kind, sid string, version int64, data []byte)
+}
+
+// Kinds of relayed messages (see Relay).
+const (
+	RelayDeleted = "deleted"
+	RelayChanged = "changed"
+	RelayCancel  = "cancel"
+	RelayAnswer  = "answer"
+	RelayStream  = "stream"
+	// RelaySSE, to one replica: what a client of the legacy HTTP+SSE
+	// transport POSTed for its session, whose event stream that replica
+	// holds (the endpoint it was given names it). data is a JSON object:
+	// "p", the keyed hash of the POST's principal ("" for none), and
+	// "m", the message as posted.
+	RelaySSE = "sse"
+	// RelayGap is given to RelayReceive, with no session, when messages
+	// may have been lost on the bus.
+	RelayGap = "gap"
+)
+
+// MaxRelayBytes bounds the JSON-RPC message a relayed message carries,
+// so that it fits the bus's messages (64 KiB) with its envelope.
+const MaxRelayBytes = 60 << 10
+
+// AttachRelay makes handler (a *transport.StreamableHTTPHandler with a
+// session store, or a *transport.SSEHandler) relay its sessions'
+// messages through r, and returns it as the RelayTarget that r delivers
+// to; nil when the handler has nothing to relay (then it is left as it
+// was). Set by package transport's init.
+var AttachRelay func(handler any, r Relay) RelayTarget
+
+// RelayRequestID is the ID that a replica gives the requests it sends the
+// client of a relayed session: its replica ID and a number, so that the
+// replica that receives the client's answer knows where it goes, and
+// requests of two replicas to one client never share an ID.
+func RelayRequestID(replica string, n int64) string {
+	return replica + ":" + strconv.FormatInt(n, 10)
+}
+
+// RequestIDReplica returns the replica of an ID made by RelayRequestID
+// (the unquoted string); false for any other ID.
+func RequestIDReplica(id string) (string, bool) {
+	i := strings.LastIndexByte(id, ':')
+	if i <= 0 || i == len(id)-1 || i > 64 {
+		return "", false
+	}
+	for _, c := range []byte(id[i+1:]) {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+	}
+	return id[:i], true
+}
+
+type noRelayKey struct{}
+
+// NoRelay returns ctx marked so that a message written with it is not
+// relayed to the replica holding the session's GET stream: the
+// notifications that every replica holding a copy of the session sends it
+// (list changes and resource updates, which the Bus takes to each
+// replica), so that the client gets them once, from the replica holding
+// its stream.
+func NoRelay(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noRelayKey{}, true)
+}
+
+// IsNoRelay reports whether ctx was marked by NoRelay.
+func IsNoRelay(ctx context.Context) bool {
+	v, _ := ctx.Value(noRelayKey{}).(bool)
+	return v
 }

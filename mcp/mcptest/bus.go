@@ -31,7 +31,10 @@ const busWait = 10 * time.Second
 // progress; that Publish and Subscribe honour a done context; and that a
 // subscriber that falls behind never holds up Publish nor other
 // subscribers, and is never silently left incomplete: it receives every
-// message, or is told of a gap where it lost some.
+// message, or is told of a gap where it lost some. A bus that is an
+// [mcp.AddressedBus] is checked for it too: a message addressed to a
+// replica reaches every subscription of that replica and no other, in
+// the publisher's order with the broadcast ones.
 func BusSuite(t *testing.T, newBus func(t *testing.T) mcp.Bus) {
 	t.Run("Delivery", func(t *testing.T) {
 		CheckGoroutines(t, func(ctx context.Context) {
@@ -125,6 +128,74 @@ func BusSuite(t *testing.T, newBus func(t *testing.T) mcp.Bus) {
 			if c, err := bus.Subscribe(done, &busRecorder{}); err == nil {
 				c.Close()
 				t.Errorf("Subscribe with a done context succeeded")
+			}
+		})
+	})
+	t.Run("Addressed", func(t *testing.T) {
+		CheckGoroutines(t, func(ctx context.Context) {
+			bus := newBus(t)
+			ab, ok := bus.(mcp.AddressedBus)
+			if !ok {
+				t.Skip("the bus is no mcp.AddressedBus")
+			}
+			plain := subscribe(t, ctx, bus)
+			r1 := subscribeReplica(t, ctx, bus, "replica-1")
+			r1b := subscribeReplica(t, ctx, bus, "replica-1") // a second subscription of the same replica
+			r2 := subscribeReplica(t, ctx, bus, "r_2")
+			for _, step := range []struct{ to, msg string }{
+				{"", "all 1"}, {"replica-1", "to 1"}, {"r_2", "to 2"}, {"nobody", "lost"}, {"", "all 2"}, {"replica-1", "to 1 again"},
+			} {
+				var err error
+				if step.to == "" {
+					err = bus.Publish(ctx, []byte(step.msg))
+				} else {
+					err = ab.PublishTo(ctx, step.to, []byte(step.msg))
+				}
+				if err != nil {
+					t.Fatalf("publishing %q: %v", step.msg, err)
+				}
+			}
+			// Each receives, in the publisher's order, the broadcasts and
+			// what was addressed to its replica, and nothing else: what
+			// follows the last message it should get would have come
+			// before "all 2" or the end.
+			for _, c := range []struct {
+				who  string
+				sub  *busRecorder
+				want []string
+			}{
+				{"the plain subscriber", plain, []string{"all 1", "all 2"}},
+				{"replica-1", r1, []string{"all 1", "to 1", "all 2", "to 1 again"}},
+				{"replica-1's second subscription", r1b, []string{"all 1", "to 1", "all 2", "to 1 again"}},
+				{"r_2", r2, []string{"all 1", "to 2", "all 2"}},
+			} {
+				if got := c.sub.next(t, len(c.want)); !slices.Equal(got, c.want) {
+					t.Errorf("%s received %q, want %q", c.who, got, c.want)
+				}
+			}
+			if err := bus.Publish(ctx, []byte("end")); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range []*busRecorder{plain, r1, r1b, r2} {
+				if got := s.next(t, 1); got[0] != "end" {
+					t.Errorf("received %q after the expected messages, want \"end\"", got[0])
+				}
+			}
+			if err := r2.closer.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := ab.PublishTo(ctx, "r_2", []byte("after close")); err != nil {
+				t.Errorf("PublishTo a replica without subscriptions: %v, want nil", err)
+			}
+			for _, bad := range []string{"", "a b", "a{b}", "x:y", strings.Repeat("x", 65)} {
+				if err := ab.PublishTo(ctx, bad, []byte("x")); err == nil {
+					t.Errorf("PublishTo(%q) succeeded, want an error for an invalid replica ID", bad)
+				}
+			}
+			done, cancel := context.WithCancel(ctx)
+			cancel()
+			if err := ab.PublishTo(done, "replica-1", []byte("x")); !errors.Is(err, context.Canceled) {
+				t.Errorf("PublishTo with a done context: %v, want context.Canceled", err)
 			}
 		})
 	})
@@ -245,6 +316,29 @@ func subscribe(t *testing.T, ctx context.Context, bus mcp.Bus) *busRecorder {
 	t.Helper()
 	r := &busRecorder{events: make(chan string, 8192)}
 	c, err := bus.Subscribe(ctx, r)
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	r.closer = c
+	t.Cleanup(func() { c.Close() })
+	return r
+}
+
+// replicaRecorder is a busRecorder naming its replica.
+type replicaRecorder struct {
+	*busRecorder
+	replica string
+}
+
+// BusReplica implements mcp.ReplicaSubscriber.
+func (r replicaRecorder) BusReplica() string { return r.replica }
+
+// subscribeReplica subscribes a new busRecorder of replica, closed at the
+// end of the test.
+func subscribeReplica(t *testing.T, ctx context.Context, bus mcp.Bus, replica string) *busRecorder {
+	t.Helper()
+	r := &busRecorder{events: make(chan string, 8192)}
+	c, err := bus.Subscribe(ctx, replicaRecorder{r, replica})
 	if err != nil {
 		t.Fatalf("Subscribe: %v", err)
 	}

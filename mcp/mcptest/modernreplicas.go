@@ -95,8 +95,8 @@ type modernFleet struct {
 	listen atomic.Int32 // 1 + the slot that took the last subscriptions/listen
 }
 
-// askOut is what the "ask" tool returns.
-type askOut struct {
+// modernAskOut is what the "ask" tool returns.
+type modernAskOut struct {
 	Answer string `json:"answer"`
 }
 
@@ -153,16 +153,16 @@ func (f *modernFleet) newServer(ring *mcp.KeyRing) *mcp.Server {
 		}
 	}
 	schema := json.RawMessage(`{"type":"object","properties":{"v":{"type":"string"}},"required":["v"]}`)
-	err := mcp.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (askOut, error) {
+	err := mcp.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (modernAskOut, error) {
 		var answers []string
 		for _, q := range []string{"first", "second"} {
 			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: q, RequestedSchema: schema})
 			if err != nil {
-				return askOut{}, err
+				return modernAskOut{}, err
 			}
 			answers = append(answers, fmt.Sprint(res.Content["v"]))
 		}
-		return askOut{Answer: strings.Join(answers, "/")}, nil
+		return modernAskOut{Answer: strings.Join(answers, "/")}, nil
 	})
 	if err != nil {
 		f.t.Fatal(err)
@@ -347,7 +347,7 @@ func modernInputRounds(t *testing.T, bus mcp.Bus, claimer mcp.StateClaimer) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var out askOut
+			var out modernAskOut
 			if err := json.Unmarshal(res.StructuredContent, &out); err != nil || out.Answer != "first!/second!" {
 				t.Fatalf("ask = %s (%v), want first!/second!", res.StructuredContent, err)
 			}
