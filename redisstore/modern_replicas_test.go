@@ -16,6 +16,11 @@ func TestModernReplicas(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			c := b.client(t)
+			// A Cluster client's own goroutines start with its first
+			// command: before the scenarios' goroutine checks.
+			if err := c.Ping(t.Context()).Err(); err != nil {
+				t.Fatal(err)
+			}
 			prefix := testPrefix()
 			mcptest.ModernReplicas(t,
 				func(t *testing.T) mcp.Bus {
