@@ -154,16 +154,9 @@ func (b *MemoryBus) Publish(ctx context.Context, msg []byte) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("mcp: bus publish: %w", err)
 	}
-	msg = append([]byte(nil), msg...)
-	limit := b.QueueSize
-	if limit <= 0 {
-		limit = DefaultBusQueue
-	}
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	for s := range b.subs {
-		s.q.push(msg, limit)
-	}
+	b.push(b.subs, msg)
 	return nil
 }
 
@@ -176,17 +169,25 @@ func (b *MemoryBus) PublishTo(ctx context.Context, replica string, msg []byte) e
 	if !ValidReplicaID(replica) {
 		return fmt.Errorf("mcp: bus publish: invalid replica ID %q", replica)
 	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	b.push(b.replicas[replica], msg)
+	return nil
+}
+
+// push queues a copy of msg for each of subs; b.mu is held.
+func (b *MemoryBus) push(subs map[*memorySub]struct{}, msg []byte) {
+	if len(subs) == 0 {
+		return
+	}
 	msg = append([]byte(nil), msg...)
 	limit := b.QueueSize
 	if limit <= 0 {
 		limit = DefaultBusQueue
 	}
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	for s := range b.replicas[replica] {
+	for s := range subs {
 		s.q.push(msg, limit)
 	}
-	return nil
 }
 
 // Subscribe implements [Bus].
