@@ -59,16 +59,26 @@ func ValidObject(b []byte, top []Member, memo *Memo) (n int, ok bool) {
 	if i < 0 || SkipSpace(b, i) != len(b) {
 		return v.ntop, false
 	}
-	if m := v.meta; m.End > 0 && m.End-m.Start <= maxMemo {
+	if m := v.meta; m.End > 0 && m.End-m.Start <= maxMemo && (len(v.memo) == 0 || memo.misses.Add(1)%memoEvery == 0) {
 		text := bytes.Clone(b[m.Start:m.End])
 		memo.p.Store(&text)
 	}
 	return v.ntop, true
 }
 
-// Memo remembers the text of the last params._meta that ValidObject
-// validated (see there). It is safe for concurrent use.
-type Memo struct{ p atomic.Pointer[[]byte] }
+// Memo remembers the text of a params._meta that ValidObject validated
+// (see there): the first, then one in every memoEvery that differ from
+// it, so that messages whose _meta keeps changing (from several clients,
+// or with a progress token in it) cost no copy each. It is safe for
+// concurrent use.
+type Memo struct {
+	p      atomic.Pointer[[]byte]
+	misses atomic.Uint32
+}
+
+// memoEvery is how many params._meta that differ from a Memo's it takes
+// to replace it.
+const memoEvery = 16
 
 // maxMemo bounds the text a Memo keeps.
 const maxMemo = 4 << 10

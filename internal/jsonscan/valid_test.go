@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -266,4 +267,43 @@ func FuzzValidObject(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMemoReplacement checks what a Memo keeps: the first params._meta
+// validated, until memoEvery differing ones have passed; then the last.
+func TestMemoReplacement(t *testing.T) {
+	msg := func(meta string) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":` + meta + `,"x":1}}`)
+	}
+	var m Memo
+	var top [4]Member
+	kept := func() string {
+		if p := m.p.Load(); p != nil {
+			return string(*p)
+		}
+		return ""
+	}
+	if _, ok := ValidObject(msg(`{"a":1}`), top[:], &m); !ok || kept() != `{"a":1}` {
+		t.Fatalf("first: kept %q", kept())
+	}
+	for k := 1; k < memoEvery; k++ {
+		if _, ok := ValidObject(msg(`{"b":`+strconv.Itoa(k)+`}`), top[:], &m); !ok || kept() != `{"a":1}` {
+			t.Fatalf("miss %d: kept %q, want the first still", k, kept())
+		}
+	}
+	if _, ok := ValidObject(msg(`{"c":3}`), top[:], &m); !ok || kept() != `{"c":3}` {
+		t.Fatalf("miss %d: kept %q, want it replaced", memoEvery, kept())
+	}
+	// A hit changes nothing, and an invalid message is never kept.
+	if _, ok := ValidObject(msg(`{"c":3}`), top[:], &m); !ok || kept() != `{"c":3}` {
+		t.Fatalf("hit: kept %q", kept())
+	}
+	for range 2 * memoEvery {
+		if _, ok := ValidObject(msg(`{"d":1,"d":2}`), top[:], &m); ok {
+			t.Fatal("a duplicate name passed")
+		}
+	}
+	if kept() != `{"c":3}` {
+		t.Fatalf("after invalid messages: kept %q", kept())
+	}
 }
