@@ -473,8 +473,12 @@ func TestPeerDisconnectMidCall(t *testing.T) {
 	}()
 	<-started
 	ss.Close() // the server goes away mid-call
-	if err := <-errc; !errors.Is(err, ErrSessionClosed) {
-		t.Fatalf("err = %v, want ErrSessionClosed", err)
+	// The call ends either way the server goes: closed under it, or
+	// answered first with the cancellation of its handler (the server
+	// answers a call it cancels while its connection still writes).
+	var rpcErr *jsonrpc.Error
+	if err := <-errc; !errors.Is(err, ErrSessionClosed) && !(errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeRequestCancelled) {
+		t.Fatalf("err = %v, want ErrSessionClosed or a cancellation", err)
 	}
 	if err := cs.Wait(); err == nil {
 		t.Error("client session still open")
