@@ -23,10 +23,12 @@
 //
 // Without -http it serves one client on standard input and output, as the
 // example does. A stdio server has one client and no sessions, event log
-// or HTTP to share: of what -redis and -keys bring, only the tasks (a
-// task started by one process is read, awaited and cancelled through
-// another), the single-use claims of request states and the key ring
-// make sense there.
+// or HTTP to share: of what -redis and -keys bring, only the tasks (at
+// 2026-07-28 a task started by one process is read, awaited and
+// cancelled through another; in the handshake era a task belongs to the
+// session that started it when the client has no principal, as over
+// stdio, so another process does not see it), the single-use claims of
+// request states and the key ring make sense there.
 //
 // With -http ADDR it serves Streamable HTTP at http://ADDR/mcp (-response
 // and -stateless as in the example); the first line on standard output is
