@@ -42,18 +42,14 @@ type wireFields struct {
 
 // decodeOneFast decodes data token by token. It reports false when data
 // is not of the common shape, leaving the decision to decodeOneReflect.
-// Text that jsonscan.Valid passes (most messages) is then read with plain
-// byte scanners; other text by a jsontext.Decoder, which validates as it
-// reads.
+// Text that jsonscan.ValidObject passes with at most envelopeMembers
+// members (most messages) is read from the places of its members; other
+// text by a jsontext.Decoder, which validates as it reads.
 func decodeOneFast(data []byte, owned bool, memo *jsonscan.Memo) (Message, bool) {
 	f := wireFields{owned: owned}
 	var top [envelopeMembers]jsonscan.Member
-	if n, ok := jsonscan.ValidObject(data, top[:], memo); ok {
-		if n <= len(top) {
-			if !f.readMembers(data, top[:n]) {
-				return nil, false
-			}
-		} else if !f.readValid(data) {
+	if n, ok := jsonscan.ValidObject(data, top[:], memo); ok && n <= len(top) {
+		if !f.readMembers(data, top[:n]) {
 			return nil, false
 		}
 		return f.message()
@@ -108,50 +104,18 @@ func (f *wireFields) read(dec *jsontext.Decoder) bool {
 	return true
 }
 
-// readValid is read for data that jsonscan.Valid passed: one object, and
-// nothing after it but white space.
-func (f *wireFields) readValid(b []byte) bool {
-	i := jsonscan.SkipSpace(b, 0)
-	if b[i] != '{' {
-		return false
-	}
-	jsonrpcOK := false
-	for i = jsonscan.SkipSpace(b, i+1); b[i] == '"'; {
-		end := jsonscan.StringEnd(b, i)
-		name := b[i:end]
-		if bytes.IndexByte(name, '\\') >= 0 {
-			return false
-		}
-		i = jsonscan.SkipSpace(b, jsonscan.SkipSpace(b, end)+1) // past the colon
-		end = jsonscan.ValueEnd(b, i)
-		if isMemberName(name) {
-			if !f.member(name, b[i:end], &jsonrpcOK) {
-				return false
-			}
-		} else if isEnvelopeName(name[1 : len(name)-1]) {
-			return false // a near miss, such as "Method": let the decoder judge
-		}
-		if i = jsonscan.SkipSpace(b, end); b[i] == ',' {
-			i = jsonscan.SkipSpace(b, i+1)
-		}
-	}
-	return jsonrpcOK
-}
-
 // envelopeMembers is the number of members of a message whose places
 // decodeOneFast takes from the validation: the envelope's four, and room
 // for a few others.
 const envelopeMembers = 8
 
-// readMembers is readValid for the members of the message b, found by
-// jsonscan.ValidObject.
+// readMembers reads the envelope of the message b from its members, as
+// jsonscan.ValidObject found them (their names have no escapes: the
+// validator leaves those to the decoder).
 func (f *wireFields) readMembers(b []byte, members []jsonscan.Member) bool {
 	jsonrpcOK := false
 	for _, m := range members {
 		name := b[m.Name.Start:m.Name.End]
-		if bytes.IndexByte(name, '\\') >= 0 {
-			return false
-		}
 		if isMemberName(name) {
 			if !f.member(name, b[m.Value.Start:m.Value.End], &jsonrpcOK) {
 				return false

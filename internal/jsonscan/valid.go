@@ -177,23 +177,12 @@ func (v *validator) members(b []byte, i, depth, first int) int {
 			return -1
 		}
 		start := SkipSpace(b, i+1)
-		switch {
-		case !v.memoOn || depth > 2:
-			i = v.value(b, start, depth)
-		case depth == 1:
-			if string(name) == "params" && start < len(b) && b[start] == '{' {
-				v.params = start
-			}
-			i = v.value(b, start, depth)
-		case obj == v.params && string(name) == "_meta":
-			if len(v.memo) > 0 && bytes.HasPrefix(b[start:], v.memo) {
-				i = start + len(v.memo)
-				break
-			}
-			if i = v.value(b, start, depth); i > start && b[start] == '{' {
-				v.meta = Span{start, i}
-			}
-		default:
+		if v.memoOn && depth == 1 && string(name) == "params" && start < len(b) && b[start] == '{' {
+			v.params = start
+		}
+		if v.memoOn && depth == 2 && obj == v.params && string(name) == "_meta" {
+			i = v.metaValue(b, start, depth)
+		} else {
 			i = v.value(b, start, depth)
 		}
 		if i < 0 {
@@ -218,6 +207,20 @@ func (v *validator) members(b []byte, i, depth, first int) int {
 			return -1
 		}
 	}
+}
+
+// metaValue reads the value of params._meta at b[start]: the memo's text, when
+// it starts there, ends with it unread; a valid object read here is noted
+// for ValidObject to remember.
+func (v *validator) metaValue(b []byte, start, depth int) int {
+	if len(v.memo) > 0 && bytes.HasPrefix(b[start:], v.memo) {
+		return start + len(v.memo)
+	}
+	i := v.value(b, start, depth)
+	if i > start && b[start] == '{' {
+		v.meta = Span{start, i}
+	}
+	return i
 }
 
 // array reads the array whose '[' is b[i].
