@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
 	"net/url"
 	"slices"
 	"strings"
@@ -135,13 +134,10 @@ func newBusCluster(t *testing.T, store transport.SessionStore, bus mcp.Bus, opts
 		u, _ := url.Parse(srv.URL)
 		urls = append(urls, u)
 	}
-	var next atomic.Int32
 	// A transport of its own: no connection of another test's proxy
 	// (to a port since reused) is ever taken.
 	tr := &http.Transport{}
-	c.proxy = httptest.NewServer(&httputil.ReverseProxy{Transport: tr, Rewrite: func(pr *httputil.ProxyRequest) {
-		pr.SetURL(urls[int(next.Add(1)-1)%len(urls)])
-	}})
+	c.proxy = roundRobinProxy(urls, tr)
 	t.Cleanup(func() {
 		c.proxy.Close()
 		tr.CloseIdleConnections()
@@ -738,11 +734,8 @@ func busReplicasLegacySSE(t *testing.T, bus mcp.Bus) {
 				s.Close()
 			})
 		}
-		var next atomic.Int32
 		tr := &http.Transport{}
-		proxy := httptest.NewServer(&httputil.ReverseProxy{Transport: tr, Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.SetURL(urls[int(next.Add(1)-1)%len(urls)])
-		}})
+		proxy := roundRobinProxy(urls, tr)
 		t.Cleanup(func() {
 			proxy.Close()
 			tr.CloseIdleConnections()

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
 	"net/url"
 	"strings"
 	"sync"
@@ -117,13 +116,7 @@ func newModernFleet(t *testing.T, rings [3]*mcp.KeyRing, bus mcp.Bus, claimer mc
 		u, _ := url.Parse(f.direct[i].URL)
 		urls = append(urls, u)
 	}
-	var next atomic.Int32
-	f.proxy = httptest.NewServer(&httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.SetURL(urls[int(next.Add(1)-1)%len(urls)])
-		},
-		FlushInterval: -1, // event streams go out as written
-	})
+	f.proxy = roundRobinProxy(urls, nil)
 	t.Cleanup(func() {
 		f.proxy.Close()
 		for i := range 3 {

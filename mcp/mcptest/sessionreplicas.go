@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
 	"net/url"
 	"slices"
 	"strings"
@@ -69,10 +68,7 @@ func newReplicas(t *testing.T, store transport.SessionStore, opts transport.Stre
 		u, _ := url.Parse(srv.URL)
 		urls = append(urls, u)
 	}
-	var next atomic.Int32
-	rs.proxy = httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
-		pr.SetURL(urls[int(next.Add(1)-1)%len(urls)])
-	}})
+	rs.proxy = roundRobinProxy(urls, nil)
 	t.Cleanup(func() {
 		rs.proxy.Close()
 		for i, h := range rs.handlers {
