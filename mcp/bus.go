@@ -99,6 +99,23 @@ type AddressedBus interface {
 	PublishTo(ctx context.Context, replica string, msg []byte) error
 }
 
+// ReplicaChecker is an [AddressedBus] that can tell whether a replica is
+// subscribed. A replica whose process ended is not: Redis drops the
+// subscriptions of a client whose connection closed, which the kernel
+// does when a process dies, however it dies. A Streamable HTTP handler
+// that follows the event log of a response stream another replica writes
+// asks, while the log is quiet, whether the writer is still subscribed;
+// when it is not, the requests of the stream are answered with an error
+// instead of waiting for a response that will never be written (see
+// docs/SCALING.md, "Failover"). [MemoryBus] and redisstore.Bus implement
+// it.
+type ReplicaChecker interface {
+	AddressedBus
+	// Subscribed reports whether replica has a subscription that
+	// PublishTo would deliver to.
+	Subscribed(ctx context.Context, replica string) (bool, error)
+}
+
 // ReplicaSubscriber is a [BusSubscriber] that names its replica: an
 // [AddressedBus] delivers it the messages addressed to that replica,
 // besides the broadcast ones. BusReplica is called once, in Subscribe.
@@ -146,7 +163,7 @@ type MemoryBus struct {
 	replicas map[string]map[*memorySub]struct{} // the subs of each replica
 }
 
-var _ AddressedBus = (*MemoryBus)(nil)
+var _ ReplicaChecker = (*MemoryBus)(nil)
 
 // Publish implements [Bus]: it queues a copy of msg for every
 // subscription and returns.
@@ -173,6 +190,16 @@ func (b *MemoryBus) PublishTo(ctx context.Context, replica string, msg []byte) e
 	defer b.mu.RUnlock()
 	b.push(b.replicas[replica], msg)
 	return nil
+}
+
+// Subscribed implements [ReplicaChecker].
+func (b *MemoryBus) Subscribed(ctx context.Context, replica string) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("mcp: bus subscribed: %w", err)
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return len(b.replicas[replica]) > 0, nil
 }
 
 // push queues a copy of msg for each of subs; b.mu is held.

@@ -100,6 +100,15 @@ func (r *busRelay) Send(ctx context.Context, replica, kind, sid string, version 
 	return ab.PublishTo(ctx, replica, raw)
 }
 
+// Subscribed implements mcplink.Relay.
+func (r *busRelay) Subscribed(ctx context.Context, replica string) (bool, error) {
+	rc, ok := r.bus.(ReplicaChecker)
+	if !ok {
+		return false, errors.ErrUnsupported
+	}
+	return rc.Subscribed(ctx, replica)
+}
+
 // Detach implements mcplink.Relay.
 func (r *busRelay) Detach(t mcplink.RelayTarget) {
 	l := (*busLink)(r)

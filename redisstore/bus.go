@@ -95,7 +95,7 @@ type Bus struct {
 	channel string
 }
 
-var _ mcp.AddressedBus = (*Bus)(nil)
+var _ mcp.ReplicaChecker = (*Bus)(nil)
 
 // NewBus returns a bus on client, which may be a standalone, Sentinel
 // (failover) or Cluster client. Nil opts means the defaults. The bus does
@@ -130,6 +130,38 @@ func (b *Bus) PublishTo(ctx context.Context, replica string, msg []byte) error {
 	return b.publish(ctx, b.replicaChannel(replica), msg)
 }
 
+// Subscribed implements [mcp.ReplicaChecker] with one PUBSUB NUMSUB of
+// the replica's channel, on the node the subscriptions are on (see
+// send). Redis drops the subscriptions of a connection that closed, which
+// the kernel closes when the replica's process ends, however it ends. It
+// is an idempotent read: it retries once, like the stores' reads.
+func (b *Bus) Subscribed(ctx context.Context, replica string) (bool, error) {
+	if !mcp.ValidReplicaID(replica) {
+		return false, wrap("bus subscribed", fmt.Errorf("invalid replica ID %q", replica))
+	}
+	channel := b.replicaChannel(replica)
+	var n int64
+	err := b.bounds.read(ctx, func(ctx context.Context) error {
+		node, err := b.node(ctx)
+		if err != nil {
+			return err
+		}
+		res, err := process(ctx, node, "pubsub", "numsub", channel).Slice()
+		if err != nil {
+			return err
+		}
+		if len(res) != 2 {
+			return fmt.Errorf("PUBSUB NUMSUB answered %d values", len(res))
+		}
+		n, _ = res[1].(int64)
+		return nil
+	})
+	if err != nil {
+		return false, wrap("bus subscribed", err)
+	}
+	return n > 0, nil
+}
+
 // replicaChannel is the channel of the messages addressed to replica.
 func (b *Bus) replicaChannel(replica string) string { return b.channel + ":r:" + replica }
 
@@ -149,22 +181,30 @@ func (b *Bus) publish(ctx context.Context, channel string, msg []byte) error {
 // send sends msg on channel with one PUBLISH that go-redis does not
 // retry.
 func (b *Bus) send(octx context.Context, channel string, msg []byte) error {
-	var node processor = b.client
-	if cc, ok := b.client.(*redis.ClusterClient); ok {
-		// The node the subscriptions are on (go-redis subscribes on the
-		// master of the channel's slot): PUBLISH on any node reaches
-		// them, but messages sent through different nodes may overtake
-		// each other. A subscription is on the node of the broadcast
-		// channel, whichever other channel it has (go-redis picks the
-		// node by the first channel), so an addressed message goes
-		// there too, and keeps its order with the broadcast ones.
-		m, err := cc.MasterForKey(octx, b.channel)
-		if err != nil {
-			return err
-		}
-		node = m
+	node, err := b.node(octx)
+	if err != nil {
+		return err
 	}
 	return process(octx, node, "publish", channel, msg).Err()
+}
+
+// node returns the node the subscriptions are on. On a Cluster, go-redis
+// subscribes on the master of the first channel's slot: PUBLISH on any
+// node reaches them, but messages sent through different nodes may
+// overtake each other, and PUBSUB NUMSUB counts the subscriptions of one
+// node. A subscription is on the node of the broadcast channel, whichever
+// other channel it has, so an addressed message goes there too, keeping
+// its order with the broadcast ones, and is counted there.
+func (b *Bus) node(ctx context.Context) (processor, error) {
+	cc, ok := b.client.(*redis.ClusterClient)
+	if !ok {
+		return b.client, nil
+	}
+	m, err := cc.MasterForKey(ctx, b.channel)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // ErrResubscribed is the cause given to BusGap when the subscription's

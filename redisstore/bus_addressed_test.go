@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/mcp/mcptest"
@@ -119,4 +120,57 @@ func pubsubConns(t *testing.T, ctx context.Context, c *redis.Client) int {
 		}
 	}
 	return n
+}
+
+// TestBusSubscribed checks mcp.ReplicaChecker on every backend: a
+// replica is subscribed while its subscription lives, and not before or
+// after it, nor is one never seen; an invalid ID is an error.
+func TestBusSubscribed(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			c := b.client(t)
+			if err := c.Ping(t.Context()).Err(); err != nil {
+				t.Fatal(err)
+			}
+			mcptest.CheckGoroutines(t, func(ctx context.Context) {
+				bus, err := NewBus(c, &BusOptions{Prefix: testPrefix(), Timeout: testTimeout})
+				if err != nil {
+					t.Fatal(err)
+				}
+				check := func(replica string, want bool) {
+					t.Helper()
+					got, err := bus.Subscribed(ctx, replica)
+					if err != nil || got != want {
+						t.Errorf("Subscribed(%q) = %v, %v; want %v", replica, got, err, want)
+					}
+				}
+				check("r-1", false)
+				sub, err := bus.Subscribe(ctx, replicaSub{"r-1"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				check("r-1", true)
+				check("r-2", false)
+				if err := sub.Close(); err != nil {
+					t.Fatal(err)
+				}
+				// Redis drops the subscription when it reads the closed
+				// connection's end, after Close returns: ask until then.
+				tick := time.NewTicker(10 * time.Millisecond)
+				defer tick.Stop()
+				for deadline := time.Now().Add(5 * time.Second); ; <-tick.C {
+					got, err := bus.Subscribed(ctx, "r-1")
+					if err == nil && !got {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("Subscribed(r-1) = %v, %v five seconds after the subscription closed", got, err)
+					}
+				}
+				if _, err := bus.Subscribed(ctx, "r{1}"); err == nil {
+					t.Error("Subscribed of an invalid replica ID: no error")
+				}
+			})
+		})
+	}
 }

@@ -3,8 +3,10 @@ package transport
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -390,10 +392,17 @@ type sessionRecords struct {
 	// mcplink.AttachRelay before the handler serves); nil without one.
 	relay mcplink.Relay
 	self  string // this replica's ID on the relay
+	// streamTag ends the IDs of the response streams this replica
+	// numbers: random for each handler, so that two replicas serving
+	// one session never write one stream of the shared event log.
+	streamTag string
 }
 
 func newSessionRecords(h *StreamableHTTPHandler) *sessionRecords {
 	sr := &sessionRecords{h: h, store: h.opts.SessionStore, ttl: h.idle}
+	var tag [6]byte
+	rand.Read(tag[:]) // never fails
+	sr.streamTag = hex.EncodeToString(tag[:])
 	if sr.ttl <= 0 {
 		sr.ttl = time.Hour
 	}

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -270,98 +272,250 @@ func readEvent(br *bufio.Reader) (sseEvent, bool) {
 	}
 }
 
+// waitReplicas is two replicas sharing a key ring, a session store, an
+// event log and bus (if not nil), each with a tool "wait" that reports
+// progress 1 (when asked to) and returns {"done":true} once release is
+// closed, and a session initialized on the first.
+type waitReplicas struct {
+	t       *testing.T
+	ctx     context.Context
+	servers []*mcp.Server
+	urls    []string
+	sid     string
+	release chan struct{}
+}
+
+func newWaitReplicas(ctx context.Context, t *testing.T, bus mcp.Bus) *waitReplicas {
+	t.Helper()
+	ring := mcp.NewRandomKeyRing()
+	store := transport.NewMemorySessionStore(nil)
+	events := transport.NewMemoryEventStore(nil)
+	wr := &waitReplicas{t: t, ctx: ctx, release: make(chan struct{})}
+	for range 2 {
+		s := mcp.NewServer(&mcp.Implementation{Name: "replica", Version: "1"}, &mcp.ServerOptions{Keys: ring, Bus: bus})
+		t.Cleanup(func() { s.Close() })
+		type in struct{}
+		type out struct {
+			Done bool `json:"done"`
+		}
+		mcp.AddTool(s, &mcp.Tool{Name: "wait"}, func(ctx context.Context, req *mcp.CallToolRequest, _ in) (out, error) {
+			if err := req.ReportProgress(ctx, 1, 0, "started"); err != nil {
+				return out{}, err
+			}
+			select {
+			case <-wr.release:
+				return out{Done: true}, nil
+			case <-ctx.Done():
+				return out{}, ctx.Err()
+			}
+		})
+		h := mcp.NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{SessionStore: store, EventStore: events, SessionRecheck: -1})
+		srv := httptest.NewServer(h)
+		t.Cleanup(func() {
+			srv.Close()
+			h.Close()
+		})
+		wr.servers = append(wr.servers, s)
+		wr.urls = append(wr.urls, srv.URL)
+	}
+	resp := wr.send(http.MethodPost, wr.urls[0], "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	wr.sid = resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || wr.sid == "" {
+		t.Fatalf("initialize: %d", resp.StatusCode)
+	}
+	return wr
+}
+
+// send sends a request of the session (none before initialize) to url,
+// resuming from last if not "".
+func (wr *waitReplicas) send(method, url, last, body string) *http.Response {
+	wr.t.Helper()
+	req, err := http.NewRequestWithContext(wr.ctx, method, url, strings.NewReader(body))
+	if err != nil {
+		wr.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if wr.sid != "" {
+		req.Header.Set("Mcp-Session-Id", wr.sid)
+	}
+	if last != "" {
+		req.Header.Set("Last-Event-ID", last)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		wr.t.Fatal(err)
+	}
+	return resp
+}
+
+// call starts tools/call "wait" with id on replica i and returns its
+// response stream's priming event, the client going away after it.
+func (wr *waitReplicas) call(i, id int) sseEvent {
+	wr.t.Helper()
+	return wr.callRaw(i, fmt.Sprint(id), false)[0]
+}
+
+// callRaw starts tools/call "wait" with the JSON id on replica i and
+// returns its response stream's priming event and, with progress, the
+// progress event after it, the client going away after them.
+func (wr *waitReplicas) callRaw(i int, id string, progress bool) []sseEvent {
+	wr.t.Helper()
+	meta := ""
+	if progress {
+		meta = `,"_meta":{"progressToken":"p"}`
+	}
+	resp := wr.send(http.MethodPost, wr.urls[i], "", `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"wait","arguments":{}`+meta+`}}`)
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
+		wr.t.Fatalf("tools/call: %d %s", resp.StatusCode, ct)
+	}
+	br := bufio.NewReader(resp.Body)
+	prime, ok := readEvent(br)
+	if !ok || prime.id == "" {
+		wr.t.Fatalf("no priming event: %+v", prime)
+	}
+	events := []sseEvent{prime}
+	if progress {
+		e, ok := readEvent(br)
+		if !ok || e.id == "" || !strings.Contains(e.data, "notifications/progress") {
+			wr.t.Fatalf("no progress event: %+v", e)
+		}
+		events = append(events, e)
+	}
+	return events
+}
+
+// resume resumes, on replica i, the stream from event last and returns
+// the messages it carries until it ends.
+func (wr *waitReplicas) resume(i int, last string) []string {
+	wr.t.Helper()
+	resp := wr.send(http.MethodGet, wr.urls[i], last, "")
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		wr.t.Errorf("resume on replica %d: %d %s", i, resp.StatusCode, b)
+		return nil
+	}
+	var msgs []string
+	br := bufio.NewReader(resp.Body)
+	for {
+		e, ok := readEvent(br)
+		if !ok {
+			return msgs
+		}
+		if e.data != "" {
+			msgs = append(msgs, e.data)
+		}
+	}
+}
+
 // TestSessionStoreResumeElsewhere resumes, on one replica, the response
 // stream of a call that another replica is running: the replica that
 // gets the GET with Last-Event-ID (sharing the session store and an
 // event log) replays and follows the stream until the response.
 func TestSessionStoreResumeElsewhere(t *testing.T) {
 	mcptest.CheckGoroutines(t, func(ctx context.Context) {
-		ring := mcp.NewRandomKeyRing()
-		store := transport.NewMemorySessionStore(nil)
-		events := transport.NewMemoryEventStore(nil)
-		release := make(chan struct{})
-		var urls []string
-		for range 2 {
-			s := mcp.NewServer(&mcp.Implementation{Name: "replica", Version: "1"}, &mcp.ServerOptions{Keys: ring})
-			type in struct{}
-			type out struct {
-				Done bool `json:"done"`
+		wr := newWaitReplicas(ctx, t, nil)
+		prime := wr.call(0, 2) // runs on replica 0, whose client goes away
+		var msgs []string
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			msgs = wr.resume(1, prime.id) // on replica 1, which never saw the session
+		}()
+		close(wr.release)
+		<-done
+		if len(msgs) != 1 || !strings.Contains(msgs[0], `"id":2`) || !strings.Contains(msgs[0], `"done":true`) {
+			t.Fatalf("the resumed stream carried %q, want the response to 2", msgs)
+		}
+	})
+}
+
+// TestSessionStoreStreamsOfTwoReplicas runs one call of a session on each
+// of two replicas at once: their response streams are two streams of the
+// shared event log, each resumed with its own messages only (two
+// replicas numbering a session's streams alike would write one stream,
+// and a resumption would carry the other call's response).
+func TestSessionStoreStreamsOfTwoReplicas(t *testing.T) {
+	mcptest.CheckGoroutines(t, func(ctx context.Context) {
+		wr := newWaitReplicas(ctx, t, nil)
+		first, second := wr.call(0, 2), wr.call(1, 3)
+		if first.id == second.id {
+			t.Fatalf("both streams start at event %q", first.id)
+		}
+		close(wr.release)
+		for _, c := range []struct {
+			on   int
+			from sseEvent
+			id   string
+		}{{1, first, `"id":2`}, {0, second, `"id":3`}, {0, first, `"id":2`}, {1, second, `"id":3`}} {
+			msgs := wr.resume(c.on, c.from.id)
+			if len(msgs) != 1 || !strings.Contains(msgs[0], c.id) {
+				t.Errorf("resuming from %s on replica %d: %q, want the response %s only", c.from.id, c.on, msgs, c.id)
 			}
-			mcp.AddTool(s, &mcp.Tool{Name: "wait"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ in) (out, error) {
-				select {
-				case <-release:
-					return out{Done: true}, nil
-				case <-ctx.Done():
-					return out{}, ctx.Err()
+		}
+	})
+}
+
+// deadBus is a MemoryBus that says a replica is not subscribed once it is
+// declared dead, as Redis does of a replica whose process ended.
+type deadBus struct {
+	mcp.MemoryBus
+	dead atomic.Value // string: the dead replica
+}
+
+func (b *deadBus) Subscribed(ctx context.Context, replica string) (bool, error) {
+	if d, _ := b.dead.Load().(string); d == replica {
+		return false, nil
+	}
+	return b.MemoryBus.Subscribed(ctx, replica)
+}
+
+// TestSessionStoreWriterGone resumes, on replica 1, the response stream
+// of a call whose replica (0) ends before answering: the client gets what
+// the stream stored, once, in order, then an error answer to its request
+// (code -32001) within a bound, for an integer or a string request ID; a
+// request ID that cannot name the stream gets the stored events and the
+// stream's end.
+func TestSessionStoreWriterGone(t *testing.T) {
+	mcptest.CheckGoroutines(t, func(ctx context.Context) {
+		bus := new(deadBus)
+		wr := newWaitReplicas(ctx, t, bus)
+		calls := map[string][]sseEvent{}
+		for _, id := range []string{`7`, `"call-8"`, `"an id with spaces"`} {
+			calls[id] = wr.callRaw(0, id, true)
+		}
+		bus.dead.Store(wr.servers[0].ReplicaID())
+		var wg sync.WaitGroup
+		for _, c := range []struct {
+			id     string
+			from   int // the event resumed from: 0 the priming, 1 the progress
+			answer bool
+		}{{`7`, 0, true}, {`7`, 1, true}, {`"call-8"`, 0, true}, {`"an id with spaces"`, 0, false}} {
+			wg.Go(func() {
+				msgs := wr.resume(1, calls[c.id][c.from].id)
+				want := 1 - c.from
+				if c.answer {
+					want++
+				}
+				if len(msgs) != want {
+					t.Errorf("resuming %s from event %d: %q, want %d messages", c.id, c.from, msgs, want)
+					return
+				}
+				if c.from == 0 && !strings.Contains(msgs[0], "notifications/progress") {
+					t.Errorf("resuming %s: %q, want the progress first", c.id, msgs)
+				}
+				if last := msgs[len(msgs)-1]; c.answer && (!strings.Contains(last, `"id":`+c.id) || !strings.Contains(last, `"code":-32001`)) {
+					t.Errorf("resuming %s: %q, want an error answer -32001 to it last", c.id, msgs)
 				}
 			})
-			h := mcp.NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{SessionStore: store, EventStore: events, SessionRecheck: -1})
-			srv := httptest.NewServer(h)
-			defer srv.Close()
-			defer h.Close()
-			urls = append(urls, srv.URL)
 		}
-		const version = "2025-11-25"
-		send := func(method, url, sid, last, body string) *http.Response {
-			t.Helper()
-			req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set("Mcp-Protocol-Version", version)
-			if sid != "" {
-				req.Header.Set("Mcp-Session-Id", sid)
-			}
-			if last != "" {
-				req.Header.Set("Last-Event-ID", last)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return resp
-		}
-		resp := send(http.MethodPost, urls[0], "", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		sid := resp.Header.Get("Mcp-Session-Id")
-		if resp.StatusCode != http.StatusOK || sid == "" {
-			t.Fatalf("initialize: %d", resp.StatusCode)
-		}
-		// The call runs on replica 0; its client reads the priming event
-		// and goes away.
-		resp = send(http.MethodPost, urls[0], sid, "", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait","arguments":{}}}`)
-		if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
-			t.Fatalf("tools/call: %d %s", resp.StatusCode, ct)
-		}
-		prime, ok := readEvent(bufio.NewReader(resp.Body))
-		resp.Body.Close()
-		if !ok || prime.id == "" {
-			t.Fatalf("no priming event: %+v", prime)
-		}
-		// Replica 1, which never saw the session, resumes the stream.
-		resp = send(http.MethodGet, urls[1], sid, prime.id, "")
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			b, _ := io.ReadAll(resp.Body)
-			t.Fatalf("resume on another replica: %d %s", resp.StatusCode, b)
-		}
-		close(release)
-		br := bufio.NewReader(resp.Body)
-		for {
-			e, ok := readEvent(br)
-			if !ok {
-				t.Fatal("the resumed stream ended without the response")
-			}
-			if strings.Contains(e.data, `"id":2`) {
-				if !strings.Contains(e.data, `"done":true`) {
-					t.Fatalf("response %s", e.data)
-				}
-				break
-			}
-		}
+		wg.Wait()
+		close(wr.release)
 	})
 }
 

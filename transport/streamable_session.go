@@ -280,7 +280,7 @@ func (s *httpSession) idleExpired() {
 // the session ends. For an initialize exchange it registers the session
 // when initialize succeeds, and reports whether it did.
 func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message, msgs []jsonrpc.Message, requests []jsonrpc.ID, info *HTTPRequestInfo, initialize bool) bool {
-	st := s.newStream(w, len(requests), initialize)
+	st := s.newStream(w, requests, initialize)
 	info.closeStream = st.closeLive
 	if s.exchangeCtx == nil && (s.h.opts.EventStore == nil || s.stateless) {
 		// The exchange cannot be resumed: its handlers stop when the POST
@@ -489,12 +489,12 @@ func (s *httpSession) RunHandler(req *jsonrpc.Request, f func()) bool {
 	return true
 }
 
-// newStream creates the stream answering a POST with n requests.
-func (s *httpSession) newStream(w http.ResponseWriter, n int, initialize bool) *httpStream {
+// newStream creates the stream answering a POST with requests.
+func (s *httpSession) newStream(w http.ResponseWriter, requests []jsonrpc.ID, initialize bool) *httpStream {
 	st := &httpStream{
 		s:          s,
 		w:          w,
-		pending:    n,
+		pending:    len(requests),
 		initialize: initialize,
 		finished:   make(chan struct{}),
 		detached:   make(chan struct{}),
@@ -510,6 +510,11 @@ func (s *httpSession) newStream(w http.ResponseWriter, n int, initialize bool) *
 		}
 		s.nextStream++
 		st.id = strconv.FormatInt(s.nextStream, 10)
+		if s.h.store != nil {
+			// Other replicas number the session's streams too, and
+			// one following the stream asks whether its writer lives.
+			st.id = s.h.store.responseStreamID(s.nextStream, requests)
+		}
 		resumable := s.version >= primingVersion
 		s.mu.Unlock()
 		if st.mode == ResponseAuto && resumable {
@@ -530,11 +535,15 @@ func (s *httpSession) standaloneStream() *httpStream {
 				s.streams = make(map[string]*httpStream)
 			}
 			st.id = "get"
-			if sr := s.h.store; sr != nil && sr.relay != nil {
+			if sr := s.h.store; sr != nil {
 				// A stream ID of this replica's own: another replica
 				// may take the session's GET stream over (see resume),
-				// and each numbers the events of its own.
-				st.id = "get." + sr.self
+				// or hold one of its own, and each numbers the events
+				// of its own.
+				st.id = "get." + sr.streamTag
+				if sr.relay != nil {
+					st.id = "get." + sr.self
+				}
 			}
 			s.streams[st.id] = st
 		}
@@ -592,7 +601,7 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 		}
 		replay.mu.Unlock()
 		if s.h.log != nil {
-			s.tail(r.Context(), replay, last)
+			s.tail(r.Context(), replay, streamID, last)
 		}
 		clearWriteDeadline(w)
 		return false
@@ -650,20 +659,29 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 // ones, and a stream whose end was lost would hold it forever).
 const tailQuiet = 30 * time.Second
 
-// tail follows the event log of a stream written elsewhere, from the
-// event last, writing its events to replay's connection, until the stream
-// ends, its client leaves, the session ends (deleting the session's events
-// wakes a waiting tail; a store's bounded wait returns), or the log is quiet for
-// tailQuiet. A gap, the store's tail limit or an error ends the
+// tail follows the event log of stream streamID, written elsewhere, from
+// the event last, writing its events to replay's connection, until the
+// stream ends, its client leaves, the session ends (deleting the session's
+// events wakes a waiting tail; a store's bounded wait returns), the log is
+// quiet for tailQuiet, or the replica writing it is gone (see
+// writerWatch): then what it stored is served, and the error answer to
+// its request. A gap, the store's tail limit or an error ends the
 // connection: the client resumes from the last event it got (and is
 // refused if that crosses the gap).
-func (s *httpSession) tail(ctx context.Context, replay *httpStream, last string) {
+func (s *httpSession) tail(ctx context.Context, replay *httpStream, streamID, last string) {
 	quiet := time.Now().Add(tailQuiet)
+	watch := s.watchWriter(streamID)
+	draining := false
 	for {
-		tctx, tcancel := context.WithDeadline(ctx, quiet)
+		deadline := watch.deadline(quiet)
+		if draining {
+			deadline = time.Now().Add(writerDrainWait)
+		}
+		tctx, tcancel := context.WithDeadline(ctx, deadline)
 		b, err := s.h.log.Tail(tctx, s.id, last)
 		tcancel()
-		if err != nil {
+		waited := err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
+		if err != nil && !(waited && (draining || time.Now().Before(quiet))) {
 			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrEventNotFound) {
 				s.h.logger.Warn("mcp http: event log tail failed", "err", err)
 			}
@@ -679,10 +697,18 @@ func (s *httpSession) tail(ctx context.Context, replay *httpStream, last string)
 		if b.Ended || gone || ctx.Err() != nil || s.isClosed() {
 			return
 		}
-		if len(b.Events) > 0 {
+		switch {
+		case len(b.Events) > 0:
 			quiet = time.Now().Add(tailQuiet)
-		} else if !time.Now().Before(quiet) {
+		case draining:
+			// The writer is gone and stored nothing more.
+			watch.answerGone(replay)
 			return
+		case !time.Now().Before(quiet):
+			return
+		case watch.gone(ctx):
+			// What it stored before it went is served first.
+			draining = true
 		}
 	}
 }

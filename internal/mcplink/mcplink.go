@@ -124,6 +124,10 @@ type Relay interface {
 	// bus took it, within the bus's own time bound, or fails; data over
 	// MaxRelayBytes fails at once.
 	Send(ctx context.Context, replica, kind, sid string, version int64, data []byte) error
+	// Subscribed reports whether replica is subscribed to the bus (a
+	// replica whose process ended is not), or an error matching
+	// errors.ErrUnsupported when the bus cannot tell.
+	Subscribed(ctx context.Context, replica string) (bool, error)
 	// Detach stops delivering to t (a handler that closed).
 	Detach(t RelayTarget)
 }
