@@ -731,7 +731,13 @@ func (c storedConn) SaveState(ctx context.Context, version string, state []byte)
 		s.mu.Lock()
 		s.rec = rec
 		s.mu.Unlock()
-		c.h.store.announce(ctx, mcplink.RelayChanged, s.id, rec.Version)
+		if s.adm.established.Load() {
+			c.h.store.announce(ctx, mcplink.RelayChanged, s.id, rec.Version)
+		}
+		// Else the save is initialize's, made before its answer: no
+		// other replica knows the session's ID yet, so none holds a
+		// copy to tell (every later request, here or restored
+		// elsewhere, marks the session established first).
 		return nil
 	}
 	if errors.Is(err, ErrVersionConflict) {
