@@ -983,6 +983,14 @@ func (s *httpSession) relayTo(ctx context.Context) string {
 	return to
 }
 
+// gone reports whether replica is known to have ended: the bus says it
+// is not subscribed (see writerWatch). A bus that cannot tell, or fails,
+// says nothing.
+func (sr *sessionRecords) gone(ctx context.Context, replica string) bool {
+	alive, err := sr.relay.Subscribed(ctx, replica)
+	return err == nil && !alive
+}
+
 // relayOut sends m, written outside any request, to the replica holding
 // the session's GET stream.
 func (s *httpSession) relayOut(ctx context.Context, to string, m jsonrpc.Message) error {

@@ -519,6 +519,47 @@ func TestSessionStoreWriterGone(t *testing.T) {
 	})
 }
 
+// TestSessionStoreHolderGone sends a server-to-client request, outside
+// any request, from a replica whose session's GET stream the record says
+// another replica holds, once that replica is gone (the bus says it is
+// not subscribed): the request fails at once, where it would have been
+// sent there and waited for an answer that cannot come.
+func TestSessionStoreHolderGone(t *testing.T) {
+	mcptest.CheckGoroutines(t, func(ctx context.Context) {
+		bus := new(deadBus)
+		wr := newWaitReplicas(ctx, t, bus)
+		resp := wr.send(http.MethodPost, wr.urls[0], "", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		resp.Body.Close()
+		get := wr.send(http.MethodGet, wr.urls[0], "", "") // replica 0 holds the GET stream
+		defer get.Body.Close()
+		if get.StatusCode != http.StatusOK {
+			t.Fatalf("GET: %d", get.StatusCode)
+		}
+		if _, ok := readEvent(bufio.NewReader(get.Body)); !ok {
+			t.Fatal("no priming event on the GET stream")
+		}
+		// Replica 1 restores the session, reading the record that names
+		// replica 0.
+		resp = wr.send(http.MethodPost, wr.urls[1], "", `{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("ping on replica 1: %d", resp.StatusCode)
+		}
+		sessions := wr.servers[1].Sessions()
+		if len(sessions) != 1 {
+			t.Fatalf("replica 1 holds %d sessions, want 1", len(sessions))
+		}
+		bus.dead.Store(wr.servers[0].ReplicaID())
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		err := sessions[0].Ping(pctx)
+		if err == nil || errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("ping to a client whose GET stream a gone replica held: %v, want a failure at once", err)
+		}
+	})
+}
+
 // TestSessionStoreConcurrentChanges makes two replicas holding copies of
 // one session change its state one after the other, the second from a
 // stale copy (no recheck in between): the second save meets the first

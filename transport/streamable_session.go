@@ -769,8 +769,11 @@ func (s *httpSession) Write(ctx context.Context, m jsonrpc.Message) error {
 			st = related
 		} else if s.sessionStored != nil {
 			// Outside any request: to the GET stream, which the record
-			// may say another replica holds.
-			if to := s.relayTo(ctx); to != "" {
+			// may say another replica holds. A request is not sent to
+			// a holder that is gone (it would wait for its answer until
+			// ClientRequestTimeout): it goes to a stream here, or
+			// fails at once.
+			if to := s.relayTo(ctx); to != "" && (m.IsNotification() || !s.h.store.gone(ctx, to)) {
 				return s.relayOut(ctx, to, m)
 			}
 		}
