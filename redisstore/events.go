@@ -559,7 +559,11 @@ func (s *EventStore) Tail(ctx context.Context, sessionID, lastEventID string) (t
 	}
 	block := s.opts.TailBlock
 	if d, ok := ctx.Deadline(); ok {
-		block = min(block, time.Until(d))
+		// The reply must come before ctx's deadline: a block ending on
+		// it makes the reply late, an i/o timeout (which the breaker
+		// would count) rather than an empty batch.
+		left := time.Until(d)
+		block = min(block, left-min(s.opts.Timeout, left/2))
 	}
 	if block < time.Millisecond {
 		return b, context.DeadlineExceeded

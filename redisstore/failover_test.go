@@ -29,7 +29,12 @@ func TestFailoverKilledReplica(t *testing.T) {
 	}
 	args := []string{"-http", "127.0.0.1:0", "-redis", rp.addr(), "-keys", keys}
 	a, urlA := startListening(t, bin, args...)
-	_, urlB := startListening(t, bin, args...)
+	b, urlB := startListening(t, bin, args...)
+	defer func() {
+		if t.Failed() {
+			t.Logf("replica A's stderr:\n%s\nreplica B's stderr:\n%s", a.stderr, b.stderr)
+		}
+	}()
 
 	const version = "2025-11-25"
 	send := func(method, url, sid, last, body string) *http.Response {

@@ -680,7 +680,9 @@ func (s *httpSession) tail(ctx context.Context, replay *httpStream, streamID, la
 		tctx, tcancel := context.WithDeadline(ctx, deadline)
 		b, err := s.h.log.Tail(tctx, s.id, last)
 		tcancel()
-		waited := err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil
+		// An error at the deadline is the deadline's (a store's read
+		// cut by it), whatever it says.
+		waited := err != nil && ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || !time.Now().Before(deadline))
 		if err != nil && !(waited && (draining || time.Now().Before(quiet))) {
 			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrEventNotFound) {
 				s.h.logger.Warn("mcp http: event log tail failed", "err", err)
