@@ -85,22 +85,16 @@ func (l *DecodeLimits) DecodeMessage(data []byte) (Message, error) {
 	return l.decode(data, false, nil)
 }
 
-// decodeOwned is [DecodeLimits.DecodeMessage] for a caller that hands data
-// over (see rpclink.DecodeOwned, through which the transports of mcpkit
-// reach it): the message may share data's memory.
-func (l *DecodeLimits) decodeOwned(data []byte) (Message, error) {
-	return l.decode(data, true, nil)
-}
-
-// decodeMemo is DecodeMessage, or decodeOwned when owned, with a memo of
-// the params._meta of the messages of one connection or endpoint (see
-// rpclink.DecodeMemo and jsonscan.ValidObject).
+// decodeMemo is [DecodeLimits.DecodeMessage] for the transports of mcpkit
+// (see rpclink.DecodeMemo, through which they reach it): when owned, the
+// caller hands data over and the message may share its memory; memo, when
+// not nil, remembers the params._meta of the messages of one connection
+// or endpoint (see jsonscan.ValidObject).
 func (l *DecodeLimits) decodeMemo(data []byte, owned bool, memo *jsonscan.Memo) (Message, error) {
 	return l.decode(data, owned, memo)
 }
 
 func init() {
-	rpclink.DecodeOwned = (*DecodeLimits).decodeOwned
 	rpclink.DecodeMemo = (*DecodeLimits).decodeMemo
 	rpclink.GrowStack = growStack
 	rpclink.Relate = relate

@@ -74,7 +74,7 @@ func TestDecodeLimits(t *testing.T) {
 						err error
 					)
 					if owned {
-						m, err = tt.lim.decodeOwned([]byte(data))
+						m, err = tt.lim.decode([]byte(data), true, nil)
 					} else {
 						m, err = tt.lim.DecodeMessage([]byte(data))
 					}
@@ -137,7 +137,7 @@ func TestDecodeMemoryBounded(t *testing.T) {
 		runtime.ReadMemStats(&before)
 		var err error
 		if owned {
-			_, err = (*DecodeLimits)(nil).decodeOwned(data)
+			_, err = (*DecodeLimits)(nil).decode(data, true, nil)
 		} else {
 			_, err = DecodeMessage(data)
 		}
@@ -286,7 +286,7 @@ func BenchmarkDecodeLimits(b *testing.B) {
 				b.ReportAllocs()
 				b.SetBytes(int64(len(data)))
 				for b.Loop() {
-					if _, err := c.lim.decodeOwned(data); err != nil {
+					if _, err := c.lim.decode(data, true, nil); err != nil {
 						b.Fatal(err)
 					}
 				}

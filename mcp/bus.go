@@ -127,18 +127,7 @@ type ReplicaSubscriber interface {
 // ValidReplicaID reports whether id can name a replica on a bus: 1 to
 // 64 bytes of ASCII letters, digits, '_' and '-', so that it can be part
 // of a channel name or key as it is.
-func ValidReplicaID(id string) bool {
-	if id == "" || len(id) > 64 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
+func ValidReplicaID(id string) bool { return mcplink.ValidName(id) }
 
 // ErrBusOverflow is the cause given to BusGap when a subscriber fell
 // behind by the bus's buffer and messages were dropped.

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"bufio"
 	"bytes"
+	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -166,4 +167,15 @@ func pids(s string) []int {
 // alive reports whether a process with the ID runs (or is a zombie).
 func alive(pid int) bool {
 	return syscall.Kill(pid, 0) == nil
+}
+
+// keyFile writes a key file of one key (the -keys flag of the cmd
+// servers) in a temporary directory and returns its path.
+func keyFile(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(path, []byte(hex.EncodeToString([]byte(strings.Repeat("k", 32)))+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

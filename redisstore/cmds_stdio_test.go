@@ -2,11 +2,7 @@ package redisstore
 
 import (
 	"context"
-	"encoding/hex"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -25,10 +21,7 @@ func TestCmdStdioServerSharesTasks(t *testing.T) {
 	needRedisServer(t)
 	p := startRedis(t)
 	bin := goBuild(t, "./cmd/stdio-server")
-	keys := filepath.Join(t.TempDir(), "keys")
-	if err := os.WriteFile(keys, []byte(hex.EncodeToString([]byte(strings.Repeat("k", 32)))+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	keys := keyFile(t)
 	for _, era := range []mcp.Era{mcp.EraHandshake, mcp.EraModern} {
 		t.Run(era.String(), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)

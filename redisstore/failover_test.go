@@ -2,10 +2,7 @@ package redisstore
 
 import (
 	"bufio"
-	"encoding/hex"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,10 +20,7 @@ func TestFailoverKilledReplica(t *testing.T) {
 	needRedisServer(t)
 	rp := startRedis(t)
 	bin := goBuild(t, "./cmd/stdio-server")
-	keys := filepath.Join(t.TempDir(), "keys")
-	if err := os.WriteFile(keys, []byte(hex.EncodeToString([]byte(strings.Repeat("k", 32)))+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	keys := keyFile(t)
 	args := []string{"-http", "127.0.0.1:0", "-redis", rp.addr(), "-keys", keys}
 	a, urlA := startListening(t, bin, args...)
 	b, urlB := startListening(t, bin, args...)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -52,8 +53,8 @@ func (sr *sessionRecords) responseStreamID(n int64, requests []jsonrpc.ID) strin
 }
 
 // encodeStreamRequest returns the request ID as part of a stream ID, or ""
-// when it cannot be one: "n" and an integer, or "s" and a string of
-// letters, digits, '_' and '-'.
+// when it cannot be one: "n" and an integer, or "s" and a string that is
+// a valid name (mcplink.ValidName).
 func encodeStreamRequest(id jsonrpc.ID) string {
 	if n, ok := id.Int64(); ok {
 		return "n" + strconv.FormatInt(n, 10)
@@ -62,28 +63,17 @@ func encodeStreamRequest(id jsonrpc.ID) string {
 		return ""
 	}
 	s := id.String()
-	if s == "" || !streamIDChars(s) {
+	if !mcplink.ValidName(s) {
 		return ""
 	}
 	return "s" + s
-}
-
-// streamIDChars reports whether s has only letters, digits, '_' and '-'.
-func streamIDChars(s string) bool {
-	for i := range len(s) {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // streamWriter parses a response stream's ID: the replica writing it and
 // the request it answers, if the ID names them.
 func streamWriter(streamID string) (replica string, request jsonrpc.ID, ok bool) {
 	parts := strings.Split(streamID, ".")
-	if len(parts) < 2 || len(parts) > 3 || parts[0] == "get" || parts[1] == "" || !streamIDChars(parts[1]) {
+	if len(parts) < 2 || len(parts) > 3 || parts[0] == "get" || !mcplink.ValidName(parts[1]) {
 		return "", jsonrpc.ID{}, false
 	}
 	if _, err := strconv.ParseInt(parts[0], 10, 64); err != nil {
@@ -96,7 +86,7 @@ func streamWriter(streamID string) (replica string, request jsonrpc.ID, ok bool)
 			if n, err := strconv.ParseInt(enc[1:], 10, 64); err == nil {
 				request = jsonrpc.Int64ID(n)
 			}
-		case len(enc) > 1 && enc[0] == 's' && streamIDChars(enc[1:]):
+		case len(enc) > 1 && enc[0] == 's' && mcplink.ValidName(enc[1:]):
 			request = jsonrpc.StringID(enc[1:])
 		}
 	}

@@ -12,16 +12,18 @@ import (
 // What this package and jsonrpc and mcp offer each other behind the API
 // (see docs/ARCHITECTURE.md, "Who the exported names are for").
 
-// decodeOwned is jsonrpc's decoder for a buffer handed over: the message
-// may keep slices of data instead of copies. A nil limits means the
-// defaults.
-var decodeOwned = rpclink.DecodeOwned.(func(limits *jsonrpc.DecodeLimits, data []byte) (jsonrpc.Message, error))
-
-// decodeMemo is decodeOwned (when owned; else jsonrpc.DecodeMessage) with a
-// memo of the params._meta of one connection's or endpoint's messages,
-// which a client of 2026-07-28 repeats in every request: text equal to
-// the memo's is not validated again.
+// decodeMemo is jsonrpc's decoder (see rpclink.DecodeMemo): for a buffer
+// handed over when owned (the message may keep slices of data instead of
+// copies), with a memo of the params._meta of one connection's or
+// endpoint's messages, which a client of 2026-07-28 repeats in every
+// request: text equal to the memo's is not validated again. A nil
+// limits means the defaults.
 var decodeMemo = rpclink.DecodeMemo.(func(limits *jsonrpc.DecodeLimits, data []byte, owned bool, memo *jsonscan.Memo) (jsonrpc.Message, error))
+
+// decodeOwned is decodeMemo for a buffer handed over, without a memo.
+func decodeOwned(limits *jsonrpc.DecodeLimits, data []byte) (jsonrpc.Message, error) {
+	return decodeMemo(limits, data, true, nil)
+}
 
 // The constructors package mcp wraps as mcp.NewStreamableHTTPHandler and
 // mcp.NewSSEHandler, with the function that serves each session.

@@ -760,7 +760,7 @@ func (c storedConn) SaveState(ctx context.Context, version string, state []byte)
 
 func init() {
 	mcplink.AttachRelay = func(handler any, r mcplink.Relay) mcplink.RelayTarget {
-		if r == nil || !validRelayReplica(r.Replica()) {
+		if r == nil || !mcplink.ValidName(r.Replica()) {
 			return nil
 		}
 		switch h := handler.(type) {
@@ -779,20 +779,6 @@ func init() {
 		}
 		return nil
 	}
-}
-
-// validRelayReplica reports whether id can be a replica ID on the bus: 1
-// to 64 bytes of [A-Za-z0-9_-].
-func validRelayReplica(id string) bool {
-	if id == "" || len(id) > 64 {
-		return false
-	}
-	for _, c := range []byte(id) {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // maxRelayQueue bounds the relayed messages waiting for one session.

@@ -282,7 +282,7 @@ func (h *SSEHandler) servePOST(w http.ResponseWriter, r *http.Request) {
 	}
 	s, ok := h.session(id)
 	if !ok && h.relay != nil && h.sids.CheckSessionID(id) {
-		if to := r.URL.Query().Get("replica"); to != "" && to != h.relay.Replica() && validRelayReplica(to) {
+		if to := r.URL.Query().Get("replica"); to != "" && to != h.relay.Replica() && mcplink.ValidName(to) {
 			h.relayPOST(w, r, id, to)
 			return
 		}

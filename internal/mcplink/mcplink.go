@@ -176,6 +176,22 @@ func RelayRequestID(replica string, n int64) string {
 	return replica + ":" + strconv.FormatInt(n, 10)
 }
 
+// ValidName reports whether s is 1 to 64 bytes of ASCII letters, digits,
+// '_' and '-', which can go into a channel name, a key or an event ID as
+// they are: a replica ID (mcp.ValidReplicaID), or a part of a stream ID.
+func ValidName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // RequestIDReplica returns the replica of an ID made by RelayRequestID
 // (the unquoted string); false for any other ID.
 func RequestIDReplica(id string) (string, bool) {

@@ -45,22 +45,15 @@ func CallHookOf[ID any](ctx context.Context) *CallHook[ID] {
 	return h
 }
 
-// DecodeOwned is jsonrpc's decoder for a caller that hands its buffer over,
-// such as a transport that read a whole HTTP body into a buffer of its own:
-// the raw params, result and error data of the message may share the
-// buffer's memory, which saves copying them, so the caller must not modify
-// it afterwards. It is a
-//
-//	func(limits *jsonrpc.DecodeLimits, data []byte) (jsonrpc.Message, error)
-//
-// (a nil limits means the defaults), set by package jsonrpc's init and
-// never changed afterwards.
-var DecodeOwned any
-
-// DecodeMemo is DecodeOwned (when owned; else jsonrpc's DecodeMessage)
-// with a memo that spares validating the same params._meta again in the
-// messages of one connection or endpoint (see jsonscan.ValidObject). It
-// is a
+// DecodeMemo is jsonrpc's decoder for the transports. When owned, the
+// caller hands its buffer over (a transport that read a whole HTTP body
+// into a buffer of its own): the raw params, result and error data of the
+// message may share the buffer's memory, which saves copying them, so the
+// caller must not modify the buffer afterwards; else it is
+// DecodeMessage, which copies what it keeps. A memo (nil for none)
+// spares validating the same params._meta again in the messages of one
+// connection or endpoint (see jsonscan.ValidObject). A nil limits means
+// the defaults. It is a
 //
 //	func(limits *jsonrpc.DecodeLimits, data []byte, owned bool, memo *jsonscan.Memo) (jsonrpc.Message, error)
 //
