@@ -54,9 +54,11 @@ type EventStoreOptions struct {
 	// keys to it, so a session's events go MaxAge after its last write.
 	MaxAge time.Duration
 	// MaxSessionStreams bounds the streams a session stores events of
-	// (DefaultMaxSessionStreams); a write to one more fails with
-	// ErrStreamLimit. Streams whose events all expired do not count: the
-	// session forgets them when it reaches the bound.
+	// (DefaultMaxSessionStreams). A new stream past it makes the session
+	// forget the stream that ended first (its events can no longer be
+	// resumed), at the cost of a few commands; when none has ended, the
+	// streams whose events all expired; when none has, the write fails
+	// with ErrStreamLimit (the event still goes out live).
 	MaxSessionStreams int
 	// MaxTails bounds the tails of this store (this process) blocked in
 	// a read at once (DefaultMaxTails); more are refused with
@@ -76,10 +78,11 @@ type EventStoreOptions struct {
 // process sharing the store, while the process that writes it still
 // does. It is safe for concurrent use, and starts no goroutine.
 //
-// With the default prefix, a session sid has two kinds of keys, both
-// under its hash tag and with a TTL of MaxAge refreshed by writes:
+// With the default prefix, a session sid has these keys, all under its
+// hash tag and with a TTL of MaxAge refreshed by writes:
 //
 //	mcpkit:ev:{<sid>}:m          hash: <stream> to its epoch, <stream>:x to its end's number, # the stream count
+//	mcpkit:ev:{<sid>}:e          sorted set: the ended streams by the time of their end (ms)
 //	mcpkit:ev:{<sid>}:s:<stream> stream: q (number), e (epoch), d (data), f (flags) per event
 //
 // A stored event is one script (XADD trimmed by MAXLEN ~ and MINID ~);
@@ -121,8 +124,9 @@ func NewEventStore(client redis.UniversalClient, opts *EventStoreOptions) (*Even
 	return &EventStore{client: client, opts: o, bounds: bd, tails: make(chan struct{}, o.MaxTails)}, nil
 }
 
-// ErrStreamLimit is returned (wrapped) by a write to a session that
-// already stores events of MaxSessionStreams streams.
+// ErrStreamLimit is returned (wrapped) by a write of a new stream to a
+// session that already stores events of MaxSessionStreams streams, none
+// of them ended or expired.
 var ErrStreamLimit = errors.New("redisstore: too many event streams in the session")
 
 // validSessionID reports whether a session ID may go into a key: printable
@@ -160,6 +164,11 @@ func (s *EventStore) sessionKeys(sessionID string) (meta, streams string) {
 	base := s.opts.Prefix + "ev:{" + sessionID + "}:"
 	return base + "m", base + "s:"
 }
+
+// endedKey returns the key of the sorted set of a session's ended
+// streams, by the time of their end (ms); meta is the session's meta
+// hash key (see sessionKeys).
+func endedKey(meta string) string { return meta[:len(meta)-1] + "e" }
 
 // epochBytes is the size of a stream's epoch.
 const epochBytes = 6
@@ -257,32 +266,52 @@ func (s *EventStore) StreamStart(_, streamID string) string {
 }
 
 // writeScript stores an event. KEYS[1] is the session's meta hash,
-// KEYS[2] the stream; ARGV: the stream ID, the event's number ("" for the
+// KEYS[2] the stream, KEYS[3] the session's ended streams; ARGV: the stream ID, the event's number ("" for the
 // store to number it), its data, its flags, a new epoch for a new stream,
 // MAXLEN, the age bound and TTL in ms, MaxSessionStreams, and the prefix
 // of the session's stream keys. A new stream past the bound first makes
-// the session forget the streams whose key expired (undeclared keys of
-// the same slot, which Cluster allows scripts without flags).
+// the session forget the stream that ended first (the sorted set
+// KEYS[3], by the end's time; a member whose end mark is gone is
+// skipped, at most 8 of them); when none has, the streams whose key
+// expired (a scan of the meta hash, which only a session holding
+// MaxSessionStreams live streams pays). Stream keys are undeclared keys
+// of the same slot, which Cluster allows scripts without flags.
 var writeScript = newScript(`
 local ep = redis.call('HGET', KEYS[1], ARGV[1])
 if not ep then
   local max = tonumber(ARGV[9])
   if redis.call('HINCRBY', KEYS[1], '#', 1) > max then
-    local live = 0
-    for _, k in ipairs(redis.call('HKEYS', KEYS[1])) do
-      if k ~= '#' and not string.find(k, ':', 1, true) then
-        if redis.call('EXISTS', ARGV[10] .. k) == 1 then
-          live = live + 1
-        else
-          redis.call('HDEL', KEYS[1], k, k .. ':x', k .. ':n')
-        end
+    local freed = false
+    for _ = 1, 8 do
+      local old = redis.call('ZPOPMIN', KEYS[3])
+      if #old == 0 then break end
+      if redis.call('HEXISTS', KEYS[1], old[1] .. ':x') == 1 then
+        redis.call('DEL', ARGV[10] .. old[1])
+        redis.call('HDEL', KEYS[1], old[1], old[1] .. ':x', old[1] .. ':n')
+        freed = true
+        break
       end
     end
-    if live >= max then
-      redis.call('HSET', KEYS[1], '#', live)
-      return false
+    if freed then
+      redis.call('HINCRBY', KEYS[1], '#', -1)
+    else
+      local live = 0
+      for _, k in ipairs(redis.call('HKEYS', KEYS[1])) do
+        if k ~= '#' and not string.find(k, ':', 1, true) then
+          if redis.call('EXISTS', ARGV[10] .. k) == 1 then
+            live = live + 1
+          else
+            redis.call('HDEL', KEYS[1], k, k .. ':x', k .. ':n')
+            redis.call('ZREM', KEYS[3], k)
+          end
+        end
+      end
+      if live >= max then
+        redis.call('HSET', KEYS[1], '#', live)
+        return false
+      end
+      redis.call('HSET', KEYS[1], '#', live + 1)
     end
-    redis.call('HSET', KEYS[1], '#', live + 1)
   end
   ep = ARGV[5]
   redis.call('HSET', KEYS[1], ARGV[1], ep)
@@ -297,10 +326,12 @@ if ARGV[4] == '' then
 else
   id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*', 'q', seq, 'e', ep, 'd', ARGV[3], 'f', ARGV[4])
 end
+local ms = tonumber(string.match(id, '^(%d+)-'))
 if string.find(ARGV[4], 'x', 1, true) then
   redis.call('HSET', KEYS[1], ARGV[1] .. ':x', seq)
+  redis.call('ZADD', KEYS[3], ms, ARGV[1])
+  redis.call('PEXPIRE', KEYS[3], ARGV[8])
 end
-local ms = tonumber(string.match(id, '^(%d+)-'))
 redis.call('XTRIM', KEYS[2], 'MINID', '~', string.format('%d', ms - tonumber(ARGV[7])))
 redis.call('PEXPIRE', KEYS[1], ARGV[8])
 redis.call('PEXPIRE', KEYS[2], ARGV[8])
@@ -335,7 +366,7 @@ func (s *EventStore) write(ctx context.Context, sessionID, streamID string, e tr
 	age := s.opts.MaxAge.Milliseconds()
 	c := s.bounds.op(ctx)
 	// The age bound is counted on Redis' clock, from the new entry's ID.
-	res, err := writeScript.Run(c.ctx, s.client, []string{meta, streams + streamID},
+	res, err := writeScript.Run(c.ctx, s.client, []string{meta, streams + streamID, endedKey(meta)},
 		streamID, seq, e.Data, flags, hex.EncodeToString(b[:]), s.opts.MaxStreamEvents, age, age, s.opts.MaxSessionStreams, streams).StringSlice()
 	err = c.end(err)
 	if errors.Is(err, redis.Nil) {
@@ -591,7 +622,7 @@ func (s *EventStore) DeleteSession(ctx context.Context, sessionID string) error 
 	if err != nil {
 		return wrap("event session delete", err)
 	}
-	keys := []string{meta}
+	keys := []string{meta, endedKey(meta)}
 	for _, f := range fields {
 		if validStreamID(f) {
 			keys = append(keys, streams+f)

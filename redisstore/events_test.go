@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,90 @@ func TestEventStoreKeys(t *testing.T) {
 			}
 			if got := keysUnder(t, c, prefix); len(got) != len(want) {
 				t.Fatalf("invalid IDs made keys: %v", got)
+			}
+			if err := s.DeleteSession(ctx, sid); err != nil {
+				t.Fatal(err)
+			}
+			if keys := keysUnder(t, c, prefix); len(keys) != 0 {
+				t.Fatalf("after DeleteSession: %v", keys)
+			}
+		})
+	}
+}
+
+// TestEventStoreForgetsEnded checks MaxSessionStreams on a busy session:
+// a new stream past the bound makes the session forget the stream that
+// ended first (its events no longer resume), never a live one; with no
+// ended stream the write fails with ErrStreamLimit. Many calls of one
+// session keep its keys within the bound (each call's stream ends), and
+// every key has a TTL.
+func TestEventStoreForgetsEnded(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := t.Context()
+			c, prefix := b.client(t), testPrefix()
+			s, err := NewEventStore(c, &EventStoreOptions{Prefix: prefix, Timeout: testTimeout, MaxAge: time.Minute, MaxSessionStreams: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			const sid = "sess-1"
+			write := func(stream string, seq int64, end bool) (string, error) {
+				return s.Write(ctx, sid, stream, transport.LogEvent{Seq: seq, Data: []byte(stream), End: end})
+			}
+			must := func(id string, err error) string {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return id
+			}
+			first := must(write("1", 1, false))
+			must(write("1", 2, true))
+			getID := must(write("get", 1, false))
+			must(write("get", 2, false))
+			// Stream 2 is over the bound: stream 1, ended, is forgotten.
+			two := must(write("2", 1, false))
+			if _, evs, err := s.After(ctx, sid, first); !errors.Is(err, transport.ErrEventNotFound) {
+				t.Errorf("resuming the forgotten stream 1: %d events, %v; want ErrEventNotFound", len(evs), err)
+			}
+			if _, evs, err := s.After(ctx, sid, getID); err != nil || len(evs) != 1 {
+				t.Errorf("resuming the live GET stream: %d events, %v; want 1", len(evs), err)
+			}
+			// Both streams live: one more is refused.
+			if _, err := write("3", 1, true); !errors.Is(err, ErrStreamLimit) {
+				t.Fatalf("a third stream, none ended: %v; want ErrStreamLimit", err)
+			}
+			must(write("2", 2, true))
+			must(write("3", 1, true))
+			if _, evs, err := s.After(ctx, sid, two); !errors.Is(err, transport.ErrEventNotFound) {
+				t.Errorf("resuming stream 2, forgotten once ended: %d events, %v", len(evs), err)
+			}
+			// A busy session: many calls, each an ended stream.
+			for k := 10; k < 60; k++ {
+				must(write(strconv.Itoa(k), 1, true))
+			}
+			keys := keysUnder(t, c, prefix)
+			streams := 0
+			for k, ttl := range keys {
+				if strings.Contains(k, "}:s:") {
+					streams++
+				}
+				if ttl <= 0 || ttl > time.Minute {
+					t.Errorf("key %s: TTL %v", k, ttl)
+				}
+			}
+			if streams != 2 {
+				t.Errorf("%d stream keys after 50 calls, want MaxSessionStreams (2): %v", streams, keys)
+			}
+			meta, _ := s.sessionKeys(sid)
+			if n, err := c.HLen(ctx, meta).Result(); err != nil || n > 1+3*2 {
+				t.Errorf("the meta hash holds %d fields (%v), want at most %d", n, err, 1+3*2)
+			}
+			if n, err := c.ZCard(ctx, endedKey(meta)).Result(); err != nil || n > 2 {
+				t.Errorf("the ended set holds %d members (%v), want at most 2", n, err)
+			}
+			if _, evs, err := s.After(ctx, sid, getID); err != nil || len(evs) != 1 {
+				t.Errorf("the live GET stream after 50 calls: %d events, %v; want 1", len(evs), err)
 			}
 			if err := s.DeleteSession(ctx, sid); err != nil {
 				t.Fatal(err)
