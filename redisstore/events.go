@@ -278,7 +278,8 @@ func (s *EventStore) StreamStart(_, streamID string) string {
 // of the same slot, which Cluster allows scripts without flags.
 var writeScript = newScript(`
 local ep = redis.call('HGET', KEYS[1], ARGV[1])
-if not ep then
+local fresh = not ep
+if fresh then
   local max = tonumber(ARGV[9])
   if redis.call('HINCRBY', KEYS[1], '#', 1) > max then
     local freed = false
@@ -314,7 +315,6 @@ if not ep then
     end
   end
   ep = ARGV[5]
-  redis.call('HSET', KEYS[1], ARGV[1], ep)
 end
 local seq = ARGV[2]
 if seq == '' then
@@ -327,12 +327,21 @@ else
   id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*', 'q', seq, 'e', ep, 'd', ARGV[3], 'f', ARGV[4])
 end
 local ms = tonumber(string.match(id, '^(%d+)-'))
-if string.find(ARGV[4], 'x', 1, true) then
+local ended = string.find(ARGV[4], 'x', 1, true)
+if ended and fresh then
+  redis.call('HSET', KEYS[1], ARGV[1], ep, ARGV[1] .. ':x', seq)
+elseif fresh then
+  redis.call('HSET', KEYS[1], ARGV[1], ep)
+elseif ended then
   redis.call('HSET', KEYS[1], ARGV[1] .. ':x', seq)
+end
+if ended then
   redis.call('ZADD', KEYS[3], ms, ARGV[1])
   redis.call('PEXPIRE', KEYS[3], ARGV[8])
 end
-redis.call('XTRIM', KEYS[2], 'MINID', '~', string.format('%d', ms - tonumber(ARGV[7])))
+if not fresh then
+  redis.call('XTRIM', KEYS[2], 'MINID', '~', string.format('%d', ms - tonumber(ARGV[7])))
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[8])
 redis.call('PEXPIRE', KEYS[2], ARGV[8])
 return {ep, seq, id}

@@ -28,7 +28,8 @@ import (
 // commands per operation (commands/op: the INFO commandstats delta, a
 // script's commands counted one by one, those that set up connections
 // left out), the commands the client sent (trips/op: a script, or a
-// command of a pipeline, is one) and the p99 of an operation's time
+// command of a pipeline, is one), the CPU time redis-server spent
+// (redis-cpu-ns/op, from INFO cpu) and the p99 of an operation's time
 // (p99-ns; with 50 callers on 2 cores, mostly their wait for a CPU).
 
 // scaleFleet is n replicas of one server sharing a key ring and either
@@ -193,6 +194,28 @@ func (f *scaleFleet) commands() int64 {
 	return n
 }
 
+// redisCPU returns the CPU time redis-server used so far (INFO cpu:
+// used_cpu_user and used_cpu_sys, its main thread's and others'), or 0
+// for "memory".
+func (f *scaleFleet) redisCPU() time.Duration {
+	if f.redis == nil {
+		return 0
+	}
+	info, err := f.redis.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		f.b.Fatal(err)
+	}
+	var sum float64
+	for line := range strings.Lines(info) {
+		name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (name == "used_cpu_user" || name == "used_cpu_sys") {
+			x, _ := strconv.ParseFloat(v, 64)
+			sum += x
+		}
+	}
+	return time.Duration(sum * float64(time.Second))
+}
+
 // measure runs b's loop (op in parallel by 50 goroutines when parallel)
 // and reports the Redis commands per op and the p99 of op's time.
 func (f *scaleFleet) measure(b *testing.B, parallel bool, op func(i int) error) {
@@ -203,7 +226,7 @@ func (f *scaleFleet) measure(b *testing.B, parallel bool, op func(i int) error) 
 		times = append(times, ts...)
 		mu.Unlock()
 	}
-	before := f.commands()
+	before, cpuBefore := f.commands(), f.redisCPU()
 	f.trips.n.Store(0)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -238,6 +261,7 @@ func (f *scaleFleet) measure(b *testing.B, parallel bool, op func(i int) error) 
 		trips := f.trips.n.Load()
 		b.ReportMetric(float64(f.commands()-before)/float64(b.N), "commands/op")
 		b.ReportMetric(float64(trips)/float64(b.N), "trips/op")
+		b.ReportMetric(float64((f.redisCPU()-cpuBefore).Nanoseconds())/float64(b.N), "redis-cpu-ns/op")
 	}
 	if len(times) > 0 {
 		slices.Sort(times)

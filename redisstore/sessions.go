@@ -55,14 +55,17 @@ type SessionStoreOptions struct {
 // an ID that fails is an unknown session. No operation scans keys.
 //
 // Round trips, each bounded by Timeout: Get one (HMGET), Update one (a
-// script), Create two (admission, then the record; a failure of the
-// second gives the slot back), Touch two (the record's expiry, then the
-// admission sets'), Delete two.
+// script), and Create, Touch and Delete one script each on one server
+// (a *redis.Client: standalone or Sentinel), which takes both slots. On
+// a Cluster (any other client) they are two each: Create the admission,
+// then the record (a failure of the second gives the slot back); Touch
+// the record's expiry, then the admission sets'; Delete the same.
 type SessionStore struct {
-	client redis.UniversalClient
-	opts   SessionStoreOptions
-	bounds bounds
-	all    string // the admission set of every session
+	client  redis.UniversalClient
+	opts    SessionStoreOptions
+	bounds  bounds
+	all     string // the admission set of every session
+	oneSlot bool   // one script may take the admission sets and a record
 }
 
 var _ transport.SessionStore = (*SessionStore)(nil)
@@ -82,7 +85,10 @@ func NewSessionStore(client redis.UniversalClient, opts *SessionStoreOptions) (*
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &SessionStore{client: client, opts: o, bounds: bd, all: o.Prefix + "{sessions}:all"}, nil
+	// A *redis.Client talks to one server (standalone, or Sentinel's
+	// master); a Cluster or Ring client spreads slots over several.
+	_, oneSlot := client.(*redis.Client)
+	return &SessionStore{client: client, opts: o, bounds: bd, all: o.Prefix + "{sessions}:all", oneSlot: oneSlot}, nil
 }
 
 // validRecordID reports whether a session ID may go into a key: the
@@ -110,84 +116,151 @@ func (s *SessionStore) peerKey(peer string) string {
 	if peer == "" {
 		return s.all
 	}
-	return s.opts.Prefix + "{sessions}:peer:" + peer
+	return s.peerPrefix() + peer
 }
+
+// peerPrefix is what starts the key of every peer's admission set.
+func (s *SessionStore) peerPrefix() string { return s.opts.Prefix + "{sessions}:peer:" }
 
 func (s *SessionStore) nowMs() int64 { return s.opts.Now().UnixMilli() }
 
-// admitScript counts a new session in the admission sets. KEYS[1] is the
-// whole-store set, KEYS[2] the peer's (KEYS[1] again for no peer). ARGV:
-// now, the ID, its expiry, MaxSessions, MaxSessionsPerPeer (0: none).
-var admitScript = newScript(`
-local now, id, exp = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
-local max, maxPeer = tonumber(ARGV[4]), tonumber(ARGV[5])
-local peer = KEYS[2] ~= KEYS[1]
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if peer then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now) end
-if redis.call('ZSCORE', KEYS[1], id) then return 'EXISTS' end
-if peer and maxPeer > 0 and redis.call('ZCARD', KEYS[2]) >= maxPeer then return 'PEER' end
-if max > 0 and redis.call('ZCARD', KEYS[1]) >= max then return 'FULL' end
-local function add(k)
-  redis.call('ZADD', k, exp, id)
-  local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')
-  redis.call('PEXPIRE', k, math.max(1, tonumber(top[2]) - now))
+// luaAdmit defines admit, which checks that a new session fits the
+// admission sets, reading only, and add, which then counts it there
+// (and prunes the members whose expiry has passed): all is the
+// whole-store set, peerk the peer's (all again for no peer); maxPeer 0
+// means no per-peer bound. admit returns 'OK', 'EXISTS', 'PEER' or
+// 'FULL'. A script's first write is a command Redis refuses when out of
+// memory (ZADD, or the record's HSET): once a script has written, Redis
+// lets its later writes through, so no write may come before the check.
+const luaAdmit = `
+local function admit(all, peerk, now, id, max, maxPeer)
+  local live = '(' .. now
+  local s = redis.call('ZSCORE', all, id)
+  if s and tonumber(s) > now then return 'EXISTS' end
+  if peerk ~= all and maxPeer > 0 and redis.call('ZCOUNT', peerk, live, '+inf') >= maxPeer then return 'PEER' end
+  if max > 0 and redis.call('ZCOUNT', all, live, '+inf') >= max then return 'FULL' end
+  return 'OK'
 end
-add(KEYS[1])
-if peer then add(KEYS[2]) end
-return 'OK'
-`)
-
-// moveScript moves a session's expiry in the admission sets, or removes
-// it (ARGV[3] "": Delete). KEYS as admitScript's; ARGV: now, the ID, the
-// new expiry.
-var moveScript = newScript(`
-local now, id = tonumber(ARGV[1]), ARGV[2]
-for i, k in ipairs(KEYS) do
-  if i == 1 or k ~= KEYS[1] then
-    if ARGV[3] == '' then redis.call('ZREM', k, id)
-    else redis.call('ZADD', k, 'XX', tonumber(ARGV[3]), id) end
-    local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')
-    if #top > 0 then redis.call('PEXPIRE', k, math.max(1, tonumber(top[2]) - now)) end
+local function add(all, peerk, now, id, exp)
+  for i, k in ipairs({all, peerk}) do
+    if i == 1 or k ~= all then
+      redis.call('ZADD', k, exp, id)
+      redis.call('ZREMRANGEBYSCORE', k, '-inf', now)
+      local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')
+      redis.call('PEXPIRE', k, math.max(1, tonumber(top[2]) - now))
+    end
   end
 end
-return 'OK'
-`)
+`
 
-// recordScript acts on a session's hash, KEYS[1]. ARGV[1] is the
-// operation, ARGV[2] now (ms); a hash whose exp has passed counts as
-// absent (and is deleted). It returns 'NF' for an absent record.
+// luaMove defines move, which moves a session's expiry in the admission
+// sets (all, and peerk unless it is all), or removes it (an empty exp: Delete).
+const luaMove = `
+local function move(all, peerk, now, id, exp)
+  for i, k in ipairs({all, peerk}) do
+    if i == 1 or k ~= all then
+      if exp == '' then redis.call('ZREM', k, id)
+      else redis.call('ZADD', k, 'XX', tonumber(exp), id) end
+      local top = redis.call('ZRANGE', k, -1, -1, 'WITHSCORES')
+      if #top > 0 then redis.call('PEXPIRE', k, math.max(1, tonumber(top[2]) - now)) end
+    end
+  end
+end
+`
+
+// luaRecord defines record, which acts on a session's hash, key: op is
+// the operation, now the time (ms); a hash whose exp has passed counts
+// as absent (and is deleted). It returns 'NF' for an absent record.
 //
 //	create rec peer exp         'EXISTS' or 'OK'
 //	update rec version          'CONFLICT' or the new version
 //	touch exp                   {version, peer}
 //	delete                      the peer
-var recordScript = newScript(`
-local op, now = ARGV[1], tonumber(ARGV[2])
-local cur = redis.call('HMGET', KEYS[1], 'v', 'exp', 'peer')
-if cur[1] and tonumber(cur[2]) <= now then
-  redis.call('DEL', KEYS[1])
-  cur = {false, false, false}
+const luaRecord = `
+local function record(key, op, now, a, b, c)
+  local cur = redis.call('HMGET', key, 'v', 'exp', 'peer')
+  local live = cur[1] and tonumber(cur[2]) > now
+  if op == 'create' then
+    if live then return 'EXISTS' end
+    redis.call('HSET', key, 'v', 1, 'rec', a, 'peer', b, 'exp', c)
+    redis.call('PEXPIRE', key, math.max(1, tonumber(c) - now))
+    return 'OK'
+  end
+  if not live then
+    if cur[1] then redis.call('DEL', key) end
+    return 'NF'
+  end
+  if op == 'update' then
+    if cur[1] ~= b then return 'CONFLICT' end
+    local v = tonumber(cur[1]) + 1
+    redis.call('HSET', key, 'v', v, 'rec', a)
+    return tostring(v)
+  elseif op == 'touch' then
+    redis.call('HSET', key, 'exp', a)
+    redis.call('PEXPIRE', key, math.max(1, tonumber(a) - now))
+    return {cur[1], cur[3]}
+  end
+  redis.call('DEL', key)
+  return cur[3]
 end
-if op == 'create' then
-  if cur[1] then return 'EXISTS' end
-  redis.call('HSET', KEYS[1], 'v', 1, 'rec', ARGV[3], 'peer', ARGV[4], 'exp', ARGV[5])
-  redis.call('PEXPIRE', KEYS[1], math.max(1, tonumber(ARGV[5]) - now))
-  return 'OK'
-end
-if not cur[1] then return 'NF' end
-if op == 'update' then
-  if cur[1] ~= ARGV[4] then return 'CONFLICT' end
-  local v = tonumber(cur[1]) + 1
-  redis.call('HSET', KEYS[1], 'v', v, 'rec', ARGV[3])
-  return tostring(v)
-elseif op == 'touch' then
-  redis.call('HSET', KEYS[1], 'exp', ARGV[3])
-  redis.call('PEXPIRE', KEYS[1], math.max(1, tonumber(ARGV[3]) - now))
-  return {cur[1], cur[3]}
-end
-redis.call('DEL', KEYS[1])
-return cur[3]
-`)
+`
+
+// The scripts of a Cluster, where the admission sets and a record live
+// in two slots.
+var (
+	// admitScript: KEYS the whole-store set and the peer's; ARGV now,
+	// the ID, its expiry, MaxSessions, MaxSessionsPerPeer.
+	admitScript = newScript(luaAdmit + `
+local now = tonumber(ARGV[1])
+local r = admit(KEYS[1], KEYS[2], now, ARGV[2], tonumber(ARGV[4]), tonumber(ARGV[5]))
+if r == 'OK' then add(KEYS[1], KEYS[2], now, ARGV[2], tonumber(ARGV[3])) end
+return r`)
+	// moveScript: KEYS as admitScript's; ARGV now, the ID, the new
+	// expiry ("" removes it).
+	moveScript = newScript(luaMove + `
+move(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[2], ARGV[3])
+return 'OK'`)
+	// recordScript: KEYS[1] the record; ARGV the operation, now, and
+	// the operation's arguments (see luaRecord).
+	recordScript = newScript(luaRecord + `
+return record(KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5])`)
+)
+
+// The scripts of one server (a standalone or Sentinel client), where one
+// script may take both slots: Create, Touch and Delete in one round trip
+// each. The peer's admission set is built from the record's peer, a
+// validated hash, and ARGV's prefix of those sets.
+var (
+	// sessionCreateScript: KEYS the whole-store set, the peer's and the
+	// record; ARGV now, the ID, its expiry, MaxSessions,
+	// MaxSessionsPerPeer, the record's JSON and its peer.
+	sessionCreateScript = newScript(luaAdmit + luaRecord + `
+local now = tonumber(ARGV[1])
+local r = admit(KEYS[1], KEYS[2], now, ARGV[2], tonumber(ARGV[4]), tonumber(ARGV[5]))
+if r ~= 'OK' then return r end
+r = record(KEYS[3], 'create', now, ARGV[6], ARGV[7], ARGV[3])
+if r == 'OK' then add(KEYS[1], KEYS[2], now, ARGV[2], tonumber(ARGV[3])) end
+return r`)
+	// sessionTouchScript: KEYS the whole-store set and the record; ARGV now,
+	// the ID, the new expiry, the prefix of the peers' sets.
+	sessionTouchScript = newScript(luaMove + luaRecord + `
+local now = tonumber(ARGV[1])
+local r = record(KEYS[2], 'touch', now, ARGV[3])
+if type(r) ~= 'table' then return r end
+local pk = KEYS[1]
+if r[2] and r[2] ~= '' then pk = ARGV[4] .. r[2] end
+move(KEYS[1], pk, now, ARGV[2], ARGV[3])
+return r`)
+	// sessionDeleteScript: KEYS and ARGV as sessionTouchScript's, without the expiry.
+	sessionDeleteScript = newScript(luaMove + luaRecord + `
+local now = tonumber(ARGV[1])
+local r = record(KEYS[2], 'delete', now)
+if r == 'NF' then return r end
+local pk = KEYS[1]
+if r and r ~= '' then pk = ARGV[3] .. r end
+move(KEYS[1], pk, now, ARGV[2], '')
+return r`)
+)
 
 // Create implements [transport.SessionStore].
 func (s *SessionStore) Create(ctx context.Context, rec *transport.SessionRecord, lim transport.SessionLimits) error {
@@ -203,6 +276,9 @@ func (s *SessionStore) Create(ctx context.Context, rec *transport.SessionRecord,
 		return errors.New("redisstore: session record expired already")
 	}
 	keys := []string{s.all, s.peerKey(rec.Peer)}
+	if s.oneSlot {
+		return s.createOne(ctx, rec, lim, keys, now, exp)
+	}
 	c := s.bounds.op(ctx)
 	res, err := admitScript.Run(c.ctx, s.client, keys, now, rec.ID, exp, max(lim.MaxSessions, 0), max(lim.MaxSessionsPerPeer, 0)).Text()
 	err = c.end(err)
@@ -235,6 +311,34 @@ func (s *SessionStore) Create(ctx context.Context, rec *transport.SessionRecord,
 			return err
 		}
 		return wrap("session create", err)
+	}
+	rec.Version = 1
+	return nil
+}
+
+// createOne is Create on one server: admission and record in one script.
+func (s *SessionStore) createOne(ctx context.Context, rec *transport.SessionRecord, lim transport.SessionLimits, keys []string, now, exp int64) error {
+	cl := rec.Clone()
+	cl.Version = 0
+	data, err := cl.MarshalJSON()
+	if err != nil {
+		return wrap("session create", err)
+	}
+	c := s.bounds.op(ctx)
+	res, err := sessionCreateScript.Run(c.ctx, s.client, append(keys, s.recordKey(rec.ID)),
+		now, rec.ID, exp, max(lim.MaxSessions, 0), max(lim.MaxSessionsPerPeer, 0), data, rec.Peer).Text()
+	err = c.end(err)
+	switch {
+	case err != nil:
+		return wrap("session create", err)
+	case res == "EXISTS":
+		return transport.ErrSessionExists
+	case res == "PEER":
+		return transport.ErrTooManyPeerSessions
+	case res == "FULL":
+		return transport.ErrTooManySessions
+	case res != "OK":
+		return fmt.Errorf("redisstore: session create: unexpected reply %q", res)
 	}
 	rec.Version = 1
 	return nil
@@ -310,7 +414,13 @@ func (s *SessionStore) Touch(ctx context.Context, id string, expires time.Time) 
 	}
 	now, exp := s.nowMs(), expires.UnixMilli()
 	c := s.bounds.op(ctx)
-	out, err := recordScript.Run(c.ctx, s.client, []string{s.recordKey(id)}, "touch", now, exp).Result()
+	var out any
+	var err error
+	if s.oneSlot {
+		out, err = sessionTouchScript.Run(c.ctx, s.client, []string{s.all, s.recordKey(id)}, now, id, exp, s.peerPrefix()).Result()
+	} else {
+		out, err = recordScript.Run(c.ctx, s.client, []string{s.recordKey(id)}, "touch", now, exp).Result()
+	}
 	err = c.end(err)
 	if err != nil {
 		return 0, wrap("session touch", err)
@@ -324,6 +434,9 @@ func (s *SessionStore) Touch(ctx context.Context, id string, expires time.Time) 
 	v, err := strconv.ParseInt(vs, 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("redisstore: session touch: bad version %q", vs)
+	}
+	if s.oneSlot {
+		return v, nil
 	}
 	c = s.bounds.op(ctx)
 	err = c.end(moveScript.Run(c.ctx, s.client, []string{s.all, s.peerKey(peer)}, now, id, exp).Err())
@@ -342,7 +455,13 @@ func (s *SessionStore) Delete(ctx context.Context, id string) error {
 	}
 	now := s.nowMs()
 	c := s.bounds.op(ctx)
-	res, err := recordScript.Run(c.ctx, s.client, []string{s.recordKey(id)}, "delete", now).Result()
+	var res any
+	var err error
+	if s.oneSlot {
+		res, err = sessionDeleteScript.Run(c.ctx, s.client, []string{s.all, s.recordKey(id)}, now, id, s.peerPrefix()).Result()
+	} else {
+		res, err = recordScript.Run(c.ctx, s.client, []string{s.recordKey(id)}, "delete", now).Result()
+	}
 	err = c.end(err)
 	if errors.Is(err, redis.Nil) {
 		err, res = nil, "" // the Lua false of an absent peer field
@@ -353,6 +472,9 @@ func (s *SessionStore) Delete(ctx context.Context, id string) error {
 	peer, _ := res.(string)
 	if peer == "NF" {
 		return transport.ErrSessionNotFound
+	}
+	if s.oneSlot {
+		return nil
 	}
 	c = s.bounds.op(ctx)
 	err = c.end(moveScript.Run(c.ctx, s.client, []string{s.all, s.peerKey(peer)}, now, id, "").Err())
