@@ -150,14 +150,24 @@ func (f *scaleFleet) post(i int, body string, kv ...string) (int, string, string
 
 // session opens a session of the handshake era on replica i.
 func (f *scaleFleet) session(i int) string {
-	status, sid, body := f.post(i, initBody)
-	if status != 200 || sid == "" {
-		f.b.Fatalf("initialize: %d %s", status, body)
-	}
-	if status, _, body := f.post(i, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25"); status != http.StatusAccepted {
-		f.b.Fatalf("initialized: %d %s", status, body)
+	sid, err := f.open(i)
+	if err != nil {
+		f.b.Fatal(err)
 	}
 	return sid
+}
+
+// open opens a session of the handshake era on replica i, or says why
+// not (for callers not running the benchmark's goroutine).
+func (f *scaleFleet) open(i int) (string, error) {
+	status, sid, body := f.post(i, initBody)
+	if status != 200 || sid == "" {
+		return "", fmt.Errorf("initialize: %d %s", status, body)
+	}
+	if status, _, body := f.post(i, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25"); status != http.StatusAccepted {
+		return "", fmt.Errorf("initialized: %d %s", status, body)
+	}
+	return sid, nil
 }
 
 // call calls echo in session sid on replica i.
@@ -326,13 +336,25 @@ func BenchmarkScaleCall(b *testing.B) {
 }
 
 // BenchmarkScaleSetup measures the setup of a session (initialize,
-// notifications/initialized) and its DELETE, one after the other.
-func BenchmarkScaleSetup(b *testing.B) {
+// notifications/initialized, DELETE) one at a time: its latency, which
+// the store's round trips add to.
+func BenchmarkScaleSetup(b *testing.B) { benchmarkSetup(b, false) }
+
+// BenchmarkScaleSetupParallel measures the same by 50 clients at once:
+// the sessions a replica sets up per second, where the round trips
+// overlap and what counts is the CPU they cost (Redis' included, on the
+// same 2 cores here).
+func BenchmarkScaleSetupParallel(b *testing.B) { benchmarkSetup(b, true) }
+
+func benchmarkSetup(b *testing.B, parallel bool) {
 	for _, kind := range scaleKinds {
 		b.Run(kind, func(b *testing.B) {
 			f := newScaleFleet(b, kind, 1, false)
-			f.measure(b, false, func(int) error {
-				sid := f.session(0)
+			f.measure(b, parallel, func(int) error {
+				sid, err := f.open(0)
+				if err != nil {
+					return err
+				}
 				req, _ := http.NewRequest(http.MethodDelete, f.urls[0], nil)
 				req.Header.Set("Mcp-Session-Id", sid)
 				req.Header.Set("MCP-Protocol-Version", "2025-11-25")
