@@ -94,10 +94,22 @@ type AddressedBus interface {
 	Bus
 	// PublishTo sends msg to the subscriptions of replica only (those
 	// whose subscriber's BusReplica returns replica), as Publish does
-	// to all. A replica with no subscription loses msg; that is no
-	// error. Replica IDs are 1 to 64 bytes of [A-Za-z0-9_-].
+	// to all. A replica with no subscription loses msg: when the bus
+	// knows it did (Redis answers PUBLISH with the number of
+	// subscriptions that got the message), PublishTo returns an error
+	// matching [ErrNoSubscriber], so that the sender can keep msg
+	// elsewhere; a bus that cannot tell returns nil. Replica IDs are 1
+	// to 64 bytes of [A-Za-z0-9_-].
 	PublishTo(ctx context.Context, replica string, msg []byte) error
 }
+
+// ErrNoSubscriber is the error of [AddressedBus.PublishTo] when no
+// subscription of the replica got the message: the replica is gone (or
+// never was). A Streamable HTTP handler relaying a notification to the
+// replica holding a session's GET stream then stores it in that
+// stream's event log, for the client's resumption (see docs/SCALING.md,
+// "Failover").
+var ErrNoSubscriber = mcplink.ErrNoSubscriber
 
 // ReplicaChecker is an [AddressedBus] that can tell whether a replica is
 // subscribed. A replica whose process ended is not: Redis drops the
@@ -167,7 +179,8 @@ func (b *MemoryBus) Publish(ctx context.Context, msg []byte) error {
 }
 
 // PublishTo implements [AddressedBus]: it queues a copy of msg for
-// every subscription of replica and returns.
+// every subscription of replica and returns, or returns an error
+// matching [ErrNoSubscriber] when replica has none.
 func (b *MemoryBus) PublishTo(ctx context.Context, replica string, msg []byte) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("mcp: bus publish: %w", err)
@@ -177,7 +190,11 @@ func (b *MemoryBus) PublishTo(ctx context.Context, replica string, msg []byte) e
 	}
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	b.push(b.replicas[replica], msg)
+	subs := b.replicas[replica]
+	if len(subs) == 0 {
+		return fmt.Errorf("mcp: bus publish to %s: %w", replica, ErrNoSubscriber)
+	}
+	b.push(subs, msg)
 	return nil
 }
 

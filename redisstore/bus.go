@@ -122,12 +122,26 @@ func (b *Bus) Publish(ctx context.Context, msg []byte) error {
 // PublishTo implements mcp.AddressedBus with one PUBLISH on the
 // replica's channel, Prefix+"bus:r:"+replica, bounded by Timeout. The
 // replica ID is checked (mcp.ValidReplicaID) before the channel is
-// named.
+// named. When Redis answers that no subscription got msg (the replica's
+// subscription is gone with its process), it returns an error matching
+// mcp.ErrNoSubscriber: the count is exact, the subscriptions all being
+// on the node PUBLISH goes to (see node).
 func (b *Bus) PublishTo(ctx context.Context, replica string, msg []byte) error {
 	if !mcp.ValidReplicaID(replica) {
 		return wrap("bus publish", fmt.Errorf("invalid replica ID %q", replica))
 	}
-	return b.publish(ctx, b.replicaChannel(replica), msg)
+	if err := ctx.Err(); err != nil {
+		return wrap("bus publish", err)
+	}
+	c := b.bounds.op(ctx)
+	n, err := b.send(c.ctx, b.replicaChannel(replica), msg)
+	if err := c.end(err); err != nil {
+		return wrap("bus publish", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("redisstore: bus publish to %s: %w", replica, mcp.ErrNoSubscriber)
+	}
+	return nil
 }
 
 // Subscribed implements [mcp.ReplicaChecker] with one PUBSUB NUMSUB of
@@ -172,20 +186,21 @@ func (b *Bus) publish(ctx context.Context, channel string, msg []byte) error {
 		return wrap("bus publish", err)
 	}
 	c := b.bounds.op(ctx)
-	if err := c.end(b.send(c.ctx, channel, msg)); err != nil {
+	_, err := b.send(c.ctx, channel, msg)
+	if err := c.end(err); err != nil {
 		return wrap("bus publish", err)
 	}
 	return nil
 }
 
 // send sends msg on channel with one PUBLISH that go-redis does not
-// retry.
-func (b *Bus) send(octx context.Context, channel string, msg []byte) error {
+// retry, and returns the number of subscriptions that got it.
+func (b *Bus) send(octx context.Context, channel string, msg []byte) (int64, error) {
 	node, err := b.node(octx)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	return process(octx, node, "publish", channel, msg).Err()
+	return process(octx, node, "publish", channel, msg).Int64()
 }
 
 // node returns the node the subscriptions are on. On a Cluster, go-redis

@@ -266,16 +266,18 @@ func (s *EventStore) StreamStart(_, streamID string) string {
 }
 
 // writeScript stores an event. KEYS[1] is the session's meta hash,
-// KEYS[2] the stream, KEYS[3] the session's ended streams; ARGV: the stream ID, the event's number ("" for the
-// store to number it), its data, its flags, a new epoch for a new stream,
-// MAXLEN, the age bound and TTL in ms, MaxSessionStreams, and the prefix
-// of the session's stream keys. A new stream past the bound first makes
-// the session forget the stream that ended first (the sorted set
-// KEYS[3], by the end's time; a member whose end mark is gone is
-// skipped, at most 8 of them); when none has, the streams whose key
-// expired (a scan of the meta hash, which only a session holding
-// MaxSessionStreams live streams pays). Stream keys are undeclared keys
-// of the same slot, which Cluster allows scripts without flags.
+// KEYS[2] the stream, KEYS[3] the session's ended streams; ARGV: the
+// stream ID, the event's number ("" for the store to number it, "+" for
+// the number after the stream's last stored event), its data, its
+// flags, a new epoch for a new stream, MAXLEN, the age bound and TTL in
+// ms, MaxSessionStreams, and the prefix of the session's stream keys. A
+// new stream past the bound first makes the session forget the stream
+// that ended first (the sorted set KEYS[3], by the end's time; a member
+// whose end mark is gone is skipped, at most 8 of them); when none has,
+// the streams whose key expired (a scan of the meta hash, which only a
+// session holding MaxSessionStreams live streams pays). Stream keys are
+// undeclared keys of the same slot, which Cluster allows scripts without
+// flags.
 var writeScript = newScript(`
 local ep = redis.call('HGET', KEYS[1], ARGV[1])
 local fresh = not ep
@@ -319,6 +321,15 @@ end
 local seq = ARGV[2]
 if seq == '' then
   seq = tostring(redis.call('HINCRBY', KEYS[1], ARGV[1] .. ':n', 1))
+elseif seq == '+' then
+  seq = '1'
+  local last = fresh and {} or redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+  if #last > 0 then
+    local f = last[1][2]
+    for i = 1, #f, 2 do
+      if f[i] == 'q' then seq = tostring(tonumber(f[i + 1]) + 1) end
+    end
+  end
 end
 local id
 if ARGV[4] == '' then
@@ -353,12 +364,15 @@ func (s *EventStore) write(ctx context.Context, sessionID, streamID string, e tr
 	if !validSessionID(sessionID) || !validStreamID(streamID) {
 		return "", fmt.Errorf("redisstore: invalid session or stream ID")
 	}
-	if numbered && e.Seq <= 0 {
+	if numbered && e.Seq < 0 {
 		return "", fmt.Errorf("redisstore: event number %d", e.Seq)
 	}
 	meta, streams := s.sessionKeys(sessionID)
 	seq, flags := "", ""
-	if numbered {
+	switch {
+	case numbered && e.Seq == 0:
+		seq = "+" // after the stream's last event
+	case numbered:
 		seq = strconv.FormatInt(e.Seq, 10)
 	}
 	if e.Gap {

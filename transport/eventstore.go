@@ -91,7 +91,9 @@ type EventLog interface {
 type LogEvent struct {
 	// Seq is the event's number in its stream: 1 for the first event the
 	// writer tried to store, and one more for each next one, whether the
-	// previous write succeeded or not.
+	// previous write succeeded or not. Zero means the number after the
+	// last event the stream has stored (the store numbers it): for a
+	// writer appending to a stream whose own writer is gone.
 	Seq int64
 	// Data is the event's data; nil for a bare mark (an end with no
 	// event), which readers get as an event with nil Data.
@@ -293,6 +295,9 @@ func (s *MemoryEventStore) write(sessionID, streamID string, e LogEvent, numbere
 	}
 	gap := e.Gap
 	if numbered {
+		if e.Seq == 0 {
+			e.Seq = st.written + 1
+		}
 		gap = gap || (st.written > 0 && e.Seq != st.written+1)
 		st.written = e.Seq
 	}

@@ -977,6 +977,44 @@ func (sr *sessionRecords) gone(ctx context.Context, replica string) bool {
 	return err == nil && !alive
 }
 
+// sendOrphaned deals with m, a notification sent outside any request,
+// whose GET stream the record says the replica dead holds, which the bus
+// did not deliver to (mcplink.ErrNoSubscriber: dead is gone): a replica
+// that took the stream over since (the record as stored names it) gets
+// m; else, with an event log, m is appended to dead's GET stream
+// (numbered after its last event), so that the client, which resumes
+// that stream on some replica once its connection broke, gets it in the
+// replay. It reports whether it dealt with m: if not, m goes to this
+// replica's GET stream, if any. A resumption that replays dead's stream
+// between the read of the record and the append misses m: a window of
+// two round trips.
+func (s *httpSession) sendOrphaned(ctx context.Context, dead string, m jsonrpc.Message) (bool, error) {
+	sr := s.h.store
+	rec, err := sr.store.Get(ctx, s.id)
+	if err != nil {
+		return false, nil
+	}
+	if to := rec.Replica; to != "" && to != dead && to != sr.self {
+		if err := s.relayOut(ctx, to, m); !errors.Is(err, mcplink.ErrNoSubscriber) {
+			return true, err
+		}
+	}
+	s.mu.Lock()
+	here := s.standalone != nil
+	s.mu.Unlock()
+	if here || rec.Replica == sr.self || s.h.log == nil {
+		return false, nil
+	}
+	data, err := jsonrpc.EncodeMessage(m)
+	if err != nil {
+		return true, err
+	}
+	if _, err := s.h.log.Write(ctx, s.id, "get."+dead, LogEvent{Data: data}); err != nil {
+		return true, fmt.Errorf("transport: storing a message for a GET stream whose replica is gone: %w", err)
+	}
+	return true, nil
+}
+
 // relayOut sends m, written outside any request, to the replica holding
 // the session's GET stream.
 func (s *httpSession) relayOut(ctx context.Context, to string, m jsonrpc.Message) error {

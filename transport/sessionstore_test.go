@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -468,6 +470,15 @@ type deadBus struct {
 	dead atomic.Value // string: the dead replica
 }
 
+// PublishTo drops what it is given for the dead replica, as Redis does
+// for a channel no one subscribes to, and says so.
+func (b *deadBus) PublishTo(ctx context.Context, replica string, msg []byte) error {
+	if d, _ := b.dead.Load().(string); d == replica {
+		return mcp.ErrNoSubscriber
+	}
+	return b.MemoryBus.PublishTo(ctx, replica, msg)
+}
+
 func (b *deadBus) Subscribed(ctx context.Context, replica string) (bool, error) {
 	if d, _ := b.dead.Load().(string); d == replica {
 		return false, nil
@@ -556,6 +567,80 @@ func TestSessionStoreHolderGone(t *testing.T) {
 		err := sessions[0].Ping(pctx)
 		if err == nil || errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("ping to a client whose GET stream a gone replica held: %v, want a failure at once", err)
+		}
+	})
+}
+
+// TestSessionStoreHolderGoneNotification sends, from replica 1, log
+// messages outside any request of a session whose GET stream replica 0
+// held and which the bus says is gone: they go into that stream's event
+// log, so that the client, resuming the stream on replica 1, gets each
+// once, in order, after what the stream had; the stream then goes on on
+// replica 1, which the record names, and later messages reach it live.
+func TestSessionStoreHolderGoneNotification(t *testing.T) {
+	mcptest.CheckGoroutines(t, func(ctx context.Context) {
+		bus := new(deadBus)
+		wr := newWaitReplicas(ctx, t, bus)
+		resp := wr.send(http.MethodPost, wr.urls[0], "", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		resp.Body.Close()
+		get := wr.send(http.MethodGet, wr.urls[0], "", "") // replica 0 holds the GET stream
+		if get.StatusCode != http.StatusOK {
+			t.Fatalf("GET: %d", get.StatusCode)
+		}
+		prime, ok := readEvent(bufio.NewReader(get.Body))
+		if !ok || prime.id == "" {
+			t.Fatal("no priming event with an ID on the GET stream")
+		}
+		resp = wr.send(http.MethodPost, wr.urls[1], "", `{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		sessions := wr.servers[1].Sessions()
+		if len(sessions) != 1 {
+			t.Fatalf("replica 1 holds %d sessions, want 1", len(sessions))
+		}
+		bus.dead.Store(wr.servers[0].ReplicaID())
+		for k := range 3 {
+			if err := sessions[0].Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: json.RawMessage(strconv.Itoa(k))}); err != nil {
+				t.Fatalf("log message %d: %v", k, err)
+			}
+		}
+		// The connection broke with its replica. (Replica 0, which lives
+		// on in this test, then clears the record's holder, as a dead
+		// one would not: hence the close only now.)
+		get.Body.Close()
+		again := wr.send(http.MethodGet, wr.urls[1], prime.id, "")
+		defer again.Body.Close()
+		if again.StatusCode != http.StatusOK {
+			t.Fatalf("GET resuming on replica 1: %d", again.StatusCode)
+		}
+		// Replica 1 holds the stream now: a message sent there comes
+		// live, after the replay.
+		if err := sessions[0].Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: json.RawMessage(`"live"`)}); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(again.Body)
+		var logs []string
+		for {
+			e, ok := readEvent(br)
+			if !ok {
+				t.Fatalf("the resumed GET stream ended before the live message; log messages: %q", logs)
+			}
+			var m struct {
+				Method string `json:"method"`
+				Params struct {
+					Data json.RawMessage `json:"data"`
+				} `json:"params"`
+			}
+			if json.Unmarshal([]byte(e.data), &m) != nil || m.Method != "notifications/message" {
+				continue // a priming event, or a list change
+			}
+			logs = append(logs, string(m.Params.Data))
+			if string(m.Params.Data) == `"live"` {
+				break
+			}
+		}
+		if want := []string{"0", "1", "2", `"live"`}; !slices.Equal(logs, want) {
+			t.Errorf("log messages on the resumed GET stream: %q, want %q (each once, in order)", logs, want)
 		}
 	})
 }

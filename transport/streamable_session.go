@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/internal/slotmap"
 	"github.com/mcpkit/mcpkit/internal/sse"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -774,9 +775,22 @@ func (s *httpSession) Write(ctx context.Context, m jsonrpc.Message) error {
 			// may say another replica holds. A request is not sent to
 			// a holder that is gone (it would wait for its answer until
 			// ClientRequestTimeout): it goes to a stream here, or
-			// fails at once.
-			if to := s.relayTo(ctx); to != "" && (m.IsNotification() || !s.h.store.gone(ctx, to)) {
-				return s.relayOut(ctx, to, m)
+			// fails at once. A notification for a holder that is gone
+			// goes to the stream's new holder or into the stream's
+			// event log (see sendOrphaned).
+			if to := s.relayTo(ctx); to != "" {
+				switch {
+				case m.IsNotification():
+					err := s.relayOut(ctx, to, m)
+					if !errors.Is(err, mcplink.ErrNoSubscriber) {
+						return err
+					}
+					if done, err := s.sendOrphaned(ctx, to, m); done {
+						return err
+					}
+				case !s.h.store.gone(ctx, to):
+					return s.relayOut(ctx, to, m)
+				}
 			}
 		}
 		if st == nil {

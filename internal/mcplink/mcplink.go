@@ -77,6 +77,12 @@ var (
 // client's tasks/result).
 var ErrNoStream = errors.New("transport: no stream open to the client for this message")
 
+// ErrNoSubscriber is returned (wrapped) by a bus's PublishTo, and so by
+// a Relay's Send to one replica, when the bus knows that no subscription
+// of that replica got the message: the replica is gone. Package mcp
+// exports it as mcp.ErrNoSubscriber.
+var ErrNoSubscriber = errors.New("mcp: no subscription of the replica got the message")
+
 // SessionState is implemented by the connections of server-side HTTP
 // sessions whose handler keeps their records in a shared store
 // (transport.StreamableHTTPOptions.SessionStore), so that any replica
@@ -122,7 +128,8 @@ type Relay interface {
 	// Send publishes a message of kind about the session sid, to replica
 	// alone, or to every replica when replica is "". It returns once the
 	// bus took it, within the bus's own time bound, or fails; data over
-	// MaxRelayBytes fails at once.
+	// MaxRelayBytes fails at once. To one replica, it fails with
+	// ErrNoSubscriber when the bus knows the replica did not get it.
 	Send(ctx context.Context, replica, kind, sid string, version int64, data []byte) error
 	// Subscribed reports whether replica is subscribed to the bus (a
 	// replica whose process ended is not), or an error matching

@@ -32,7 +32,8 @@ const EventStoreSuiteEventBytes = 64
 
 // EventStoreSuite checks that the stores newStore makes behave as
 // [transport.EventLog] says: events of a stream replayed in order after
-// any of their IDs; a tail that gets every event of a stream exactly once
+// any of their IDs; an event numbered by the store after the stream's
+// last (Seq 0); a tail that gets every event of a stream exactly once
 // and in order while another goroutine writes it, and stops at the
 // stream's end; gaps (a write marked as following a lost event, or whose
 // number does not follow the last stored) refusing the resumptions that
@@ -171,6 +172,29 @@ var eventStoreCases = []struct {
 	opts EventStoreSuiteOptions
 	run  func(h *logHarness)
 }{
+	{name: "AfterLast", run: func(h *logHarness) {
+		// Seq 0 numbers the event after the stream's last: a resumption
+		// from before it replays the writer's events, then it, with
+		// no gap; on a stream with none, it is the first.
+		ids := h.writeN("s1", "get.a", 3, false)
+		data := eventData("get.a", 4)
+		id4, err := h.store.Write(h.ctx, "s1", "get.a", transport.LogEvent{Data: data})
+		if err != nil || id4 == "" {
+			h.t.Fatalf("Write(Seq 0) = %q, %v", id4, err)
+		}
+		h.wantEvents("After(event 2)", h.after("s1", ids[1]), "get.a", append(ids, id4), 3, 4)
+		id5, err := h.store.Write(h.ctx, "s1", "get.a", transport.LogEvent{Data: eventData("get.a", 5)})
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		h.wantEvents("After(event 3)", h.after("s1", ids[2]), "get.a", append(ids, id4, id5), 4, 5)
+		start := h.store.StreamStart("s1", "get.b")
+		first, err := h.store.Write(h.ctx, "s1", "get.b", transport.LogEvent{Data: eventData("get.b", 1)})
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		h.wantEvents("After(start) of a stream begun with Seq 0", h.after("s1", start), "get.b", []string{first}, 1, 1)
+	}},
 	{name: "Order", run: func(h *logHarness) {
 		start := h.store.StreamStart("s1", "1")
 		var ids []string
