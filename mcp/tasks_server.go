@@ -96,15 +96,19 @@ type TaskOptions struct {
 	OwnerKey []byte
 	// Lease is how long a runner's claim on a task lasts unless renewed
 	// (it renews it every third of it): a task whose runner died reads
-	// as failed ("server restarted") once its lease has passed. Zero
-	// means 30 seconds.
+	// as failed ("server restarted") once its lease has passed, and so
+	// does one whose runner could not renew it for as long (the store
+	// unreachable), whose handler's context is then cancelled: a task
+	// runs at most once. Zero means 30 seconds.
 	Lease time.Duration
 	// ReplicaID names this process as the holder of the leases of the
 	// tasks it runs. Empty means a random ID.
 	ReplicaID string
 	// StorePollInterval is how often a runner reads a store that does
 	// not implement [TaskWatcher] while it waits for input or watches
-	// for a cancel made on another replica. Zero means 250 ms.
+	// for a cancel made on another replica, and how often it tries again
+	// to write a task's outcome that the store failed to take (for the
+	// Lease, 30 s at least). Zero means 250 ms.
 	StorePollInterval time.Duration
 }
 
@@ -1063,11 +1067,11 @@ func (r *taskRun) monitor() {
 			r.cancel(errTaskCancelled)
 			return
 		case err == nil && rec.Status.Ended():
-			// Ended by another writer while the handler runs (the
-			// handler's own outcome is written after it returned): its
-			// lease expired, the store unreachable, and a reader settled
-			// it failed. The task is not run twice, and its outcome can no
-			// longer be recorded: the handler stops.
+			// Ended by another writer while the handler runs (its own
+			// outcome is written after it returns): a reader settled it
+			// failed, its lease having expired while the store could not
+			// be reached to renew it. The task is never run twice, and the
+			// handler's outcome can no longer be recorded: it stops.
 			r.cancel(errTaskEndedElsewhere)
 			return
 		case errors.Is(err, ErrTaskNotFound):
@@ -1171,7 +1175,9 @@ func (r *taskRun) finish(res Result, err error) {
 	if rpcErr != nil {
 		rawErr, _ = json.Marshal(rpcErr)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Written again while the store fails, as long as the lease would
+	// keep the task this runner's (30 s at least).
+	ctx, cancel := context.WithTimeout(context.Background(), max(30*time.Second, rt.opts.Lease))
 	defer cancel()
 	rec, err := rt.writeOutcome(ctx, r.owner, r.id, func(rec *TaskRecord) bool {
 		if rec.Status.Ended() {

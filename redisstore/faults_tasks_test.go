@@ -398,6 +398,10 @@ func (f *taskFleet) checkTaskOutage(t *testing.T, tasks []*outageTasks, readable
 				answerOrUnavailable(t, fmt.Sprintf("%s tasks/list on %d", e, i), e.request(ctx, i, "tasks/list", "", ""), readable)
 				answerOrUnavailable(t, fmt.Sprintf("%s tasks/result of an ended task on %d", e, i),
 					e.request(ctx, i, "tasks/result", fmt.Sprintf(`"taskId":%q`, ot.before), ""), readable)
+				if !readable { // readable, it waits for the task's end, as it should
+					answerOrUnavailable(t, fmt.Sprintf("%s tasks/result of a running task on %d", e, i),
+						e.request(ctx, i, "tasks/result", fmt.Sprintf(`"taskId":%q`, ot.live), ""), readable)
+				}
 			}
 		}
 		// Cancelling writes: refused while Redis fails, whatever reads do.
