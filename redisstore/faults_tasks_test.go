@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -275,6 +276,12 @@ func (e *taskEra) status(ctx context.Context, i int, r reply) (status, message, 
 	return status, message, text
 }
 
+// message returns the JSON-RPC message of r, as one line.
+func (r reply) message() string {
+	b, _ := json.Marshal(r.rpc())
+	return string(b)
+}
+
 // The JSON-RPC error codes of the tasks methods (both eras): an unknown
 // task, and a failure of the server (the store's).
 const (
@@ -382,7 +389,7 @@ func (f *taskFleet) checkTaskOutage(t *testing.T, tasks []*outageTasks, readable
 				t.Errorf("%s: task creation on %d: the answer tells the store's internals: %s", e, i, r.body)
 			}
 			if i == 0 {
-				t.Logf("%s: task creation with Redis failing: %d %s", e, r.status, strings.TrimSpace(r.body))
+				t.Logf("%s: task creation with Redis failing: %d %s", e, r.status, r.message())
 			}
 			if n := f.job(name).runs.Load(); n != 0 {
 				t.Errorf("%s: a task refused at creation ran %d times", e, n)
@@ -390,7 +397,7 @@ func (f *taskFleet) checkTaskOutage(t *testing.T, tasks []*outageTasks, readable
 			for _, id := range []string{ot.live, ot.before} {
 				r := e.get(ctx, i, id)
 				if i < 2 && id == ot.live {
-					t.Logf("%s: tasks/get on %d with Redis failing: %d %s", e, i, r.status, strings.TrimSpace(r.body))
+					t.Logf("%s: tasks/get on %d with Redis failing: %d %s", e, i, r.status, r.message())
 				}
 				answerOrUnavailable(t, fmt.Sprintf("%s tasks/get on %d", e, i), r, readable)
 			}
@@ -446,6 +453,47 @@ func (f *taskFleet) checkTasksBack(t *testing.T, tasks []*outageTasks, back time
 	}
 }
 
+// awaitResult sends tasks/result of task id of session sid to replica 0,
+// and once its stream is open (the priming event read), returns a channel
+// that gets its answer and when it came.
+func (f *taskFleet) awaitResult(sid, id string) <-chan timedEvent {
+	f.t.Helper()
+	ctx, cancel := context.WithCancel(f.t.Context())
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":99,"method":"tasks/result","params":{"taskId":%q}}`, id)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.urls[0], strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err := f.http.Do(req)
+	if err != nil {
+		cancel()
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { cancel(); resp.Body.Close() })
+	events := &sseReader{bufio.NewScanner(resp.Body)}
+	if prime := events.next(); prime == nil || prime["data"] != "" {
+		f.t.Fatalf("tasks/result: %d, first event %q; want the priming event", resp.StatusCode, prime)
+	}
+	ch := make(chan timedEvent, 1)
+	go func() {
+		for {
+			ev := events.next()
+			if ev == nil || ev["data"] != "" {
+				ch <- timedEvent{ev, time.Now()}
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// timedEvent is an SSE event and when it was read.
+type timedEvent struct {
+	ev map[string]string
+	at time.Time
+}
+
 // TestFaultTaskPause stops Redis (SIGSTOP) under tasks of both eras, then
 // continues it: during the outage task creation is refused and every
 // tasks method answered within requestBound, never "not found"; a task
@@ -456,8 +504,23 @@ func TestFaultTaskPause(t *testing.T) {
 		f := newTaskFleet(t, startRedis(t), 0)
 		sid := f.session(0)
 		tasks := []*outageTasks{f.startTasks(&taskEra{f: f, sid: sid}), f.startTasks(&taskEra{f: f})}
+		waiting := f.awaitResult(sid, tasks[0].live)
 		f.redis.pause()
+		paused := time.Now()
 		f.checkTaskOutage(t, tasks, false)
+		// A tasks/result that waited for the task's end before Redis
+		// stopped learns of the outage at its next read (the store's
+		// WatchRecheck at most), and says so.
+		select {
+		case got := <-waiting:
+			r := reply{status: http.StatusOK, body: "data: " + got.ev["data"], took: got.at.Sub(paused)}
+			t.Logf("a waiting tasks/result: %s, %v after Redis stopped", got.ev["data"], r.took)
+			if !unavailable(r) || r.took > DefaultWatchRecheck+requestBound {
+				t.Errorf("a tasks/result waiting as Redis stopped: %s %v after; want -32603 within %v", got.ev["data"], r.took, DefaultWatchRecheck+requestBound)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("a tasks/result waiting as Redis stopped got no answer")
+		}
 		f.redis.resume()
 		back := time.Now()
 		opened := f.checkRecovery(t, back)
