@@ -96,15 +96,19 @@ type TaskOptions struct {
 	OwnerKey []byte
 	// Lease is how long a runner's claim on a task lasts unless renewed
 	// (it renews it every third of it): a task whose runner died reads
-	// as failed ("server restarted") once its lease has passed. Zero
-	// means 30 seconds.
+	// as failed ("server restarted") once its lease has passed, and so
+	// does one whose runner could not renew it for as long (the store
+	// unreachable), whose handler's context is then cancelled: a task
+	// runs at most once. Zero means 30 seconds.
 	Lease time.Duration
 	// ReplicaID names this process as the holder of the leases of the
 	// tasks it runs. Empty means a random ID.
 	ReplicaID string
 	// StorePollInterval is how often a runner reads a store that does
 	// not implement [TaskWatcher] while it waits for input or watches
-	// for a cancel made on another replica. Zero means 250 ms.
+	// for a cancel made on another replica, and how often it tries again
+	// to write a task's outcome that the store failed to take (for the
+	// Lease, 30 s at least). Zero means 250 ms.
 	StorePollInterval time.Duration
 }
 
@@ -162,6 +166,9 @@ type taskRuntime struct {
 	ticks    uint64        // watchWindows's ticks so far; mu
 	watching bool          // watchWindows runs; mu
 	quit     chan struct{} // closed by close: watchWindows ends
+	// abandoned is closed when a bounded close gives up waiting for the
+	// handlers: outcome writes retry no more (see finish).
+	abandoned chan struct{}
 }
 
 // resultWaiter is a tasks/result request waiting for its task's end.
@@ -171,7 +178,7 @@ type resultWaiter struct {
 }
 
 func newTaskRuntime(s *Server, logger *slog.Logger, o *TaskOptions) *taskRuntime {
-	rt := &taskRuntime{s: s, logger: logger, opts: *o, runs: map[string]*taskRun{}, waitingAdded: make(chan struct{}), quit: make(chan struct{})}
+	rt := &taskRuntime{s: s, logger: logger, opts: *o, runs: map[string]*taskRun{}, waitingAdded: make(chan struct{}), quit: make(chan struct{}), abandoned: make(chan struct{})}
 	if rt.opts.Store == nil {
 		rt.opts.Store = NewMemoryTaskStore(nil)
 		rt.ownsStore = true
@@ -289,6 +296,7 @@ func (rt *taskRuntime) close(ctx context.Context) error {
 	select {
 	case <-returned:
 	case <-ctx.Done():
+		close(rt.abandoned)
 		rt.mu.Lock()
 		runs = slices.Collect(maps.Values(rt.runs))
 		rt.mu.Unlock()
@@ -305,9 +313,10 @@ func (rt *taskRuntime) close(ctx context.Context) error {
 
 // Causes of the end of a task's context.
 var (
-	errTaskCancelled    = errors.New("mcp: the task was cancelled")
-	errTaskMaxDuration  = errors.New("mcp: the task ran longer than TaskOptions.MaxDuration")
-	errTaskServerClosed = errors.New("mcp: the server closed")
+	errTaskCancelled      = errors.New("mcp: the task was cancelled")
+	errTaskMaxDuration    = errors.New("mcp: the task ran longer than TaskOptions.MaxDuration")
+	errTaskServerClosed   = errors.New("mcp: the server closed")
+	errTaskEndedElsewhere = errors.New("mcp: the task ended while its handler ran (its lease expired)")
 )
 
 // ErrNotTask is returned by [ServerRequest.GoAsync] when the request
@@ -914,7 +923,10 @@ func (r *taskRun) createLocked(ctx context.Context) error {
 		if errors.As(err, &le) {
 			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("Internal error: the server holds too many tasks (%s, %d); try again later", le.Limit, le.Max)}
 		}
-		return fmt.Errorf("mcp: creating the task: %w", err)
+		// The client is told the store failed, as tasks/* tell it, not
+		// the store's error (its internals, which the log gets).
+		rt.logger.Error("mcp: task store", "method", MethodToolsCall, "err", err)
+		return errTaskStoreFailed()
 	}
 	r.id = rec.ID
 	r.created = rec.Clone()
@@ -1055,6 +1067,12 @@ func (r *taskRun) monitor() {
 			r.cancel(errTaskCancelled)
 			return
 		case err == nil && rec.Status.Ended():
+			// Ended by another writer while the handler runs (its own
+			// outcome is written after it returns): a reader settled it
+			// failed, its lease having expired while the store could not
+			// be reached to renew it. The task is never run twice, and the
+			// handler's outcome can no longer be recorded: it stops.
+			r.cancel(errTaskEndedElsewhere)
 			return
 		case errors.Is(err, ErrTaskNotFound):
 			r.cancel(errTaskCancelled) // deleted
@@ -1157,9 +1175,11 @@ func (r *taskRun) finish(res Result, err error) {
 	if rpcErr != nil {
 		rawErr, _ = json.Marshal(rpcErr)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Written again while the store fails, as long as the lease would
+	// keep the task this runner's (30 s at least).
+	ctx, cancel := context.WithTimeout(context.Background(), max(30*time.Second, rt.opts.Lease))
 	defer cancel()
-	rec, err := rt.modify(ctx, r.owner, r.id, func(rec *TaskRecord) bool {
+	rec, err := rt.writeOutcome(ctx, r.owner, r.id, func(rec *TaskRecord) bool {
 		if rec.Status.Ended() {
 			return false // cancelled meanwhile: that stands
 		}
@@ -1190,6 +1210,41 @@ func (r *taskRun) finish(res Result, err error) {
 	}
 	if rec != nil {
 		rt.published(rec)
+	}
+}
+
+// writeOutcome is modify for the outcome of a task's handler, which
+// exists nowhere else: when the store fails (unreachable, out of memory),
+// it tries again every StorePollInterval until the write is done or
+// answered (not found, a bound), ctx ends, or a bounded close gives up on
+// the handlers. Meanwhile the runner's monitor renews the lease, so the
+// task stays the runner's if the store comes back within the lease.
+func (rt *taskRuntime) writeOutcome(ctx context.Context, owner, id string, change func(*TaskRecord) bool) (*TaskRecord, error) {
+	for {
+		rec, err := rt.modify(ctx, owner, id, change)
+		if err == nil || errors.Is(err, ErrTaskNotFound) || errors.Is(err, ErrTaskStoreClosed) || isTaskLimit(err) {
+			return rec, err
+		}
+		t := time.NewTimer(rt.opts.StorePollInterval)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		case <-rt.abandoned:
+		}
+		t.Stop()
+		if ctx.Err() != nil || isClosed(rt.abandoned) {
+			return rec, err
+		}
+	}
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -1781,13 +1836,19 @@ func (ss *ServerSession) getTask(ctx context.Context, req *ServerRequest[*GetTas
 	return rt.task2025(rec, time.Now()), nil
 }
 
+// errTaskStoreFailed returns the answer of a request the task store
+// failed.
+func errTaskStoreFailed() error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the task store failed"}
+}
+
 // storeError maps a store error to the answer of a tasks/* request.
 func (rt *taskRuntime) storeError(method string, err error) error {
 	if errors.Is(err, ErrTaskNotFound) {
 		return errTaskNotFound(method)
 	}
 	rt.logger.Error("mcp: task store", "method", method, "err", err)
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the task store failed"}
+	return errTaskStoreFailed()
 }
 
 // updateTask serves tasks/update (2026-07-28): it records the answers to
