@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,7 +30,8 @@ import (
 // script's commands counted one by one, those that set up connections
 // left out), the commands the client sent (trips/op: a script, or a
 // command of a pipeline, is one), the CPU time redis-server spent
-// (redis-cpu-ns/op, from INFO cpu) and the p99 of an operation's time
+// (redis-cpu-ns/op, from INFO cpu), the CPU time of this process, the
+// replicas' and their clients' (cpu-ns/op), and the p99 of an operation's time
 // (p99-ns; with 50 callers on 2 cores, mostly their wait for a CPU).
 
 // scaleFleet is n replicas of one server sharing a key ring and either
@@ -226,6 +228,17 @@ func (f *scaleFleet) redisCPU() time.Duration {
 	return time.Duration(sum * float64(time.Second))
 }
 
+// processCPU returns the CPU time this process used so far (user and
+// system), the servers' and their clients': what a replica costs when
+// Redis runs on a machine of its own.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // measure runs b's loop (op in parallel by 50 goroutines when parallel)
 // and reports the Redis commands per op and the p99 of op's time.
 func (f *scaleFleet) measure(b *testing.B, parallel bool, op func(i int) error) {
@@ -236,7 +249,7 @@ func (f *scaleFleet) measure(b *testing.B, parallel bool, op func(i int) error) 
 		times = append(times, ts...)
 		mu.Unlock()
 	}
-	before, cpuBefore := f.commands(), f.redisCPU()
+	before, cpuBefore, selfBefore := f.commands(), f.redisCPU(), processCPU()
 	f.trips.n.Store(0)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -267,6 +280,7 @@ func (f *scaleFleet) measure(b *testing.B, parallel bool, op func(i int) error) 
 		record(ts)
 	}
 	b.StopTimer()
+	b.ReportMetric(float64((processCPU()-selfBefore).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	if f.redis != nil {
 		trips := f.trips.n.Load()
 		b.ReportMetric(float64(f.commands()-before)/float64(b.N), "commands/op")
