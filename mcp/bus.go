@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -457,16 +458,18 @@ type busLink struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
-	targets []mcplink.RelayTarget // the handlers relaying their sessions here; replaced, never modified
-	sub     io.Closer             // nil if Subscribe failed
-	lists   uint8                 // list_changed methods to publish, by listBit
-	uris    []string              // resource updates to publish, in order
-	queued  map[string]struct{}   // the members of uris
-	gap     bool                  // publish a gap: the others missed messages
-	running bool
-	closed  bool
-	wg      sync.WaitGroup
+	mu        sync.Mutex
+	targets   []mcplink.RelayTarget // the handlers relaying their sessions here; replaced, never modified
+	sub       io.Closer             // nil if Subscribe failed
+	lists     uint8                 // list_changed methods to publish, by listBit
+	uris      []string              // resource updates to publish, in order
+	queued    map[string]struct{}   // the members of uris
+	gap       bool                  // publish a gap: the others missed messages
+	ownOnce   sync.Once
+	ownPrefix []byte // see own
+	running   bool
+	closed    bool
+	wg        sync.WaitGroup
 }
 
 // newBusLink returns the link of s to bus, not subscribed yet.
@@ -644,6 +647,9 @@ type busSubscriber busLink
 // BusMessage delivers another replica's change to this one's clients.
 func (b *busSubscriber) BusMessage(data []byte) {
 	l := (*busLink)(b)
+	if bytes.HasPrefix(data, l.own()) {
+		return // this Server's own: its clients were told already
+	}
 	m, err := decodeBusMessage(data, l.s.opts.MaxSubscriptionURILength)
 	if err != nil {
 		l.s.logger.Warn("mcp: dropping a malformed bus message", "err", err, "bytes", len(data))
@@ -664,6 +670,21 @@ func (b *busSubscriber) BusMessage(data []byte) {
 	default:
 		l.deliverRelayed(m)
 	}
+}
+
+// own returns how the messages this link publishes begin, through the
+// origin: a message that begins so is its own, which BusMessage drops
+// without decoding it (every broadcast comes back to its publisher).
+func (l *busLink) own() []byte {
+	l.ownOnce.Do(func() {
+		sample, _ := json.Marshal(&busMessage{V: busVersion, Origin: l.origin})
+		if i := bytes.Index(sample, []byte(`,"k":`)); i > 0 {
+			l.ownPrefix = sample[:i+1]
+		} else {
+			l.ownPrefix = sample // never a prefix of a message with a kind
+		}
+	})
+	return l.ownPrefix
 }
 
 // BusReplica implements [ReplicaSubscriber]: the messages addressed to
