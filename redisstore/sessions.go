@@ -275,33 +275,40 @@ func (s *SessionStore) Create(ctx context.Context, rec *transport.SessionRecord,
 	if exp <= now {
 		return errors.New("redisstore: session record expired already")
 	}
-	keys := []string{s.all, s.peerKey(rec.Peer)}
-	if s.oneSlot {
-		return s.createOne(ctx, rec, lim, keys, now, exp)
-	}
-	c := s.bounds.op(ctx)
-	res, err := admitScript.Run(c.ctx, s.client, keys, now, rec.ID, exp, max(lim.MaxSessions, 0), max(lim.MaxSessionsPerPeer, 0)).Text()
-	err = c.end(err)
-	switch {
-	case err != nil:
-		return wrap("session admission", err)
-	case res == "EXISTS":
-		return transport.ErrSessionExists
-	case res == "PEER":
-		return transport.ErrTooManyPeerSessions
-	case res == "FULL":
-		return transport.ErrTooManySessions
-	}
 	cl := rec.Clone()
 	cl.Version = 0
 	data, err := cl.MarshalJSON()
-	if err == nil {
+	if err != nil {
+		return wrap("session create", err)
+	}
+	keys := []string{s.all, s.peerKey(rec.Peer)}
+	if s.oneSlot {
+		// Admission and record in one script.
 		c := s.bounds.op(ctx)
-		res, err = recordScript.Run(c.ctx, s.client, []string{s.recordKey(rec.ID)}, "create", now, data, rec.Peer, exp).Text()
-		err = c.end(err)
-		if err == nil && res == "EXISTS" {
-			err = transport.ErrSessionExists
+		res, err := sessionCreateScript.Run(c.ctx, s.client, append(keys, s.recordKey(rec.ID)),
+			now, rec.ID, exp, max(lim.MaxSessions, 0), max(lim.MaxSessionsPerPeer, 0), data, rec.Peer).Text()
+		if err := c.end(err); err != nil {
+			return wrap("session create", err)
 		}
+		if err := admission(res); err != nil {
+			return err
+		}
+		rec.Version = 1
+		return nil
+	}
+	c := s.bounds.op(ctx)
+	res, err := admitScript.Run(c.ctx, s.client, keys, now, rec.ID, exp, max(lim.MaxSessions, 0), max(lim.MaxSessionsPerPeer, 0)).Text()
+	if err := c.end(err); err != nil {
+		return wrap("session admission", err)
+	}
+	if err := admission(res); err != nil {
+		return err
+	}
+	c = s.bounds.op(ctx)
+	res, err = recordScript.Run(c.ctx, s.client, []string{s.recordKey(rec.ID)}, "create", now, data, rec.Peer, exp).Text()
+	err = c.end(err)
+	if err == nil && res == "EXISTS" {
+		err = transport.ErrSessionExists
 	}
 	if err != nil {
 		// The slot would otherwise count until the record's expiry.
@@ -316,32 +323,19 @@ func (s *SessionStore) Create(ctx context.Context, rec *transport.SessionRecord,
 	return nil
 }
 
-// createOne is Create on one server: admission and record in one script.
-func (s *SessionStore) createOne(ctx context.Context, rec *transport.SessionRecord, lim transport.SessionLimits, keys []string, now, exp int64) error {
-	cl := rec.Clone()
-	cl.Version = 0
-	data, err := cl.MarshalJSON()
-	if err != nil {
-		return wrap("session create", err)
-	}
-	c := s.bounds.op(ctx)
-	res, err := sessionCreateScript.Run(c.ctx, s.client, append(keys, s.recordKey(rec.ID)),
-		now, rec.ID, exp, max(lim.MaxSessions, 0), max(lim.MaxSessionsPerPeer, 0), data, rec.Peer).Text()
-	err = c.end(err)
-	switch {
-	case err != nil:
-		return wrap("session create", err)
-	case res == "EXISTS":
+// admission returns the error of an admission's reply: nil for "OK".
+func admission(res string) error {
+	switch res {
+	case "OK":
+		return nil
+	case "EXISTS":
 		return transport.ErrSessionExists
-	case res == "PEER":
+	case "PEER":
 		return transport.ErrTooManyPeerSessions
-	case res == "FULL":
+	case "FULL":
 		return transport.ErrTooManySessions
-	case res != "OK":
-		return fmt.Errorf("redisstore: session create: unexpected reply %q", res)
 	}
-	rec.Version = 1
-	return nil
+	return fmt.Errorf("redisstore: session admission: unexpected reply %q", res)
 }
 
 // Get implements [transport.SessionStore].

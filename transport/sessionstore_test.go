@@ -530,6 +530,40 @@ func TestSessionStoreWriterGone(t *testing.T) {
 	})
 }
 
+// holdGET opens the session's GET stream on replica 0 and reads its
+// priming event, then has replica 1 restore the session, reading the
+// record that names replica 0 as the stream's holder. It returns the
+// stream, its priming event and replica 1's copy of the session.
+func (wr *waitReplicas) holdGET() (*http.Response, sseEvent, *mcp.ServerSession) {
+	t := wr.t
+	t.Helper()
+	resp := wr.send(http.MethodPost, wr.urls[0], "", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp.Body.Close()
+	get := wr.send(http.MethodGet, wr.urls[0], "", "")
+	if get.StatusCode != http.StatusOK {
+		get.Body.Close()
+		t.Fatalf("GET: %d", get.StatusCode)
+	}
+	prime, ok := readEvent(bufio.NewReader(get.Body))
+	if !ok || prime.id == "" {
+		get.Body.Close()
+		t.Fatal("no priming event with an ID on the GET stream")
+	}
+	resp = wr.send(http.MethodPost, wr.urls[1], "", `{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		get.Body.Close()
+		t.Fatalf("ping on replica 1: %d", resp.StatusCode)
+	}
+	sessions := wr.servers[1].Sessions()
+	if len(sessions) != 1 {
+		get.Body.Close()
+		t.Fatalf("replica 1 holds %d sessions, want 1", len(sessions))
+	}
+	return get, prime, sessions[0]
+}
+
 // TestSessionStoreHolderGone sends a server-to-client request, outside
 // any request, from a replica whose session's GET stream the record says
 // another replica holds, once that replica is gone (the bus says it is
@@ -539,32 +573,12 @@ func TestSessionStoreHolderGone(t *testing.T) {
 	mcptest.CheckGoroutines(t, func(ctx context.Context) {
 		bus := new(deadBus)
 		wr := newWaitReplicas(ctx, t, bus)
-		resp := wr.send(http.MethodPost, wr.urls[0], "", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-		resp.Body.Close()
-		get := wr.send(http.MethodGet, wr.urls[0], "", "") // replica 0 holds the GET stream
+		get, _, session := wr.holdGET()
 		defer get.Body.Close()
-		if get.StatusCode != http.StatusOK {
-			t.Fatalf("GET: %d", get.StatusCode)
-		}
-		if _, ok := readEvent(bufio.NewReader(get.Body)); !ok {
-			t.Fatal("no priming event on the GET stream")
-		}
-		// Replica 1 restores the session, reading the record that names
-		// replica 0.
-		resp = wr.send(http.MethodPost, wr.urls[1], "", `{"jsonrpc":"2.0","id":5,"method":"ping"}`)
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("ping on replica 1: %d", resp.StatusCode)
-		}
-		sessions := wr.servers[1].Sessions()
-		if len(sessions) != 1 {
-			t.Fatalf("replica 1 holds %d sessions, want 1", len(sessions))
-		}
 		bus.dead.Store(wr.servers[0].ReplicaID())
 		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		err := sessions[0].Ping(pctx)
+		err := session.Ping(pctx)
 		if err == nil || errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("ping to a client whose GET stream a gone replica held: %v, want a failure at once", err)
 		}
@@ -581,26 +595,10 @@ func TestSessionStoreHolderGoneNotification(t *testing.T) {
 	mcptest.CheckGoroutines(t, func(ctx context.Context) {
 		bus := new(deadBus)
 		wr := newWaitReplicas(ctx, t, bus)
-		resp := wr.send(http.MethodPost, wr.urls[0], "", `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-		resp.Body.Close()
-		get := wr.send(http.MethodGet, wr.urls[0], "", "") // replica 0 holds the GET stream
-		if get.StatusCode != http.StatusOK {
-			t.Fatalf("GET: %d", get.StatusCode)
-		}
-		prime, ok := readEvent(bufio.NewReader(get.Body))
-		if !ok || prime.id == "" {
-			t.Fatal("no priming event with an ID on the GET stream")
-		}
-		resp = wr.send(http.MethodPost, wr.urls[1], "", `{"jsonrpc":"2.0","id":5,"method":"ping"}`)
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		sessions := wr.servers[1].Sessions()
-		if len(sessions) != 1 {
-			t.Fatalf("replica 1 holds %d sessions, want 1", len(sessions))
-		}
+		get, prime, session := wr.holdGET()
 		bus.dead.Store(wr.servers[0].ReplicaID())
 		for k := range 3 {
-			if err := sessions[0].Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: json.RawMessage(strconv.Itoa(k))}); err != nil {
+			if err := session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: json.RawMessage(strconv.Itoa(k))}); err != nil {
 				t.Fatalf("log message %d: %v", k, err)
 			}
 		}
@@ -615,7 +613,7 @@ func TestSessionStoreHolderGoneNotification(t *testing.T) {
 		}
 		// Replica 1 holds the stream now: a message sent there comes
 		// live, after the replay.
-		if err := sessions[0].Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: json.RawMessage(`"live"`)}); err != nil {
+		if err := session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: json.RawMessage(`"live"`)}); err != nil {
 			t.Fatal(err)
 		}
 		br := bufio.NewReader(again.Body)
