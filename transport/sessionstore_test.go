@@ -285,6 +285,7 @@ type waitReplicas struct {
 	urls    []string
 	sid     string
 	release chan struct{}
+	events  *transport.MemoryEventStore // the replicas' event log
 }
 
 func newWaitReplicas(ctx context.Context, t *testing.T, bus mcp.Bus) *waitReplicas {
@@ -292,7 +293,7 @@ func newWaitReplicas(ctx context.Context, t *testing.T, bus mcp.Bus) *waitReplic
 	ring := mcp.NewRandomKeyRing()
 	store := transport.NewMemorySessionStore(nil)
 	events := transport.NewMemoryEventStore(nil)
-	wr := &waitReplicas{t: t, ctx: ctx, release: make(chan struct{})}
+	wr := &waitReplicas{t: t, ctx: ctx, release: make(chan struct{}), events: events}
 	for range 2 {
 		s := mcp.NewServer(&mcp.Implementation{Name: "replica", Version: "1"}, &mcp.ServerOptions{Keys: ring, Bus: bus})
 		t.Cleanup(func() { s.Close() })
@@ -612,16 +613,26 @@ func TestSessionStoreHolderGoneNotification(t *testing.T) {
 			t.Fatalf("GET resuming on replica 1: %d", again.StatusCode)
 		}
 		// Replica 1 holds the stream now: a message sent there comes
-		// live, after the replay.
+		// live, after the replay. A message another replica appends to
+		// replica 0's stream after the replay (a sender that read the
+		// record before the takeover) comes too, as an event of replica
+		// 1's stream.
 		if err := session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: json.RawMessage(`"live"`)}); err != nil {
 			t.Fatal(err)
 		}
+		late := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"late"}}`
+		if _, err := wr.events.Write(ctx, wr.sid, "get."+wr.servers[0].ReplicaID(), transport.LogEvent{Data: []byte(late)}); err != nil {
+			t.Fatal(err)
+		}
+		// A message that never comes ends the read, not the test's run.
+		stop := time.AfterFunc(10*time.Second, func() { again.Body.Close() })
+		defer stop.Stop()
 		br := bufio.NewReader(again.Body)
 		var logs []string
-		for {
+		for len(logs) < 5 {
 			e, ok := readEvent(br)
 			if !ok {
-				t.Fatalf("the resumed GET stream ended before the live message; log messages: %q", logs)
+				t.Fatalf("the resumed GET stream ended; log messages: %q", logs)
 			}
 			var m struct {
 				Method string `json:"method"`
@@ -633,12 +644,16 @@ func TestSessionStoreHolderGoneNotification(t *testing.T) {
 				continue // a priming event, or a list change
 			}
 			logs = append(logs, string(m.Params.Data))
-			if string(m.Params.Data) == `"live"` {
-				break
+			if string(m.Params.Data) == `"late"` && !strings.Contains(e.id, "get."+wr.servers[1].ReplicaID()) {
+				t.Errorf("the late message came as event %q, want an event of replica 1's stream", e.id)
 			}
 		}
-		if want := []string{"0", "1", "2", `"live"`}; !slices.Equal(logs, want) {
-			t.Errorf("log messages on the resumed GET stream: %q, want %q (each once, in order)", logs, want)
+		// The replay first, in order; then the other two, in either order.
+		if want := []string{"0", "1", "2"}; !slices.Equal(logs[:3], want) {
+			t.Errorf("log messages on the resumed GET stream: %q, want %q first (each once, in order)", logs, want)
+		}
+		if rest := slices.Sorted(slices.Values(logs[3:])); !slices.Equal(rest, []string{`"late"`, `"live"`}) {
+			t.Errorf("log messages on the resumed GET stream: %q, want the live and the late one after the replay", logs)
 		}
 	})
 }

@@ -575,6 +575,7 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 	s.mu.Lock()
 	st := s.streams[streamID]
 	s.mu.Unlock()
+	adopted := false
 	if sr := s.h.store; st == nil && sr != nil && sr.relay != nil && s.sessionStored != nil && (streamID == "get" || strings.HasPrefix(streamID, "get.")) {
 		// The GET stream of another replica, resumed here: what it
 		// stored after last is replayed, and this replica's own GET
@@ -582,6 +583,7 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 		// replica from now on, so the others send it what they send
 		// the session outside requests.
 		st = s.standaloneStream()
+		adopted = true
 	}
 	if st == nil {
 		// The stream is over, or is written elsewhere (another process
@@ -632,13 +634,20 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 			}
 		}()
 	}
-	conn, _ := st.attach(w, func() ([]StoredEvent, error) {
+	replayed := last // the last event of the adopted stream replayed
+	conn, ok := st.attach(w, func() ([]StoredEvent, error) {
 		if st.gap { // attach holds the stream's lock
 			return nil, ErrEventNotFound
 		}
 		_, events, err := store.After(r.Context(), s.id, last)
+		if len(events) > 0 {
+			replayed = events[len(events)-1].ID
+		}
 		return events, err
 	})
+	if adopted && ok {
+		s.adopt(st, replayed)
+	}
 	if st.standalone && s.h.hijackable(w, r) && st.hijack(w, r, conn, end) {
 		return true
 	}
@@ -652,6 +661,47 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 		st.mu.Unlock()
 	}
 	return false
+}
+
+// adoptChecks are when, after a replica took a GET stream over from a
+// replica that is gone, it reads the old stream's log again for what
+// other replicas appended to it after the replay (see sendOrphaned): a
+// sender that read the record before the takeover appends within two
+// round trips, each under its store's timeout. Plain reads, not a Tail:
+// a failover moves many GET streams at once, and tails are bounded.
+var adoptChecks = [...]time.Duration{250 * time.Millisecond, time.Second, 2 * time.Second}
+
+// adopt reads, at adoptChecks, the log of the GET stream st took over,
+// after its event last (the last one replayed), and sends each message
+// appended there on st, as an event of st: the client's stream then
+// carries only st's event IDs, and a resumption misses nothing. It ends
+// sooner when the session closes.
+func (s *httpSession) adopt(st *httpStream, last string) {
+	store := s.h.opts.EventStore
+	go func() {
+		start := time.Now()
+		for _, at := range adoptChecks {
+			time.Sleep(time.Until(start.Add(at))) // a wait of this goroutine's own, at most adoptChecks' last
+			if s.isClosed() {
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_, events, err := store.After(ctx, s.id, last)
+			for _, e := range events {
+				last = e.ID
+				if e.Data == nil {
+					continue
+				}
+				if m, err := decodeOwned(&s.h.opts.DecodeLimits, e.Data); err == nil {
+					st.send(ctx, m, 0, nil)
+				}
+			}
+			cancel()
+			if err != nil {
+				return
+			}
+		}
+	}()
 }
 
 // tailQuiet bounds how long a resumed stream that this process does not
@@ -1148,6 +1198,20 @@ func (st *httpStream) send(ctx context.Context, m jsonrpc.Message, responses int
 	return nil
 }
 
+// nextSeqLocked counts an event the stream tries to store and returns
+// its number for the log: its count, or, for the GET stream, 0 (the store
+// numbers it after the stream's last), because other replicas may append
+// to a GET stream whose holder they believe gone (see sendOrphaned), and
+// a holder that is in fact alive must not then number its events over
+// theirs. A failed write still marks the next event (st.gap).
+func (st *httpStream) nextSeqLocked() int64 {
+	st.seq++
+	if st.standalone {
+		return 0
+	}
+	return st.seq
+}
+
 // storeLocked stores data as the stream's next event, last saying whether
 // it is the stream's last, and returns its ID, or "" when it could not be
 // stored. The store's write is not cancelled with the handler that sends
@@ -1163,9 +1227,8 @@ func (st *httpStream) storeLocked(ctx context.Context, data []byte, last bool) s
 		}
 		return id
 	}
-	st.seq++
 	st.ended = st.ended || last
-	id, err := log.Write(ctx, st.s.id, st.id, LogEvent{Seq: st.seq, Data: data, Gap: st.gap, End: last})
+	id, err := log.Write(ctx, st.s.id, st.id, LogEvent{Seq: st.nextSeqLocked(), Data: data, Gap: st.gap, End: last})
 	if err != nil {
 		// The next event carries a gap mark: a resumption from before it
 		// is refused rather than replayed without this one.
@@ -1175,8 +1238,7 @@ func (st *httpStream) storeLocked(ctx context.Context, data []byte, last bool) s
 			// No next event: a bare end mark, after the gap, tells the
 			// tails of the stream that it ended (no resumption gets
 			// past a gap mark, so it is never sent).
-			st.seq++
-			if _, err := log.Write(ctx, st.s.id, st.id, LogEvent{Seq: st.seq, Gap: true, End: true}); err != nil {
+			if _, err := log.Write(ctx, st.s.id, st.id, LogEvent{Seq: st.nextSeqLocked(), Gap: true, End: true}); err != nil {
 				st.s.h.logger.Warn("mcp http: event store append failed", "err", err)
 			}
 		}
@@ -1216,8 +1278,7 @@ func (st *httpStream) finishLocked() {
 		// The stream finished without a last event stored (its requests
 		// were cancelled): a bare end mark ends the tails of the stream.
 		st.ended = true
-		st.seq++
-		if id, err := log.Write(context.Background(), st.s.id, st.id, LogEvent{Seq: st.seq, Gap: st.gap, End: true}); err != nil {
+		if id, err := log.Write(context.Background(), st.s.id, st.id, LogEvent{Seq: st.nextSeqLocked(), Gap: st.gap, End: true}); err != nil {
 			st.s.h.logger.Warn("mcp http: event store append failed", "err", err)
 		} else {
 			st.lastID = id
