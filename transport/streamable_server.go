@@ -850,14 +850,24 @@ func (h *StreamableHTTPHandler) serveGET(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	st := s.standaloneStream()
+	sr := h.store
+	recorded := sr != nil && sr.relay != nil && s.sessionStored != nil
+	if recorded {
+		// The record names this replica while the stream lives here,
+		// from before the client sees the stream open: another replica
+		// reading the record once the client has the stream sends this
+		// one what the session gets outside requests.
+		sr.streamOpened(r.Context(), s)
+	}
 	conn, ok := st.attach(w, nil)
 	if !ok {
+		if recorded {
+			sr.streamClosed(s)
+		}
 		http.Error(w, "Conflict: the session already has a GET stream", http.StatusConflict)
 		return
 	}
-	if sr := h.store; sr != nil && sr.relay != nil && s.sessionStored != nil {
-		// The record names this replica while the stream lives here.
-		sr.streamOpened(r.Context(), s)
+	if recorded {
 		ended := end
 		end = func() {
 			sr.streamClosed(s)
