@@ -85,17 +85,8 @@ func (l *DecodeLimits) DecodeMessage(data []byte) (Message, error) {
 	return l.decode(data, false, nil)
 }
 
-// decodeMemo is [DecodeLimits.DecodeMessage] for the transports of mcpkit
-// (see rpclink.DecodeMemo, through which they reach it): when owned, the
-// caller hands data over and the message may share its memory; memo, when
-// not nil, remembers the params._meta of the messages of one connection
-// or endpoint (see jsonscan.ValidObject).
-func (l *DecodeLimits) decodeMemo(data []byte, owned bool, memo *jsonscan.Memo) (Message, error) {
-	return l.decode(data, owned, memo)
-}
-
 func init() {
-	rpclink.DecodeMemo = (*DecodeLimits).decodeMemo
+	rpclink.DecodeMemo = (*DecodeLimits).decode // for the transports: owned buffers, memos
 	rpclink.GrowStack = growStack
 	rpclink.Relate = relate
 	rpclink.CanAnswer = canAnswerEarly

@@ -455,27 +455,27 @@ type busLink struct {
 	s      *Server
 	bus    Bus
 	origin string
+	own    []byte // how this link's messages begin (see ownPrefix)
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu        sync.Mutex
-	targets   []mcplink.RelayTarget // the handlers relaying their sessions here; replaced, never modified
-	sub       io.Closer             // nil if Subscribe failed
-	lists     uint8                 // list_changed methods to publish, by listBit
-	uris      []string              // resource updates to publish, in order
-	queued    map[string]struct{}   // the members of uris
-	gap       bool                  // publish a gap: the others missed messages
-	ownOnce   sync.Once
-	ownPrefix []byte // see own
-	running   bool
-	closed    bool
-	wg        sync.WaitGroup
+	mu      sync.Mutex
+	targets []mcplink.RelayTarget // the handlers relaying their sessions here; replaced, never modified
+	sub     io.Closer             // nil if Subscribe failed
+	lists   uint8                 // list_changed methods to publish, by listBit
+	uris    []string              // resource updates to publish, in order
+	queued  map[string]struct{}   // the members of uris
+	gap     bool                  // publish a gap: the others missed messages
+	running bool
+	closed  bool
+	wg      sync.WaitGroup
 }
 
 // newBusLink returns the link of s to bus, not subscribed yet.
 func newBusLink(s *Server, bus Bus) *busLink {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &busLink{s: s, bus: bus, origin: newSessionID(), ctx: ctx, cancel: cancel}
+	origin := newSessionID()
+	return &busLink{s: s, bus: bus, origin: origin, own: ownPrefix(origin), ctx: ctx, cancel: cancel}
 }
 
 // ReplicaID returns the ID by which the replicas sharing the server's
@@ -647,7 +647,7 @@ type busSubscriber busLink
 // BusMessage delivers another replica's change to this one's clients.
 func (b *busSubscriber) BusMessage(data []byte) {
 	l := (*busLink)(b)
-	if bytes.HasPrefix(data, l.own()) {
+	if bytes.HasPrefix(data, l.own) {
 		return // this Server's own: its clients were told already
 	}
 	m, err := decodeBusMessage(data, l.s.opts.MaxSubscriptionURILength)
@@ -672,19 +672,16 @@ func (b *busSubscriber) BusMessage(data []byte) {
 	}
 }
 
-// own returns how the messages this link publishes begin, through the
-// origin: a message that begins so is its own, which BusMessage drops
-// without decoding it (every broadcast comes back to its publisher).
-func (l *busLink) own() []byte {
-	l.ownOnce.Do(func() {
-		sample, _ := json.Marshal(&busMessage{V: busVersion, Origin: l.origin})
-		if i := bytes.Index(sample, []byte(`,"k":`)); i > 0 {
-			l.ownPrefix = sample[:i+1]
-		} else {
-			l.ownPrefix = sample // never a prefix of a message with a kind
-		}
-	})
-	return l.ownPrefix
+// ownPrefix returns how the messages published with origin begin,
+// through the origin: a message that begins so is the link's own, which
+// BusMessage drops without decoding it (every broadcast comes back to
+// its publisher).
+func ownPrefix(origin string) []byte {
+	sample, _ := json.Marshal(&busMessage{V: busVersion, Origin: origin})
+	if i := bytes.Index(sample, []byte(`,"k":`)); i > 0 {
+		return sample[:i+1]
+	}
+	return sample // never a prefix of a message with a kind
 }
 
 // BusReplica implements [ReplicaSubscriber]: the messages addressed to

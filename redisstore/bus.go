@@ -116,7 +116,8 @@ func NewBus(client redis.UniversalClient, opts *BusOptions) (*Bus, error) {
 
 // Publish implements mcp.Bus with one PUBLISH, bounded by Timeout.
 func (b *Bus) Publish(ctx context.Context, msg []byte) error {
-	return b.publish(ctx, b.channel, msg)
+	_, err := b.publish(ctx, b.channel, msg)
+	return err
 }
 
 // PublishTo implements mcp.AddressedBus with one PUBLISH on the
@@ -130,13 +131,9 @@ func (b *Bus) PublishTo(ctx context.Context, replica string, msg []byte) error {
 	if !mcp.ValidReplicaID(replica) {
 		return wrap("bus publish", fmt.Errorf("invalid replica ID %q", replica))
 	}
-	if err := ctx.Err(); err != nil {
-		return wrap("bus publish", err)
-	}
-	c := b.bounds.op(ctx)
-	n, err := b.send(c.ctx, b.replicaChannel(replica), msg)
-	if err := c.end(err); err != nil {
-		return wrap("bus publish", err)
+	n, err := b.publish(ctx, b.replicaChannel(replica), msg)
+	if err != nil {
+		return err
 	}
 	if n == 0 {
 		return fmt.Errorf("redisstore: bus publish to %s: %w", replica, mcp.ErrNoSubscriber)
@@ -180,17 +177,17 @@ func (b *Bus) Subscribed(ctx context.Context, replica string) (bool, error) {
 func (b *Bus) replicaChannel(replica string) string { return b.channel + ":r:" + replica }
 
 // publish sends msg on channel, through the node the subscriptions are
-// on.
-func (b *Bus) publish(ctx context.Context, channel string, msg []byte) error {
+// on, and returns the number of subscriptions that got it.
+func (b *Bus) publish(ctx context.Context, channel string, msg []byte) (int64, error) {
 	if err := ctx.Err(); err != nil {
-		return wrap("bus publish", err)
+		return 0, wrap("bus publish", err)
 	}
 	c := b.bounds.op(ctx)
-	_, err := b.send(c.ctx, channel, msg)
+	n, err := b.send(c.ctx, channel, msg)
 	if err := c.end(err); err != nil {
-		return wrap("bus publish", err)
+		return 0, wrap("bus publish", err)
 	}
-	return nil
+	return n, nil
 }
 
 // send sends msg on channel with one PUBLISH that go-redis does not

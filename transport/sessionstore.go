@@ -984,10 +984,10 @@ func (sr *sessionRecords) gone(ctx context.Context, replica string) bool {
 // m; else, with an event log, m is appended to dead's GET stream
 // (numbered after its last event), so that the client, which resumes
 // that stream on some replica once its connection broke, gets it in the
-// replay. It reports whether it dealt with m: if not, m goes to this
-// replica's GET stream, if any. A resumption that replays dead's stream
-// between the read of the record and the append misses m: a window of
-// two round trips.
+// replay, or, when it appends after the replay, in what the replica
+// that took the stream over reads of it again (see adopt). It reports
+// whether it dealt with m: if not, m goes to this replica's GET stream,
+// if any.
 func (s *httpSession) sendOrphaned(ctx context.Context, dead string, m jsonrpc.Message) (bool, error) {
 	sr := s.h.store
 	rec, err := sr.store.Get(ctx, s.id)

@@ -1199,14 +1199,15 @@ func (st *httpStream) send(ctx context.Context, m jsonrpc.Message, responses int
 }
 
 // nextSeqLocked counts an event the stream tries to store and returns
-// its number for the log: its count, or, for the GET stream, 0 (the store
-// numbers it after the stream's last), because other replicas may append
-// to a GET stream whose holder they believe gone (see sendOrphaned), and
-// a holder that is in fact alive must not then number its events over
-// theirs. A failed write still marks the next event (st.gap).
+// its number for the log: its count, or, for the GET stream of a handler
+// relaying to other replicas, 0 (the store numbers it after the stream's
+// last), because those may append to a GET stream whose holder they
+// believe gone (see sendOrphaned), and a holder that is in fact alive
+// must not then number its events over theirs. A failed write still
+// marks the next event (st.gap).
 func (st *httpStream) nextSeqLocked() int64 {
 	st.seq++
-	if st.standalone {
+	if st.standalone && st.s.h.store != nil && st.s.h.store.relay != nil {
 		return 0
 	}
 	return st.seq
