@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/mcp/mcptest"
-	"github.com/mcpkit/mcpkit/transport"
 )
 
 // taskTTL is how long the task fleet keeps an ended task (TaskOptions.TTL):
@@ -50,52 +48,19 @@ type job struct {
 // the default, 30 s).
 func newTaskFleet(t *testing.T, p *redisProc, lease time.Duration) *taskFleet {
 	t.Helper()
-	f := &fleet{t: t, redis: p, client: p.client(), prefix: testPrefix(), breaker: NewBreaker(nil), tokens: make(chan int)}
+	f := fleetOn(t, p)
 	tf := &taskFleet{fleet: f, lease: lease, jobs: map[string]*job{}}
-	sessions, err := NewSessionStore(f.client, &SessionStoreOptions{Prefix: f.prefix, Breaker: f.breaker})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.events, err = NewEventStore(f.client, &EventStoreOptions{Prefix: f.prefix, Breaker: f.breaker})
-	if err != nil {
-		t.Fatal(err)
-	}
-	claimer, err := NewStateClaimer(f.client, &StateClaimerOptions{Prefix: f.prefix, Breaker: f.breaker})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var err error
 	tf.store, err = NewTaskStore(f.client, &TaskStoreOptions{Prefix: f.prefix, Breaker: f.breaker})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tf.store.Close() }) // after the servers (cleanups run last first)
-	ring := mcp.NewRandomKeyRing()
 	ownerKey := []byte("the owner key of the fleet's tasks, 32+ bytes")
-	tr := &http.Transport{MaxIdleConnsPerHost: 64}
-	f.http = &http.Client{Transport: tr}
-	for i := range f.servers {
-		bus, err := NewBus(f.client, &BusOptions{Prefix: f.prefix, Breaker: f.breaker})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := mcp.NewServer(&mcp.Implementation{Name: "fleet", Version: "1"}, &mcp.ServerOptions{
-			Keys: ring, StateClaimer: claimer, Bus: bus, ListChangedDelay: -1,
-			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-			Tasks: &mcp.TaskOptions{Store: tf.store, OwnerKey: ownerKey, ReplicaID: fmt.Sprint("replica-", i),
-				TTL: taskTTL, Lease: lease},
-		})
-		f.addTools(s)
-		tf.addJob(s, i)
-		h := mcp.NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{SessionStore: sessions, EventStore: f.events, SessionRecheck: -1})
-		srv := httptest.NewServer(h)
-		t.Cleanup(func() {
-			h.Close()
-			srv.Close()
-			s.Close()
-		})
-		f.servers[i], f.hands[i], f.urls[i] = s, h, srv.URL
-	}
-	t.Cleanup(tr.CloseIdleConnections)
+	f.start(func(i int, o *mcp.ServerOptions) {
+		o.Tasks = &mcp.TaskOptions{Store: tf.store, OwnerKey: ownerKey, ReplicaID: fmt.Sprint("replica-", i),
+			TTL: taskTTL, Lease: lease}
+	}, func(i int, s *mcp.Server) { tf.addJob(s, i) })
 	return tf
 }
 

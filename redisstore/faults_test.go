@@ -56,8 +56,23 @@ type fleet struct {
 // handlers' options.
 func newFleet(t *testing.T, p *redisProc, options ...func(*transport.StreamableHTTPOptions)) *fleet {
 	t.Helper()
-	f := &fleet{t: t, redis: p, client: p.client(), prefix: testPrefix(), breaker: NewBreaker(nil), tokens: make(chan int)}
-	var err error
+	f := fleetOn(t, p)
+	f.start(nil, nil, options...)
+	return f
+}
+
+// fleetOn returns a fleet on p, not started: its client, prefix and
+// breaker, for the stores a variant of the fleet adds (see start).
+func fleetOn(t *testing.T, p *redisProc) *fleet {
+	return &fleet{t: t, redis: p, client: p.client(), prefix: testPrefix(), breaker: NewBreaker(nil), tokens: make(chan int)}
+}
+
+// start makes the fleet's stores and starts its replicas; a variant's
+// opts, if not nil, changes replica i's server options, and add adds
+// what it needs to the server, after the fleet's tools.
+func (f *fleet) start(opts func(i int, o *mcp.ServerOptions), add func(i int, s *mcp.Server), options ...func(*transport.StreamableHTTPOptions)) {
+	t := f.t
+	t.Helper()
 	sessions, err := NewSessionStore(f.client, &SessionStoreOptions{Prefix: f.prefix, Breaker: f.breaker})
 	if err != nil {
 		t.Fatal(err)
@@ -78,11 +93,18 @@ func newFleet(t *testing.T, p *redisProc, options ...func(*transport.StreamableH
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := mcp.NewServer(&mcp.Implementation{Name: "fleet", Version: "1"}, &mcp.ServerOptions{
+		so := &mcp.ServerOptions{
 			Keys: ring, StateClaimer: claimer, Bus: bus, ListChangedDelay: -1,
 			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-		})
+		}
+		if opts != nil {
+			opts(i, so)
+		}
+		s := mcp.NewServer(&mcp.Implementation{Name: "fleet", Version: "1"}, so)
 		f.addTools(s)
+		if add != nil {
+			add(i, s)
+		}
 		o := &transport.StreamableHTTPOptions{SessionStore: sessions, EventStore: f.events, SessionRecheck: -1}
 		for _, opt := range options {
 			opt(o)
@@ -97,7 +119,6 @@ func newFleet(t *testing.T, p *redisProc, options ...func(*transport.StreamableH
 		f.servers[i], f.hands[i], f.urls[i] = s, h, srv.URL
 	}
 	t.Cleanup(tr.CloseIdleConnections)
-	return f
 }
 
 func (f *fleet) addTools(s *mcp.Server) {
