@@ -901,7 +901,9 @@ func (ss *ServerSession) saveState(ctx context.Context, redo func()) error {
 		}
 	}
 	if err != nil {
-		ss.server.logger.Warn("mcp: saving the session's state failed", "session", ss.id, "err", err)
+		if !errors.Is(err, mcplink.ErrNotAdmitted) {
+			ss.server.logger.Warn("mcp: saving the session's state failed", "session", ss.id, "err", err)
+		}
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: the session's state could not be saved; retry"}
 	}
 	return nil

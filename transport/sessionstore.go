@@ -456,30 +456,70 @@ func writeLookupError(w http.ResponseWriter, e *lookupError) {
 	writeJSONRPCError(w, e.status, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, e.msg)
 }
 
-// create stores the record of the new session s of peer, admitting it
-// in the store, or returns why not.
-func (sr *sessionRecords) create(ctx context.Context, s *httpSession, peer string) *lookupError {
-	rec := &SessionRecord{
+// newRecord returns the record of the new session s of peer, which
+// admit stores once the session's initialize has run.
+func (sr *sessionRecords) newRecord(s *httpSession, peer string) *SessionRecord {
+	return &SessionRecord{
 		ID:        s.id,
 		Principal: sr.principalHash(s.id, s.principal),
 		Peer:      sr.peerHash(peer),
 		Schema:    SessionRecordSchema,
 		Expires:   time.Now().Add(sr.ttl),
 	}
+}
+
+// admit stores rec, the record of the new session s, admitting the
+// session in the store, or returns why not (and keeps it for the
+// initialize's answer: see created).
+//
+// A session's record is created by the first save of its initialize,
+// with the initialize's snapshot in it, rather than before the
+// initialize runs and then saved: one round trip to the store, not
+// two. No other replica can ask for the session before the initialize
+// is answered: its ID is in that answer.
+func (sr *sessionRecords) admit(ctx context.Context, s *httpSession, rec *SessionRecord) *lookupError {
 	lim := SessionLimits{MaxSessions: sr.h.limits.max, MaxSessionsPerPeer: sr.h.limits.perPeer}
 	err := sr.store.Create(ctx, rec, lim)
+	var lerr *lookupError
 	switch {
 	case err == nil:
-		s.rec = rec
 		s.touched.Store(time.Now().UnixNano())
+		s.mu.Lock()
+		s.rec, s.pending = rec, nil
+		s.mu.Unlock()
 		return nil
 	case errors.Is(err, ErrTooManyPeerSessions):
-		return &lookupError{http.StatusTooManyRequests, "Too Many Requests: too many sessions for this client"}
+		lerr = &lookupError{http.StatusTooManyRequests, "Too Many Requests: too many sessions for this client"}
 	case errors.Is(err, ErrTooManySessions):
-		return &lookupError{http.StatusServiceUnavailable, "Service Unavailable: too many sessions"}
+		lerr = &lookupError{http.StatusServiceUnavailable, "Service Unavailable: too many sessions"}
+	default:
+		sr.h.logger.Warn("mcp http: session store create failed", "err", err)
+		lerr = errStoreDown
 	}
-	sr.h.logger.Warn("mcp http: session store create failed", "err", err)
-	return errStoreDown
+	s.mu.Lock()
+	s.pending, s.refused = nil, lerr
+	s.mu.Unlock()
+	return lerr
+}
+
+// created makes sure that the record of s, a session whose initialize
+// was answered (ok: successfully), is in the store before the answer
+// goes out: it returns why the session was refused when its creation
+// failed, and creates the record now when the initialize saved no
+// snapshot. A failed initialize needs no record.
+func (sr *sessionRecords) created(ctx context.Context, s *httpSession, ok bool) *lookupError {
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	s.mu.Lock()
+	pending, refused := s.pending, s.refused
+	s.mu.Unlock()
+	switch {
+	case refused != nil:
+		return refused
+	case pending == nil || !ok:
+		return nil
+	}
+	return sr.admit(ctx, s, pending)
 }
 
 // restore builds, from its record, the session id that this replica does
@@ -665,11 +705,15 @@ func (sr *sessionRecords) serveDELETE(w http.ResponseWriter, r *http.Request) {
 // of its record: the record as this replica last wrote or read it
 // (guarded by the session's mu), the snapshot the session was restored
 // with, the MCP session's function taking a snapshot changed elsewhere
-// (guarded by mu), when the record was last touched (UnixNano), whether
+// (guarded by mu), the record of a new session until the store has it
+// and why the store refused it (guarded by mu; see admit), when the
+// record was last touched (UnixNano), whether
 // the client deleted the session (so its events go too), and the lock
 // serializing saves.
 type sessionStored struct {
 	rec          *SessionRecord
+	pending      *SessionRecord // the record the initialize's first save creates
+	refused      *lookupError   // why the store refused to create it
 	restored     []byte
 	onState      func([]byte)
 	touched      atomic.Int64
@@ -717,8 +761,20 @@ func (c storedConn) SaveState(ctx context.Context, version string, state []byte)
 	defer s.saveMu.Unlock()
 	s.mu.Lock()
 	if s.rec == nil {
+		rec := s.pending
 		s.mu.Unlock()
-		return ErrSessionNotFound
+		if rec == nil {
+			return ErrSessionNotFound
+		}
+		// The initialize's save: the record is created with it.
+		rec.State = append(jsontext.Value(nil), state...)
+		if version != "" {
+			rec.ProtocolVersion = version
+		}
+		if c.h.store.admit(ctx, s, rec) != nil {
+			return fmt.Errorf("transport: creating the session's record: %w", mcplink.ErrNotAdmitted)
+		}
+		return nil
 	}
 	rec := s.rec.Clone()
 	s.mu.Unlock()

@@ -198,6 +198,66 @@ func sessionStoreFailures(t *testing.T) {
 	}
 }
 
+// writeCounter is a memory session store that counts the creations
+// and updates of records.
+type writeCounter struct {
+	*transport.MemorySessionStore
+	creates, updates atomic.Int32
+}
+
+func (s *writeCounter) Create(ctx context.Context, rec *transport.SessionRecord, lim transport.SessionLimits) error {
+	s.creates.Add(1)
+	return s.MemorySessionStore.Create(ctx, rec, lim)
+}
+
+func (s *writeCounter) Update(ctx context.Context, rec *transport.SessionRecord) error {
+	s.updates.Add(1)
+	return s.MemorySessionStore.Update(ctx, rec)
+}
+
+// TestSessionStoreInitializeOneWrite checks that an initialize writes
+// its session's record once, with the initialize's snapshot in it (the
+// revision and what the client said), so that a replica restoring the
+// session at once serves it as negotiated; and that a session the store
+// refuses (its bound) leaves no record and costs no update.
+func TestSessionStoreInitializeOneWrite(t *testing.T) {
+	mcptest.CheckGoroutines(t, func(context.Context) {
+		ring := mcp.NewRandomKeyRing()
+		store := &writeCounter{MemorySessionStore: transport.NewMemorySessionStore(nil)}
+		s := mcp.NewServer(&mcp.Implementation{Name: "replica", Version: "1"}, &mcp.ServerOptions{Keys: ring})
+		h := mcp.NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{SessionStore: store, MaxSessions: 1})
+		srv := httptest.NewServer(h)
+		defer func() {
+			h.Close()
+			srv.Close()
+		}()
+		st, _, sid := storeRequest(t, http.MethodPost, srv.URL, "", "", storeInit)
+		if st != http.StatusOK || sid == "" {
+			t.Fatalf("initialize: %d %q", st, sid)
+		}
+		if c, u := store.creates.Load(), store.updates.Load(); c != 1 || u != 0 {
+			t.Errorf("initialize: %d creates and %d updates, want 1 and 0", c, u)
+		}
+		rec, err := store.Get(context.Background(), sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.ProtocolVersion != "2025-06-18" || !strings.Contains(string(rec.State), `"raw"`) {
+			t.Errorf("record: version %q, state %s; want the initialize's", rec.ProtocolVersion, rec.State)
+		}
+		st, retry, refusedSID := storeRequest(t, http.MethodPost, srv.URL, "", "", storeInit)
+		if st != http.StatusServiceUnavailable || retry == "" || refusedSID != "" {
+			t.Errorf("initialize past MaxSessions: %d, Retry-After %q, session %q; want 503, one, none", st, retry, refusedSID)
+		}
+		if c, u := store.creates.Load(), store.updates.Load(); c != 2 || u != 0 {
+			t.Errorf("after the refusal: %d creates and %d updates, want 2 and 0", c, u)
+		}
+		if n := store.Len(); n != 1 {
+			t.Errorf("%d records, want 1", n)
+		}
+	})
+}
+
 // TestSessionStorePerPeer checks MaxSessionsPerPeer across replicas: a
 // principal's third initialize gets 429 on whichever replica it lands,
 // another principal is not held back by it, and a session deleted on one

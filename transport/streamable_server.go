@@ -733,12 +733,9 @@ func (h *StreamableHTTPHandler) serveInitialize(w http.ResponseWriter, r *http.R
 	s := h.newSession(h.sids.MintSessionID(), info.Principal, false, "", a) // s owns the slot now
 	var conn Conn = s
 	if h.store != nil {
-		s.sessionStored = &sessionStored{}
-		if lerr := h.store.create(r.Context(), s, a.peer); lerr != nil {
-			s.Close()
-			writeLookupError(w, lerr)
-			return
-		}
+		// The record is created with the initialize's snapshot (see
+		// sessionRecords.admit).
+		s.sessionStored = &sessionStored{pending: h.store.newRecord(s, a.peer)}
 		conn = storedConn{s}
 	}
 	if err := h.connect(r.Context(), conn); err != nil {

@@ -367,6 +367,12 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 	st.detachPOSTLocked(w)
 	if body := st.jsonBody; body != nil {
 		st.jsonBody = nil
+		if initialize && s.sessionStored != nil {
+			if lerr := s.h.store.created(r.Context(), s, st.initOK); lerr != nil {
+				writeLookupError(w, lerr)
+				return false
+			}
+		}
 		writeJSONBody(w, st.jsonStatus, body, st.initOK, s.id, s.h.writeTO)
 		return st.initOK
 	}

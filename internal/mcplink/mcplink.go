@@ -83,6 +83,13 @@ var ErrNoStream = errors.New("transport: no stream open to the client for this m
 // exports it as mcp.ErrNoSubscriber.
 var ErrNoSubscriber = errors.New("mcp: no subscription of the replica got the message")
 
+// ErrNotAdmitted is what a SessionState's SaveState returns when the
+// initialize's save was to create the session's record and the store
+// refused the session (bounds, or the store down): the transport answers
+// the initialize with the refusal, so it is not the MCP session's to
+// log.
+var ErrNotAdmitted = errors.New("transport: the session store did not admit the session")
+
 // SessionState is implemented by the connections of server-side HTTP
 // sessions whose handler keeps their records in a shared store
 // (transport.StreamableHTTPOptions.SessionStore), so that any replica
