@@ -34,10 +34,26 @@ var serverAddr string
 // test binary, or nil when none runs; see TestMain.
 var clusterAddrs []string
 
+// redisCPUs, when set, is the CPU list (taskset's syntax) the shared
+// redis-server runs on. With the test binary pinned to other CPUs
+// (taskset -c), the scale benchmarks then measure a replica whose Redis
+// has CPUs of its own, as in production, rather than sharing them:
+//
+//	go test -c -o /tmp/rs.test . && taskset -c 0 /tmp/rs.test -test.short -test.run '^$' -test.bench BenchmarkScale -test.benchmem -redis-cpus 1
+var redisCPUs = flag.String("redis-cpus", "", "run the shared redis-server on these CPUs (taskset's list)")
+
 func TestMain(m *testing.M) {
 	flag.Parse()
 	var stops []func()
 	stop, addr, err := startServer()
+	if err == nil && *redisCPUs != "" {
+		err = pinServer(addr, *redisCPUs)
+		if err != nil {
+			stop()
+			fmt.Fprintln(os.Stderr, "redisstore: -redis-cpus:", err)
+			os.Exit(2)
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "redisstore: no redis-server, the tests use miniredis only:", err)
 	} else {
@@ -165,6 +181,30 @@ func startServer(extra ...string) (stop func(), addr string, err error) {
 		time.Sleep(20 * time.Millisecond) // polling a process we started, not synchronising goroutines
 	}
 	return stop, addr, nil
+}
+
+// pinServer moves every thread of the redis-server at addr to cpus
+// (taskset -a -p), finding its process from INFO server.
+func pinServer(addr, cpus string) error {
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	info, err := c.Info(context.Background(), "server").Result()
+	if err != nil {
+		return err
+	}
+	pid := ""
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			pid = v
+		}
+	}
+	if pid == "" {
+		return errors.New("INFO server names no process_id")
+	}
+	if out, err := exec.Command("taskset", "-a", "-p", "-c", cpus, pid).CombinedOutput(); err != nil {
+		return fmt.Errorf("taskset: %w: %s", err, out)
+	}
+	return nil
 }
 
 // prefixes makes each test's keys distinct on a shared server.

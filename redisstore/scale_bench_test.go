@@ -495,3 +495,20 @@ func BenchmarkScaleResume(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScaleRoundTrip measures one bare Redis round trip (PING) by
+// 50 callers: the unit the other Redis rows are made of, its CPU on both
+// sides (cpu-ns/op, redis-cpu-ns/op) on this machine.
+func BenchmarkScaleRoundTrip(b *testing.B) {
+	if serverAddr == "" {
+		b.Skip("redisstore: no redis-server on PATH")
+	}
+	f := &scaleFleet{b: b, redis: redis.NewClient(&redis.Options{Addr: serverAddr, ContextTimeoutEnabled: true, PoolSize: 64})}
+	b.Cleanup(func() { f.redis.Close() })
+	f.redis.AddHook(&f.trips)
+	ctx := context.Background()
+	f.measure(b, true, func(int) error {
+		// ECHO, not PING: commands/op leaves PING out as connection setup.
+		return f.redis.Echo(ctx, "x").Err()
+	})
+}
