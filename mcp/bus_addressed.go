@@ -117,18 +117,6 @@ func (r *busRelay) Detach(t mcplink.RelayTarget) {
 	l.targets = slices.DeleteFunc(slices.Clone(l.targets), func(x mcplink.RelayTarget) bool { return x == t })
 }
 
-// attachRelay makes h (a *transport.StreamableHTTPHandler with a session
-// store) relay its sessions' messages on the Server's bus.
-func (l *busLink) attachRelay(h any) {
-	t := mcplink.AttachRelay(h, (*busRelay)(l))
-	if t == nil {
-		return
-	}
-	l.mu.Lock()
-	l.targets = append(slices.Clone(l.targets), t)
-	l.mu.Unlock()
-}
-
 // relayTargets returns the handlers relayed messages go to.
 func (l *busLink) relayTargets() []mcplink.RelayTarget {
 	l.mu.Lock()

@@ -161,13 +161,14 @@ func serverKey(t transport.Transport) string {
 	switch t := t.(type) {
 	case *transport.LoggingTransport:
 		return serverKey(t.Transport)
-	case *transport.StreamableClientTransport:
-		return "url\x00" + t.URL
 	case *transport.CommandTransport:
 		if t.Command == nil {
 			return ""
 		}
 		return "cmd\x00" + t.Command.Dir + "\x00" + t.Command.Path + "\x00" + strings.Join(t.Command.Args, "\x00")
+	}
+	if u, streamable := httpClientURL(t); streamable {
+		return "url\x00" + u
 	}
 	return ""
 }

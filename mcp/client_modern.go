@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -16,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpkit/mcpkit/internal/mcpheader"
 	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/transport"
@@ -255,8 +253,7 @@ func unanswered(err error) bool {
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrClosedPipe) {
 		return true
 	}
-	var se *transport.HTTPStatusError
-	return errors.As(err, &se) && (se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden)
+	return authRefused(err)
 }
 
 // resetModern undoes connectModern's setup after a probe that found a
@@ -394,9 +391,7 @@ func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, e
 		cs.mu.Lock()
 		marks := cs.toolHeaders[p.Name]
 		cs.mu.Unlock()
-		if h := paramHeaders(marks, p.Arguments); h != nil {
-			ctx = transport.WithHTTPHeader(ctx, h)
-		}
+		ctx = withParamHeaders(ctx, marks, p.Arguments)
 	}
 	responses, state := retryFields(o.params)
 	key := cacheKey(o.method, o.params)
@@ -498,34 +493,6 @@ func (cs *ClientSession) checkToolHeaders(list *ListToolsResult) {
 	}
 	cs.mu.Unlock()
 	list.Tools = kept
-}
-
-// paramHeaders returns the Mcp-Param headers of a call's arguments, for
-// the tool's x-mcp-header marks: one per argument present and not null.
-func paramHeaders(marks []headerParam, arguments json.RawMessage) http.Header {
-	if len(marks) == 0 || len(arguments) == 0 {
-		return nil
-	}
-	var args map[string]any
-	if json.Unmarshal(arguments, &args) != nil {
-		return nil
-	}
-	h := http.Header{}
-	for _, p := range marks {
-		var s string
-		switch v := argumentAt(args, p.path).(type) {
-		case string:
-			s = mcpheader.Encode(v)
-		case bool:
-			s = strconv.FormatBool(v)
-		case float64:
-			s = strconv.FormatFloat(v, 'f', -1, 64)
-		default:
-			continue
-		}
-		h.Set("Mcp-Param-"+p.name, s)
-	}
-	return h
 }
 
 // inputID is the JSON-RPC ID input requests are handled under; it never

@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"net/http"
 )
 
 // Request is a request or notification as middleware sees it, in either
@@ -62,19 +61,6 @@ func (r *outgoingRequest) Method() string { return r.method }
 func (r *outgoingRequest) Parameters() Params { return r.params }
 
 func (*outgoingRequest) isRequest() {}
-
-// RequestExtra carries what the transport knows about an incoming message,
-// for example the HTTP request that carried it. It is nil for transports
-// that add nothing, such as stdio.
-type RequestExtra struct {
-	// Value is the transport's data, as set on jsonrpc.Request.Extra: a
-	// [*github.com/mcpkit/mcpkit/transport.HTTPRequestInfo] for a message that arrived over HTTP.
-	Value any
-	// Header holds the headers of the HTTP request that carried the
-	// message, or is nil when it did not arrive over HTTP. Do not modify
-	// it.
-	Header http.Header
-}
 
 // ServerRequest is a request or notification received by a server:
 // the session it arrived on and its typed params.

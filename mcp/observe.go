@@ -60,14 +60,14 @@ func peerOf(t transport.Transport) (network string, server *url.URL) {
 	}
 	var raw string
 	switch t := t.(type) {
-	case *transport.StreamableClientTransport:
-		raw = t.URL
-	case *transport.SSEClientTransport:
-		raw = t.URL
 	case *transport.CommandTransport, *transport.StdioTransport:
 		return "pipe", nil
 	default:
-		return "", nil
+		u, _ := httpClientURL(t)
+		if u == "" {
+			return "", nil
+		}
+		raw = u
 	}
 	u, err := url.Parse(raw)
 	if err != nil {

@@ -18,7 +18,6 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/mcpkit/mcpkit/internal/jsonscan"
 	"github.com/mcpkit/mcpkit/jsonrpc"
-	"github.com/mcpkit/mcpkit/transport"
 )
 
 // inMethod describes a method one side receives: how to build its typed
@@ -432,9 +431,7 @@ func dispatch[S any](ctx context.Context, s S, table map[string]inMethod[S], rec
 	var extra *RequestExtra
 	if req.Extra != nil {
 		extra = &RequestExtra{Value: req.Extra}
-		if info, ok := req.Extra.(*transport.HTTPRequestInfo); ok {
-			extra.Header = info.Header
-		}
+		extra.Header = requestHeader(req.Extra)
 	}
 	r, result, err := m.newRequest(s, req.Params, extra)
 	if err != nil {

@@ -1,7 +1,10 @@
+//go:build !mcpkit_nohttp
+
 package mcp
 
 import (
 	"context"
+	"slices"
 
 	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -83,4 +86,16 @@ func NewSSEHandler(s *Server, opts *transport.SSEOptions) *transport.SSEHandler 
 		s.bus.attachRelay(h)
 	}
 	return h
+}
+
+// attachRelay makes h (a *transport.StreamableHTTPHandler with a session
+// store) relay its sessions' messages on the Server's bus.
+func (l *busLink) attachRelay(h any) {
+	t := mcplink.AttachRelay(h, (*busRelay)(l))
+	if t == nil {
+		return
+	}
+	l.mu.Lock()
+	l.targets = append(slices.Clone(l.targets), t)
+	l.mu.Unlock()
 }

@@ -3,13 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
-	"math"
-	"net/http"
-	"strconv"
 	"strings"
-
-	"github.com/mcpkit/mcpkit/internal/mcpheader"
-	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
 // x-mcp-header (2026-07-28, SEP-2243). A tool's input schema may mark a
@@ -24,9 +18,6 @@ type headerParam struct {
 	path []string // the chain of properties keys from the schema root
 	typ  string   // "string", "integer" or "boolean"
 }
-
-// maxSafeInteger is the largest integer a JavaScript number holds exactly.
-const maxSafeInteger = 1<<53 - 1
 
 // headerParams returns the x-mcp-header marks of an input schema, or an
 // error naming the first one that breaks the rules: a header name that is
@@ -109,74 +100,4 @@ func isToken(s string) bool {
 		}
 	}
 	return true
-}
-
-// checkHeaderParams checks the Mcp-Param headers of a tools/call against
-// its arguments: every marked argument present (and not null) must come
-// with its header, carrying the same value. It returns a -32020 error
-// naming the first disagreement.
-func checkHeaderParams(params []headerParam, header http.Header, arguments json.RawMessage) error {
-	var args map[string]any
-	if len(arguments) > 0 {
-		if err := json.Unmarshal(arguments, &args); err != nil {
-			return nil // the arguments are refused elsewhere
-		}
-	}
-	for _, p := range params {
-		v := argumentAt(args, p.path)
-		if v == nil {
-			continue // absent: no header is expected
-		}
-		name := "Mcp-Param-" + p.name
-		values := header.Values(name)
-		if len(values) == 0 {
-			return headerMismatch("missing " + name + " header")
-		}
-		got, ok := mcpheader.Decode(values[0])
-		if len(values) != 1 || !ok {
-			return headerMismatch(name + " header value is not valid")
-		}
-		if !sameHeaderValue(p.typ, got, v) {
-			return headerMismatch(name + " header does not match the body")
-		}
-	}
-	return nil
-}
-
-// argumentAt returns the value at path in decoded arguments, or nil.
-func argumentAt(args map[string]any, path []string) any {
-	var v any = args
-	for _, k := range path {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
-}
-
-func headerMismatch(msg string) error {
-	return &jsonrpc.Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + msg}
-}
-
-// sameHeaderValue reports whether the header text h mirrors the argument
-// v of a property of type typ; integers compare as numbers.
-func sameHeaderValue(typ, h string, v any) bool {
-	switch typ {
-	case "string":
-		s, ok := v.(string)
-		return ok && s == h
-	case "boolean":
-		b, ok := v.(bool)
-		return ok && strconv.FormatBool(b) == h
-	case "integer":
-		n, ok := v.(float64)
-		if !ok || n != math.Trunc(n) || math.Abs(n) > maxSafeInteger {
-			return false
-		}
-		f, err := strconv.ParseFloat(h, 64)
-		return err == nil && f == n
-	}
-	return false
 }

@@ -1,10 +1,7 @@
 package transport
 
 import (
-	"context"
-
 	"github.com/mcpkit/mcpkit/internal/jsonscan"
-	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/internal/rpclink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -19,25 +16,3 @@ import (
 // request: text equal to the memo's is not validated again. A nil
 // limits means the defaults.
 var decodeMemo = rpclink.DecodeMemo.(func(limits *jsonrpc.DecodeLimits, data []byte, owned bool, memo *jsonscan.Memo) (jsonrpc.Message, error))
-
-// decodeOwned is decodeMemo for a buffer handed over, without a memo.
-func decodeOwned(limits *jsonrpc.DecodeLimits, data []byte) (jsonrpc.Message, error) {
-	return decodeMemo(limits, data, true, nil)
-}
-
-// The constructors package mcp wraps as mcp.NewStreamableHTTPHandler and
-// mcp.NewSSEHandler, with the function that serves each session.
-func init() {
-	mcplink.NewStreamableHTTPHandler = func(connect mcplink.ConnectFunc, opts any) any {
-		o, _ := opts.(*StreamableHTTPOptions)
-		return newStreamableHTTPHandler(linkConnect(connect), o)
-	}
-	mcplink.NewSSEHandler = func(connect mcplink.ConnectFunc, opts any) any {
-		o, _ := opts.(*SSEOptions)
-		return newSSEHandler(linkConnect(connect), o)
-	}
-}
-
-func linkConnect(connect mcplink.ConnectFunc) connectFunc {
-	return func(ctx context.Context, c Conn) error { return connect(ctx, c) }
-}

@@ -76,6 +76,15 @@
 // context; [jsonrpc.Conn] closes the stream when it stops anyway.
 // The in-memory transports honour the context throughout.
 //
+// # Programs that never speak HTTP
+//
+// Built with the mcpkit_nohttp tag (go build -tags mcpkit_nohttp), the
+// package has no HTTP transports (Streamable HTTP, HTTP+SSE, the session
+// stores and everything else of the HTTP handlers) and imports neither
+// net/http nor net, and package mcp drops its HTTP handler constructors:
+// a stdio server's binary is then about 1.5 MiB smaller. What is left is
+// unchanged.
+//
 // # Writing a transport
 //
 // A transport of another package needs only what is exported here and in

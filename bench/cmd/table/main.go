@@ -114,15 +114,22 @@ func main() {
 	bin := filepath.Join(dir, "bench.test")
 	run("go", "test", "-c", "-o", bin, ".")
 	sizes := map[string]float64{}
-	for name, pkg := range servers {
+	size := func(name, pkg string, flags ...string) {
 		out := filepath.Join(dir, name)
-		run("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, pkg)
+		args := append([]string{"build", "-trimpath", "-ldflags=-s -w", "-o", out}, flags...)
+		run("go", append(args, pkg)...)
 		fi, err := os.Stat(out)
 		if err != nil {
 			log.Fatal(err)
 		}
 		sizes[name] = float64(fi.Size()) / (1 << 20)
 	}
+	for name, pkg := range servers {
+		size(name, pkg)
+	}
+	// mcpkit's server built with the tag that leaves HTTP out (no
+	// net/http, no net): what a program that never speaks HTTP can ship.
+	size("mcpkit-nohttp", servers["mcpkit"], "-tags", "mcpkit_nohttp")
 
 	results := map[string][]float64{} // "bench/target unit" -> one value per round
 	for r := range *rounds {
@@ -170,6 +177,8 @@ func main() {
 	}
 	fmt.Fprintf(&b, "| minimal stdio server binary, stripped, MiB | %.2f | %.2f | %.2f | %.2f | %.2fx |\n",
 		sizes["floor"], sizes["mcpkit"], sizes["mcpgo"], sizes["gosdk"], sizes["mcpkit"]/sizes["floor"])
+	fmt.Fprintf(&b, "| the same, mcpkit built with `-tags mcpkit_nohttp` | %.2f | %.2f | — | — | %.2fx |\n",
+		sizes["floor"], sizes["mcpkit-nohttp"], sizes["mcpkit-nohttp"]/sizes["floor"])
 	b.WriteString("\nTime ratios above 1 and rate ratios below 1 favour the floor.\n")
 	fmt.Fprintf(&b, "%s\n", endMark)
 
