@@ -167,7 +167,7 @@ func serverKey(t transport.Transport) string {
 		}
 		return "cmd\x00" + t.Command.Dir + "\x00" + t.Command.Path + "\x00" + strings.Join(t.Command.Args, "\x00")
 	}
-	if u, streamable := httpClientURL(t); streamable {
+	if u, streamable, ok := httpClientURL(t); ok && streamable {
 		return "url\x00" + u
 	}
 	return ""

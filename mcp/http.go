@@ -115,16 +115,16 @@ func requestHeader(extra any) http.Header {
 	return nil
 }
 
-// httpClientURL returns the URL of t when it is an HTTP client
-// transport ("" otherwise), and whether it is a Streamable HTTP one.
-func httpClientURL(t transport.Transport) (url string, streamable bool) {
+// httpClientURL returns the URL of t and whether it is a Streamable HTTP
+// transport, when t is an HTTP client transport (ok).
+func httpClientURL(t transport.Transport) (url string, streamable, ok bool) {
 	switch t := t.(type) {
 	case *transport.StreamableClientTransport:
-		return t.URL, true
+		return t.URL, true, true
 	case *transport.SSEClientTransport:
-		return t.URL, false
+		return t.URL, false, true
 	}
-	return "", false
+	return "", false, false
 }
 
 // maxSafeInteger is the largest integer a JavaScript number holds exactly.

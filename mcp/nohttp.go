@@ -42,5 +42,5 @@ func authRefused(error) bool { return false }
 // requestHeader returns nil: no message arrives over HTTP.
 func requestHeader(any) map[string][]string { return nil }
 
-// httpClientURL returns "": no transport is an HTTP one.
-func httpClientURL(transport.Transport) (url string, streamable bool) { return "", false }
+// httpClientURL reports that t is not an HTTP client transport: none is.
+func httpClientURL(transport.Transport) (url string, streamable, ok bool) { return "", false, false }

@@ -63,8 +63,8 @@ func peerOf(t transport.Transport) (network string, server *url.URL) {
 	case *transport.CommandTransport, *transport.StdioTransport:
 		return "pipe", nil
 	default:
-		u, _ := httpClientURL(t)
-		if u == "" {
+		u, _, ok := httpClientURL(t)
+		if !ok {
 			return "", nil
 		}
 		raw = u
