@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -215,17 +216,44 @@ func (s *writeCounter) Update(ctx context.Context, rec *transport.SessionRecord)
 	return s.MemorySessionStore.Update(ctx, rec)
 }
 
+// warnings is a slog.Handler keeping the messages of the records at
+// warning level or above.
+type warnings struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (h *warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (h *warnings) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	h.msgs = append(h.msgs, r.Message)
+	h.mu.Unlock()
+	return nil
+}
+
+func (h *warnings) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *warnings) WithGroup(string) slog.Handler      { return h }
+
+func (h *warnings) all() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.msgs)
+}
+
 // TestSessionStoreInitializeOneWrite checks that an initialize writes
 // its session's record once, with the initialize's snapshot in it (the
 // revision and what the client said), so that a replica restoring the
 // session at once serves it as negotiated; and that a session the store
-// refuses (its bound) leaves no record and costs no update.
+// refuses (its bound) leaves no record, costs no update and logs no
+// warning.
 func TestSessionStoreInitializeOneWrite(t *testing.T) {
 	mcptest.CheckGoroutines(t, func(context.Context) {
 		ring := mcp.NewRandomKeyRing()
 		store := &writeCounter{MemorySessionStore: transport.NewMemorySessionStore(nil)}
-		s := mcp.NewServer(&mcp.Implementation{Name: "replica", Version: "1"}, &mcp.ServerOptions{Keys: ring})
-		h := mcp.NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{SessionStore: store, MaxSessions: 1})
+		logs := &warnings{}
+		s := mcp.NewServer(&mcp.Implementation{Name: "replica", Version: "1"}, &mcp.ServerOptions{Keys: ring, Logger: slog.New(logs)})
+		h := mcp.NewStreamableHTTPHandler(s, &transport.StreamableHTTPOptions{SessionStore: store, MaxSessions: 1, Logger: slog.New(logs)})
 		srv := httptest.NewServer(h)
 		defer func() {
 			h.Close()
@@ -254,6 +282,10 @@ func TestSessionStoreInitializeOneWrite(t *testing.T) {
 		}
 		if n := store.Len(); n != 1 {
 			t.Errorf("%d records, want 1", n)
+		}
+		// A refusal is the client's answer, not a failure to log.
+		if got := logs.all(); len(got) > 0 {
+			t.Errorf("logged: %q", got)
 		}
 	})
 }
