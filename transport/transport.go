@@ -79,11 +79,11 @@
 // # Programs that never speak HTTP
 //
 // Built with the mcpkit_nohttp tag (go build -tags mcpkit_nohttp), the
-// package has no HTTP transports (Streamable HTTP, HTTP+SSE, the session
-// stores and everything else of the HTTP handlers) and imports neither
-// net/http nor net, and package mcp drops its HTTP handler constructors:
-// a stdio server's binary is then about 1.5 MiB smaller. What is left is
-// unchanged.
+// package has no HTTP transports (Streamable HTTP and HTTP+SSE, client
+// and server) and imports neither net/http nor net; package mcp drops its
+// HTTP handler constructors, and package mcptest its fleets of HTTP
+// replicas. A stdio server's binary is then about 1.5 MiB smaller. What
+// is left is unchanged.
 //
 // # Writing a transport
 //

@@ -1,3 +1,5 @@
+//go:build !mcpkit_nohttp
+
 package mcptest
 
 import (
