@@ -190,7 +190,7 @@ const DefaultDrainTimeout = 5 * time.Second
 // A Conn is created with [NewConn] and starts reading when [Conn.Start] is
 // called. All methods are safe for concurrent use.
 type Conn struct {
-	requestBase context.Context // ConnOptions.BaseContext or the stream's; nil: ctx
+	requestBase context.Context // ConnOptions.BaseContext, the stream's, or ctx without its cancellation
 	stream      Stream
 	handler     Handler
 	maxInFlight int
@@ -352,15 +352,21 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 	if bc, ok := s.(baseContexter); ok && base == nil {
 		base = bc.BaseContext()
 	}
-	// The contexts of requests descend from a given base directly (the
-	// connection cancels them itself when it shuts down), so that the
-	// connection's own context need not keep track of them.
+	// The contexts of requests descend from a given base directly or,
+	// without one, from the connection's context without its
+	// cancellation; either way the connection cancels them itself when it
+	// shuts down. So the connection's context keeps no track of them, and
+	// a request's context registers with no parent of the connection's
+	// (a lock and a map entry, made and undone per request).
 	c.requestBase = base
 	if base == nil {
 		base = context.Background()
 	}
 	c.ctx, c.cancel = context.WithCancel(base)
 	c.replyCtx = context.WithoutCancel(c.ctx)
+	if c.requestBase == nil {
+		c.requestBase = c.replyCtx
+	}
 	return c
 }
 
@@ -436,13 +442,11 @@ func (c *Conn) shutdown(err error) error {
 	c.closed = true
 	c.err = err
 	c.cancel()
-	if c.requestBase != nil {
-		// Requests descend from the base, not from c.ctx.
-		c.incoming.DeleteFunc(func(_ ID, in *incomingRequest) bool {
-			in.cancel(nil)
-			return false
-		})
-	}
+	// Requests descend from the base, not from c.ctx.
+	c.incoming.DeleteFunc(func(_ ID, in *incomingRequest) bool {
+		in.cancel(nil)
+		return false
+	})
 	if c.lent != 0 {
 		// Reading is lent to a handler that may take a while; nobody
 		// reads a closed connection, so reading ends here.
@@ -1112,10 +1116,7 @@ func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) 
 		return nil, nil, false
 	}
 	alone = c.inFlight == 0
-	parent := c.ctx
-	if c.requestBase != nil {
-		parent = c.requestBase
-	}
+	parent := c.requestBase
 	// A variable of its own, not the named result: the closure below
 	// captures it, which would move a named result to the heap.
 	inc := &incomingRequest{req: req, conn: c, collect: collect}
