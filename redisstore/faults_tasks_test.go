@@ -1,7 +1,6 @@
 package redisstore
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -423,20 +422,7 @@ func (f *taskFleet) checkTasksBack(t *testing.T, tasks []*outageTasks, back time
 // that gets its answer and when it came.
 func (f *taskFleet) awaitResult(sid, id string) <-chan timedEvent {
 	f.t.Helper()
-	ctx, cancel := context.WithCancel(f.t.Context())
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":99,"method":"tasks/result","params":{"taskId":%q}}`, id)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.urls[0], strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	resp, err := f.http.Do(req)
-	if err != nil {
-		cancel()
-		f.t.Fatal(err)
-	}
-	f.t.Cleanup(func() { cancel(); resp.Body.Close() })
-	events := &sseReader{bufio.NewScanner(resp.Body)}
+	resp, events, _ := f.postStream(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":99,"method":"tasks/result","params":{"taskId":%q}}`, id))
 	if prime := events.next(); prime == nil || prime["data"] != "" {
 		f.t.Fatalf("tasks/result: %d, first event %q; want the priming event", resp.StatusCode, prime)
 	}

@@ -379,8 +379,21 @@ type countStream struct {
 // startCount calls count in session sid on replica 0.
 func (f *fleet) startCount(sid string) *countStream {
 	f.t.Helper()
+	resp, events, cancel := f.postStream(sid, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"count","arguments":{},"_meta":{"progressToken":"p"}}}`)
+	cs := &countStream{f: f, cancel: cancel, events: events, ids: map[int]string{}}
+	if prime := cs.events.next(); prime == nil || prime["id"] == "" {
+		f.t.Fatalf("count: %d, priming event %q", resp.StatusCode, prime)
+	}
+	return cs
+}
+
+// postStream POSTs body in session sid to replica 0 and returns the
+// response, a reader of its SSE events, and what cancels the request
+// (the test's cleanup does too).
+func (f *fleet) postStream(sid, body string) (*http.Response, *sseReader, context.CancelFunc) {
+	f.t.Helper()
 	ctx, cancel := context.WithCancel(f.t.Context())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.urls[0], strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"count","arguments":{},"_meta":{"progressToken":"p"}}}`))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.urls[0], strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Session-Id", sid)
@@ -391,11 +404,7 @@ func (f *fleet) startCount(sid string) *countStream {
 		f.t.Fatal(err)
 	}
 	f.t.Cleanup(func() { cancel(); resp.Body.Close() })
-	cs := &countStream{f: f, cancel: cancel, events: &sseReader{bufio.NewScanner(resp.Body)}, ids: map[int]string{}}
-	if prime := cs.events.next(); prime == nil || prime["id"] == "" {
-		f.t.Fatalf("count: %d, priming event %q", resp.StatusCode, prime)
-	}
-	return cs
+	return resp, &sseReader{bufio.NewScanner(resp.Body)}, cancel
 }
 
 // progress sends progress k and returns the event's ID.
