@@ -480,6 +480,10 @@ type Tool struct {
 	// async marks a tool added with AddAsyncTool: its handler decides
 	// where its task starts (see ServerRequest.GoAsync). Never sent.
 	async bool
+	// wire, set on a server's own copy of a registered tool, is its
+	// encoding, written while the tool still holds what it was encoded
+	// from (see toolWire). Never sent.
+	wire *toolWire
 }
 
 // ToolExecution describes how a tool may be run.

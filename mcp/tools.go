@@ -84,6 +84,7 @@ func (s *Server) AddTool(t *Tool, h ToolHandler) error {
 	if err != nil {
 		return fmt.Errorf("mcp: tool %q: %w", t.Name, err)
 	}
+	tool.wire = newToolWire(&tool)
 	s.addTool(&serverTool{tool: &tool, handler: h, headers: headers})
 	return nil
 }
@@ -257,6 +258,7 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error
 		if outV != nil && len(def.OutputSchema) == 0 {
 			def.OutputSchema = outV.schemaJSON
 		}
+		def.wire = newToolWire(&def)
 		return &def, nil
 	})
 	s.addTool(st)
