@@ -31,11 +31,10 @@ func (r *ListToolsResult) appendWire(dst []byte) ([]byte, bool) {
 		}
 		dst = make([]byte, 0, n)
 	}
-	var err error
+	ok := true
 	dst = append(dst, '{')
 	if r.ResultType != "" {
-		dst = append(dst, `"resultType":`...)
-		if dst, err = jsontext.AppendQuote(dst, r.ResultType); err != nil {
+		if dst, ok = appendQuoted(dst, `"resultType":`, r.ResultType); !ok {
 			return dst, false
 		}
 		dst = append(dst, ',')
@@ -46,8 +45,7 @@ func (r *ListToolsResult) appendWire(dst []byte) ([]byte, bool) {
 		dst = append(dst, ',')
 	}
 	if r.CacheScope != "" {
-		dst = append(dst, `"cacheScope":`...)
-		if dst, err = jsontext.AppendQuote(dst, r.CacheScope); err != nil {
+		if dst, ok = appendQuoted(dst, `"cacheScope":`, r.CacheScope); !ok {
 			return dst, false
 		}
 		dst = append(dst, ',')
@@ -57,15 +55,13 @@ func (r *ListToolsResult) appendWire(dst []byte) ([]byte, bool) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		var ok bool
 		if dst, ok = t.appendWire(dst); !ok {
 			return dst, false
 		}
 	}
 	dst = append(dst, ']')
 	if r.NextCursor != "" {
-		dst = append(dst, `,"nextCursor":`...)
-		if dst, err = jsontext.AppendQuote(dst, r.NextCursor); err != nil {
+		if dst, ok = appendQuoted(dst, `,"nextCursor":`, r.NextCursor); !ok {
 			return dst, false
 		}
 	}
@@ -165,20 +161,17 @@ func (t *Tool) appendFields(dst []byte) ([]byte, bool) {
 		t.OutputSchema != nil && !jsonscan.Compact(t.OutputSchema) {
 		return dst, false
 	}
-	var err error
-	dst = append(dst, `{"name":`...)
-	if dst, err = jsontext.AppendQuote(dst, t.Name); err != nil {
+	dst, ok := appendQuoted(dst, `{"name":`, t.Name)
+	if !ok {
 		return dst, false
 	}
 	if t.Title != "" {
-		dst = append(dst, `,"title":`...)
-		if dst, err = jsontext.AppendQuote(dst, t.Title); err != nil {
+		if dst, ok = appendQuoted(dst, `,"title":`, t.Title); !ok {
 			return dst, false
 		}
 	}
 	if t.Description != "" {
-		dst = append(dst, `,"description":`...)
-		if dst, err = jsontext.AppendQuote(dst, t.Description); err != nil {
+		if dst, ok = appendQuoted(dst, `,"description":`, t.Description); !ok {
 			return dst, false
 		}
 	}
@@ -192,8 +185,7 @@ func (t *Tool) appendFields(dst []byte) ([]byte, bool) {
 		dst = append(dst, `,"annotations":{`...)
 		n := len(dst)
 		if a.Title != "" {
-			dst = append(dst, `"title":`...)
-			if dst, err = jsontext.AppendQuote(dst, a.Title); err != nil {
+			if dst, ok = appendQuoted(dst, `"title":`, a.Title); !ok {
 				return dst, false
 			}
 		}
@@ -210,14 +202,21 @@ func (t *Tool) appendFields(dst []byte) ([]byte, bool) {
 	if e := t.Execution; e != nil {
 		dst = append(dst, `,"execution":{`...)
 		if e.TaskSupport != "" {
-			dst = append(dst, `"taskSupport":`...)
-			if dst, err = jsontext.AppendQuote(dst, e.TaskSupport); err != nil {
+			if dst, ok = appendQuoted(dst, `"taskSupport":`, e.TaskSupport); !ok {
 				return dst, false
 			}
 		}
 		dst = append(dst, '}')
 	}
 	return append(dst, '}'), true
+}
+
+// appendQuoted appends prefix and the JSON string of s; it reports false
+// for s that is not valid UTF-8, which the engine refuses.
+func appendQuoted[S ~string](dst []byte, prefix string, s S) ([]byte, bool) {
+	dst = append(dst, prefix...)
+	dst, err := jsontext.AppendQuote(dst, s)
+	return dst, err == nil
 }
 
 // appendHint appends the member name of an object begun at dst[start:],
