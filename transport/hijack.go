@@ -3,6 +3,7 @@
 package transport
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -16,7 +17,7 @@ import (
 // mostly idle. Served like any other response, it holds net/http's request
 // goroutine, the background reader net/http runs while a handler waits,
 // and the connection's read and write buffers: about 30 KiB and two
-// goroutines per session. So once its SSE headers are out, an HTTP/1.1
+// goroutines per session. So once it has been open hijackDelay, an HTTP/1.1
 // stream is taken over from net/http (hijacked) and held by one goroutine
 // of ours, with a small stack, that blocks reading the connection: a
 // client that closes it, or sends anything, ends the stream at once. The
@@ -27,6 +28,15 @@ import (
 // http.Server that served the GET (through Serve, with a listener that
 // yields just this connection), so the client can reuse it as it would
 // any kept-alive connection.
+
+// hijackDelay is how long a standalone stream stays on net/http before it
+// is hijacked. Hijacking it and handing its connection back cost more
+// CPU than the stream's own exchange: a session that ends within the
+// delay (a client that connects, calls a tool and leaves) spares them,
+// holding net/http's goroutines and buffers that long; an idle session,
+// which is what the hijack is for, has its stream hijacked once it has
+// lived the delay.
+const hijackDelay = time.Second
 
 // hijackEndTimeout bounds the write of the chunked body's terminator when
 // a hijacked stream ends: a client that is not reading loses only the
@@ -114,6 +124,50 @@ func (st *httpStream) interruptHijackedLocked() {
 	if h, ok := st.w.(*hijackedStream); ok {
 		h.interrupt()
 	}
+}
+
+// handOver hijacks the standalone stream st, answering r through w on
+// its connection number conn, once it has been open h.hijackAfter, and
+// reports whether it did (then end runs when the stream is done with the
+// connection). It returns false at once for a stream that cannot be
+// hijacked, and as soon as the stream's connection ends within the
+// delay: the caller then waits for the stream as for any other.
+func (h *StreamableHTTPHandler) handOver(w http.ResponseWriter, r *http.Request, st *httpStream, conn int, end func()) bool {
+	if !h.hijackable(w, r) || !st.outlives(r.Context(), conn, h.hijackAfter) {
+		return false
+	}
+	if !st.hijack(w, r, conn, end) {
+		return false
+	}
+	if h.testHookHijacked != nil {
+		h.testHookHijacked()
+	}
+	return true
+}
+
+// outlives reports whether the stream's connection number conn is still
+// live after d, waiting at most that long: false as soon as the stream is
+// finished, detached or over with its session, or the client went away
+// (the events wait waits for, which then returns at once).
+func (st *httpStream) outlives(ctx context.Context, conn int, d time.Duration) bool {
+	st.mu.Lock()
+	live := st.w != nil && st.conns == conn
+	detached := st.detached
+	st.mu.Unlock()
+	if !live || d <= 0 {
+		return live
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-st.finished:
+	case <-detached:
+	case <-st.s.done:
+	case <-ctx.Done():
+	}
+	return false
 }
 
 // hijackable reports whether the stream answering r through w can be

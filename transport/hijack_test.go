@@ -225,3 +225,65 @@ func (p *plainServer) Close() {
 	<-p.served
 	p.client.CloseIdleConnections()
 }
+
+// TestHijackDelay checks when a standalone stream is hijacked: not when
+// its session ends within the handler's delay (the stream ends on
+// net/http, cleanly, and its connection serves the next request), and
+// once it has been open that long (it then carries events and ends as a
+// hijacked stream does).
+func TestHijackDelay(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		after  time.Duration
+		hijack bool
+	}{
+		{"session ends first", time.Hour, false},
+		{"stream outlives the delay", 10 * time.Millisecond, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			checkLeaks(t)
+			hh := newHTTPHarness(t, nil)
+			hh.handler.hijackAfter = tt.after
+			hijacked := make(chan struct{}, 1)
+			hh.handler.testHookHijacked = func() { hijacked <- struct{}{} }
+			sid := hh.initialize("2025-11-25")
+			conn, br, resp := hh.rawGET(sid)
+			if resp.StatusCode != 200 {
+				t.Fatalf("GET: status %d", resp.StatusCode)
+			}
+			if tt.hijack {
+				select {
+				case <-hijacked:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the stream was not hijacked")
+				}
+			}
+			hh.backend.mu.Lock()
+			sc := hh.backend.conns[0]
+			hh.backend.mu.Unlock()
+			if err := sc.Notify(context.Background(), "notifications/tools/list_changed", nil); err != nil {
+				t.Fatal(err)
+			}
+			if ev := sseEvents(t, resp.Body, 1)[0]; !strings.Contains(ev["data"], "list_changed") {
+				t.Fatalf("event: %q", ev)
+			}
+			hh.do(http.MethodDelete, "Mcp-Session-Id", sid)
+			if rest, err := io.ReadAll(resp.Body); err != nil || len(rest) != 0 {
+				t.Fatalf("the stream's end: %q, %v; want a clean end", rest, err)
+			}
+			if _, err := io.WriteString(conn, "GET / HTTP/1.1\r\nHost: "+hh.srv.Listener.Addr().String()+"\r\nAccept: text/event-stream\r\n\r\n"); err != nil {
+				t.Fatal(err)
+			}
+			if next, err := http.ReadResponse(br, nil); err != nil || next.StatusCode != http.StatusBadRequest {
+				t.Fatalf("a request after the stream's end: %v, %v; want status 400", next, err)
+			}
+			select {
+			case <-hijacked:
+				if !tt.hijack {
+					t.Fatal("a stream that ended within the delay was hijacked")
+				}
+			default:
+			}
+		})
+	}
+}

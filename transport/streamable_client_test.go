@@ -1026,14 +1026,19 @@ func TestStreamableClientCloseReusesConnections(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		opts *StreamableHTTPOptions
+		now  bool // hijack GET streams at once
 	}{
-		{"hijacked GET streams", nil},
-		{"DisableHijack", &StreamableHTTPOptions{DisableHijack: true}},
+		{"GET streams hijacked at once", nil, true},
+		{"default (sessions ending within the hijack delay)", nil, false},
+		{"DisableHijack", &StreamableHTTPOptions{DisableHijack: true}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			checkLeaks(t)
 			b := newTestBackend()
 			h := newStreamableHTTPHandler(b.connect, tt.opts)
+			if tt.now {
+				h.hijackAfter = 0
+			}
 			// Dials are counted where they are accepted: a hijacked
 			// connection handed back to the server is not a new one.
 			var l *countingListener

@@ -161,21 +161,24 @@ type StreamableHTTPOptions struct {
 	// whatever else it carries.
 	SupportedVersions []string
 	// DisableHijack keeps standalone GET streams on net/http's request
-	// goroutine. By default, once its headers are out, a GET stream on an
-	// HTTP/1.1 connection whose [http.ResponseWriter] is net/http's own is
-	// taken over from net/http (hijacked): an idle session holding it then
-	// costs one goroutine with a small stack and no buffers, a fifth of
-	// what net/http holds for an open request. The stream ends when its
-	// client closes the connection or sends anything on it, and with its
-	// session; [StreamableHTTPHandler.Close] ends it, while
-	// [http.Server.Shutdown] does not wait for it. When the server ends
-	// the stream, the connection goes back to the http.Server for the
-	// client to reuse. Streams stay on net/http, whatever this says, on
-	// servers with a ConnState hook (such as httptest's), which would see
-	// the connection leave and come back as a new one, and below
-	// middleware wrappers that do not implement [http.Hijacker]
-	// themselves. Set DisableHijack when a middleware that does must see
-	// what the stream writes or when it ends.
+	// goroutine. By default, a GET stream still open a second after its
+	// headers went out, on an HTTP/1.1 connection whose
+	// [http.ResponseWriter] is net/http's own, is taken over from net/http
+	// (hijacked): an idle session holding it then costs one goroutine
+	// with a small stack and no buffers, a fifth of what net/http holds
+	// for an open request. (A session that ends within that second, such
+	// as a client's that connects, calls a tool and leaves, spares the
+	// CPU the takeover costs.) The stream ends when its client closes the
+	// connection or sends anything on it, and with its session;
+	// [StreamableHTTPHandler.Close] ends it, while [http.Server.Shutdown]
+	// does not wait for it. When the server ends the stream, the
+	// connection goes back to the http.Server for the client to reuse.
+	// Streams stay on net/http, whatever this says, on servers with a
+	// ConnState hook (such as httptest's), which would see the connection
+	// leave and come back as a new one, and below middleware wrappers
+	// that do not implement [http.Hijacker] themselves. Set DisableHijack
+	// when a middleware that does must see what the stream writes or when
+	// it ends.
 	DisableHijack bool
 	// SessionIDs mints the session IDs and checks the tag of the one each
 	// request names before looking the session up: a request whose ID
@@ -259,16 +262,23 @@ type StreamableHTTPHandler struct {
 	noModern    bool     // SupportedVersions names no revision of the stateless era
 	modernVers  []string // the revisions of the stateless era SupportedVersions names
 
-	sids       SessionIDTagger
-	sessions   sessionSet[*httpSession]
-	store      *sessionRecords // nil without a SessionStore
-	holders    holderSet       // of hijacked GET streams
-	metaMemo   metaMemo        // the _meta of the last 2026-07-28 request (see scanModernBody)
-	decodeMemo jsonscan.Memo   // the params._meta of the last request decoded (see jsonscan.ValidObject)
+	sids     SessionIDTagger
+	sessions sessionSet[*httpSession]
+	store    *sessionRecords // nil without a SessionStore
+	holders  holderSet       // of hijacked GET streams
+	// hijackAfter is how long a standalone GET stream stays on net/http
+	// before it is hijacked (hijackDelay; tests may set it before serving).
+	hijackAfter time.Duration
+	metaMemo    metaMemo      // the _meta of the last 2026-07-28 request (see scanModernBody)
+	decodeMemo  jsonscan.Memo // the params._meta of the last request decoded (see jsonscan.ValidObject)
 
 	// testHookLookup, if set, is called with each session ID the handler
 	// does not hold whose tag verified: the IDs that may reach the store.
 	testHookLookup func(id string)
+
+	// testHookHijacked, if set, is called when a standalone stream was
+	// hijacked.
+	testHookHijacked func()
 
 	// testHookExchangeWaited, if set, is called when an exchange's POST
 	// stops waiting, before it writes what is left, with the IDs of the
@@ -279,7 +289,7 @@ type StreamableHTTPHandler struct {
 // newStreamableHTTPHandler returns a handler that serves each session by
 // calling connect with its connection. opts may be nil.
 func newStreamableHTTPHandler(connect connectFunc, opts *StreamableHTTPOptions) *StreamableHTTPHandler {
-	h := &StreamableHTTPHandler{connect: connect}
+	h := &StreamableHTTPHandler{connect: connect, hijackAfter: hijackDelay}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -867,7 +877,7 @@ func (h *StreamableHTTPHandler) serveGET(w http.ResponseWriter, r *http.Request)
 			ended()
 		}
 	}
-	if handedOver = h.hijackable(w, r) && st.hijack(w, r, conn, end); !handedOver {
+	if handedOver = h.handOver(w, r, st, conn, end); !handedOver {
 		st.wait(r.Context(), conn)
 	}
 }

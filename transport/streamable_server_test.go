@@ -117,6 +117,7 @@ func newHTTPHarness(t *testing.T, opts *StreamableHTTPOptions) *httpHarness {
 	t.Helper()
 	b := newTestBackend()
 	h := newStreamableHTTPHandler(b.connect, opts)
+	h.hijackAfter = 0 // the tests of hijacked streams need not wait for it
 	srv := newPlainServer(t, h, nil)
 	t.Cleanup(func() {
 		h.Close()

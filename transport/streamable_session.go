@@ -656,7 +656,7 @@ func (s *httpSession) resume(w http.ResponseWriter, r *http.Request, last string
 	if adopted && ok {
 		s.adopt(st, replayed)
 	}
-	if st.standalone && s.h.hijackable(w, r) && st.hijack(w, r, conn, end) {
+	if st.standalone && s.h.handOver(w, r, st, conn, end) {
 		return true
 	}
 	if st.wait(r.Context(), conn) && s.isClosed() {
