@@ -699,15 +699,26 @@ func measureIdleStreams(t httpTarget, n int) (bytesPerSession, goroutinesPerSess
 	if err := open(); err != nil {
 		return 0, 0, err
 	}
+	time.Sleep(idleSettle)
 	mem0, g0 := liveMemory(), runtime.NumGoroutine()
 	for i := range n {
 		if err := open(); err != nil {
 			return 0, 0, fmt.Errorf("session %d: %w", i, err)
 		}
 	}
+	time.Sleep(idleSettle)
 	mem1, g1 := liveMemory(), runtime.NumGoroutine()
 	return float64(int64(mem1)-int64(mem0)) / float64(n), float64(g1-g0) / float64(n), nil
 }
+
+// idleSettle is how long measureIdleStreams leaves the streams idle
+// before it measures them: a server may hold a stream differently once
+// it has been idle a while (mcpkit's takes a GET stream over from
+// net/http after a tenth of a second; see
+// transport.StreamableHTTPOptions.DisableHijack), and the benchmark
+// measures what an idle session costs for as long as it stays idle. A
+// measurement condition, not a synchronisation.
+const idleSettle = 2 * time.Second
 
 // liveMemory returns the bytes of live heap objects and goroutine stacks
 // after a full collection.

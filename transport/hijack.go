@@ -36,7 +36,7 @@ import (
 // holding net/http's goroutines and buffers that long; an idle session,
 // which is what the hijack is for, has its stream hijacked once it has
 // lived the delay.
-const hijackDelay = time.Second
+const hijackDelay = 100 * time.Millisecond
 
 // hijackEndTimeout bounds the write of the chunked body's terminator when
 // a hijacked stream ends: a client that is not reading loses only the

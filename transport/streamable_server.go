@@ -161,14 +161,14 @@ type StreamableHTTPOptions struct {
 	// whatever else it carries.
 	SupportedVersions []string
 	// DisableHijack keeps standalone GET streams on net/http's request
-	// goroutine. By default, a GET stream still open a second after its
-	// headers went out, on an HTTP/1.1 connection whose
+	// goroutine. By default, a GET stream still open a tenth of a second
+	// after its headers went out, on an HTTP/1.1 connection whose
 	// [http.ResponseWriter] is net/http's own, is taken over from net/http
 	// (hijacked): an idle session holding it then costs one goroutine
 	// with a small stack and no buffers, a fifth of what net/http holds
-	// for an open request. (A session that ends within that second, such
-	// as a client's that connects, calls a tool and leaves, spares the
-	// CPU the takeover costs.) The stream ends when its client closes the
+	// for an open request. (A session that ends sooner, such as a
+	// client's that connects, calls a tool and leaves, spares the CPU the
+	// takeover costs.) The stream ends when its client closes the
 	// connection or sends anything on it, and with its session;
 	// [StreamableHTTPHandler.Close] ends it, while [http.Server.Shutdown]
 	// does not wait for it. When the server ends the stream, the
