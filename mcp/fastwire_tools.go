@@ -9,7 +9,7 @@ import (
 )
 
 // appendWire appends the encoding of r when it has no _meta and each of
-// its tools is in the shape appendTool writes: the answer to tools/list,
+// its tools is in the shape Tool.appendWire writes: the answer to tools/list,
 // which a client asks for at the start of every session. The engine
 // spends most of its time there on the tools' schemas, which it checks
 // and rewrites member by member. This writer copies a tool a server
@@ -124,13 +124,15 @@ func (w *toolWire) matches(t *Tool) bool {
 		(t.Execution == nil) == (w.execution == nil) && (t.Execution == nil || *t.Execution == *w.execution)
 }
 
-// equalAnnotations reports whether a and b are both nil or hold the same.
+// equalAnnotations reports whether a and b are both nil or hold the same:
+// the values their hints point to, and the rest of the struct.
 func equalAnnotations(a, b *ToolAnnotations) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.Title == b.Title && a.ReadOnlyHint == b.ReadOnlyHint && a.IdempotentHint == b.IdempotentHint &&
-		equalPtr(a.DestructiveHint, b.DestructiveHint) && equalPtr(a.OpenWorldHint, b.OpenWorldHint)
+	ca, cb := *a, *b
+	ca.DestructiveHint, ca.OpenWorldHint, cb.DestructiveHint, cb.OpenWorldHint = nil, nil, nil, nil
+	return ca == cb && equalPtr(a.DestructiveHint, b.DestructiveHint) && equalPtr(a.OpenWorldHint, b.OpenWorldHint)
 }
 
 // equalPtr reports whether a and b are both nil or point to equal values.

@@ -325,3 +325,29 @@ func FuzzReadWireTools(f *testing.F) {
 		checkReadWireTools(t, data)
 	})
 }
+
+// TestToolWireFields fails when a member is added to the types the
+// tools/list encoder and decoder write by hand, which they would leave
+// out (and toolWire would not compare): they must learn it first.
+func TestToolWireFields(t *testing.T) {
+	for _, c := range []struct {
+		v     any
+		known []string
+	}{
+		{ListToolsResult{}, []string{"Meta", "ResultType", "TTLMs", "CacheScope", "Tools", "NextCursor"}},
+		{Tool{}, []string{"Meta", "Name", "Title", "Description", "InputSchema", "OutputSchema", "Annotations", "Icons", "Execution"}},
+		{ToolAnnotations{}, []string{"Title", "ReadOnlyHint", "DestructiveHint", "IdempotentHint", "OpenWorldHint"}},
+		{ToolExecution{}, []string{"TaskSupport"}},
+	} {
+		typ := reflect.TypeOf(c.v)
+		var fields []string
+		for i := range typ.NumField() {
+			if f := typ.Field(i); f.IsExported() {
+				fields = append(fields, f.Name)
+			}
+		}
+		if !reflect.DeepEqual(fields, c.known) {
+			t.Errorf("%s has the members %v; the hand-written tools/list encoder and decoder know %v", typ.Name(), fields, c.known)
+		}
+	}
+}

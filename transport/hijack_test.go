@@ -123,10 +123,21 @@ func TestHijackedStreamEnds(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			checkLeaks(t)
 			hh := newHTTPHarness(t, tt.opts)
+			hijacked := make(chan struct{})
+			hh.handler.testHookHijacked = func() { close(hijacked) }
 			sid := hh.initialize("2025-11-25")
 			conn, br, resp := hh.rawGET(sid)
 			if resp.StatusCode != 200 || resp.Close || len(resp.TransferEncoding) != 1 || resp.TransferEncoding[0] != "chunked" {
 				t.Fatalf("GET: status %d, Connection: close %v, Transfer-Encoding %q", resp.StatusCode, resp.Close, resp.TransferEncoding)
+			}
+			if tt.opts == nil || !tt.opts.DisableHijack {
+				// The headers go out before the handler takes the stream
+				// over: what follows tests the stream it holds.
+				select {
+				case <-hijacked:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the stream was not taken over")
+				}
 			}
 			if got := resp.Header.Get("Mcp-Session-Id"); got != sid {
 				t.Fatalf("GET: Mcp-Session-Id %q", got)
