@@ -84,12 +84,20 @@ type toolWire struct {
 	data                     []byte
 }
 
-// newToolWire returns the encoding of t, or nil when t is not in the
-// shape appendWire writes.
+// newToolWire returns the encoding of t, or nil when t has _meta or
+// icons (which matches does not compare) or does not encode. A tool
+// whose schemas the hand-written encoder leaves to the engine (written
+// with white space, say) is encoded by the engine, once.
 func newToolWire(t *Tool) *toolWire {
+	if !t.Meta.IsZero() || len(t.Icons) != 0 {
+		return nil
+	}
 	data, ok := t.appendFields(nil)
 	if !ok {
-		return nil
+		var err error
+		if data, err = marshalWith(t, wire().marshal); err != nil {
+			return nil
+		}
 	}
 	w := &toolWire{name: t.Name, title: t.Title, description: t.Description,
 		input: bytes.Clone(t.InputSchema), output: bytes.Clone(t.OutputSchema), data: data}

@@ -68,29 +68,33 @@ func TestAppendWireTools(t *testing.T) {
 				t.Fatalf("appendWire took it: %v, want %v (%s)", ok, c.fast, got)
 			}
 			want, err := marshalWith(c.r, wire().marshal)
-			if !ok {
-				return
-			}
-			if err != nil || !bytes.Equal(got, want) {
+			if ok && (err != nil || !bytes.Equal(got, want)) {
 				t.Fatalf("appendWire: %s\nengine:     %s (%v)", got, want, err)
 			}
-			if std, err := marshalStd(c.r); err != nil || !bytes.Equal(std, want) {
-				t.Fatalf("marshalStd: %s, %v; want %s", std, err, want)
+			if std, serr := marshalStd(c.r); (serr == nil) != (err == nil) || err == nil && !bytes.Equal(std, want) {
+				t.Fatalf("marshalStd: %s, %v; want %s, %v", std, serr, want, err)
 			}
 			// The same tools as a server registers them, with their
-			// encodings made beforehand.
+			// encodings made beforehand: every tool without _meta or
+			// icons that encodes at all has one, and the list is
+			// written as the engine writes it, or refused as by it.
 			reg := *c.r
 			reg.Tools = nil
 			for _, tl := range c.r.Tools {
+				if tl == nil {
+					reg.Tools = append(reg.Tools, nil)
+					continue
+				}
 				r := *tl
 				r.wire = newToolWire(&r)
-				if r.wire == nil {
-					t.Fatalf("tool %q: no encoding made", r.Name)
+				_, terr := marshalWith(&r, wire().marshal)
+				if want := r.Meta.IsZero() && len(r.Icons) == 0 && terr == nil; (r.wire != nil) != want {
+					t.Fatalf("tool %q: encoding made: %v, want %v", r.Name, r.wire != nil, want)
 				}
 				reg.Tools = append(reg.Tools, &r)
 			}
-			if got, ok := reg.appendWire(nil); !ok || !bytes.Equal(got, want) {
-				t.Fatalf("registered: %s (%v)\nengine:     %s", got, ok, want)
+			if got, rerr := marshalStd(&reg); (rerr == nil) != (err == nil) || err == nil && !bytes.Equal(got, want) {
+				t.Fatalf("registered: %s (%v)\nengine:     %s (%v)", got, rerr, want, err)
 			}
 		})
 	}
@@ -197,13 +201,16 @@ func FuzzAppendWireTools(f *testing.F) {
 			tl.Execution = &ToolExecution{TaskSupport: desc}
 		}
 		r := &ListToolsResult{Tools: []*Tool{tl, tl}, NextCursor: name}
-		got, ok := r.appendWire(nil)
-		if !ok {
-			return
-		}
 		want, err := marshalWith(r, wire().marshal)
-		if err != nil || !bytes.Equal(got, want) {
+		if got, ok := r.appendWire(nil); ok && (err != nil || !bytes.Equal(got, want)) {
 			t.Fatalf("appendWire: %s\nengine:     %s (%v)", got, want, err)
+		}
+		// Registered, with its encoding made beforehand.
+		reg := *tl
+		reg.wire = newToolWire(&reg)
+		r.Tools = []*Tool{&reg, tl}
+		if got, rerr := marshalStd(r); (rerr == nil) != (err == nil) || err == nil && !bytes.Equal(got, want) {
+			t.Fatalf("registered: %s (%v)\nengine:     %s (%v)", got, rerr, want, err)
 		}
 	})
 }
