@@ -31,24 +31,9 @@ func (r *ListToolsResult) appendWire(dst []byte) ([]byte, bool) {
 		}
 		dst = make([]byte, 0, n)
 	}
-	ok := true
-	dst = append(dst, '{')
-	if r.ResultType != "" {
-		if dst, ok = appendQuoted(dst, `"resultType":`, r.ResultType); !ok {
-			return dst, false
-		}
-		dst = append(dst, ',')
-	}
-	if r.TTLMs != nil {
-		dst = append(dst, `"ttlMs":`...)
-		dst = strconv.AppendInt(dst, *r.TTLMs, 10)
-		dst = append(dst, ',')
-	}
-	if r.CacheScope != "" {
-		if dst, ok = appendQuoted(dst, `"cacheScope":`, r.CacheScope); !ok {
-			return dst, false
-		}
-		dst = append(dst, ',')
+	dst, ok := appendListHead(dst, r.ResultType, r.TTLMs, r.CacheScope)
+	if !ok {
+		return dst, false
 	}
 	dst = append(dst, `"tools":[`...)
 	for i, t := range r.Tools {
@@ -59,9 +44,42 @@ func (r *ListToolsResult) appendWire(dst []byte) ([]byte, bool) {
 			return dst, false
 		}
 	}
+	return appendListTail(dst, r.NextCursor)
+}
+
+// appendListHead appends the opening of a list result's object and the
+// members that come before its items: resultType, ttlMs and cacheScope,
+// each when set, each followed by a comma.
+func appendListHead(dst []byte, rt ResultType, ttl *int64, scope CacheScope) ([]byte, bool) {
+	ok := true
+	dst = append(dst, '{')
+	if rt != "" {
+		if dst, ok = appendQuoted(dst, `"resultType":`, rt); !ok {
+			return dst, false
+		}
+		dst = append(dst, ',')
+	}
+	if ttl != nil {
+		dst = append(dst, `"ttlMs":`...)
+		dst = strconv.AppendInt(dst, *ttl, 10)
+		dst = append(dst, ',')
+	}
+	if scope != "" {
+		if dst, ok = appendQuoted(dst, `"cacheScope":`, scope); !ok {
+			return dst, false
+		}
+		dst = append(dst, ',')
+	}
+	return dst, true
+}
+
+// appendListTail closes the items' array of a list result and appends
+// nextCursor, when set, and the end of the object.
+func appendListTail(dst []byte, next string) ([]byte, bool) {
 	dst = append(dst, ']')
-	if r.NextCursor != "" {
-		if dst, ok = appendQuoted(dst, `,"nextCursor":`, r.NextCursor); !ok {
+	if next != "" {
+		var ok bool
+		if dst, ok = appendQuoted(dst, `,"nextCursor":`, next); !ok {
 			return dst, false
 		}
 	}
@@ -412,4 +430,65 @@ func readToolAnnotations(v []byte) (*ToolAnnotations, bool) {
 		return true
 	})
 	return &a, ok
+}
+
+// appendWire appends the encoding of r when it has no _meta and each of
+// its resources is in the shape Resource.appendWire writes: a page of
+// resources/list holds up to PageSize of them (1,000 by default), which
+// the engine encodes by reflection, member by member
+// (BenchmarkListResourcesEncode: a sixth of the engine's time for 1,000).
+func (r *ListResourcesResult) appendWire(dst []byte) ([]byte, bool) {
+	if !r.Meta.IsZero() {
+		return dst, false
+	}
+	if dst == nil {
+		n := len(r.NextCursor) + 64 // the member names and punctuation
+		for _, res := range r.Resources {
+			if res != nil {
+				n += len(res.URI) + len(res.Name) + len(res.Title) + len(res.Description) + len(res.MIMEType) + 64
+			}
+		}
+		dst = make([]byte, 0, n)
+	}
+	dst, ok := appendListHead(dst, r.ResultType, r.TTLMs, r.CacheScope)
+	if !ok {
+		return dst, false
+	}
+	dst = append(dst, `"resources":[`...)
+	for i, res := range r.Resources {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if dst, ok = res.appendWire(dst); !ok {
+			return dst, false
+		}
+	}
+	return appendListTail(dst, r.NextCursor)
+}
+
+// appendWire appends the encoding of r when r is not nil and has no
+// _meta, annotations or icons.
+func (r *Resource) appendWire(dst []byte) ([]byte, bool) {
+	if r == nil || !r.Meta.IsZero() || r.Annotations != nil || len(r.Icons) != 0 {
+		return dst, false
+	}
+	dst, ok := appendQuoted(dst, `{"uri":`, r.URI)
+	if ok {
+		dst, ok = appendQuoted(dst, `,"name":`, r.Name)
+	}
+	for _, m := range [...]struct{ name, v string }{
+		{`,"title":`, r.Title}, {`,"description":`, r.Description}, {`,"mimeType":`, r.MIMEType},
+	} {
+		if ok && m.v != "" {
+			dst, ok = appendQuoted(dst, m.name, m.v)
+		}
+	}
+	if !ok {
+		return dst, false
+	}
+	if r.Size != 0 {
+		dst = append(dst, `,"size":`...)
+		dst = strconv.AppendInt(dst, r.Size, 10)
+	}
+	return append(dst, '}'), true
 }
