@@ -63,17 +63,7 @@ func TestAppendWireTools(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, ok := c.r.appendWire(nil)
-			if ok != c.fast {
-				t.Fatalf("appendWire took it: %v, want %v (%s)", ok, c.fast, got)
-			}
-			want, err := marshalWith(c.r, wire().marshal)
-			if ok && (err != nil || !bytes.Equal(got, want)) {
-				t.Fatalf("appendWire: %s\nengine:     %s (%v)", got, want, err)
-			}
-			if std, serr := marshalStd(c.r); (serr == nil) != (err == nil) || err == nil && !bytes.Equal(std, want) {
-				t.Fatalf("marshalStd: %s, %v; want %s, %v", std, serr, want, err)
-			}
+			want, err := checkAppendWire(t, c.r, c.fast)
 			// The same tools as a server registers them, with their
 			// encodings made beforehand: every tool without _meta or
 			// icons that encodes at all has one, and the list is
@@ -98,6 +88,28 @@ func TestAppendWireTools(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkAppendWire fails t unless v's hand-written encoder takes v when
+// fast, writing the engine's bytes, and refuses it otherwise, and unless
+// marshalStd writes the engine's bytes or fails as the engine does. It
+// returns what the engine wrote and its error.
+func checkAppendWire(t *testing.T, v interface {
+	appendWire([]byte) ([]byte, bool)
+}, fast bool) ([]byte, error) {
+	t.Helper()
+	got, ok := v.appendWire(nil)
+	if ok != fast {
+		t.Fatalf("appendWire took it: %v, want %v (%s)", ok, fast, got)
+	}
+	want, err := marshalWith(v, wire().marshal)
+	if ok && (err != nil || !bytes.Equal(got, want)) {
+		t.Fatalf("appendWire: %s\nengine:     %s (%v)", got, want, err)
+	}
+	if std, serr := marshalStd(v); (serr == nil) != (err == nil) || err == nil && !bytes.Equal(std, want) {
+		t.Fatalf("marshalStd: %s, %v; want %s, %v", std, serr, want, err)
+	}
+	return want, err
 }
 
 // TestAppendWireToolChanged checks that a registered tool changed after
@@ -401,17 +413,7 @@ func TestAppendWireResources(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, ok := c.r.appendWire(nil)
-			if ok != c.fast {
-				t.Fatalf("appendWire took it: %v, want %v (%s)", ok, c.fast, got)
-			}
-			want, err := marshalWith(c.r, wire().marshal)
-			if ok && (err != nil || !bytes.Equal(got, want)) {
-				t.Fatalf("appendWire: %s\nengine:     %s (%v)", got, want, err)
-			}
-			if std, serr := marshalStd(c.r); (serr == nil) != (err == nil) || err == nil && !bytes.Equal(std, want) {
-				t.Fatalf("marshalStd: %s, %v; want %s, %v", std, serr, want, err)
-			}
+			checkAppendWire(t, c.r, c.fast)
 		})
 	}
 }
