@@ -345,11 +345,11 @@ func FuzzReadWireTools(f *testing.F) {
 	})
 }
 
-// TestToolWireFields fails when a member is added to the types the
+// TestListWireFields fails when a member is added to the types the
 // tools/list and resources/list encoders and the tools/list decoder
 // write by hand, which they would leave
 // out (and toolWire would not compare): they must learn it first.
-func TestToolWireFields(t *testing.T) {
+func TestListWireFields(t *testing.T) {
 	for _, c := range []struct {
 		v     any
 		known []string
