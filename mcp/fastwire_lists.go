@@ -287,40 +287,57 @@ func appendHint(dst []byte, start int, name string, v, omitFalse bool) []byte {
 // member as the engine does.
 func (r *ListToolsResult) readWire(data []byte, _ *capsCache) bool {
 	var out ListToolsResult
+	h := listHead{&out.ResultType, &out.TTLMs, &out.CacheScope, &out.NextCursor}
 	listed := false
 	ok := members(data, nil, func(name, v []byte) bool {
-		switch string(name) {
-		case "tools":
-			tools, ok := readTools(v)
-			out.Tools, listed = tools, ok
-			return ok
-		case "nextCursor":
-			s, ok := text(v)
-			out.NextCursor = s
-			return ok
-		case "resultType":
-			if string(v) == `"complete"` {
-				out.ResultType = ResultTypeComplete
-				return true
-			}
-			s, ok := plainText(v)
-			out.ResultType = ResultType(s)
-			return ok
-		case "ttlMs":
-			n, ok := plainInt(v)
-			out.TTLMs = &n
-			return ok
-		case "cacheScope":
-			s, ok := plainText(v)
-			out.CacheScope = CacheScope(s)
-			return ok
+		if string(name) == "tools" {
+			out.Tools, listed = readArray(v, readTool)
+			return listed
 		}
-		return false
+		return h.read(name, v)
 	})
 	if ok && listed {
 		*r = out
 	}
 	return ok && listed
+}
+
+// listHead points to the members of a list result besides its items,
+// for its hand-written decoder.
+type listHead struct {
+	rt    *ResultType
+	ttl   **int64
+	scope *CacheScope
+	next  *string
+}
+
+// read decodes the member name of a list result whose value is v into
+// its place in h, and reports whether it took it: one of h's members, in
+// the shape the engine decodes the same way.
+func (h listHead) read(name, v []byte) bool {
+	switch string(name) {
+	case "nextCursor":
+		s, ok := text(v)
+		*h.next = s
+		return ok
+	case "resultType":
+		if string(v) == `"complete"` {
+			*h.rt = ResultTypeComplete
+			return true
+		}
+		s, ok := plainText(v)
+		*h.rt = ResultType(s)
+		return ok
+	case "ttlMs":
+		n, ok := plainInt(v)
+		*h.ttl = &n
+		return ok
+	case "cacheScope":
+		s, ok := plainText(v)
+		*h.scope = CacheScope(s)
+		return ok
+	}
+	return false
 }
 
 // plainInt returns the integer whose raw JSON is v when v is written as
@@ -342,23 +359,23 @@ func plainInt(v []byte) (int64, bool) {
 	return n, err == nil
 }
 
-// readTools decodes an array of tools that readTool takes.
-func readTools(v []byte) ([]*Tool, bool) {
+// readArray decodes an array of the items one decodes, all of them.
+func readArray[T any](v []byte, one func([]byte) (T, bool)) ([]T, bool) {
 	if v[0] != '[' {
 		return nil, false
 	}
-	out := []*Tool{}
+	out := []T{}
 	i := jsonscan.SkipSpace(v, 1)
 	for i < len(v) && v[i] != ']' {
 		end := jsonscan.ValueEnd(v, i)
 		if end <= i {
 			return nil, false
 		}
-		t, ok := readTool(v[i:end])
+		it, ok := one(v[i:end])
 		if !ok {
 			return nil, false
 		}
-		out = append(out, t)
+		out = append(out, it)
 		if i = jsonscan.SkipSpace(v, end); i < len(v) && v[i] == ',' {
 			i = jsonscan.SkipSpace(v, i+1)
 		}
@@ -486,4 +503,51 @@ func (r *Resource) appendWire(dst []byte) ([]byte, bool) {
 		dst = strconv.AppendInt(dst, r.Size, 10)
 	}
 	return append(dst, '}'), true
+}
+
+// readWire decodes r from data when its members are resources (an array
+// of resources readResource takes), nextCursor, resultType, ttlMs and
+// cacheScope: a page of resources/list, up to a thousand resources,
+// which the engine decodes member by member by reflection.
+func (r *ListResourcesResult) readWire(data []byte, _ *capsCache) bool {
+	var out ListResourcesResult
+	h := listHead{&out.ResultType, &out.TTLMs, &out.CacheScope, &out.NextCursor}
+	listed := false
+	ok := members(data, nil, func(name, v []byte) bool {
+		if string(name) == "resources" {
+			out.Resources, listed = readArray(v, readResource)
+			return listed
+		}
+		return h.read(name, v)
+	})
+	if ok && listed {
+		*r = out
+	}
+	return ok && listed
+}
+
+// readResource decodes a resource whose members are uri, name, title,
+// description, mimeType and size (an integer). Like the engine, it lets
+// a result lack members the protocol requires.
+func readResource(v []byte) (*Resource, bool) {
+	r := new(Resource)
+	ok := members(v, nil, func(name, v []byte) bool {
+		var ok bool
+		switch string(name) {
+		case "uri":
+			r.URI, ok = text(v)
+		case "name":
+			r.Name, ok = text(v)
+		case "title":
+			r.Title, ok = text(v)
+		case "description":
+			r.Description, ok = text(v)
+		case "mimeType":
+			r.MIMEType, ok = text(v)
+		case "size":
+			r.Size, ok = plainInt(v)
+		}
+		return ok
+	})
+	return r, ok
 }

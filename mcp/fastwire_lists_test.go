@@ -301,13 +301,17 @@ var readWireToolsCases = []struct {
 	{"tool not an object", `{"tools":[1]}`, false},
 }
 
-// checkReadWireTools decodes data with readWire and with the engine,
-// fails t if readWire takes data and they differ, and reports whether
-// it took it.
-func checkReadWireTools(t *testing.T, data []byte) bool {
-	var fast, slow ListToolsResult
-	err := unmarshalWith(data, &slow, wire().received...)
-	if !fast.readWire(data, nil) {
+// checkReadWireList decodes data with the list result's readWire and
+// with the engine, fails t if readWire takes data and they differ, and
+// reports whether it took it.
+func checkReadWireList[T any, P interface {
+	*T
+	wireReader
+}](t *testing.T, data []byte) bool {
+	t.Helper()
+	var fast, slow T
+	err := unmarshalWith(data, P(&slow), wire().received...)
+	if !P(&fast).readWire(data, nil) {
 		return false
 	}
 	if err != nil {
@@ -317,6 +321,12 @@ func checkReadWireTools(t *testing.T, data []byte) bool {
 		t.Fatalf("readWire: %#v\nengine:   %#v", fast, slow)
 	}
 	return true
+}
+
+// checkReadWireTools is checkReadWireList for tools/list.
+func checkReadWireTools(t *testing.T, data []byte) bool {
+	t.Helper()
+	return checkReadWireList[ListToolsResult](t, data)
 }
 
 // TestReadWireTools holds the tools/list decoder to the engine.
@@ -458,4 +468,88 @@ func BenchmarkListResourcesEncode(b *testing.B) {
 			}
 		})
 	}
+}
+
+// readWireResourcesCases are resources/list results, with whether the
+// hand-written decoder takes them.
+var readWireResourcesCases = []struct {
+	name string
+	data string
+	fast bool
+}{
+	{"empty", `{"resources":[]}`, true},
+	{"one", `{"resources":[{"uri":"file:///a","name":"a"}]}`, true},
+	{"full", `{"resultType":"complete","ttlMs":0,"cacheScope":"public","resources":[{"uri":"file:///a%20b","name":"a","title":"A \u00e9","description":"x\"y\n","mimeType":"text/plain","size":-12}],"nextCursor":"c"}`, true},
+	{"spaced", ` { "resources" : [ { "name" : "a" , "uri" : "u" } , {"uri":"v","name":"b","size":0} ] } `, true},
+	{"no resources", `{"nextCursor":"c"}`, false},
+	{"no uri", `{"resources":[{"name":"a"}]}`, true},
+	{"no name", `{"resources":[{"uri":"u"}]}`, true},
+	{"empty resource", `{"resources":[{}]}`, true},
+	{"null name", `{"resources":[{"uri":"u","name":null}]}`, false},
+	{"float size", `{"resources":[{"uri":"u","name":"a","size":1.5}]}`, false},
+	{"huge size", `{"resources":[{"uri":"u","name":"a","size":123456789012345678901}]}`, false},
+	{"annotations", `{"resources":[{"uri":"u","name":"a","annotations":{"priority":1}}]}`, false},
+	{"meta", `{"resources":[{"uri":"u","name":"a","_meta":{}}]}`, false},
+	{"icons", `{"resources":[{"uri":"u","name":"a","icons":[]}]}`, false},
+	{"unknown", `{"resources":[{"uri":"u","name":"a","x":1}]}`, false},
+	{"not an object", `{"resources":["u"]}`, false},
+	{"bad utf-8", "{\"resources\":[{\"uri\":\"u\",\"name\":\"\xff\"}]}", false},
+}
+
+// TestReadWireResources holds the resources/list decoder to the engine.
+func TestReadWireResources(t *testing.T) {
+	for _, c := range readWireResourcesCases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := checkReadWireList[ListResourcesResult](t, []byte(c.data)); got != c.fast {
+				t.Errorf("readWire took it: %v, want %v", got, c.fast)
+			}
+		})
+	}
+}
+
+// FuzzReadWireResources holds the resources/list decoder to the engine
+// for any valid JSON, and checks that it fails gracefully on any other
+// text.
+func FuzzReadWireResources(f *testing.F) {
+	for _, c := range readWireResourcesCases {
+		f.Add([]byte(c.data))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !jsontext.Value(data).IsValid() {
+			new(ListResourcesResult).readWire(data, nil)
+			return
+		}
+		checkReadWireList[ListResourcesResult](t, data)
+	})
+}
+
+// BenchmarkListResourcesDecode measures the client's decoding of the
+// page BenchmarkListResourcesEncode encodes, by the hand-written decoder
+// and by the engine.
+func BenchmarkListResourcesDecode(b *testing.B) {
+	r := &ListResourcesResult{}
+	for i := range 1000 {
+		r.Resources = append(r.Resources, &Resource{URI: fmt.Sprintf("file:///project/src/pkg/file_%d.go", i),
+			Name: fmt.Sprintf("file_%d.go", i), MIMEType: "text/x-go", Description: "A Go source file of the project."})
+	}
+	data, err := marshalStd(r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if !new(ListResourcesResult).readWire(data, nil) {
+				b.Fatal("readWire refused it")
+			}
+		}
+	})
+	b.Run("engine", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := unmarshalWith(data, new(ListResourcesResult), wire().received...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
