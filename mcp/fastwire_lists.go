@@ -287,19 +287,28 @@ func appendHint(dst []byte, start int, name string, v, omitFalse bool) []byte {
 // member as the engine does.
 func (r *ListToolsResult) readWire(data []byte, _ *capsCache) bool {
 	var out ListToolsResult
-	h := listHead{&out.ResultType, &out.TTLMs, &out.CacheScope, &out.NextCursor}
+	tools, ok := readList(data, listHead{&out.ResultType, &out.TTLMs, &out.CacheScope, &out.NextCursor}, "tools", readTool)
+	if ok {
+		out.Tools = tools
+		*r = out
+	}
+	return ok
+}
+
+// readList decodes a list result whose items, in the member named
+// member, each decode with one, and whose other members are h's. It
+// reports whether it took every member and found the items.
+func readList[T any](data []byte, h listHead, member string, one func([]byte) (T, bool)) ([]T, bool) {
+	var items []T
 	listed := false
 	ok := members(data, nil, func(name, v []byte) bool {
-		if string(name) == "tools" {
-			out.Tools, listed = readArray(v, readTool)
+		if string(name) == member {
+			items, listed = readArray(v, one)
 			return listed
 		}
 		return h.read(name, v)
 	})
-	if ok && listed {
-		*r = out
-	}
-	return ok && listed
+	return items, ok && listed
 }
 
 // listHead points to the members of a list result besides its items,
@@ -511,19 +520,12 @@ func (r *Resource) appendWire(dst []byte) ([]byte, bool) {
 // which the engine decodes member by member by reflection.
 func (r *ListResourcesResult) readWire(data []byte, _ *capsCache) bool {
 	var out ListResourcesResult
-	h := listHead{&out.ResultType, &out.TTLMs, &out.CacheScope, &out.NextCursor}
-	listed := false
-	ok := members(data, nil, func(name, v []byte) bool {
-		if string(name) == "resources" {
-			out.Resources, listed = readArray(v, readResource)
-			return listed
-		}
-		return h.read(name, v)
-	})
-	if ok && listed {
+	resources, ok := readList(data, listHead{&out.ResultType, &out.TTLMs, &out.CacheScope, &out.NextCursor}, "resources", readResource)
+	if ok {
+		out.Resources = resources
 		*r = out
 	}
-	return ok && listed
+	return ok
 }
 
 // readResource decodes a resource whose members are uri, name, title,
