@@ -129,15 +129,17 @@ func plainText(v []byte) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	ascii := true
-	for _, c := range s {
-		if c < ' ' {
+	// Printable ASCII is taken a word at a time; past the first byte
+	// that is not, the rest is checked a byte at a time.
+	if i := jsonscan.PlainRun(s, 0); i < len(s) {
+		for _, c := range s[i:] {
+			if c < ' ' {
+				return "", false
+			}
+		}
+		if !utf8.Valid(s[i:]) {
 			return "", false
 		}
-		ascii = ascii && c < utf8.RuneSelf
-	}
-	if !ascii && !utf8.Valid(s) {
-		return "", false
 	}
 	return string(s), true
 }

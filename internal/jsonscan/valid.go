@@ -254,9 +254,7 @@ func stringEnd(b []byte, i int) (int, bool) {
 	escaped := false
 	i++
 	for {
-		for i < len(b) && plain[b[i]] {
-			i++
-		}
+		i = PlainRun(b, i)
 		if i >= len(b) {
 			return -1, escaped
 		}
@@ -291,15 +289,6 @@ func stringEnd(b []byte, i int) (int, bool) {
 		}
 	}
 }
-
-// plain marks the bytes a string holds as they are: printable ASCII but
-// for the quote and the backslash.
-var plain = func() (t [256]bool) {
-	for c := ' '; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
 
 // hex4 decodes the four hex digits at b[i:].
 func hex4(b []byte, i int) (rune, bool) {
