@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpkit/mcpkit/internal/jsonscan"
 )
 
 // ID identifies a request. It is a JSON string or a JSON number, kept
@@ -19,7 +20,7 @@ type ID struct {
 
 // StringID returns an ID holding the JSON string s.
 func StringID(s string) ID {
-	b, _ := jsontext.AppendQuote(nil, s) // never fails: invalid UTF-8 is replaced
+	b, _ := jsonscan.AppendQuote(nil, s) // never fails: invalid UTF-8 is replaced
 	return ID{raw: string(b)}
 }
 

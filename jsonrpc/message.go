@@ -9,6 +9,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpkit/mcpkit/internal/jsonscan"
 )
 
 // Message is a JSON-RPC 2.0 message: a [*Request] (which includes
@@ -279,7 +280,7 @@ func appendRequest(dst []byte, r *Request) ([]byte, error) {
 	}
 	dst = append(dst, `"method":`...)
 	var err error
-	if dst, err = jsontext.AppendQuote(dst, r.Method); err != nil {
+	if dst, err = jsonscan.AppendQuote(dst, r.Method); err != nil {
 		return dst, fmt.Errorf("jsonrpc: method name: %w", err)
 	}
 	if len(r.Params) > 0 {
@@ -301,7 +302,7 @@ func appendResponse(dst []byte, r *Response) ([]byte, error) {
 		dst = strconv.AppendInt(dst, r.Error.Code, 10)
 		dst = append(dst, `,"message":`...)
 		var err error
-		if dst, err = jsontext.AppendQuote(dst, r.Error.Message); err != nil {
+		if dst, err = jsonscan.AppendQuote(dst, r.Error.Message); err != nil {
 			return dst, fmt.Errorf("jsonrpc: error message: %w", err)
 		}
 		if len(r.Error.Data) > 0 {

@@ -44,7 +44,7 @@ func (p *CallToolParams) appendWire(dst []byte) ([]byte, bool) {
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `"name":`...)
-	dst, err := jsontext.AppendQuote(dst, p.Name)
+	dst, err := jsonscan.AppendQuote(dst, p.Name)
 	if err != nil {
 		return dst, false
 	}
@@ -81,7 +81,7 @@ func (r *CallToolResult) appendWire(dst []byte) ([]byte, bool) {
 	default:
 		dst = append(dst, `"resultType":`...)
 		var err error
-		if dst, err = jsontext.AppendQuote(dst, r.ResultType); err != nil {
+		if dst, err = jsonscan.AppendQuote(dst, r.ResultType); err != nil {
 			return dst, false
 		}
 		dst = append(dst, ',')
@@ -93,7 +93,7 @@ func (r *CallToolResult) appendWire(dst []byte) ([]byte, bool) {
 		}
 		dst = append(dst, `{"type":"text","text":`...)
 		var err error
-		if dst, err = jsontext.AppendQuote(dst, c.(*TextContent).Text); err != nil {
+		if dst, err = jsonscan.AppendQuote(dst, c.(*TextContent).Text); err != nil {
 			return dst, false
 		}
 		dst = append(dst, '}')
@@ -330,22 +330,22 @@ func (t *DetailedTask) appendWire(dst []byte) ([]byte, bool) {
 	dst = append(dst, '{')
 	if t.ResultType != "" {
 		dst = append(dst, `"resultType":`...)
-		if dst, err = jsontext.AppendQuote(dst, t.ResultType); err != nil {
+		if dst, err = jsonscan.AppendQuote(dst, t.ResultType); err != nil {
 			return dst, false
 		}
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `"taskId":`...)
-	if dst, err = jsontext.AppendQuote(dst, t.TaskID); err != nil {
+	if dst, err = jsonscan.AppendQuote(dst, t.TaskID); err != nil {
 		return dst, false
 	}
 	dst = append(dst, `,"status":`...)
-	if dst, err = jsontext.AppendQuote(dst, t.Status); err != nil {
+	if dst, err = jsonscan.AppendQuote(dst, t.Status); err != nil {
 		return dst, false
 	}
 	if t.StatusMessage != "" {
 		dst = append(dst, `,"statusMessage":`...)
-		if dst, err = jsontext.AppendQuote(dst, t.StatusMessage); err != nil {
+		if dst, err = jsonscan.AppendQuote(dst, t.StatusMessage); err != nil {
 			return dst, false
 		}
 	}

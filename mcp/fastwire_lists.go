@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"strconv"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/internal/jsonscan"
 )
 
@@ -260,7 +259,7 @@ func (t *Tool) appendFields(dst []byte) ([]byte, bool) {
 // for s that is not valid UTF-8, which the engine refuses.
 func appendQuoted[S ~string](dst []byte, prefix string, s S) ([]byte, bool) {
 	dst = append(dst, prefix...)
-	dst, err := jsontext.AppendQuote(dst, s)
+	dst, err := jsonscan.AppendQuote(dst, s)
 	return dst, err == nil
 }
 

@@ -3,6 +3,8 @@ package jsonscan
 import (
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // plainRunBytes is PlainRun a byte at a time: the reference.
@@ -94,4 +96,53 @@ func BenchmarkPlainRun(b *testing.B) {
 			plainRunBytes(text, 0)
 		}
 	})
+}
+
+func TestAppendQuote(t *testing.T) {
+	for _, s := range []string{
+		"", "echo", "hello, world", strings.Repeat("abcdefgh", 9),
+		"caf\u00e9", "\u2028 and \u2029", "<a href=\"x\">&amp;</a>", "tab\there", "nul\x00",
+		"back\\slash", "\x7f", "\xff invalid", "ok \xed\xa0\x80 surrogate", "\U0001F600 emoji",
+		strings.Repeat("\u00e9", 20) + "\"",
+	} {
+		got, gerr := AppendQuote([]byte("x"), s)
+		want, werr := jsontext.AppendQuote([]byte("x"), s)
+		if string(got) != string(want) || (gerr == nil) != (werr == nil) {
+			t.Errorf("AppendQuote(%q) = %q, %v; jsontext gives %q, %v", s, got, gerr, want, werr)
+		}
+	}
+}
+
+// FuzzAppendQuote holds AppendQuote to jsontext.AppendQuote.
+func FuzzAppendQuote(f *testing.F) {
+	f.Add("hello, world")
+	f.Add("caf\u00e9 \u2028 \"q\" \\ \x01 \xff")
+	f.Fuzz(func(t *testing.T, s string) {
+		got, gerr := AppendQuote(nil, s)
+		want, werr := jsontext.AppendQuote(nil, s)
+		if string(got) != string(want) || (gerr == nil) != (werr == nil) {
+			t.Fatalf("AppendQuote(%q) = %q, %v; jsontext gives %q, %v", s, got, gerr, want, werr)
+		}
+	})
+}
+
+func BenchmarkAppendQuote(b *testing.B) {
+	for _, c := range []struct{ name, s string }{
+		{"short", "hello, world"},
+		{"text", strings.Repeat("The quick brown fox jumps over the lazy dog. ", 100)},
+	} {
+		buf := make([]byte, 0, len(c.s)+2)
+		b.Run(c.name+"/fast", func(b *testing.B) {
+			b.SetBytes(int64(len(c.s)))
+			for b.Loop() {
+				buf, _ = AppendQuote(buf[:0], c.s)
+			}
+		})
+		b.Run(c.name+"/jsontext", func(b *testing.B) {
+			b.SetBytes(int64(len(c.s)))
+			for b.Loop() {
+				buf, _ = jsontext.AppendQuote(buf[:0], c.s)
+			}
+		})
+	}
 }
