@@ -1,7 +1,10 @@
-// Package jsonscan gives the hand-written decoders of mcpkit (the JSON-RPC
-// envelope, the type of a content block) what they share: pooled
-// jsontext.Decoders that read a byte slice in place, without copying it,
-// and a test for strings that need no unescaping.
+// Package jsonscan gives the hand-written decoders and encoders of mcpkit
+// (the JSON-RPC envelope, the common protocol types) what they share:
+// pooled jsontext.Decoders that read a byte slice in place, without
+// copying it; a validator that decides the common shapes of text in one
+// pass; scans of members and values; a test for strings that need no
+// unescaping; and strings read and written a word at a time (PlainRun,
+// AppendQuote).
 package jsonscan
 
 import (

@@ -48,6 +48,9 @@ func TestPlainRun(t *testing.T) {
 		if got := PlainRun([]byte(c.text), c.from); got != c.want {
 			t.Errorf("PlainRun(%q, %d) = %d, want %d", c.text, c.from, got, c.want)
 		}
+		if got := PlainRun(c.text, c.from); got != c.want {
+			t.Errorf("PlainRun(string %q, %d) = %d, want %d", c.text, c.from, got, c.want)
+		}
 		if ref := plainRunBytes([]byte(c.text), c.from); ref != c.want {
 			t.Errorf("the reference on (%q, %d) = %d, want %d: a wrong case", c.text, c.from, ref, c.want)
 		}
