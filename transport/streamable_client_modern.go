@@ -98,27 +98,26 @@ func (c *streamableClientConn) writeModern(ctx context.Context, m jsonrpc.Messag
 // tasks/update, tasks/cancel), encoded for a header; "" for other methods.
 //
 // The _meta this connection sends, the same with every request, is
-// skipped by comparing it with the last (memo), not scanned.
+// skipped by comparing it with the last (memo), not scanned; and when the
+// member follows it at once, as this package's client writes params, the
+// rest is not read (see leadingMember).
 func mirroredName(r *jsonrpc.Request, memo *metaMemo) string {
-	var member string
-	switch r.Method {
-	case "tools/call", "prompts/get":
-		member = `"name"`
-	case "resources/read":
-		member = `"uri"`
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		member = `"taskId"`
-	default:
+	member := mirroredMember(r.Method)
+	if member == "" {
 		return ""
 	}
 	var known []byte
 	if last := memo.load(); last != nil {
 		known = last.text
 	}
+	if _, v, ok := leadingMember(r.Params, known, member); ok {
+		s, _ := jsonString(v)
+		return mcpheader.Encode(s)
+	}
 	var v jsontext.Value
 	if scanMembers(r.Params, known, func(name []byte, value jsontext.Value) {
 		switch {
-		case string(name) == member:
+		case len(name) == len(member)+2 && string(name[1:len(name)-1]) == member:
 			v = value
 		case string(name) == `"_meta"` && !bytes.Equal(value, known):
 			memo.store(value, nil, nil)

@@ -237,6 +237,8 @@ func FuzzScanModernBody(f *testing.F) {
 		`{"name":"\u00e9\"x","_meta":null}`,
 		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"_meta":{}}`,
 		`[1,2]`, `"x"`, `{`, `{"name":}`, ``,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"e\"cho","arguments":{"name":"x"}}`,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"uri":"file:///a","name":1}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -253,6 +255,33 @@ func FuzzScanModernBody(f *testing.F) {
 		}
 		if err != nil {
 			return
+		}
+		// The short way agrees with the scan on params that the JSON-RPC
+		// layer passes (valid, no name twice), for every method's member.
+		if jsontext.Value(params).IsValid() {
+			for _, method := range []string{"tools/call", "resources/read", "tasks/get", "tools/list"} {
+				lb, ok := leadingModernBody(method, params, &memo)
+				if !ok {
+					continue
+				}
+				mb, _ := scanModernBody(params, &memo)
+				if !bytes.Equal(lb.Meta, mb.Meta) || !bytes.Equal(lb.ProtocolVersion, mb.ProtocolVersion) ||
+					!bytes.Equal(lb.ClientCapabilities, mb.ClientCapabilities) {
+					t.Fatalf("%s: the short way's _meta %+v, the scan's %+v, in %s", method, lb, mb, params)
+				}
+				var got, want jsontext.Value
+				switch mirroredMember(method) {
+				case "name":
+					got, want = lb.Name, mb.Name
+				case "uri":
+					got, want = lb.URI, mb.URI
+				case "taskId":
+					got, want = lb.TaskID, mb.TaskID
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("%s: the short way found %s, the scan %s, in %s", method, got, want, params)
+				}
+			}
 		}
 		var full struct {
 			Name *string `json:"name"`

@@ -95,6 +95,39 @@ func scanModernBody(params []byte, memo *metaMemo) (modernBody, error) {
 	return b, err
 }
 
+// leadingMember is the short way to what scanModernBody and mirroredName
+// look for in the params of a request as mcpkit's client writes them:
+// {"_meta":KNOWN,"MEMBER":"VALUE",... where KNOWN, the _meta of the last
+// request (the memo's), is the same text with every request. When params
+// begin so, it returns the _meta's text and the raw string VALUE (nil
+// when member is "", or when the _meta is followed by another member or
+// ends params), with nothing after them read: the arguments, however
+// large, are not scanned to find a member written before them. Otherwise
+// ok is false and the caller scans. The params come from a message the
+// JSON-RPC layer decoded, whose objects have no name twice, so the member
+// found here is the only one of its name.
+func leadingMember(params, known []byte, member string) (meta, value jsontext.Value, ok bool) {
+	const head = `{"_meta":`
+	if len(known) == 0 || !bytes.HasPrefix(params, []byte(head)) || !bytes.HasPrefix(params[len(head):], known) {
+		return nil, nil, false
+	}
+	meta = params[len(head) : len(head)+len(known) : len(head)+len(known)]
+	rest := params[len(head)+len(known):]
+	if member == "" || len(rest) < len(member)+4 || rest[0] != ',' || rest[1] != '"' ||
+		string(rest[2:2+len(member)]) != member || rest[2+len(member)] != '"' || rest[3+len(member)] != ':' {
+		return meta, nil, member == ""
+	}
+	rest = rest[4+len(member):]
+	if len(rest) == 0 || rest[0] != '"' {
+		return nil, nil, false // not a string: left to the scan, which says so
+	}
+	end := jsonscan.StringEnd(rest, 0)
+	if end < 0 || end >= len(rest) || rest[end] != ',' && rest[end] != '}' {
+		return nil, nil, false
+	}
+	return meta, rest[:end:end], true
+}
+
 // metaMemo remembers the _meta of the last 2026-07-28 request scanned and
 // where its members are. It is safe for concurrent use; a nil *metaMemo
 // remembers nothing.
@@ -228,6 +261,46 @@ func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Reque
 	s.serveExchange(w, r, msg, msgs, requests, info, false)
 }
 
+// mirroredMember returns the params member whose value the Mcp-Name
+// header of a request of method mirrors, or "" when it has none.
+func mirroredMember(method string) string {
+	switch method {
+	case "tools/call", "prompts/get":
+		return "name"
+	case "resources/read":
+		return "uri"
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return "taskId"
+	}
+	return ""
+}
+
+// leadingModernBody is scanModernBody for params that begin with the
+// memo's _meta and the member method's header mirrors (see
+// leadingMember); ok is false for other params, which the caller scans.
+func leadingModernBody(method string, params []byte, memo *metaMemo) (b modernBody, ok bool) {
+	last := memo.load()
+	if last == nil {
+		return b, false
+	}
+	member := mirroredMember(method)
+	meta, value, ok := leadingMember(params, last.text, member)
+	if !ok {
+		return b, false
+	}
+	b.Meta = meta
+	b.ProtocolVersion, b.ClientCapabilities = last.at(meta)
+	switch member {
+	case "name":
+		b.Name = value
+	case "uri":
+		b.URI = value
+	case "taskId":
+		b.TaskID = value
+	}
+	return b, true
+}
+
 // checkModernRequest checks the headers of a modern request against its
 // body, and the _meta members every such request carries, returning the
 // error code and message to refuse it with, or 0.
@@ -239,8 +312,8 @@ func checkModernRequest(header http.Header, req *jsonrpc.Request, version string
 	case method[0] != req.Method:
 		return codeHeaderMismatch, "Header mismatch: Mcp-Method header value '" + method[0] + "' does not match body value '" + req.Method + "'"
 	}
-	var p modernBody
-	if len(req.Params) > 0 {
+	p, ok := leadingModernBody(req.Method, req.Params, memo)
+	if !ok && len(req.Params) > 0 {
 		var err error
 		if p, err = scanModernBody(req.Params, memo); err != nil {
 			return jsonrpc.CodeInvalidParams, "invalid params: " + err.Error()
@@ -260,12 +333,12 @@ func checkModernRequest(header http.Header, req *jsonrpc.Request, version string
 		return jsonrpc.CodeInvalidParams, "invalid params: missing _meta member io.modelcontextprotocol/clientCapabilities"
 	}
 	var source jsontext.Value
-	switch req.Method {
-	case "tools/call", "prompts/get":
+	switch mirroredMember(req.Method) {
+	case `name`:
 		source = p.Name
-	case "resources/read":
+	case `uri`:
 		source = p.URI
-	case "tasks/get", "tasks/update", "tasks/cancel":
+	case `taskId`:
 		// The tasks extension routes a task's requests by its ID.
 		source = p.TaskID
 	default:
