@@ -541,7 +541,9 @@ func (c *httpClientCore) failPending(ctx context.Context, st *clientStream, why 
 // the responses' Extra, so that the calls fail with errors wrapping it
 // (see [jsonrpc.Conn.Call]).
 func (c *httpClientCore) failPendingCause(ctx context.Context, st *clientStream, why string, cause error) {
-	if ctx.Err() != nil {
+	if len(st.pending) == 0 || ctx.Err() != nil {
+		// Nothing to fail (every call answered, as nearly always): return
+		// before de, which escapes, costs an allocation.
 		return
 	}
 	var de *jsonrpc.DecodeError
