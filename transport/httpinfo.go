@@ -45,6 +45,9 @@ type HTTPRequestInfo struct {
 	// exchange is the stream answering a POST that carried one request,
 	// whose handler may then run on the POST's goroutine; else nil.
 	exchange *httpStream
+	// url is the copy of the request's URL that URL points to, made
+	// with the info: one allocation for both.
+	url url.URL
 }
 
 type httpInfoKey struct{}
@@ -109,20 +112,21 @@ func (c *infoContext) Value(key any) any {
 // says that the handler's context descends from r's context already (an
 // exchange of 2026-07-28, see serveModern), which then holds them.
 func newHTTPRequestInfo(r *http.Request, inBase bool) *HTTPRequestInfo {
-	u := *r.URL
 	var values context.Context
 	if !inBase {
 		// Only its values are read (infoContext): its cancellation and
 		// deadline never reach the handler.
 		values = r.Context()
 	}
-	return &HTTPRequestInfo{
+	i := &HTTPRequestInfo{
 		values:     values,
 		Method:     r.Method,
-		URL:        &u,
 		Header:     r.Header,
 		RemoteAddr: r.RemoteAddr,
 		Proto:      r.Proto,
 		Principal:  PrincipalFromContext(r.Context()),
+		url:        *r.URL,
 	}
+	i.URL = &i.url
+	return i
 }
