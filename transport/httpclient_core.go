@@ -132,6 +132,9 @@ type httpClientCore struct {
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
+	// life ends with ctx and has no values: the connection's part of a
+	// connBound, whose values are its caller's alone.
+	life context.Context
 	done   chan struct{} // closed at Close
 
 	mu     sync.Mutex // guards closed against wg.Add racing with Close
@@ -159,7 +162,13 @@ func newHTTPClientCore(ctx context.Context, client *http.Client, header http.Hea
 		c.stdRT = true
 	}
 	// The connection outlives Connect's context but keeps its values.
-	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	life, endLife := context.WithCancel(context.Background())
+	c.ctx, c.life = cctx, life
+	c.cancel = func() {
+		cancel()
+		endLife()
+	}
 	c.inbox.ready = make(chan struct{}, 1)
 	return c
 }
@@ -304,14 +313,44 @@ func (c *httpClientCore) wait() {
 }
 
 // link returns a context with ctx's values that ends when ctx or the
-// connection ends, and the function releasing it.
+// connection ends, and the function releasing it. A ctx that never ends
+// (its Done is nil, as a call's without deadline or cancellation) needs no
+// link of its own: the connection's context with ctx's values is enough,
+// and what net/http derives from it registers with the connection's
+// context directly (see connBound). That spares each such call a context,
+// its registration with the connection's and the closures to undo them.
 func (c *httpClientCore) link(ctx context.Context) (context.Context, func()) {
+	if ctx.Done() == nil {
+		return &connBound{Context: c.life, values: ctx}, func() {}
+	}
 	lctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(c.ctx, cancel)
 	return lctx, func() {
 		stop()
 		cancel()
 	}
+}
+
+// connBound is the context of a request whose caller's context, values,
+// never ends: Deadline, Done and Err are the connection's life (see
+// httpClientCore.life), and a key is looked up in values, then in life,
+// which holds no value but its cancellation. The context package finds
+// that cancellation through the second lookup (values has none to give: a
+// context that never ends holds none, or hides it, as
+// context.WithoutCancel does), so contexts derived from a connBound, such
+// as net/http's for the request, register with life, as they would with a
+// child of it, and no goroutine watches them.
+type connBound struct {
+	context.Context // the connection's life
+	values          context.Context
+}
+
+// Value implements context.Context.
+func (c *connBound) Value(key any) any {
+	if v := c.values.Value(key); v != nil {
+		return v
+	}
+	return c.Context.Value(key)
 }
 
 // newRequest returns a request with the static headers, those from
