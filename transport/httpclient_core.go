@@ -135,7 +135,7 @@ type httpClientCore struct {
 	// life ends with ctx and has no values: the connection's part of a
 	// connBound, whose values are its caller's alone.
 	life context.Context
-	done   chan struct{} // closed at Close
+	done chan struct{} // closed at Close
 
 	mu     sync.Mutex // guards closed against wg.Add racing with Close
 	closed bool
