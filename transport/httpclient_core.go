@@ -728,6 +728,11 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 
 // awaitClosed waits until ch is closed, ctx ends or d has passed.
 func awaitClosed(ctx context.Context, ch <-chan struct{}, d time.Duration) {
+	select {
+	case <-ch:
+		return // closed already: no timer
+	default:
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
