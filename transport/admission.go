@@ -395,14 +395,20 @@ func readRequestBody(w http.ResponseWriter, r *http.Request, limit int64, timeou
 	if size < 0 {
 		size = limit // unannounced: grow toward the limit, fourfold
 	}
-	body, err := readSized(http.MaxBytesReader(w, r.Body, limit), size, readBodyPrealloc)
+	body, err := readSized(r.Body, size, readBodyPrealloc, limit)
 	if rc != nil {
 		rc.SetReadDeadline(time.Time{})
+	}
+	if err == nil && int64(len(body)) > limit {
+		// The rest of the body stays unread: the connection goes with the
+		// answer, as with http.MaxBytesReader.
+		w.Header().Set("Connection", "close")
+		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", limit)
 	}
 	if err != nil {
 		var mbe *http.MaxBytesError
 		switch {
-		case errors.As(err, &mbe):
+		case errors.As(err, &mbe): // a limit of the server's own around the body
 			return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", limit)
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			w.Header().Set("Connection", "close")

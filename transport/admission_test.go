@@ -588,3 +588,63 @@ func TestAccepts(t *testing.T) {
 		t.Fatalf("matching a %d-byte Accept header made %.0f allocations", len(long[0]), n)
 	}
 }
+
+// TestReadRequestBodyLimit checks readRequestBody at its size limit: a
+// body of unannounced length one byte past it is refused with 413 and the
+// connection is closed after the answer (the rest of the body is never
+// read), one at the limit is read whole, and one announced past it is
+// refused before a byte is read.
+func TestReadRequestBodyLimit(t *testing.T) {
+	const limit = 1000
+	for _, tt := range []struct {
+		name      string
+		size      int
+		announced bool
+		status    int  // 0: read
+		closes    bool // Connection: close set
+	}{
+		{"at the limit, unannounced", limit, false, 0, false},
+		{"at the limit, announced", limit, true, 0, false},
+		{"past the limit, unannounced", limit + 1, false, http.StatusRequestEntityTooLarge, true},
+		{"far past the limit, unannounced", 64 * limit, false, http.StatusRequestEntityTooLarge, true},
+		{"past the limit, announced", limit + 1, true, http.StatusRequestEntityTooLarge, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			body := &countingReader{r: strings.NewReader(strings.Repeat("x", tt.size))}
+			r := httptest.NewRequest(http.MethodPost, "/mcp", body)
+			r.ContentLength = -1
+			if tt.announced {
+				r.ContentLength = int64(tt.size)
+			}
+			w := httptest.NewRecorder()
+			got, status, _ := readRequestBody(w, r, limit, 0)
+			if status != tt.status {
+				t.Fatalf("status %d, want %d", status, tt.status)
+			}
+			if status == 0 && len(got) != tt.size {
+				t.Fatalf("read %d bytes, want %d", len(got), tt.size)
+			}
+			if closes := w.Header().Get("Connection") == "close"; closes != tt.closes {
+				t.Errorf("Connection: close set: %v, want %v", closes, tt.closes)
+			}
+			if body.n > limit+1 {
+				t.Errorf("read %d bytes of the body, more than limit+1", body.n)
+			}
+			if tt.announced && status != 0 && body.n != 0 {
+				t.Errorf("read %d bytes of a body announced too large", body.n)
+			}
+		})
+	}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}

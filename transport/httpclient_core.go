@@ -611,7 +611,7 @@ func (c *httpClientCore) failPendingCause(ctx context.Context, st *clientStream,
 // Read, which would answer the server.
 func (c *httpClientCore) readJSON(ctx context.Context, body io.ReadCloser, size int64, st *clientStream) {
 	release := c.closeOnDone(ctx, body)
-	data, err := readSized(&io.LimitedReader{R: body, N: int64(c.limit) + 1}, size, int64(c.limit))
+	data, err := readSized(body, size, int64(c.limit), int64(c.limit))
 	release()
 	switch {
 	case err != nil:

@@ -84,10 +84,17 @@ func (p *pushEnd) ended(reason error) {
 // exactly one. trust bounds what is reserved on the peer's word alone: a
 // server reading requests passes a small value, so that peers announcing
 // large bodies and sending little cannot make it reserve much.
-func readSized(r io.Reader, size, trust int64) ([]byte, error) {
+//
+// Unless limit is negative, it reads no more than limit+1 bytes, as
+// through an [io.LimitedReader] of that size: a result longer than limit
+// says that the body is too large.
+func readSized(r io.Reader, size, trust, limit int64) ([]byte, error) {
 	n := int64(512)
 	if size >= 0 {
 		n = min(size, trust) + 1 // +1: room to see the end without growing
+	}
+	if limit >= 0 {
+		n = min(n, limit+1)
 	}
 	b := make([]byte, 0, n)
 	for {
@@ -99,15 +106,22 @@ func readSized(r io.Reader, size, trust int64) ([]byte, error) {
 			}
 			return b, err
 		}
-		if len(b) == cap(b) {
-			if size > int64(len(b)) {
-				grown := make([]byte, len(b), min(int64(cap(b))*4, size+1))
-				copy(grown, b)
-				b = grown
-			} else {
-				b = append(b, 0)[:len(b)] // past the announced length
-			}
+		if len(b) < cap(b) {
+			continue
 		}
+		if limit >= 0 && int64(len(b)) > limit {
+			return b, nil // past the limit: the caller refuses it
+		}
+		want := 2 * int64(cap(b)) // past the announced length, or none
+		if size > int64(len(b)) {
+			want = min(int64(cap(b))*4, size+1)
+		}
+		if limit >= 0 {
+			want = min(want, limit+1)
+		}
+		grown := make([]byte, len(b), max(want, int64(len(b))+1))
+		copy(grown, b)
+		b = grown
 	}
 }
 

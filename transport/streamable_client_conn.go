@@ -689,7 +689,7 @@ func (c *streamableClientConn) awaitResponse(ctx context.Context, resp *http.Res
 	}
 	switch ct := resp.Header.Get("Content-Type"); mediaType(ct) {
 	case "application/json":
-		data, err := readSized(io.LimitReader(resp.Body, int64(c.limit)+1), resp.ContentLength, int64(c.limit))
+		data, err := readSized(resp.Body, resp.ContentLength, int64(c.limit), int64(c.limit))
 		resp.Body.Close()
 		if err != nil {
 			return fmt.Errorf("transport: reading the initialize response: %w", err)

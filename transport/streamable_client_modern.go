@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -72,7 +71,7 @@ func (c *streamableClientConn) writeModern(ctx context.Context, m jsonrpc.Messag
 	}
 	if !isSuccess(resp.StatusCode) && mediaType(resp.Header.Get("Content-Type")) == "application/json" {
 		// The body is the answer when it answers the request.
-		data, rerr := readSized(&io.LimitedReader{R: resp.Body, N: int64(c.limit) + 1}, resp.ContentLength, int64(c.limit))
+		data, rerr := readSized(resp.Body, resp.ContentLength, int64(c.limit), int64(c.limit))
 		resp.Body.Close()
 		if rerr == nil && len(data) <= c.limit {
 			if msg, derr := decodeOwned(nil, data); derr == nil { // data is ours alone
