@@ -36,7 +36,7 @@ type HTTPSecurity struct {
 
 // check returns the HTTP status and reason to refuse r with, or 0.
 func (s *HTTPSecurity) check(r *http.Request) (int, string) {
-	if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin, r.Host) {
+	if origin := headerValue(r.Header, "Origin"); origin != "" && !s.originAllowed(origin, r.Host) {
 		return http.StatusForbidden, "Forbidden: origin not allowed"
 	}
 	if !s.DisableHostCheck && onLoopback(r) && !s.hostAllowed(r.Host) {

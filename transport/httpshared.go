@@ -147,3 +147,14 @@ func setHeaderValues(h http.Header, kv ...string) {
 		}
 	}
 }
+
+// headerValue is h.Get(key) for a key already in canonical form (every
+// header name this package looks up is a constant in that form): the
+// first value, or "". Unlike h.Get it does not canonicalize key again on
+// every call, which a request's handling did some ten times.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}

@@ -283,7 +283,7 @@ func (sr *sessionRecords) refreshLocked(ctx context.Context, s *httpSession) boo
 // recheck, with the requests it is handling.
 func (sr *sessionRecords) serveDELETE(w http.ResponseWriter, r *http.Request) {
 	h := sr.h
-	id := r.Header.Get(headerSessionID)
+	id := headerValue(r.Header, headerSessionID)
 	if id == "" {
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: missing Mcp-Session-Id header")
 		return

@@ -165,7 +165,7 @@ func dialLegacy(setup context.Context, core *httpClientCore, rawURL string) (*le
 	if !isSuccess(resp.StatusCode) {
 		return fail(newHTTPStatusError(resp))
 	}
-	if ct := resp.Header.Get("Content-Type"); mediaType(ct) != "text/event-stream" {
+	if ct := headerValue(resp.Header, "Content-Type"); mediaType(ct) != "text/event-stream" {
 		drainClose(resp)
 		return fail(fmt.Errorf("transport: GET: unexpected content type %q, want text/event-stream", ct))
 	}

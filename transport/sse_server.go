@@ -190,7 +190,7 @@ func (h *SSEHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *SSEHandler) serveGET(w http.ResponseWriter, r *http.Request) {
-	if !accepts(r.Header.Values("Accept"), "text/event-stream") {
+	if !accepts(r.Header["Accept"], "text/event-stream") {
 		http.Error(w, "Not Acceptable: the client must accept text/event-stream", http.StatusNotAcceptable)
 		return
 	}
@@ -297,11 +297,11 @@ func (h *SSEHandler) servePOST(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Forbidden: session belongs to another principal", http.StatusForbidden)
 		return
 	}
-	if !isJSONContent(r.Header.Get("Content-Type")) {
+	if !isJSONContent(headerValue(r.Header, "Content-Type")) {
 		http.Error(w, "Unsupported Media Type: Content-Type must be application/json", http.StatusUnsupportedMediaType)
 		return
 	}
-	if v := r.Header.Get(headerProtocolVersion); isModernVersion(v) {
+	if v := headerValue(r.Header, headerProtocolVersion); isModernVersion(v) {
 		// This transport is of 2024-11-05: a POST labelled with a
 		// revision whose headers mirror the body would be served with
 		// headers nothing checks, which intermediaries (and the auth
@@ -359,7 +359,7 @@ type sseRelayed struct {
 // it is too large to relay. The principal goes as a keyed hash, which the
 // holder compares with its session's.
 func (h *SSEHandler) relayPOST(w http.ResponseWriter, r *http.Request, id, to string) {
-	if !isJSONContent(r.Header.Get("Content-Type")) {
+	if !isJSONContent(headerValue(r.Header, "Content-Type")) {
 		http.Error(w, "Unsupported Media Type: Content-Type must be application/json", http.StatusUnsupportedMediaType)
 		return
 	}

@@ -277,12 +277,12 @@ func (c *streamableClientConn) handle(ctx context.Context, release func(), m jso
 	}
 	if isInit {
 		c.mu.Lock()
-		c.sessionID = resp.Header.Get(headerSessionID)
+		c.sessionID = headerValue(resp.Header, headerSessionID)
 		c.mu.Unlock()
 	}
 	st := &clientStream{}
 	st.expect(m)
-	ct := resp.Header.Get("Content-Type")
+	ct := headerValue(resp.Header, "Content-Type")
 	var run func()
 	switch mt := mediaType(ct); {
 	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent || resp.ContentLength == 0:
@@ -375,9 +375,9 @@ func (c *streamableClientConn) get(ctx context.Context, lastID string) (io.ReadC
 		return nil, sid, &SessionExpiredError{SessionID: sid}
 	case !isSuccess(resp.StatusCode):
 		return nil, sid, newHTTPStatusError(resp)
-	case mediaType(resp.Header.Get("Content-Type")) != "text/event-stream":
+	case mediaType(headerValue(resp.Header, "Content-Type")) != "text/event-stream":
 		drainClose(resp)
-		return nil, sid, fmt.Errorf("transport: GET: unexpected content type %q", resp.Header.Get("Content-Type"))
+		return nil, sid, fmt.Errorf("transport: GET: unexpected content type %q", headerValue(resp.Header, "Content-Type"))
 	}
 	return resp.Body, sid, nil
 }
@@ -568,7 +568,7 @@ func (c *streamableClientConn) reinitialize(ctx context.Context, expired string)
 	if !isSuccess(resp.StatusCode) {
 		return newHTTPStatusError(resp)
 	}
-	newSID := resp.Header.Get(headerSessionID)
+	newSID := headerValue(resp.Header, headerSessionID)
 	if err := c.awaitResponse(ctx, resp, init.ID); err != nil {
 		return err
 	}
@@ -687,7 +687,7 @@ func (c *streamableClientConn) awaitResponse(ctx context.Context, resp *http.Res
 		}
 		return false
 	}
-	switch ct := resp.Header.Get("Content-Type"); mediaType(ct) {
+	switch ct := headerValue(resp.Header, "Content-Type"); mediaType(ct) {
 	case "application/json":
 		data, err := readSized(resp.Body, resp.ContentLength, int64(c.limit), int64(c.limit))
 		resp.Body.Close()

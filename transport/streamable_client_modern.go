@@ -69,7 +69,7 @@ func (c *streamableClientConn) writeModern(ctx context.Context, m jsonrpc.Messag
 	if err != nil {
 		return fmt.Errorf("transport: POST: %w", err)
 	}
-	if !isSuccess(resp.StatusCode) && mediaType(resp.Header.Get("Content-Type")) == "application/json" {
+	if !isSuccess(resp.StatusCode) && mediaType(headerValue(resp.Header, "Content-Type")) == "application/json" {
 		// The body is the answer when it answers the request.
 		data, rerr := readSized(resp.Body, resp.ContentLength, int64(c.limit), int64(c.limit))
 		resp.Body.Close()

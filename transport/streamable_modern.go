@@ -217,7 +217,7 @@ func jsonString(v jsontext.Value) (string, bool) {
 // serveModern serves a POST of the stateless era, for which an exchange
 // slot was reserved.
 func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message, msgs []jsonrpc.Message, requests []jsonrpc.ID, isBatch bool, info *HTTPRequestInfo) {
-	version := r.Header.Get(headerProtocolVersion)
+	version := headerValue(r.Header, headerProtocolVersion)
 	if isBatch {
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: batches are not allowed in protocol version "+version)
 		return

@@ -471,7 +471,7 @@ func writeJSONRPCErrorData(w http.ResponseWriter, status int, id jsonrpc.ID, cod
 // one, 403 for another principal's, 503 when the session store cannot
 // tell.
 func (h *StreamableHTTPHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
-	id := r.Header.Get(headerSessionID)
+	id := headerValue(r.Header, headerSessionID)
 	if id == "" {
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: missing Mcp-Session-Id header")
 		return nil
@@ -524,7 +524,7 @@ func (h *StreamableHTTPHandler) session(r *http.Request, id string, restore bool
 // checkVersion validates the MCP-Protocol-Version header and returns the
 // revision it names.
 func (h *StreamableHTTPHandler) checkVersion(w http.ResponseWriter, r *http.Request) (string, bool) {
-	v := r.Header.Get(headerProtocolVersion)
+	v := headerValue(r.Header, headerProtocolVersion)
 	if v == "" {
 		v = defaultHeaderVersion
 	}
@@ -538,12 +538,12 @@ func (h *StreamableHTTPHandler) checkVersion(w http.ResponseWriter, r *http.Requ
 
 func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request) {
 	// What can be judged without the body is judged first.
-	if !accepts(r.Header.Values("Accept"), "application/json") || !accepts(r.Header.Values("Accept"), "text/event-stream") {
+	if !accepts(r.Header["Accept"], "application/json") || !accepts(r.Header["Accept"], "text/event-stream") {
 		writeJSONRPCError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
 			"Not Acceptable: the client must accept both application/json and text/event-stream")
 		return
 	}
-	if !isJSONContent(r.Header.Get("Content-Type")) {
+	if !isJSONContent(headerValue(r.Header, "Content-Type")) {
 		writeJSONRPCError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
 			"Unsupported Media Type: Content-Type must be application/json")
 		return
@@ -559,13 +559,13 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 		// sessions. Served on the session the header names, it would
 		// reach a handler with headers that nothing checked, which
 		// intermediaries and the auth middleware may have trusted.
-		modern = isModernVersion(r.Header.Get(headerProtocolVersion)) && !h.noModern
+		modern = isModernVersion(headerValue(r.Header, headerProtocolVersion)) && !h.noModern
 	)
 	if h.modernOnly && !modern {
 		// No handshake on an endpoint of the stateless era only: the
 		// header names no revision of that era (or none at all).
 		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
-			"Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(r.Header.Get(headerProtocolVersion))+
+			"Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(headerValue(r.Header, headerProtocolVersion))+
 				"; this endpoint serves only "+strings.Join(h.opts.SupportedVersions, ", "))
 		return
 	}
@@ -585,7 +585,7 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 			return
 		}
 		defer h.sessions.release(a)
-	case r.Header.Get(headerSessionID) == "":
+	case headerValue(r.Header, headerSessionID) == "":
 		// It may only carry initialize: its session's slot is taken
 		// before the body is read, so that the bounds on sessions also
 		// bound the handshakes under way, and the body is small. The
@@ -605,7 +605,7 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 			return
 		}
 		defer s.adm.leave()
-		if r.Header.Get(headerProtocolVersion) != "" {
+		if headerValue(r.Header, headerProtocolVersion) != "" {
 			if _, ok := h.checkVersion(w, r); !ok {
 				return
 			}
@@ -818,7 +818,7 @@ func (h *StreamableHTTPHandler) serveSessionPOST(w http.ResponseWriter, r *http.
 }
 
 func (h *StreamableHTTPHandler) serveGET(w http.ResponseWriter, r *http.Request) {
-	if !accepts(r.Header.Values("Accept"), "text/event-stream") {
+	if !accepts(r.Header["Accept"], "text/event-stream") {
 		writeJSONRPCError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
 			"Not Acceptable: the client must accept text/event-stream")
 		return
@@ -848,7 +848,7 @@ func (h *StreamableHTTPHandler) serveGET(w http.ResponseWriter, r *http.Request)
 			end()
 		}
 	}()
-	if last := r.Header.Get(headerLastEventID); last != "" && h.opts.EventStore != nil {
+	if last := headerValue(r.Header, headerLastEventID); last != "" && h.opts.EventStore != nil {
 		handedOver = s.resume(w, r, last, end)
 		return
 	}
