@@ -281,7 +281,7 @@ func toolResult(o any, out *validator) (*CallToolResult, error) {
 		}
 		return o, nil
 	case string:
-		return &CallToolResult{Content: []Content{&TextContent{Text: o}}}, nil
+		return newTextResult(o), nil
 	}
 	data, err := marshalStd(o)
 	if err != nil {
@@ -299,6 +299,23 @@ func toolResult(o any, out *validator) (*CallToolResult, error) {
 		res.Content = []Content{&TextContent{Text: string(data)}}
 	}
 	return res, nil
+}
+
+// textResult is a result of one text block, its parts allocated as one.
+type textResult struct {
+	res     CallToolResult
+	content [1]Content
+	text    TextContent
+}
+
+// newTextResult returns the result of one text block holding text, made
+// with one allocation rather than three (the result, its content slice
+// and the block).
+func newTextResult(text string) *CallToolResult {
+	t := &textResult{text: TextContent{Text: text}}
+	t.content[0] = &t.text
+	t.res.Content = t.content[:]
+	return &t.res
 }
 
 // errorResult is the isError result for a tool error the model should see.
