@@ -1032,11 +1032,19 @@ func (st *httpStream) wait(ctx context.Context, conn int) bool {
 	}
 	select {
 	case <-st.finished:
-	case <-detached:
-	case <-st.s.done:
-	case <-ctx.Done():
-		// The client went away. The handlers of an exchange that cannot be
-		// resumed see their contexts cancelled (see serveExchange).
+		// Most often finished already (a handler run on the POST's own
+		// goroutine): a receive from a closed channel takes no lock,
+		// where the select below locks all four channels.
+	default:
+		select {
+		case <-st.finished:
+		case <-detached:
+		case <-st.s.done:
+		case <-ctx.Done():
+			// The client went away. The handlers of an exchange that
+			// cannot be resumed see their contexts cancelled (see
+			// serveExchange).
+		}
 	}
 	st.mu.Lock()
 	deadline := false
