@@ -579,6 +579,25 @@ func TestAccepts(t *testing.T) {
 			t.Errorf("accepts(%q, application/json) = %v; want %v", tt.header, got, tt.want)
 		}
 	}
+	for _, tt := range []struct {
+		header []string
+		want   bool
+	}{
+		{[]string{acceptJSONOrSSE}, true},
+		{[]string{"text/event-stream,application/json"}, true},
+		{[]string{"application/json", "text/event-stream"}, true},
+		{[]string{"*/*"}, true},
+		{[]string{"application/json;q=0, text/event-stream"}, false},
+		{[]string{"application/json, text/event-stream;q=0"}, false},
+		{[]string{"application/json"}, false},
+		{[]string{"text/event-stream"}, false},
+		{[]string{"application/json, text/event-streams"}, false},
+		{nil, false},
+	} {
+		if got := acceptsJSONAndSSE(tt.header); got != tt.want {
+			t.Errorf("acceptsJSONAndSSE(%q) = %v; want %v", tt.header, got, tt.want)
+		}
+	}
 	long := []string{strings.Repeat("text/x;q=1,", 90000) + "application/json"}
 	if n := testing.AllocsPerRun(3, func() {
 		if !accepts(long, "application/json") {

@@ -140,6 +140,21 @@ func accepts(header []string, typ string) bool {
 	return false
 }
 
+// acceptsJSONAndSSE reports whether header, a POST's Accept values,
+// accepts both application/json and text/event-stream, as the transport
+// requires. The values clients send (this package's client among them)
+// are matched whole before the general parse of accepts.
+func acceptsJSONAndSSE(header []string) bool {
+	if len(header) == 1 {
+		switch header[0] {
+		case acceptJSONOrSSE, "application/json,text/event-stream",
+			"text/event-stream, application/json", "text/event-stream,application/json":
+			return true
+		}
+	}
+	return accepts(header, "application/json") && accepts(header, "text/event-stream")
+}
+
 // qZero reports whether the parameters of a media range (what follows
 // its first ';') set q to zero: explicitly not acceptable.
 func qZero(params string) bool {

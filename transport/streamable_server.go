@@ -538,7 +538,7 @@ func (h *StreamableHTTPHandler) checkVersion(w http.ResponseWriter, r *http.Requ
 
 func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request) {
 	// What can be judged without the body is judged first.
-	if !accepts(r.Header["Accept"], "application/json") || !accepts(r.Header["Accept"], "text/event-stream") {
+	if !acceptsJSONAndSSE(r.Header["Accept"]) {
 		writeJSONRPCError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
 			"Not Acceptable: the client must accept both application/json and text/event-stream")
 		return
