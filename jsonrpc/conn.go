@@ -986,6 +986,10 @@ func (c *Conn) enqueue(n *Request) {
 // closes, or a handler it runs is left behind (see noteDue).
 func (c *Conn) notifyLoop() {
 	defer c.wg.Done()
+	// A worker lives for a burst of notifications, whose handlers go as
+	// deep as a request's (notifications/initialized's does): grown here,
+	// its stack is copied once with nothing to walk (see growStack).
+	growStack()
 	c.mu.Lock()
 	for {
 		it, ok := c.notes.pop(c.closed)
