@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/rpclink"
 	"github.com/mcpkit/mcpkit/internal/sse"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -283,6 +284,10 @@ func (c *httpClientCore) goStream(f func()) bool {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
+		// A stream's reader goes as deep as net/http's client and the
+		// decoding of what it reads: its stack grown at once is copied
+		// once, with nothing to walk, rather than twice at depth.
+		rpclink.GrowStack()
 		f()
 	}()
 	return true
