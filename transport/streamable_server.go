@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpkit/mcpkit/internal/jsonscan"
 	"github.com/mcpkit/mcpkit/internal/mcplink"
+	"github.com/mcpkit/mcpkit/internal/rpclink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -426,6 +427,14 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 	}
 	switch r.Method {
 	case http.MethodPost:
+		if len(r.Header[headerSessionID]) > 0 {
+			// The handler of a session's request may run on this
+			// goroutine, net/http's for the connection, whose stack the
+			// collector shrinks while it waits for the next request:
+			// grown here, a few frames deep, it is not copied again deep
+			// in the handler, where jsonrpc grows it.
+			rpclink.GrowStack()
+		}
 		h.servePOST(w, r)
 	case http.MethodGet:
 		if h.opts.Stateless || h.modernOnly {
