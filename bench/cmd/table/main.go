@@ -8,7 +8,7 @@
 //	go run ./cmd/table -write       # and replace the one in README.md
 //
 // It builds the benchmark test binary and the stripped stdio echo servers
-// once, then runs the benchmark groups in rounds (-rounds, default 3),
+// once, then runs the benchmark groups in rounds (-rounds, default 5),
 // each round running every group once, so that drift of a busy machine
 // spreads over all targets alike. Each figure is the median over the
 // rounds; ratios are the median figure of mcpkit over the floor's.
@@ -98,7 +98,7 @@ const (
 )
 
 func main() {
-	rounds := flag.Int("rounds", 3, "rounds of every benchmark group")
+	rounds := flag.Int("rounds", 5, "rounds of every benchmark group")
 	write := flag.Bool("write", false, "replace the table between the markers in README.md")
 	flag.Parse()
 	log.SetFlags(0)
