@@ -116,7 +116,7 @@ func mirroredName(r *jsonrpc.Request, memo *metaMemo) string {
 	var v jsontext.Value
 	if scanMembers(r.Params, known, func(name []byte, value jsontext.Value) {
 		switch {
-		case len(name) == len(member)+2 && string(name[1:len(name)-1]) == member:
+		case isMemberName(name, member):
 			v = value
 		case string(name) == `"_meta"` && !bytes.Equal(value, known):
 			memo.store(value, nil, nil)

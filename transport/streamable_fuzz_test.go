@@ -243,15 +243,23 @@ func FuzzScanModernBody(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, params []byte) {
-		b, err := scanModernBody(params, nil)
-		// With a memo, the second scan reads _meta from it: the same
-		// findings as without.
-		var memo metaMemo
-		for range 2 {
-			mb, merr := scanModernBody(params, &memo)
-			if (merr == nil) != (err == nil) || merr == nil && !sameModernBody(mb, b) {
-				t.Fatalf("with a memo: %+v, %v; without: %+v, %v", mb, merr, b, err)
+		// One scan for each member a header mirrors, and one for none.
+		var (
+			found = map[string]modernBody{}
+			err   error
+			memo  metaMemo
+		)
+		for _, member := range []string{"name", "uri", "taskId", ""} {
+			b, berr := scanModernBody(params, member, nil)
+			// With a memo, the second scan reads _meta from it: the
+			// same findings as without.
+			for range 2 {
+				mb, merr := scanModernBody(params, member, &memo)
+				if (merr == nil) != (berr == nil) || merr == nil && !sameModernBody(mb, b) {
+					t.Fatalf("%q with a memo: %+v, %v; without: %+v, %v", member, mb, merr, b, berr)
+				}
 			}
+			found[member], err = b, berr
 		}
 		if err != nil {
 			return
@@ -260,26 +268,18 @@ func FuzzScanModernBody(f *testing.F) {
 		// layer passes (valid, no name twice), for every method's member.
 		if jsontext.Value(params).IsValid() {
 			for _, method := range []string{"tools/call", "resources/read", "tasks/get", "tools/list"} {
-				lb, ok := leadingModernBody(method, params, &memo)
+				member := mirroredMember(method)
+				lb, ok := leadingModernBody(params, member, &memo)
 				if !ok {
 					continue
 				}
-				mb, _ := scanModernBody(params, &memo)
+				mb, _ := scanModernBody(params, member, &memo)
 				if !bytes.Equal(lb.Meta, mb.Meta) || !bytes.Equal(lb.ProtocolVersion, mb.ProtocolVersion) ||
 					!bytes.Equal(lb.ClientCapabilities, mb.ClientCapabilities) {
 					t.Fatalf("%s: the short way's _meta %+v, the scan's %+v, in %s", method, lb, mb, params)
 				}
-				var got, want jsontext.Value
-				switch mirroredMember(method) {
-				case "name":
-					got, want = lb.Name, mb.Name
-				case "uri":
-					got, want = lb.URI, mb.URI
-				case "taskId":
-					got, want = lb.TaskID, mb.TaskID
-				}
-				if !bytes.Equal(got, want) {
-					t.Fatalf("%s: the short way found %s, the scan %s, in %s", method, got, want, params)
+				if !bytes.Equal(lb.Mirrored, mb.Mirrored) {
+					t.Fatalf("%s: the short way found %s, the scan %s, in %s", method, lb.Mirrored, mb.Mirrored, params)
 				}
 			}
 		}
@@ -296,15 +296,15 @@ func FuzzScanModernBody(f *testing.F) {
 		for _, m := range []struct {
 			raw  jsontext.Value
 			want *string
-		}{{b.Name, full.Name}, {b.URI, full.URI}} {
+		}{{found["name"].Mirrored, full.Name}, {found["uri"].Mirrored, full.URI}} {
 			got, ok := jsonString(m.raw)
 			if ok != (m.want != nil) || (ok && got != *m.want) {
 				t.Fatalf("scan %q (%v), decode %v, in %s", got, ok, m.want, params)
 			}
 		}
 		if full.Meta != nil && full.Meta.Version != nil {
-			if !jsonStringIs(b.ProtocolVersion, *full.Meta.Version) {
-				t.Fatalf("scan version %s, decode %q, in %s", b.ProtocolVersion, *full.Meta.Version, params)
+			if !jsonStringIs(found[""].ProtocolVersion, *full.Meta.Version) {
+				t.Fatalf("scan version %s, decode %q, in %s", found[""].ProtocolVersion, *full.Meta.Version, params)
 			}
 		}
 	})
@@ -312,7 +312,7 @@ func FuzzScanModernBody(f *testing.F) {
 
 // sameModernBody reports whether a and b found the same values.
 func sameModernBody(a, b modernBody) bool {
-	return bytes.Equal(a.Name, b.Name) && bytes.Equal(a.URI, b.URI) && bytes.Equal(a.TaskID, b.TaskID) &&
+	return bytes.Equal(a.Mirrored, b.Mirrored) &&
 		bytes.Equal(a.Meta, b.Meta) && bytes.Equal(a.ProtocolVersion, b.ProtocolVersion) &&
 		bytes.Equal(a.ClientCapabilities, b.ClientCapabilities)
 }

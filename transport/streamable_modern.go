@@ -47,15 +47,18 @@ func isModernVersion(v string) bool { return v >= firstModernVersion }
 // modernBody is what the transport reads of a modern request's params to
 // check the headers that mirror them: raw JSON values, nil when absent.
 type modernBody struct {
-	Name, URI, TaskID, Meta             jsontext.Value
+	// Mirrored is the member whose value the Mcp-Name header mirrors (see
+	// mirroredMember).
+	Mirrored, Meta                      jsontext.Value
 	ProtocolVersion, ClientCapabilities jsontext.Value // members of Meta
 }
 
-// scanModernBody reads the members of params that modernBody holds, in
-// one pass that decodes nothing else. The values are slices of params. A
-// _meta equal to the one memo holds (a client sends the same with every
-// request) is neither scanned to its end nor read again; memo may be nil.
-func scanModernBody(params []byte, memo *metaMemo) (modernBody, error) {
+// scanModernBody reads the members of params that modernBody holds, the
+// member named member (none when "") as Mirrored, in one pass that decodes
+// nothing else. The values are slices of params. A _meta equal to the one
+// memo holds (a client sends the same with every request) is neither
+// scanned to its end nor read again; memo may be nil.
+func scanModernBody(params []byte, member string, memo *metaMemo) (modernBody, error) {
 	var b modernBody
 	last := memo.load()
 	var known []byte
@@ -63,15 +66,11 @@ func scanModernBody(params []byte, memo *metaMemo) (modernBody, error) {
 		known = last.text
 	}
 	err := scanMembers(params, known, func(name []byte, v jsontext.Value) {
-		switch string(name) {
-		case `"name"`:
-			b.Name = v
-		case `"uri"`:
-			b.URI = v
-		case `"taskId"`:
-			b.TaskID = v
-		case `"_meta"`:
+		switch {
+		case string(name) == `"_meta"`:
 			b.Meta = v
+		case member != "" && isMemberName(name, member):
+			b.Mirrored = v
 		}
 	})
 	if err != nil || b.Meta.Kind() != '{' {
@@ -275,29 +274,26 @@ func mirroredMember(method string) string {
 	return ""
 }
 
+// isMemberName reports whether name, a member's name as the JSON text
+// scanMembers passes (quotes included, unescaped), is member.
+func isMemberName(name []byte, member string) bool {
+	return len(name) == len(member)+2 && string(name[1:len(name)-1]) == member
+}
+
 // leadingModernBody is scanModernBody for params that begin with the
-// memo's _meta and the member method's header mirrors (see
-// leadingMember); ok is false for other params, which the caller scans.
-func leadingModernBody(method string, params []byte, memo *metaMemo) (b modernBody, ok bool) {
+// memo's _meta and member (see leadingMember); ok is false for other
+// params, which the caller scans.
+func leadingModernBody(params []byte, member string, memo *metaMemo) (b modernBody, ok bool) {
 	last := memo.load()
 	if last == nil {
 		return b, false
 	}
-	member := mirroredMember(method)
 	meta, value, ok := leadingMember(params, last.text, member)
 	if !ok {
 		return b, false
 	}
-	b.Meta = meta
+	b.Meta, b.Mirrored = meta, value
 	b.ProtocolVersion, b.ClientCapabilities = last.at(meta)
-	switch member {
-	case "name":
-		b.Name = value
-	case "uri":
-		b.URI = value
-	case "taskId":
-		b.TaskID = value
-	}
 	return b, true
 }
 
@@ -312,10 +308,13 @@ func checkModernRequest(header http.Header, req *jsonrpc.Request, version string
 	case method[0] != req.Method:
 		return codeHeaderMismatch, "Header mismatch: Mcp-Method header value '" + method[0] + "' does not match body value '" + req.Method + "'"
 	}
-	p, ok := leadingModernBody(req.Method, req.Params, memo)
+	// The tasks extension routes a task's requests by its ID, which
+	// Mcp-Name mirrors as it does a tool's name.
+	member := mirroredMember(req.Method)
+	p, ok := leadingModernBody(req.Params, member, memo)
 	if !ok && len(req.Params) > 0 {
 		var err error
-		if p, err = scanModernBody(req.Params, memo); err != nil {
+		if p, err = scanModernBody(req.Params, member, memo); err != nil {
 			return jsonrpc.CodeInvalidParams, "invalid params: " + err.Error()
 		}
 	}
@@ -332,16 +331,7 @@ func checkModernRequest(header http.Header, req *jsonrpc.Request, version string
 	if p.ClientCapabilities.Kind() != '{' {
 		return jsonrpc.CodeInvalidParams, "invalid params: missing _meta member io.modelcontextprotocol/clientCapabilities"
 	}
-	var source jsontext.Value
-	switch mirroredMember(req.Method) {
-	case `name`:
-		source = p.Name
-	case `uri`:
-		source = p.URI
-	case `taskId`:
-		// The tasks extension routes a task's requests by its ID.
-		source = p.TaskID
-	default:
+	if member == "" {
 		return 0, ""
 	}
 	name, ok := header[headerName]
@@ -352,7 +342,7 @@ func checkModernRequest(header http.Header, req *jsonrpc.Request, version string
 	if !ok {
 		return codeHeaderMismatch, "Header mismatch: Mcp-Name header value is not valid"
 	}
-	if !jsonStringIs(source, value) {
+	if !jsonStringIs(p.Mirrored, value) {
 		return codeHeaderMismatch, "Header mismatch: Mcp-Name header does not match the body"
 	}
 	return 0, ""
