@@ -152,17 +152,18 @@ func (h *StreamableHTTPHandler) handOver(w http.ResponseWriter, r *http.Request,
 func (st *httpStream) outlives(ctx context.Context, conn int, d time.Duration) bool {
 	st.mu.Lock()
 	live := st.w != nil && st.conns == conn
-	detached := st.detached
-	st.mu.Unlock()
 	if !live || d <= 0 {
+		st.mu.Unlock()
 		return live
 	}
+	finished, detached := st.finishedLocked(), st.detachedLocked()
+	st.mu.Unlock()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return true
-	case <-st.finished:
+	case <-finished:
 	case <-detached:
 	case <-st.s.done:
 	case <-ctx.Done():

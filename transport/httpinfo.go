@@ -6,6 +6,8 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"sync"
+	"sync/atomic"
 )
 
 // HTTPRequestInfo describes the HTTP request that carried an incoming
@@ -77,12 +79,11 @@ func (i *HTTPRequestInfo) CloseSSEStream() {
 // client abandons the exchange and the server cannot resume it (see
 // pushEnd.BindContext).
 func (i *HTTPRequestInfo) bind(ctx context.Context, cancel context.CancelCauseFunc) (context.Context, func()) {
-	ctx = &infoContext{Context: ctx, info: i}
 	if i.cancelOn == nil || cancel == nil {
-		return ctx, func() {}
+		return &infoContext{Context: ctx, info: i}, func() {}
 	}
-	stop := context.AfterFunc(i.cancelOn, func() { cancel(i.cancelWhy) })
-	return ctx, func() { stop() }
+	c := &infoContext{Context: ctx, info: i, cancel: cancel}
+	return c, c.release
 }
 
 // infoContext is a handler's context that carries its request's
@@ -91,9 +92,67 @@ func (i *HTTPRequestInfo) bind(ctx context.Context, cancel context.CancelCauseFu
 // then in those values. Deadline, Done and Err are the handler's. (One
 // value for both, rather than a context.WithValue over a second wrapper:
 // an allocation fewer per request.)
+//
+// With a cancel function, the context ends when info.cancelOn does (the
+// client abandoned an exchange the server cannot resume). That link is
+// made when first needed: by Done, which every wait on the context and
+// every context derived from it calls, or by Err, which looks at
+// cancelOn itself. A handler that never asks (most run to completion
+// without looking) costs no registration with the HTTP request's context,
+// which would give that context a channel and a map of its children.
 type infoContext struct {
 	context.Context
-	info *HTTPRequestInfo
+	info   *HTTPRequestInfo
+	cancel context.CancelCauseFunc // nil: nothing to link
+
+	linked atomic.Bool // Done made the link, or the context ended
+	mu     sync.Mutex
+	ended  bool        // released: the handler returned
+	stop   func() bool // undoes the link; nil when not made
+}
+
+// Done implements context.Context.
+func (c *infoContext) Done() <-chan struct{} {
+	if c.cancel != nil && !c.linked.Load() {
+		c.link()
+	}
+	return c.Context.Done()
+}
+
+// Err implements context.Context.
+func (c *infoContext) Err() error {
+	err := c.Context.Err()
+	if err == nil && c.cancel != nil && !c.linked.Load() && c.info.cancelOn.Err() != nil {
+		c.mu.Lock()
+		if !c.ended {
+			c.cancel(c.info.cancelWhy)
+		}
+		c.mu.Unlock()
+		err = c.Context.Err()
+	}
+	return err
+}
+
+// link cancels the context once info.cancelOn is done.
+func (c *infoContext) link() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.linked.Load() || c.ended {
+		return
+	}
+	c.stop = context.AfterFunc(c.info.cancelOn, func() { c.cancel(c.info.cancelWhy) })
+	c.linked.Store(true)
+}
+
+// release undoes the link once the handler has returned.
+func (c *infoContext) release() {
+	c.mu.Lock()
+	c.ended = true
+	stop := c.stop
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
 }
 
 // Value implements context.Context.

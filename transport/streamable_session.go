@@ -505,8 +505,6 @@ func (s *httpSession) newStream(w http.ResponseWriter, requests []jsonrpc.ID, in
 		w:          w,
 		pending:    len(requests),
 		initialize: initialize,
-		finished:   make(chan struct{}),
-		detached:   make(chan struct{}),
 	}
 	st.mode = s.h.opts.ResponseMode
 	if initialize {
@@ -538,7 +536,7 @@ func (s *httpSession) standaloneStream() *httpStream {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.standalone == nil {
-		st := &httpStream{s: s, mode: ResponseSSE, standalone: true, finished: make(chan struct{}), detached: make(chan struct{})}
+		st := &httpStream{s: s, mode: ResponseSSE, standalone: true}
 		if s.h.opts.EventStore != nil {
 			if s.streams == nil {
 				s.streams = make(map[string]*httpStream)
@@ -921,10 +919,16 @@ type httpStream struct {
 	id         string // event store stream ID; "" when not resumable
 	standalone bool
 	initialize bool
-	finished   chan struct{} // closed when every response has been sent
-	detached   chan struct{} // closed to release the live connection
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// finished is closed when every response has been sent (done), and
+	// detached to release the live connection (released). Both are made
+	// when a wait needs them (finishedLocked, detachedLocked): an
+	// exchange whose handler ran on the POST's goroutine is finished
+	// before its POST waits, and never makes either.
+	finished chan struct{}
+	detached chan struct{}
+
 	mode     ResponseMode
 	w        http.ResponseWriter // the live connection, or nil
 	wrote    bool                // headers sent on the first connection
@@ -969,7 +973,7 @@ func (st *httpStream) attach(w http.ResponseWriter, replay func() ([]StoredEvent
 		st.releaseLocked() // the connection it replaces ends
 	}
 	if st.released {
-		st.detached = make(chan struct{})
+		st.detached = nil // made again by the next wait
 		st.released = false
 	}
 	st.conns++
@@ -1008,11 +1012,37 @@ func (st *httpStream) attach(w http.ResponseWriter, replay func() ([]StoredEvent
 	return st.conns, true
 }
 
+// finishedLocked returns the channel closed once the stream is
+// finished, making it if need be. st.mu is held.
+func (st *httpStream) finishedLocked() chan struct{} {
+	if st.finished == nil {
+		st.finished = make(chan struct{})
+		if st.done {
+			close(st.finished)
+		}
+	}
+	return st.finished
+}
+
+// detachedLocked returns the channel closed once the live connection is
+// released, making it if need be. st.mu is held.
+func (st *httpStream) detachedLocked() chan struct{} {
+	if st.detached == nil {
+		st.detached = make(chan struct{})
+		if st.released {
+			close(st.detached)
+		}
+	}
+	return st.detached
+}
+
 // releaseLocked ends the wait of the live connection.
 func (st *httpStream) releaseLocked() {
 	if !st.released {
 		st.released = true
-		close(st.detached)
+		if st.detached != nil {
+			close(st.detached)
+		}
 	}
 	st.interruptHijackedLocked()
 }
@@ -1024,20 +1054,20 @@ func (st *httpStream) releaseLocked() {
 func (st *httpStream) wait(ctx context.Context, conn int) bool {
 	st.mu.Lock()
 	w := st.w
-	detached := st.detached
 	mine := st.conns == conn
+	// Most often finished already (a handler run on the POST's own
+	// goroutine): then no channel is made, and none is waited on.
+	var finished, detached chan struct{}
+	if w != nil && mine && !st.done {
+		finished, detached = st.finishedLocked(), st.detachedLocked()
+	}
 	st.mu.Unlock()
 	if w == nil || !mine {
 		return mine
 	}
-	select {
-	case <-st.finished:
-		// Most often finished already (a handler run on the POST's own
-		// goroutine): a receive from a closed channel takes no lock,
-		// where the select below locks all four channels.
-	default:
+	if finished != nil {
 		select {
-		case <-st.finished:
+		case <-finished:
 		case <-detached:
 		case <-st.s.done:
 		case <-ctx.Done():
@@ -1284,7 +1314,9 @@ func (st *httpStream) finishLocked() {
 		return
 	}
 	st.done = true
-	close(st.finished)
+	if st.finished != nil {
+		close(st.finished)
+	}
 	st.s.mu.Lock()
 	if st.id != "" && st.s.streams != nil {
 		delete(st.s.streams, st.id)
