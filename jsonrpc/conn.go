@@ -1231,6 +1231,9 @@ func (c *Conn) response(req *Request, result any, err error) *Response {
 	if err != nil {
 		return &Response{ID: req.ID, Error: ToWire(err)}
 	}
+	if f, ok := result.(*rpclink.Framed); ok && f != nil {
+		return &Response{ID: req.ID, Result: f.Value(), frame: f}
+	}
 	raw, err := marshalResult(result)
 	if err != nil {
 		c.logger.Error("jsonrpc: cannot marshal result", "method", req.Method, "err", err)
@@ -1241,6 +1244,10 @@ func (c *Conn) response(req *Request, result any, err error) *Response {
 
 func marshalResult(v any) (json.RawMessage, error) {
 	switch v := v.(type) {
+	case *rpclink.Framed:
+		if v != nil {
+			return v.Value(), nil
+		}
 	case nil:
 		return json.RawMessage("{}"), nil
 	case json.RawMessage:

@@ -10,6 +10,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/internal/jsonscan"
+	"github.com/mcpkit/mcpkit/internal/rpclink"
 )
 
 // Message is a JSON-RPC 2.0 message: a [*Request] (which includes
@@ -50,6 +51,11 @@ type Response struct {
 	Error *Error
 	// Extra carries transport-supplied information; never on the wire.
 	Extra any
+
+	// frame, when not nil, holds Result with room before it for the
+	// envelope (see EncodeMessage); it is used only while Result is still
+	// its value.
+	frame *rpclink.Framed
 }
 
 // Batch is a JSON-RPC batch: an array of requests or of responses. MCP
@@ -251,7 +257,37 @@ func AppendMessage(dst []byte, m Message) ([]byte, error) {
 
 // EncodeMessage returns the JSON encoding of m.
 func EncodeMessage(m Message) ([]byte, error) {
+	if r, ok := m.(*Response); ok && r.frame != nil && r.Error == nil {
+		if data, ok := r.encodeInFrame(); ok {
+			return data, nil
+		}
+	}
 	return AppendMessage(make([]byte, 0, encodedSizeHint(m)), m)
+}
+
+// encodeInFrame encodes r into the memory of its result, which package
+// mcp encoded with room before it (rpclink.Framed): the envelope goes into
+// the room and the closing brace after the result, so the result is not
+// copied. It reports false when the result is no longer the frame's, the
+// room or the capacity after it is too small, or an encoding before this
+// one used the room.
+func (r *Response) encodeInFrame() ([]byte, bool) {
+	f := r.frame
+	v := f.Value()
+	if len(r.Result) == 0 || len(v) != len(r.Result) || &v[0] != &r.Result[0] || cap(f.Buf) == len(f.Buf) || !r.ID.IsValid() {
+		return nil, false
+	}
+	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
+	n := len(head) + len(r.ID.raw) + len(mid)
+	if n > f.Off || !f.Claim() {
+		return nil, false
+	}
+	out := f.Buf[f.Off-n : len(f.Buf)+1]
+	i := copy(out, head)
+	i += copy(out[i:], r.ID.raw)
+	copy(out[i:], mid)
+	out[len(out)-1] = '}'
+	return out, true
 }
 
 // encodedSizeHint estimates the size of m's encoding, so that it is

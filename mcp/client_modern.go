@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/mcplink"
+	"github.com/mcpkit/mcpkit/internal/rpclink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 	"github.com/mcpkit/mcpkit/transport"
 )
@@ -518,8 +519,10 @@ func (cs *ClientSession) fulfil(ctx context.Context, method string, reqs map[str
 		if err != nil {
 			return nil, &InputRequestError{Method: method, Key: key, Input: in.Method, Err: err}
 		}
-		data, err := marshalStd(res)
-		if err != nil {
+		var data json.RawMessage
+		if f, ok := res.(*rpclink.Framed); ok {
+			data = f.Value() // dispatch's encoding, which nothing else holds
+		} else if data, err = marshalStd(res); err != nil {
 			return nil, &InputRequestError{Method: method, Key: key, Input: in.Method, Err: err}
 		}
 		out[key] = data

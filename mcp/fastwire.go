@@ -34,9 +34,7 @@ func (p *CallToolParams) appendWire(dst []byte) ([]byte, bool) {
 	if p.Arguments != nil && !jsonscan.Compact(p.Arguments) {
 		return dst, false
 	}
-	if dst == nil {
-		dst = make([]byte, 0, len(meta)+len(p.Name)+len(p.Arguments)+48) // 48: the member names and punctuation
-	}
+	dst = grow(dst, len(meta)+len(p.Name)+len(p.Arguments)+48) // 48: the member names and punctuation
 	dst = append(dst, '{')
 	if meta != nil {
 		dst = append(dst, `"_meta":`...)
@@ -70,9 +68,7 @@ func (r *CallToolResult) appendWire(dst []byte) ([]byte, bool) {
 		}
 		n += len(t.Text) + 32
 	}
-	if dst == nil {
-		dst = make([]byte, 0, n)
-	}
+	dst = grow(dst, n)
 	dst = append(dst, '{')
 	switch r.ResultType {
 	case "":
@@ -120,6 +116,18 @@ func (r *CallToolResult) appendWire(dst []byte) ([]byte, bool) {
 // members is jsonscan.Members with names without their quotes.
 func members(data, known []byte, f func(name, v []byte) bool) bool {
 	return jsonscan.Members(data, known, func(name, v []byte) bool { return f(name[1:len(name)-1], v) })
+}
+
+// grow returns dst with room for n more bytes: dst itself when it has
+// the room, else a copy in memory of its own, made in one allocation (the
+// buffer of a hand-written encoder is sized once, before it writes).
+func grow(dst []byte, n int) []byte {
+	if cap(dst)-len(dst) >= n {
+		return dst
+	}
+	b := make([]byte, len(dst), len(dst)+n)
+	copy(b, dst)
+	return b
 }
 
 // plainText returns the string whose raw JSON is v when it has no escape
@@ -323,9 +331,7 @@ func (t *DetailedTask) appendWire(dst []byte) ([]byte, bool) {
 		t.Result != nil && !jsonscan.Compact(t.Result) {
 		return dst, false
 	}
-	if dst == nil {
-		dst = make([]byte, 0, len(t.TaskID)+len(t.StatusMessage)+len(t.Result)+256) // 256: names, punctuation, times, numbers
-	}
+	dst = grow(dst, len(t.TaskID)+len(t.StatusMessage)+len(t.Result)+256) // 256: names, punctuation, times, numbers
 	var err error
 	dst = append(dst, '{')
 	if t.ResultType != "" {

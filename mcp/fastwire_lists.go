@@ -38,15 +38,13 @@ func appendList[T listItem](dst []byte, meta *Meta, rt ResultType, ttl *int64, s
 	if !meta.IsZero() {
 		return dst, false
 	}
-	if dst == nil {
-		n := len(next) + 64 // the member names and punctuation
-		for _, it := range items {
-			if it != nil {
-				n += size(it)
-			}
+	n := len(next) + 64 // the member names and punctuation
+	for _, it := range items {
+		if it != nil {
+			n += size(it)
 		}
-		dst = make([]byte, 0, n)
 	}
+	dst = grow(dst, n)
 	dst, ok := appendListHead(dst, rt, ttl, scope)
 	if !ok {
 		return dst, false

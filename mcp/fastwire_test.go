@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mcpkit/mcpkit/internal/rpclink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -283,5 +284,38 @@ func TestReadWireGetTask(t *testing.T) {
 		if ok && (unmarshalWith([]byte(c.data), &slow, wire().received...) != nil || !reflect.DeepEqual(fast, slow)) {
 			t.Errorf("%s: readWire %+v, engine %+v", c.data, fast, slow)
 		}
+	}
+}
+
+// encodeResult gives marshalStd's bytes, after rpclink.FrameRoom bytes of
+// room for the envelope when a hand-written encoder takes the result.
+func TestEncodeResultFramed(t *testing.T) {
+	tests := []struct {
+		name string
+		res  Result
+		room bool
+	}{
+		{"tool result", newTextResult("hello"), true},
+		{"tool list", &ListToolsResult{Tools: []*Tool{{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}}}, true},
+		{"tool result with _meta", &CallToolResult{Meta: Meta{Other: map[string]json.RawMessage{"k": json.RawMessage(`1`)}}, Content: Contents{&TextContent{Text: "x"}}}, false},
+		{"no hand-written encoder", &InitializeResult{ProtocolVersion: "2025-11-25", ServerInfo: &Implementation{Name: "s", Version: "1"}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want, err := marshalStd(tt.res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var f rpclink.Framed
+			if err := encodeResult(tt.res, &f); err != nil {
+				t.Fatal(err)
+			}
+			if got := f.Value(); !bytes.Equal(got, want) {
+				t.Fatalf("got %s, want %s", got, want)
+			}
+			if room := f.Off == rpclink.FrameRoom; room != tt.room {
+				t.Fatalf("room %v (Off %d), want %v", room, f.Off, tt.room)
+			}
+		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/mcpkit/mcpkit/internal/jsonscan"
+	"github.com/mcpkit/mcpkit/internal/rpclink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
 
@@ -26,16 +27,18 @@ import (
 type inMethod[S any] struct {
 	notification bool
 	required     *requiredList // the params' required members
-	newRequest   func(s S, raw json.RawMessage, extra *RequestExtra) (Request, *json.RawMessage, error)
+	newRequest   func(s S, raw json.RawMessage, extra *RequestExtra) (Request, *rpclink.Framed, error)
 	handle       func(ctx context.Context, s S, req Request) (Result, error)
 }
 
 // inbound is a request received with the place its result goes once
 // encoded, in one allocation: the result goes to the JSON-RPC layer as a
-// pointer to it, which an interface holds without allocating.
+// pointer to it, which an interface holds without allocating, with room
+// for the response's envelope before it when the result has a
+// hand-written encoder (see encodeResult).
 type inbound[R any] struct {
 	req    R
-	result json.RawMessage
+	result rpclink.Framed
 }
 
 // decodeParams decodes raw params into a fresh P. Missing params decode as
@@ -198,7 +201,7 @@ func serverMethodFor[P any, PP interface {
 	required := &requiredList{t: reflect.TypeFor[P]()}
 	return inMethod[*ServerSession]{
 		required: required,
-		newRequest: func(ss *ServerSession, raw json.RawMessage, extra *RequestExtra) (Request, *json.RawMessage, error) {
+		newRequest: func(ss *ServerSession, raw json.RawMessage, extra *RequestExtra) (Request, *rpclink.Framed, error) {
 			p := PP(new(P))
 			r, fast := any(p).(wireReader)
 			if fast = fast && r.readWire(raw, ss.metaCache()); !fast {
@@ -240,7 +243,7 @@ func clientMethodFor[P any, PP interface {
 	required := &requiredList{t: reflect.TypeFor[P]()}
 	return inMethod[*ClientSession]{
 		required: required,
-		newRequest: func(cs *ClientSession, raw json.RawMessage, _ *RequestExtra) (Request, *json.RawMessage, error) {
+		newRequest: func(cs *ClientSession, raw json.RawMessage, _ *RequestExtra) (Request, *rpclink.Framed, error) {
 			p, err := decodeParams[P, PP](raw, wire().received...)
 			if err != nil {
 				return nil, nil, err
@@ -444,13 +447,31 @@ func dispatch[S any](ctx context.Context, s S, table map[string]inMethod[S], rec
 	if res == nil || req.IsNotification() {
 		return nil, nil
 	}
-	if *result, err = marshalStd(res); err != nil {
+	if err := encodeResult(res, result); err != nil {
 		if l, ok := any(s).(interface{ log() *slog.Logger }); ok {
 			l.log().Error("mcp: cannot encode result", "method", req.Method, "err", err)
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: cannot encode result"}
 	}
 	return result, nil
+}
+
+// encodeResult encodes res into f as marshalStd does. The hand-written
+// encoder writes after rpclink.FrameRoom bytes of room, where the
+// transport writes the response's envelope, so that the result is not
+// copied into the message; the engine's encoding has no room.
+func encodeResult(res Result, f *rpclink.Framed) error {
+	if a, ok := res.(interface {
+		appendWire([]byte) ([]byte, bool)
+	}); ok {
+		if b, ok := a.appendWire(rpclink.Room()); ok {
+			f.Buf, f.Off = b, rpclink.FrameRoom
+			return nil
+		}
+	}
+	raw, err := marshalWith(res, wire().marshal)
+	f.Buf, f.Off = raw, 0
+	return err
 }
 
 // log returns the endpoint's logger.
