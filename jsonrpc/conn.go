@@ -490,6 +490,17 @@ func (c *Conn) shutdown(err error) error {
 // and reports it to [ConnOptions.OnCancel]. If the connection closes first,
 // Call returns an error that matches [ErrClosed].
 func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return c.send(ctx, method, params, nil)
+}
+
+// callFramed is Call with params encoded in a frame (rpclink.CallFramed).
+func (c *Conn) callFramed(ctx context.Context, method string, params *rpclink.Framed) (json.RawMessage, error) {
+	return c.send(ctx, method, params.Value(), params)
+}
+
+// send is Call; frame, if not nil, holds params with room for the
+// envelope.
+func (c *Conn) send(ctx context.Context, method string, params json.RawMessage, frame *rpclink.Framed) (json.RawMessage, error) {
 	// Package mcp may choose the id (subscriptions/listen) or want to
 	// know it (an observer).
 	var id ID
@@ -533,7 +544,7 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 	}
 	c.mu.Unlock()
 
-	if err := c.stream.Write(ctx, &Request{ID: id, Method: method, Params: params}); err != nil {
+	if err := c.stream.Write(ctx, &Request{ID: id, Method: method, Params: params, frame: frame}); err != nil {
 		c.forget(id)
 		if ctx.Err() != nil && c.onCancel != nil {
 			// The write was cut short by ctx, perhaps after the peer got

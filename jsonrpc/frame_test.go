@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -13,11 +14,16 @@ import (
 // framed returns value encoded with rpclink's room before it and spare
 // capacity after it unless full.
 func framed(value string, full bool) *rpclink.Framed {
-	b := append(rpclink.Room(), value...)
+	return framedIn(rpclink.ResultRoom, value, full)
+}
+
+// framedIn is framed with room bytes of room.
+func framedIn(room int, value string, full bool) *rpclink.Framed {
+	b := append(rpclink.Room(room), value...)
 	if full {
 		b = b[:len(b):len(b)]
 	}
-	return &rpclink.Framed{Buf: b, Off: rpclink.FrameRoom}
+	return &rpclink.Framed{Buf: b, Off: room}
 }
 
 // EncodeMessage writes a framed result's envelope into the room before it
@@ -27,63 +33,85 @@ func framed(value string, full bool) *rpclink.Framed {
 func TestEncodeInFrame(t *testing.T) {
 	const value = `{"content":[{"type":"text","text":"hi"}]}`
 	long := StringID(strings.Repeat("x", 40))
+	resp := func(id ID, f *rpclink.Framed) *Response { return &Response{ID: id, Result: f.Value(), frame: f} }
+	req := func(id ID, method string, f *rpclink.Framed) *Request {
+		return &Request{ID: id, Method: method, Params: f.Value(), frame: f}
+	}
 	tests := []struct {
 		name    string
-		resp    func() *Response
+		msg     func() (Message, *rpclink.Framed, []byte)
 		inPlace bool
 	}{
-		{"number id", func() *Response {
+		{"number id", func() (Message, *rpclink.Framed, []byte) {
 			f := framed(value, false)
-			return &Response{ID: Int64ID(7), Result: f.Value(), frame: f}
+			return resp(Int64ID(7), f), f, f.Value()
 		}, true},
-		{"string id", func() *Response {
+		{"string id", func() (Message, *rpclink.Framed, []byte) {
 			f := framed(value, false)
-			return &Response{ID: StringID("a-b"), Result: f.Value(), frame: f}
+			return resp(StringID("a-b"), f), f, f.Value()
 		}, true},
-		{"id past the room", func() *Response {
+		{"id past the room", func() (Message, *rpclink.Framed, []byte) {
 			f := framed(value, false)
-			return &Response{ID: long, Result: f.Value(), frame: f}
+			return resp(long, f), f, f.Value()
 		}, false},
-		{"no capacity for the brace", func() *Response {
+		{"no capacity for the brace", func() (Message, *rpclink.Framed, []byte) {
 			f := framed(value, true)
-			return &Response{ID: Int64ID(7), Result: f.Value(), frame: f}
+			return resp(Int64ID(7), f), f, f.Value()
 		}, false},
-		{"result replaced", func() *Response {
+		{"result replaced", func() (Message, *rpclink.Framed, []byte) {
 			f := framed(value, false)
-			return &Response{ID: Int64ID(7), Result: json.RawMessage(value), frame: f}
+			return &Response{ID: Int64ID(7), Result: json.RawMessage(value), frame: f}, f, []byte(value)
 		}, false},
-		{"no room", func() *Response {
+		{"no room", func() (Message, *rpclink.Framed, []byte) {
 			f := &rpclink.Framed{Buf: append([]byte(value), ' ')[:len(value)]}
-			return &Response{ID: Int64ID(7), Result: f.Value(), frame: f}
+			return resp(Int64ID(7), f), f, f.Value()
 		}, false},
-		{"error", func() *Response {
+		{"error", func() (Message, *rpclink.Framed, []byte) {
 			f := framed(value, false)
-			return &Response{ID: Int64ID(7), Result: f.Value(), Error: &Error{Code: 1, Message: "m"}, frame: f}
+			r := resp(Int64ID(7), f)
+			r.Error = &Error{Code: 1, Message: "m"}
+			return r, f, f.Value()
+		}, false},
+		{"request", func() (Message, *rpclink.Framed, []byte) {
+			f := framedIn(rpclink.ParamsRoom, value, false)
+			return req(Int64ID(12), "tools/call", f), f, f.Value()
+		}, true},
+		{"request, method to escape", func() (Message, *rpclink.Framed, []byte) {
+			f := framedIn(rpclink.ParamsRoom, value, false)
+			return req(Int64ID(12), "a\"b\n", f), f, f.Value()
+		}, false},
+		{"request, method past the room", func() (Message, *rpclink.Framed, []byte) {
+			f := framedIn(rpclink.ParamsRoom, value, false)
+			return req(Int64ID(12), strings.Repeat("m", 80), f), f, f.Value()
+		}, false},
+		{"notification", func() (Message, *rpclink.Framed, []byte) {
+			f := framedIn(rpclink.ParamsRoom, value, false)
+			return req(ID{}, "notifications/x", f), f, f.Value()
 		}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := tt.resp()
-			want, err := AppendMessage(nil, r)
+			m, f, member := tt.msg()
+			want, err := AppendMessage(nil, m)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := EncodeMessage(r)
+			got, err := EncodeMessage(m)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(got, want) {
 				t.Fatalf("got %s, want %s", got, want)
 			}
-			inPlace := r.frame != nil && cap(got) > 0 && &got[:cap(got)][cap(got)-1] == &r.frame.Buf[:cap(r.frame.Buf)][cap(r.frame.Buf)-1]
+			inPlace := cap(got) > 0 && &got[:cap(got)][cap(got)-1] == &f.Buf[:cap(f.Buf)][cap(f.Buf)-1]
 			if inPlace != tt.inPlace {
 				t.Fatalf("in place %v, want %v", inPlace, tt.inPlace)
 			}
-			if !bytes.Equal(r.Result, []byte(value)) {
-				t.Fatalf("the result changed: %s", r.Result)
+			if !bytes.Equal(member, []byte(value)) {
+				t.Fatalf("the value changed: %s", member)
 			}
 			// Again: the room is claimed, so this one copies.
-			again, err := EncodeMessage(r)
+			again, err := EncodeMessage(m)
 			if err != nil || !bytes.Equal(again, want) {
 				t.Fatalf("again: %s, %v", again, err)
 			}
@@ -127,5 +155,25 @@ func TestEncodeInFrameAllocs(t *testing.T) {
 	})
 	if n != 0 {
 		t.Fatalf("%v allocations, want 0", n)
+	}
+}
+
+// A call with framed params sends the request Call would send, encoded in
+// the frame's memory, and gets the same answer.
+func TestCallFramed(t *testing.T) {
+	checkGoroutines(t)
+	client, _ := connPair(t, HandlerFunc(echo), nil)
+	call := rpclink.CallFramed.(func(*Conn, context.Context, string, *rpclink.Framed) (json.RawMessage, error))
+	f := framedIn(rpclink.ParamsRoom, `{"x":1}`, false)
+	got, err := call(client, context.Background(), "echo", f)
+	if err != nil || string(got) != `{"x":1}` {
+		t.Fatalf("got %s, %v", got, err)
+	}
+	want := `{"jsonrpc":"2.0","id":1,"method":"echo","params":{"x":1}}`
+	if sent := string(f.Buf[f.Off-len(want)+len(`{"x":1}`)+1 : len(f.Buf)+1]); sent != want {
+		t.Fatalf("the frame holds %s, want %s", sent, want)
+	}
+	if got, err := client.Call(context.Background(), "echo", json.RawMessage(`{"x":1}`)); err != nil || string(got) != `{"x":1}` {
+		t.Fatalf("Call: %s, %v", got, err)
 	}
 }

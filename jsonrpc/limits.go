@@ -88,6 +88,7 @@ func (l *DecodeLimits) DecodeMessage(data []byte) (Message, error) {
 func init() {
 	rpclink.DecodeMemo = (*DecodeLimits).decode // for the transports: owned buffers, memos
 	rpclink.GrowStack = growStack
+	rpclink.CallFramed = (*Conn).callFramed
 	rpclink.Relate = relate
 	rpclink.CanAnswer = canAnswerEarly
 	rpclink.Answer = answerEarly

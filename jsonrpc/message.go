@@ -35,6 +35,11 @@ type Request struct {
 	// Extra carries transport-supplied information about the message, such
 	// as the HTTP request that carried it. It never goes on the wire.
 	Extra any
+
+	// frame, when not nil, holds Params with room before it for the
+	// envelope (see EncodeMessage); it is used only while Params is still
+	// its value.
+	frame *rpclink.Framed
 }
 
 // IsNotification reports whether the request expects no response.
@@ -257,35 +262,50 @@ func AppendMessage(dst []byte, m Message) ([]byte, error) {
 
 // EncodeMessage returns the JSON encoding of m.
 func EncodeMessage(m Message) ([]byte, error) {
-	if r, ok := m.(*Response); ok && r.frame != nil && r.Error == nil {
-		if data, ok := r.encodeInFrame(); ok {
-			return data, nil
+	switch m := m.(type) {
+	case *Response:
+		if m.frame != nil && m.Error == nil && m.ID.IsValid() {
+			if data, ok := encodeInFrame(m.frame, m.Result, `{"jsonrpc":"2.0","id":`, m.ID.raw, `,"result":`, ""); ok {
+				return data, nil
+			}
+		}
+	case *Request:
+		if m.frame != nil && m.ID.IsValid() && plainMethod(m.Method) {
+			if data, ok := encodeInFrame(m.frame, m.Params, `{"jsonrpc":"2.0","id":`, m.ID.raw, `,"method":"`, m.Method+`","params":`); ok {
+				return data, nil
+			}
 		}
 	}
 	return AppendMessage(make([]byte, 0, encodedSizeHint(m)), m)
 }
 
-// encodeInFrame encodes r into the memory of its result, which package
-// mcp encoded with room before it (rpclink.Framed): the envelope goes into
-// the room and the closing brace after the result, so the result is not
-// copied. It reports false when the result is no longer the frame's, the
+// plainMethod reports whether a method name is encoded as itself between
+// quotes: printable ASCII but the quote and the backslash.
+func plainMethod(m string) bool {
+	return jsonscan.PlainRun(m, 0) == len(m)
+}
+
+// encodeInFrame encodes a message whose one raw member, value (a
+// response's result or a request's params), package mcp encoded with room
+// before it (rpclink.Framed): head, id and the rest of the envelope go
+// into the room, and the closing brace after the value, so the value is
+// not copied. It reports false when value is no longer the frame's, the
 // room or the capacity after it is too small, or an encoding before this
 // one used the room.
-func (r *Response) encodeInFrame() ([]byte, bool) {
-	f := r.frame
+func encodeInFrame(f *rpclink.Framed, value []byte, head, id, mid, tail string) ([]byte, bool) {
 	v := f.Value()
-	if len(r.Result) == 0 || len(v) != len(r.Result) || &v[0] != &r.Result[0] || cap(f.Buf) == len(f.Buf) || !r.ID.IsValid() {
+	if len(value) == 0 || len(v) != len(value) || &v[0] != &value[0] || cap(f.Buf) == len(f.Buf) {
 		return nil, false
 	}
-	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
-	n := len(head) + len(r.ID.raw) + len(mid)
+	n := len(head) + len(id) + len(mid) + len(tail)
 	if n > f.Off || !f.Claim() {
 		return nil, false
 	}
 	out := f.Buf[f.Off-n : len(f.Buf)+1]
 	i := copy(out, head)
-	i += copy(out[i:], r.ID.raw)
-	copy(out[i:], mid)
+	i += copy(out[i:], id)
+	i += copy(out[i:], mid)
+	copy(out[i:], tail)
 	out[len(out)-1] = '}'
 	return out, true
 }

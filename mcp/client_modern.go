@@ -408,11 +408,7 @@ func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, e
 		if observe != nil {
 			callCtx, params, done = cs.observed(ctx, o, observe, round)
 		}
-		raw, err := marshalStd(params)
-		if err != nil {
-			return nil, fmt.Errorf("mcp: encoding %s params: %w", o.method, err)
-		}
-		res, err := cs.conn.Call(callCtx, o.method, raw)
+		res, err := callEncoded(callCtx, cs.conn, o, params)
 		if done != nil {
 			done(err)
 		}

@@ -287,7 +287,7 @@ func TestReadWireGetTask(t *testing.T) {
 	}
 }
 
-// encodeResult gives marshalStd's bytes, after rpclink.FrameRoom bytes of
+// encodeResult gives marshalStd's bytes, after rpclink.ResultRoom bytes of
 // room for the envelope when a hand-written encoder takes the result.
 func TestEncodeResultFramed(t *testing.T) {
 	tests := []struct {
@@ -313,7 +313,7 @@ func TestEncodeResultFramed(t *testing.T) {
 			if got := f.Value(); !bytes.Equal(got, want) {
 				t.Fatalf("got %s, want %s", got, want)
 			}
-			if room := f.Off == rpclink.FrameRoom; room != tt.room {
+			if room := f.Off == rpclink.ResultRoom; room != tt.room {
 				t.Fatalf("room %v (Off %d), want %v", room, f.Off, tt.room)
 			}
 		})

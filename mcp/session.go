@@ -289,6 +289,9 @@ type endpoint struct {
 type outgoing struct {
 	outgoingRequest
 	result Result // nil for notifications
+	// frame holds the params of a call when the hand-written encoder
+	// takes them, with room for the request's envelope (see callEncoded).
+	frame rpclink.Framed
 }
 
 func (e *endpoint) init(conn *jsonrpc.Conn, mw []Middleware, logger *slog.Logger) {
@@ -325,18 +328,18 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 	if observe := e.observerOf(ctx, o); observe != nil {
 		ctx, params, done = e.observed(ctx, o, observe, 0)
 	}
-	raw, err := marshalStd(params)
-	if err != nil {
-		return nil, fmt.Errorf("mcp: encoding %s params: %w", o.method, err)
-	}
 	if o.result == nil {
-		err := e.conn.Notify(ctx, o.method, raw)
+		raw, err := marshalStd(params)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: encoding %s params: %w", o.method, err)
+		}
+		err = e.conn.Notify(ctx, o.method, raw)
 		if done != nil {
 			done(err)
 		}
 		return nil, err
 	}
-	res, err := e.conn.Call(ctx, o.method, raw)
+	res, err := callEncoded(ctx, e.conn, o, params)
 	if done != nil {
 		done(err)
 	}
@@ -355,6 +358,30 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 		return nil, &ResultError{Method: o.method, Member: m}
 	}
 	return o.result, nil
+}
+
+// callFramed is jsonrpc's Conn.Call for params with room for the
+// request's envelope (see rpclink.CallFramed).
+var callFramed = rpclink.CallFramed.(func(*jsonrpc.Conn, context.Context, string, *rpclink.Framed) (json.RawMessage, error))
+
+// callEncoded encodes params and calls o's method with them on conn. The
+// hand-written encoder writes into o's frame, after room where the
+// transport writes the request's envelope, so that the params are not
+// copied into the message; the engine's encoding is sent as it is.
+func callEncoded(ctx context.Context, conn *jsonrpc.Conn, o *outgoing, params Params) (json.RawMessage, error) {
+	if a, ok := params.(interface {
+		appendWire([]byte) ([]byte, bool)
+	}); ok {
+		if b, ok := a.appendWire(rpclink.Room(rpclink.ParamsRoom)); ok {
+			o.frame.Set(b, rpclink.ParamsRoom)
+			return callFramed(conn, ctx, o.method, &o.frame)
+		}
+	}
+	raw, err := marshalWith(params, wire().marshal)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: encoding %s params: %w", o.method, err)
+	}
+	return conn.Call(ctx, o.method, raw)
 }
 
 // ResultError reports a peer's result that lacks a member the protocol
@@ -457,15 +484,15 @@ func dispatch[S any](ctx context.Context, s S, table map[string]inMethod[S], rec
 }
 
 // encodeResult encodes res into f as marshalStd does. The hand-written
-// encoder writes after rpclink.FrameRoom bytes of room, where the
+// encoder writes after rpclink.ResultRoom bytes of room, where the
 // transport writes the response's envelope, so that the result is not
 // copied into the message; the engine's encoding has no room.
 func encodeResult(res Result, f *rpclink.Framed) error {
 	if a, ok := res.(interface {
 		appendWire([]byte) ([]byte, bool)
 	}); ok {
-		if b, ok := a.appendWire(rpclink.Room()); ok {
-			f.Buf, f.Off = b, rpclink.FrameRoom
+		if b, ok := a.appendWire(rpclink.Room(rpclink.ResultRoom)); ok {
+			f.Buf, f.Off = b, rpclink.ResultRoom
 			return nil
 		}
 	}
