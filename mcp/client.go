@@ -352,7 +352,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport, opts ...*Co
 		OnClose:         func(error) { c.mu.Lock(); delete(c.sessions, cs); c.mu.Unlock() },
 		Logger:          logger,
 	})
-	cs.endpoint.init(conn, c.opts.SendingMiddleware, logger)
+	cs.endpoint.init(conn, tc, c.opts.SendingMiddleware, logger)
 	cs.self = cs
 	cs.network, cs.serverURL = peerOf(t)
 	cs.recv = chain(cs.handleRequest, c.opts.Middleware)

@@ -408,7 +408,7 @@ func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, e
 		if observe != nil {
 			callCtx, params, done = cs.observed(ctx, o, observe, round)
 		}
-		res, err := callEncoded(callCtx, cs.conn, o, params)
+		res, err := callEncoded(callCtx, cs.conn, cs.framed, o, params)
 		if done != nil {
 			done(err)
 		}

@@ -288,7 +288,8 @@ func TestReadWireGetTask(t *testing.T) {
 }
 
 // encodeResult gives marshalStd's bytes, after rpclink.ResultRoom bytes of
-// room for the envelope when a hand-written encoder takes the result.
+// room for the envelope when framed and a hand-written encoder takes the
+// result.
 func TestEncodeResultFramed(t *testing.T) {
 	tests := []struct {
 		name string
@@ -306,15 +307,17 @@ func TestEncodeResultFramed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var f rpclink.Framed
-			if err := encodeResult(tt.res, &f); err != nil {
-				t.Fatal(err)
-			}
-			if got := f.Value(); !bytes.Equal(got, want) {
-				t.Fatalf("got %s, want %s", got, want)
-			}
-			if room := f.Off == rpclink.ResultRoom; room != tt.room {
-				t.Fatalf("room %v (Off %d), want %v", room, f.Off, tt.room)
+			for _, framed := range []bool{false, true} {
+				var f rpclink.Framed
+				if err := encodeResult(tt.res, &f, framed); err != nil {
+					t.Fatal(err)
+				}
+				if got := f.Value(); !bytes.Equal(got, want) {
+					t.Fatalf("framed %v: got %s, want %s", framed, got, want)
+				}
+				if room := f.Off == rpclink.ResultRoom; room != (tt.room && framed) {
+					t.Fatalf("framed %v: room %v (Off %d), want %v", framed, room, f.Off, tt.room && framed)
+				}
 			}
 		})
 	}

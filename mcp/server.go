@@ -417,7 +417,7 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 		opts.OnReceive = ss.received
 	}
 	conn := jsonrpc.NewConn(tc, opts)
-	ss.endpoint.init(conn, s.opts.SendingMiddleware, s.logger)
+	ss.endpoint.init(conn, tc, s.opts.SendingMiddleware, s.logger)
 	ss.self = ss
 	if len(s.opts.Middleware) > 0 {
 		ss.recv = chain(ss.handleRequest, s.opts.Middleware)

@@ -17,6 +17,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/mcpkit/mcpkit/internal/jsonscan"
+	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/internal/rpclink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
 )
@@ -283,6 +284,10 @@ type endpoint struct {
 	// observable: sending middleware is installed, so a message may have
 	// an observer (ObserveSend); without, none is looked for.
 	observable bool
+	// framed: the transport encodes each message into memory of its own
+	// (mcplink.FramedWriter), so results and params are encoded with room
+	// for the envelope (see encodeResult and callEncoded).
+	framed bool
 }
 
 // outgoing is an outgoingRequest with the place its result goes.
@@ -294,9 +299,12 @@ type outgoing struct {
 	frame rpclink.Framed
 }
 
-func (e *endpoint) init(conn *jsonrpc.Conn, mw []Middleware, logger *slog.Logger) {
+func (e *endpoint) init(conn *jsonrpc.Conn, tc jsonrpc.Stream, mw []Middleware, logger *slog.Logger) {
 	e.conn = conn
 	e.logger = logger
+	if f, ok := tc.(mcplink.FramedWriter); ok {
+		e.framed = f.FramedWrites()
+	}
 	if len(mw) > 0 {
 		// Without middleware the wire is called directly (see out): a
 		// method value stored here would cost an allocation per session,
@@ -339,7 +347,7 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 		}
 		return nil, err
 	}
-	res, err := callEncoded(ctx, e.conn, o, params)
+	res, err := callEncoded(ctx, e.conn, e.framed, o, params)
 	if done != nil {
 		done(err)
 	}
@@ -364,11 +372,19 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 // request's envelope (see rpclink.CallFramed).
 var callFramed = rpclink.CallFramed.(func(*jsonrpc.Conn, context.Context, string, *rpclink.Framed) (json.RawMessage, error))
 
-// callEncoded encodes params and calls o's method with them on conn. The
-// hand-written encoder writes into o's frame, after room where the
-// transport writes the request's envelope, so that the params are not
-// copied into the message; the engine's encoding is sent as it is.
-func callEncoded(ctx context.Context, conn *jsonrpc.Conn, o *outgoing, params Params) (json.RawMessage, error) {
+// callEncoded encodes params and calls o's method with them on conn.
+// When framed, the hand-written encoder writes into o's frame, after room
+// where the transport writes the request's envelope, so that the params
+// are not copied into the message; otherwise, and for the engine's
+// encoding, the params are sent as they are.
+func callEncoded(ctx context.Context, conn *jsonrpc.Conn, framed bool, o *outgoing, params Params) (json.RawMessage, error) {
+	if !framed {
+		raw, err := marshalStd(params)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: encoding %s params: %w", o.method, err)
+		}
+		return conn.Call(ctx, o.method, raw)
+	}
 	if a, ok := params.(interface {
 		appendWire([]byte) ([]byte, bool)
 	}); ok {
@@ -474,7 +490,11 @@ func dispatch[S any](ctx context.Context, s S, table map[string]inMethod[S], rec
 	if res == nil || req.IsNotification() {
 		return nil, nil
 	}
-	if err := encodeResult(res, result); err != nil {
+	framed := false
+	if f, ok := any(s).(interface{ framedWrites() bool }); ok {
+		framed = f.framedWrites()
+	}
+	if err := encodeResult(res, result, framed); err != nil {
 		if l, ok := any(s).(interface{ log() *slog.Logger }); ok {
 			l.log().Error("mcp: cannot encode result", "method", req.Method, "err", err)
 		}
@@ -483,11 +503,16 @@ func dispatch[S any](ctx context.Context, s S, table map[string]inMethod[S], rec
 	return result, nil
 }
 
-// encodeResult encodes res into f as marshalStd does. The hand-written
-// encoder writes after rpclink.ResultRoom bytes of room, where the
-// transport writes the response's envelope, so that the result is not
-// copied into the message; the engine's encoding has no room.
-func encodeResult(res Result, f *rpclink.Framed) error {
+// encodeResult encodes res into f as marshalStd does. When framed, the
+// hand-written encoder writes after rpclink.ResultRoom bytes of room,
+// where the transport writes the response's envelope, so that the result
+// is not copied into the message; the engine's encoding has no room.
+func encodeResult(res Result, f *rpclink.Framed, framed bool) error {
+	if !framed {
+		raw, err := marshalStd(res)
+		f.Buf, f.Off = raw, 0
+		return err
+	}
 	if a, ok := res.(interface {
 		appendWire([]byte) ([]byte, bool)
 	}); ok {
@@ -500,6 +525,10 @@ func encodeResult(res Result, f *rpclink.Framed) error {
 	f.Buf, f.Off = raw, 0
 	return err
 }
+
+// framedWrites reports whether the endpoint's transport encodes each
+// message into memory of its own (see endpoint.framed).
+func (e *endpoint) framedWrites() bool { return e.framed }
 
 // log returns the endpoint's logger.
 func (e *endpoint) log() *slog.Logger { return e.logger }

@@ -111,6 +111,13 @@ func (c *loggingConn) HandshakeOnly() bool {
 	return ok && h.HandshakeOnly()
 }
 
+// FramedWrites reports what the inner connection reports (see
+// mcplink.FramedWriter).
+func (c *loggingConn) FramedWrites() bool {
+	f, ok := c.inner.(mcplink.FramedWriter)
+	return ok && f.FramedWrites()
+}
+
 // SetLogger passes the client's logger to the inner connection, when it
 // takes one, for the diagnostics it logs itself (such as the answers a
 // 2026-07-28 HTTP client does not send).

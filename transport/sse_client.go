@@ -89,6 +89,10 @@ type sseClientConn struct {
 // 2024-11-05 (see mcplink.HandshakeOnly).
 func (c *sseClientConn) HandshakeOnly() bool { return true }
 
+// FramedWrites reports true: each message is encoded into a POST body of
+// its own (see mcplink.FramedWriter).
+func (c *sseClientConn) FramedWrites() bool { return true }
+
 // Read returns the next message of the event stream.
 func (c *sseClientConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return c.read(ctx)

@@ -510,6 +510,10 @@ type sseSession struct {
 // SessionID implements [SessionConn].
 func (s *sseSession) SessionID() string { return s.id }
 
+// FramedWrites reports true: each message is encoded into an event of its
+// own (see mcplink.FramedWriter).
+func (s *sseSession) FramedWrites() bool { return true }
+
 func (s *sseSession) admissionOf() *admission { return s.adm }
 
 // posted records a POST from the client: the second ends the handshake.

@@ -104,6 +104,10 @@ func (c *streamableClientConn) SetProtocolVersion(v string) {
 	c.modern.Store(isModernVersion(v))
 }
 
+// FramedWrites reports true: each message is encoded into a POST body of
+// its own (see mcplink.FramedWriter).
+func (c *streamableClientConn) FramedWrites() bool { return true }
+
 func (c *streamableClientConn) version() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -93,6 +93,10 @@ func (c statelessConn) StatelessProtocolVersion() string { return c.protocolVers
 // SessionID implements [SessionConn].
 func (s *httpSession) SessionID() string { return s.id }
 
+// FramedWrites reports true: each message is encoded into memory of its
+// own, a response body or an event (see mcplink.FramedWriter).
+func (s *httpSession) FramedWrites() bool { return true }
+
 func (s *httpSession) admissionOf() *admission { return s.adm }
 
 // deliver passes a message (perhaps a batch) to the connection, reporting

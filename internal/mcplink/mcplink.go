@@ -32,6 +32,18 @@ type ProtocolVersionSetter interface {
 	SetProtocolVersion(v string)
 }
 
+// FramedWriter is implemented by connections that encode each message
+// into memory of its own (jsonrpc.EncodeMessage), such as the HTTP
+// transports', rather than into a buffer they reuse, such as a stream's
+// line: for them, mcp encodes results and the params of its calls with
+// room for the JSON-RPC envelope before them, which the encoding then
+// writes in place of a copy (see rpclink.Framed). A connection that
+// wraps another asks it.
+type FramedWriter interface {
+	// FramedWrites reports whether the connection encodes so.
+	FramedWrites() bool
+}
+
 // HandshakeOnly is implemented by connections that may know they carry
 // only the handshake era of MCP (initialize; revisions 2024-11-05 to
 // 2025-11-25): the 2024-11-05 HTTP+SSE transport's, and wrappers of
