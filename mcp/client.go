@@ -328,13 +328,12 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport, opts ...*Co
 	}
 	cs := &ClientSession{client: c, tconn: tc, name: o.Name, progress: make(map[string]*progressWatch)}
 	logger := c.logger
-	cs.stray.logger = c.opts.Logger
-	if cs.stray.logger == nil {
-		cs.stray.logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	}
+	cs.stray.logger, cs.stray.name = c.opts.Logger, o.Name
 	if o.Name != "" {
 		logger = logger.With("session", o.Name)
-		cs.stray.logger = cs.stray.logger.With("session", o.Name)
+		if cs.stray.logger != nil {
+			cs.stray.logger = cs.stray.logger.With("session", o.Name)
+		}
 	}
 	if l, ok := tc.(interface{ SetLogger(*slog.Logger) }); ok {
 		l.SetLogger(logger) // diagnostics of the transport, such as the answers it does not send
@@ -893,10 +892,13 @@ const strayLogMax = 10
 
 // strayLines counts and reports the server's stray output.
 type strayLines struct {
-	logger *slog.Logger
-	count  atomic.Int64
+	count atomic.Int64
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// logger is ClientOptions.Logger, or one made when the first line is
+	// reported, on standard error (most sessions never report one).
+	logger  *slog.Logger
+	name    string    // ConnectOptions.Name, for the logger made here
 	window  time.Time // start of the current minute of reports
 	logged  int       // lines logged in the window
 	dropped int       // lines not logged in the window
@@ -918,10 +920,17 @@ func (s *strayLines) report(de *jsonrpc.DecodeError) {
 	} else {
 		s.dropped++
 	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		if s.name != "" {
+			s.logger = s.logger.With("session", s.name)
+		}
+	}
+	logger := s.logger
 	s.mu.Unlock()
 	ctx := context.Background()
 	if dropped > 0 {
-		s.logger.Log(ctx, slog.LevelWarn, "mcp: more output from the server that is not protocol messages was skipped and not shown", "lines", dropped)
+		logger.Log(ctx, slog.LevelWarn, "mcp: more output from the server that is not protocol messages was skipped and not shown", "lines", dropped)
 	}
 	if !show {
 		return
@@ -931,8 +940,8 @@ func (s *strayLines) report(de *jsonrpc.DecodeError) {
 		text = de.Error()
 	}
 	if n == 1 {
-		s.logger.Log(ctx, slog.LevelWarn, "mcp: skipping an undecodable message from the server: output that is not a protocol message (a stdio server must write only protocol messages to its standard output; logs belong on standard error)", "line", text)
+		logger.Log(ctx, slog.LevelWarn, "mcp: skipping an undecodable message from the server: output that is not a protocol message (a stdio server must write only protocol messages to its standard output; logs belong on standard error)", "line", text)
 		return
 	}
-	s.logger.Log(ctx, slog.LevelWarn, "mcp: skipping an undecodable message from the server: output that is not a protocol message", "line", text, "count", n)
+	logger.Log(ctx, slog.LevelWarn, "mcp: skipping an undecodable message from the server: output that is not a protocol message", "line", text, "count", n)
 }

@@ -299,7 +299,7 @@ func TestEncodeResultFramed(t *testing.T) {
 		{"tool result", newTextResult("hello"), true},
 		{"tool list", &ListToolsResult{Tools: []*Tool{{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}}}, true},
 		{"tool result with _meta", &CallToolResult{Meta: Meta{Other: map[string]json.RawMessage{"k": json.RawMessage(`1`)}}, Content: Contents{&TextContent{Text: "x"}}}, false},
-		{"no hand-written encoder", &InitializeResult{ProtocolVersion: "2025-11-25", ServerInfo: &Implementation{Name: "s", Version: "1"}}, false},
+		{"no hand-written encoder", &GetPromptResult{Description: "d", Messages: []*PromptMessage{{Role: "user", Content: &TextContent{Text: "hi"}}}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

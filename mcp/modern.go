@@ -364,16 +364,9 @@ func (c *capsCache) init() {
 		if err := unmarshalStd(raw, caps); err != nil {
 			return err
 		}
-		if len(raw) > maxCachedText {
-			*v = caps
-			return nil
+		if len(raw) <= maxCachedText {
+			c.keepCaps(raw, caps)
 		}
-		c.mu.Lock()
-		if c.m == nil || len(c.m) >= maxCachedCaps {
-			c.m = make(map[string]*ClientCapabilities)
-		}
-		c.m[string(raw)] = caps
-		c.mu.Unlock()
 		*v = caps
 		return nil
 	})

@@ -403,6 +403,13 @@ func TestRequiredListsOnFirstUse(t *testing.T) {
 	if _, err := ss.handle(context.Background(), &jsonrpc.Request{ID: jsonrpc.Int64ID(99), Method: MethodToolsCall, Params: json.RawMessage(`{"name":"t","requestState":""}`)}); err == nil {
 		t.Fatal("tools/call of no tool succeeded")
 	}
+	// initialize's params in their common shape come from the hand-written
+	// decoder too; experimental capabilities take the engine's.
+	if got := serverMethods[MethodInitialize].required.list; got != nil {
+		t.Errorf("initialize's common shape listed its required members: %v", got)
+	}
+	ss.handle(context.Background(), &jsonrpc.Request{ID: jsonrpc.Int64ID(100), Method: MethodInitialize,
+		Params: json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{"experimental":{}},"clientInfo":{"name":"c","version":"1"}}`)})
 	if got := serverMethods[MethodInitialize].required.list; len(got) != 3 {
 		t.Errorf("after initialize, its required members are %v", got)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/mcpkit/mcpkit/internal/jsonscan"
 	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/internal/slotmap"
 	"github.com/mcpkit/mcpkit/internal/sse"
@@ -1346,17 +1347,41 @@ func (st *httpStream) adoptInitializeLocked(m jsonrpc.Message) {
 	if !ok || r.Error != nil {
 		return
 	}
-	var res struct {
-		ProtocolVersion string `json:"protocolVersion"`
-	}
-	if err := json.Unmarshal(r.Result, &res); err != nil {
+	version, ok := resultVersion(r.Result)
+	if !ok {
 		return
 	}
 	st.initOK = true
 	st.s.mu.Lock()
-	st.s.version = res.ProtocolVersion
+	st.s.version = version
 	st.s.mu.Unlock()
 	st.s.h.register(st.s)
+}
+
+// resultVersion returns the protocolVersion of an initialize result as
+// the engine decodes it into a string member: found by a scan when it is
+// printable ASCII without escapes (what mcp's server writes) in valid
+// text, else by the engine; false for a result the engine refuses.
+func resultVersion(result []byte) (string, bool) {
+	version, found := "", false
+	ok := jsonscan.Valid(result) && jsonscan.Members(result, nil, func(name, v []byte) bool {
+		if string(name) != `"protocolVersion"` {
+			return true
+		}
+		s, ok := jsonscan.PlainString(v)
+		version, found = string(s), true
+		return ok && jsonscan.PlainRun(s, 0) == len(s)
+	})
+	if ok && found {
+		return version, true
+	}
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if err := json.Unmarshal(result, &res); err != nil {
+		return "", false
+	}
+	return res.ProtocolVersion, true
 }
 
 // writeEventLocked writes one SSE event to the live connection, if any.

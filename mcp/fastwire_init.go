@@ -1,0 +1,430 @@
+package mcp
+
+import "github.com/mcpkit/mcpkit/internal/jsonscan"
+
+// The initialize handshake in its common shape, written and read by hand
+// as the calls are (see fastwire.go): capabilities whose members are
+// MCP's own (no experimental, tasks or extensions members), an
+// implementation without icons, no _meta. Any other shape goes to the
+// engine, and each encoder gives the engine's bytes for what it takes
+// (TestAppendWireInitialize, FuzzReadWireInitialize). Without them a
+// session's setup spent a tenth of its instructions in the engine's
+// reflection for four small values.
+
+// appendWire appends the encoding of i when it has no icons.
+func (i *Implementation) appendWire(dst []byte) ([]byte, bool) {
+	if len(i.Icons) != 0 {
+		return dst, false
+	}
+	dst, ok := appendQuoted(dst, `{"name":`, i.Name)
+	if ok && i.Title != "" {
+		dst, ok = appendQuoted(dst, `,"title":`, i.Title)
+	}
+	if ok {
+		dst, ok = appendQuoted(dst, `,"version":`, i.Version)
+	}
+	if ok && i.Description != "" {
+		dst, ok = appendQuoted(dst, `,"description":`, i.Description)
+	}
+	if ok && i.WebsiteURL != "" {
+		dst, ok = appendQuoted(dst, `,"websiteUrl":`, i.WebsiteURL)
+	}
+	return append(dst, '}'), ok
+}
+
+// appendMember appends a member of an object begun at dst[start:]: its
+// name (quoted, with the colon) and value.
+func appendMember(dst []byte, start int, name, value string) []byte {
+	if len(dst) > start {
+		dst = append(dst, ',')
+	}
+	dst = append(dst, name...)
+	return append(dst, value...)
+}
+
+// appendFlags appends an object of the boolean members set among names
+// and flags (an omitzero bool each).
+func appendFlags(dst []byte, names []string, flags ...bool) []byte {
+	dst = append(dst, '{')
+	start := len(dst)
+	for k, on := range flags {
+		if on {
+			dst = appendMember(dst, start, names[k], "true")
+		}
+	}
+	return append(dst, '}')
+}
+
+// appendPresent appends an object of the empty-object members set among
+// names (a *struct{} with omitzero each, present when true).
+func appendPresent(dst []byte, names []string, present ...bool) []byte {
+	dst = append(dst, '{')
+	start := len(dst)
+	for k, on := range present {
+		if on {
+			dst = appendMember(dst, start, names[k], "{}")
+		}
+	}
+	return append(dst, '}')
+}
+
+// appendWire appends the encoding of c when it has no experimental, tasks
+// or extensions member.
+func (c *ClientCapabilities) appendWire(dst []byte) ([]byte, bool) {
+	if c.Experimental != nil || c.Tasks != nil || c.Extensions != nil {
+		return dst, false
+	}
+	dst = append(dst, '{')
+	start := len(dst)
+	if r := c.Roots; r != nil {
+		dst = appendMember(dst, start, `"roots":`, "")
+		dst = appendFlags(dst, []string{`"listChanged":`}, r.ListChanged)
+	}
+	if s := c.Sampling; s != nil {
+		dst = appendMember(dst, start, `"sampling":`, "")
+		dst = appendPresent(dst, []string{`"context":`, `"tools":`}, s.Context != nil, s.Tools != nil)
+	}
+	if e := c.Elicitation; e != nil {
+		dst = appendMember(dst, start, `"elicitation":`, "")
+		dst = appendPresent(dst, []string{`"form":`, `"url":`}, e.Form != nil, e.URL != nil)
+	}
+	return append(dst, '}'), true
+}
+
+// appendWire appends the encoding of c when it has no experimental, tasks
+// or extensions member.
+func (c *ServerCapabilities) appendWire(dst []byte) ([]byte, bool) {
+	if c.Experimental != nil || c.Tasks != nil || c.Extensions != nil {
+		return dst, false
+	}
+	dst = append(dst, '{')
+	start := len(dst)
+	if c.Logging != nil {
+		dst = appendMember(dst, start, `"logging":`, "{}")
+	}
+	if c.Completions != nil {
+		dst = appendMember(dst, start, `"completions":`, "{}")
+	}
+	if p := c.Prompts; p != nil {
+		dst = appendMember(dst, start, `"prompts":`, "")
+		dst = appendFlags(dst, []string{`"listChanged":`}, p.ListChanged)
+	}
+	if r := c.Resources; r != nil {
+		dst = appendMember(dst, start, `"resources":`, "")
+		dst = appendFlags(dst, []string{`"subscribe":`, `"listChanged":`}, r.Subscribe, r.ListChanged)
+	}
+	if t := c.Tools; t != nil {
+		dst = appendMember(dst, start, `"tools":`, "")
+		dst = appendFlags(dst, []string{`"listChanged":`}, t.ListChanged)
+	}
+	return append(dst, '}'), true
+}
+
+// wireAppender is a value with a hand-written encoder for its common shape.
+type wireAppender interface {
+	appendWire([]byte) ([]byte, bool)
+}
+
+// appendOrNull appends v's encoding, or null when v is nil (a member
+// without omitzero).
+func appendOrNull[T any, PT interface {
+	*T
+	wireAppender
+}](dst []byte, v PT) ([]byte, bool) {
+	if v == nil {
+		return append(dst, "null"...), true
+	}
+	return v.appendWire(dst)
+}
+
+// appendWire appends the encoding of p when it has no _meta and its
+// capabilities and client's identity are in their common shape.
+func (p *InitializeParams) appendWire(dst []byte) ([]byte, bool) {
+	if !p.Meta.IsZero() {
+		return dst, false
+	}
+	dst = grow(dst, len(p.ProtocolVersion)+256) // 256: names, punctuation, capabilities, identity
+	dst, ok := appendQuoted(dst, `{"protocolVersion":`, p.ProtocolVersion)
+	if ok {
+		dst = append(dst, `,"capabilities":`...)
+		dst, ok = appendOrNull(dst, p.Capabilities)
+	}
+	if ok {
+		dst = append(dst, `,"clientInfo":`...)
+		dst, ok = appendOrNull(dst, p.ClientInfo)
+	}
+	return append(dst, '}'), ok
+}
+
+// appendWire appends the encoding of r when it has no _meta and its
+// capabilities and server's identity are in their common shape.
+func (r *InitializeResult) appendWire(dst []byte) ([]byte, bool) {
+	if !r.Meta.IsZero() {
+		return dst, false
+	}
+	dst = grow(dst, len(r.ProtocolVersion)+len(r.Instructions)+256)
+	dst = append(dst, '{')
+	ok := true
+	if r.ResultType != "" {
+		if dst, ok = appendQuoted(dst, `"resultType":`, r.ResultType); ok {
+			dst = append(dst, ',')
+		}
+	}
+	if ok {
+		dst, ok = appendQuoted(dst, `"protocolVersion":`, r.ProtocolVersion)
+	}
+	if ok {
+		dst = append(dst, `,"capabilities":`...)
+		dst, ok = appendOrNull(dst, r.Capabilities)
+	}
+	if ok {
+		dst = append(dst, `,"serverInfo":`...)
+		dst, ok = appendOrNull(dst, r.ServerInfo)
+	}
+	if ok && r.Instructions != "" {
+		dst, ok = appendQuoted(dst, `,"instructions":`, r.Instructions)
+	}
+	return append(dst, '}'), ok
+}
+
+// readImplementation decodes an implementation without icons.
+func readImplementation(v []byte) (*Implementation, bool) {
+	var out Implementation
+	named, versioned := false, false
+	ok := members(v, nil, func(name, v []byte) bool {
+		var s string
+		var ok bool
+		if s, ok = text(v); !ok {
+			return false
+		}
+		switch string(name) {
+		case "name":
+			out.Name, named = s, true
+		case "title":
+			out.Title = s
+		case "version":
+			out.Version, versioned = s, true
+		case "description":
+			out.Description = s
+		case "websiteUrl":
+			out.WebsiteURL = s
+		default:
+			return false
+		}
+		return true
+	})
+	// Without name or version the engine's decoding, which reports the
+	// missing member, decides.
+	return &out, ok && named && versioned
+}
+
+// isEmptyObject reports whether v is {} (possibly with space inside).
+func isEmptyObject(v []byte) bool {
+	return len(v) >= 2 && v[0] == '{' && jsonscan.SkipSpace(v, 1) == len(v)-1
+}
+
+// readFlags decodes an object whose members are the booleans named in
+// names, into flags.
+func readFlags(v []byte, names []string, flags ...*bool) bool {
+	return members(v, nil, func(name, v []byte) bool {
+		for k, n := range names {
+			if string(name) == n {
+				switch string(v) {
+				case "true":
+					*flags[k] = true
+				case "false":
+					*flags[k] = false
+				default:
+					return false
+				}
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// readPresent decodes an object whose members are the empty objects named
+// in names, reporting which are present.
+func readPresent(v []byte, names []string, present ...*bool) bool {
+	return members(v, nil, func(name, v []byte) bool {
+		for k, n := range names {
+			if string(name) == n && isEmptyObject(v) {
+				*present[k] = true
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// readClientCapabilities decodes client capabilities of the shape
+// ClientCapabilities.appendWire writes.
+func readClientCapabilities(v []byte) (*ClientCapabilities, bool) {
+	var out ClientCapabilities
+	ok := members(v, nil, func(name, v []byte) bool {
+		switch string(name) {
+		case "roots":
+			out.Roots = &RootsCapabilities{}
+			return readFlags(v, []string{"listChanged"}, &out.Roots.ListChanged)
+		case "sampling":
+			var ctx, tools bool
+			if !readPresent(v, []string{"context", "tools"}, &ctx, &tools) {
+				return false
+			}
+			out.Sampling = &SamplingCapabilities{}
+			if ctx {
+				out.Sampling.Context = &struct{}{}
+			}
+			if tools {
+				out.Sampling.Tools = &struct{}{}
+			}
+			return true
+		case "elicitation":
+			var form, url bool
+			if !readPresent(v, []string{"form", "url"}, &form, &url) {
+				return false
+			}
+			out.Elicitation = &ElicitationCapabilities{}
+			if form {
+				out.Elicitation.Form = &FormElicitationCapabilities{}
+			}
+			if url {
+				out.Elicitation.URL = &URLElicitationCapabilities{}
+			}
+			return true
+		}
+		return false
+	})
+	return &out, ok
+}
+
+// readServerCapabilities decodes server capabilities of the shape
+// ServerCapabilities.appendWire writes.
+func readServerCapabilities(v []byte) (*ServerCapabilities, bool) {
+	var out ServerCapabilities
+	ok := members(v, nil, func(name, v []byte) bool {
+		switch string(name) {
+		case "logging":
+			out.Logging = &LoggingCapabilities{}
+			return isEmptyObject(v)
+		case "completions":
+			out.Completions = &CompletionCapabilities{}
+			return isEmptyObject(v)
+		case "prompts":
+			out.Prompts = &PromptCapabilities{}
+			return readFlags(v, []string{"listChanged"}, &out.Prompts.ListChanged)
+		case "resources":
+			out.Resources = &ResourceCapabilities{}
+			return readFlags(v, []string{"subscribe", "listChanged"}, &out.Resources.Subscribe, &out.Resources.ListChanged)
+		case "tools":
+			out.Tools = &ToolCapabilities{}
+			return readFlags(v, []string{"listChanged"}, &out.Tools.ListChanged)
+		}
+		return false
+	})
+	return &out, ok
+}
+
+// readWire decodes p from data when it has every member (protocol
+// version, capabilities and client identity, none null) in the common
+// shape, and no other. The capabilities come from the server's cache when
+// it holds their text (see capsCache).
+func (p *InitializeParams) readWire(data []byte, caps *capsCache) bool {
+	var out InitializeParams
+	var versioned bool
+	ok := members(data, nil, func(name, v []byte) bool {
+		switch string(name) {
+		case "protocolVersion":
+			s, ok := text(v)
+			out.ProtocolVersion, versioned = s, ok
+			return ok
+		case "capabilities":
+			c, ok := caps.clientCapabilities(v)
+			out.Capabilities = c
+			return ok
+		case "clientInfo":
+			i, ok := readImplementation(v)
+			out.ClientInfo = i
+			return ok
+		}
+		return false
+	})
+	if ok && versioned && out.Capabilities != nil && out.ClientInfo != nil {
+		*p = out
+		return true
+	}
+	return false
+}
+
+// readWire decodes r from data when it has every member (protocol
+// version, capabilities and server identity, none null) in the common
+// shape, and no other but instructions and resultType.
+func (r *InitializeResult) readWire(data []byte, _ *capsCache) bool {
+	var out InitializeResult
+	var versioned bool
+	ok := members(data, nil, func(name, v []byte) bool {
+		switch string(name) {
+		case "protocolVersion":
+			s, ok := text(v)
+			out.ProtocolVersion, versioned = s, ok
+			return ok
+		case "capabilities":
+			c, ok := readServerCapabilities(v)
+			out.Capabilities = c
+			return ok
+		case "serverInfo":
+			i, ok := readImplementation(v)
+			out.ServerInfo = i
+			return ok
+		case "instructions":
+			s, ok := text(v)
+			out.Instructions = s
+			return ok
+		case "resultType":
+			s, ok := text(v)
+			out.ResultType = ResultType(s)
+			return ok
+		}
+		return false
+	})
+	if ok && versioned && out.Capabilities != nil && out.ServerInfo != nil {
+		*r = out
+		return true
+	}
+	return false
+}
+
+// clientCapabilities returns the capabilities whose text is raw: from c
+// when it holds them, else decoded by hand (and then kept, within c's
+// bounds); false for a shape readClientCapabilities does not take. A nil
+// c keeps nothing.
+func (c *capsCache) clientCapabilities(raw []byte) (*ClientCapabilities, bool) {
+	if c != nil {
+		c.mu.Lock()
+		cached := c.m[string(raw)]
+		c.mu.Unlock()
+		if cached != nil {
+			return cached, true
+		}
+	}
+	caps, ok := readClientCapabilities(raw)
+	if !ok {
+		return nil, false
+	}
+	if c != nil && len(raw) <= maxCachedText {
+		c.keepCaps(raw, caps)
+	}
+	return caps, true
+}
+
+// keepCaps keeps caps as the decoding of raw, starting the cache afresh
+// when it is full.
+func (c *capsCache) keepCaps(raw []byte, caps *ClientCapabilities) {
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxCachedCaps {
+		c.m = make(map[string]*ClientCapabilities)
+	}
+	c.m[string(raw)] = caps
+	c.mu.Unlock()
+}
