@@ -326,73 +326,69 @@ func readServerCapabilities(v []byte) (*ServerCapabilities, bool) {
 	return &out, ok
 }
 
+// handshake holds the members of initialize's params and result as
+// their readWire decodes them.
+type handshake struct {
+	version      string
+	versioned    bool
+	clientCaps   *ClientCapabilities
+	serverCaps   *ServerCapabilities
+	info         *Implementation // the client's or the server's
+	instructions string
+	resultType   ResultType
+}
+
+// read decodes the members of data, params (result false: the client's
+// capabilities come from caps when it holds their text) or a result. It
+// reports false for any member it does not take: another name, null, a
+// shape of capabilities or identity the decoders leave to the engine.
+func (h *handshake) read(data []byte, result bool, caps *capsCache) bool {
+	return members(data, nil, func(name, v []byte) bool {
+		var ok bool
+		switch n := string(name); {
+		case n == "protocolVersion":
+			h.version, ok = text(v)
+			h.versioned = ok
+		case n == "capabilities" && result:
+			h.serverCaps, ok = readServerCapabilities(v)
+		case n == "capabilities":
+			h.clientCaps, ok = caps.clientCapabilities(v)
+		case n == "serverInfo" && result, n == "clientInfo" && !result:
+			h.info, ok = readImplementation(v)
+		case n == "instructions" && result:
+			h.instructions, ok = text(v)
+		case n == "resultType" && result:
+			var rt string
+			rt, ok = text(v)
+			h.resultType = ResultType(rt)
+		}
+		return ok
+	})
+}
+
 // readWire decodes p from data when it has every member (protocol
 // version, capabilities and client identity, none null) in the common
 // shape, and no other. The capabilities come from the server's cache when
 // it holds their text (see capsCache).
 func (p *InitializeParams) readWire(data []byte, caps *capsCache) bool {
-	var out InitializeParams
-	var versioned bool
-	ok := members(data, nil, func(name, v []byte) bool {
-		switch string(name) {
-		case "protocolVersion":
-			s, ok := text(v)
-			out.ProtocolVersion, versioned = s, ok
-			return ok
-		case "capabilities":
-			c, ok := caps.clientCapabilities(v)
-			out.Capabilities = c
-			return ok
-		case "clientInfo":
-			i, ok := readImplementation(v)
-			out.ClientInfo = i
-			return ok
-		}
+	var h handshake
+	if !h.read(data, false, caps) || !h.versioned || h.clientCaps == nil || h.info == nil {
 		return false
-	})
-	if ok && versioned && out.Capabilities != nil && out.ClientInfo != nil {
-		*p = out
-		return true
 	}
-	return false
+	*p = InitializeParams{ProtocolVersion: h.version, Capabilities: h.clientCaps, ClientInfo: h.info}
+	return true
 }
 
 // readWire decodes r from data when it has every member (protocol
 // version, capabilities and server identity, none null) in the common
 // shape, and no other but instructions and resultType.
 func (r *InitializeResult) readWire(data []byte, _ *capsCache) bool {
-	var out InitializeResult
-	var versioned bool
-	ok := members(data, nil, func(name, v []byte) bool {
-		switch string(name) {
-		case "protocolVersion":
-			s, ok := text(v)
-			out.ProtocolVersion, versioned = s, ok
-			return ok
-		case "capabilities":
-			c, ok := readServerCapabilities(v)
-			out.Capabilities = c
-			return ok
-		case "serverInfo":
-			i, ok := readImplementation(v)
-			out.ServerInfo = i
-			return ok
-		case "instructions":
-			s, ok := text(v)
-			out.Instructions = s
-			return ok
-		case "resultType":
-			s, ok := text(v)
-			out.ResultType = ResultType(s)
-			return ok
-		}
+	var h handshake
+	if !h.read(data, true, nil) || !h.versioned || h.serverCaps == nil || h.info == nil {
 		return false
-	})
-	if ok && versioned && out.Capabilities != nil && out.ServerInfo != nil {
-		*r = out
-		return true
 	}
-	return false
+	*r = InitializeResult{ResultType: h.resultType, ProtocolVersion: h.version, Capabilities: h.serverCaps, ServerInfo: h.info, Instructions: h.instructions}
+	return true
 }
 
 // clientCapabilities returns the capabilities whose text is raw: from c
