@@ -42,27 +42,15 @@ func appendMember(dst []byte, start int, name, value string) []byte {
 	return append(dst, value...)
 }
 
-// appendFlags appends an object of the boolean members set among names
-// and flags (an omitzero bool each).
-func appendFlags(dst []byte, names []string, flags ...bool) []byte {
+// appendSet appends an object whose members are those of names whose
+// set is true, each with value: the true ones of omitzero bools ("true"),
+// or the non-nil ones of omitzero *struct{} ("{}").
+func appendSet(dst []byte, names []string, value string, set ...bool) []byte {
 	dst = append(dst, '{')
 	start := len(dst)
-	for k, on := range flags {
+	for k, on := range set {
 		if on {
-			dst = appendMember(dst, start, names[k], "true")
-		}
-	}
-	return append(dst, '}')
-}
-
-// appendPresent appends an object of the empty-object members set among
-// names (a *struct{} with omitzero each, present when true).
-func appendPresent(dst []byte, names []string, present ...bool) []byte {
-	dst = append(dst, '{')
-	start := len(dst)
-	for k, on := range present {
-		if on {
-			dst = appendMember(dst, start, names[k], "{}")
+			dst = appendMember(dst, start, names[k], value)
 		}
 	}
 	return append(dst, '}')
@@ -78,15 +66,15 @@ func (c *ClientCapabilities) appendWire(dst []byte) ([]byte, bool) {
 	start := len(dst)
 	if r := c.Roots; r != nil {
 		dst = appendMember(dst, start, `"roots":`, "")
-		dst = appendFlags(dst, []string{`"listChanged":`}, r.ListChanged)
+		dst = appendSet(dst, []string{`"listChanged":`}, "true", r.ListChanged)
 	}
 	if s := c.Sampling; s != nil {
 		dst = appendMember(dst, start, `"sampling":`, "")
-		dst = appendPresent(dst, []string{`"context":`, `"tools":`}, s.Context != nil, s.Tools != nil)
+		dst = appendSet(dst, []string{`"context":`, `"tools":`}, "{}", s.Context != nil, s.Tools != nil)
 	}
 	if e := c.Elicitation; e != nil {
 		dst = appendMember(dst, start, `"elicitation":`, "")
-		dst = appendPresent(dst, []string{`"form":`, `"url":`}, e.Form != nil, e.URL != nil)
+		dst = appendSet(dst, []string{`"form":`, `"url":`}, "{}", e.Form != nil, e.URL != nil)
 	}
 	return append(dst, '}'), true
 }
@@ -107,15 +95,15 @@ func (c *ServerCapabilities) appendWire(dst []byte) ([]byte, bool) {
 	}
 	if p := c.Prompts; p != nil {
 		dst = appendMember(dst, start, `"prompts":`, "")
-		dst = appendFlags(dst, []string{`"listChanged":`}, p.ListChanged)
+		dst = appendSet(dst, []string{`"listChanged":`}, "true", p.ListChanged)
 	}
 	if r := c.Resources; r != nil {
 		dst = appendMember(dst, start, `"resources":`, "")
-		dst = appendFlags(dst, []string{`"subscribe":`, `"listChanged":`}, r.Subscribe, r.ListChanged)
+		dst = appendSet(dst, []string{`"subscribe":`, `"listChanged":`}, "true", r.Subscribe, r.ListChanged)
 	}
 	if t := c.Tools; t != nil {
 		dst = appendMember(dst, start, `"tools":`, "")
-		dst = appendFlags(dst, []string{`"listChanged":`}, t.ListChanged)
+		dst = appendSet(dst, []string{`"listChanged":`}, "true", t.ListChanged)
 	}
 	return append(dst, '}'), true
 }
