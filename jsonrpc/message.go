@@ -265,13 +265,13 @@ func EncodeMessage(m Message) ([]byte, error) {
 	switch m := m.(type) {
 	case *Response:
 		if m.frame != nil && m.Error == nil && m.ID.IsValid() {
-			if data, ok := encodeInFrame(m.frame, m.Result, `{"jsonrpc":"2.0","id":`, m.ID.raw, `,"result":`, ""); ok {
+			if data, ok := encodeInFrame(m.frame, m.Result, `{"jsonrpc":"2.0","id":`, m.ID.raw, `,"result":`, "", ""); ok {
 				return data, nil
 			}
 		}
 	case *Request:
 		if m.frame != nil && m.ID.IsValid() && plainMethod(m.Method) {
-			if data, ok := encodeInFrame(m.frame, m.Params, `{"jsonrpc":"2.0","id":`, m.ID.raw, `,"method":"`, m.Method+`","params":`); ok {
+			if data, ok := encodeInFrame(m.frame, m.Params, `{"jsonrpc":"2.0","id":`, m.ID.raw, `,"method":"`, m.Method, `","params":`); ok {
 				return data, nil
 			}
 		}
@@ -289,15 +289,16 @@ func plainMethod(m string) bool {
 // response's result or a request's params), package mcp encoded with room
 // before it (rpclink.Framed): head, id and the rest of the envelope go
 // into the room, and the closing brace after the value, so the value is
-// not copied. It reports false when value is no longer the frame's, the
-// room or the capacity after it is too small, or an encoding before this
-// one used the room.
-func encodeInFrame(f *rpclink.Framed, value []byte, head, id, mid, tail string) ([]byte, bool) {
+// not copied: head, id, mid, method and tail, one after the other, are
+// the envelope before the value. It reports false when value is no longer
+// the frame's, the room or the capacity after it is too small, or an
+// encoding before this one used the room.
+func encodeInFrame(f *rpclink.Framed, value []byte, head, id, mid, method, tail string) ([]byte, bool) {
 	v := f.Value()
 	if len(value) == 0 || len(v) != len(value) || &v[0] != &value[0] || cap(f.Buf) == len(f.Buf) {
 		return nil, false
 	}
-	n := len(head) + len(id) + len(mid) + len(tail)
+	n := len(head) + len(id) + len(mid) + len(method) + len(tail)
 	if n > f.Off || !f.Claim() {
 		return nil, false
 	}
@@ -305,6 +306,7 @@ func encodeInFrame(f *rpclink.Framed, value []byte, head, id, mid, tail string) 
 	i := copy(out, head)
 	i += copy(out[i:], id)
 	i += copy(out[i:], mid)
+	i += copy(out[i:], method)
 	copy(out[i:], tail)
 	out[len(out)-1] = '}'
 	return out, true
