@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -266,5 +267,61 @@ func TestModernHTTPPerPeerBound(t *testing.T) {
 			t.Fatalf("after a stream closed: %d", resp.StatusCode)
 		}
 		time.Sleep(10 * time.Millisecond) // polling: the server notices the close on its own
+	}
+}
+
+// A 2026-07-28 request's handler sees the values of its POST's context,
+// and its context ends when the client goes away, whether the handler
+// waits on Done or polls Err.
+func TestModernHTTPClientGoneCancels(t *testing.T) {
+	checkGoroutines(t)
+	type key struct{}
+	for _, wait := range []string{"done", "err"} {
+		t.Run(wait, func(t *testing.T) {
+			s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+			started, stopped := make(chan any, 1), make(chan error, 1)
+			AddTool(s, &Tool{Name: "block"}, func(ctx context.Context, _ *CallToolRequest, _ struct{}) (string, error) {
+				started <- ctx.Value(key{})
+				if wait == "done" {
+					<-ctx.Done()
+				} else {
+					for ctx.Err() == nil { // a handler that polls
+						runtime.Gosched()
+					}
+				}
+				stopped <- context.Cause(ctx)
+				return "", ctx.Err()
+			})
+			h := NewStreamableHTTPHandler(s, nil)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), key{}, "v")))
+			}))
+			defer srv.Close()
+			defer h.Close()
+			ctx, cancel := context.WithCancel(t.Context())
+			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"block","arguments":{}}}`
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+			req.Header.Set("Mcp-Method", "tools/call")
+			req.Header.Set("Mcp-Name", "block")
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if resp, err := srv.Client().Do(req); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}()
+			if v := <-started; v != "v" {
+				t.Fatalf("the handler's context has %v for the POST's value", v)
+			}
+			cancel()
+			if err := <-stopped; err == nil {
+				t.Fatal("the handler's context ended without a cause")
+			}
+			<-done
+		})
 	}
 }

@@ -4,6 +4,7 @@ package transport
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"net/http"
 	"slices"
@@ -250,7 +251,10 @@ func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Reque
 	}
 	s := h.newSession("", info.Principal, true, version, nil)
 	s.modern = true
-	s.exchangeCtx = r.Context()
+	// The POST's values, not its cancellation: a handler's context links
+	// to the POST's only when the handler asks (HTTPRequestInfo.bind), so
+	// that most exchanges register nothing with it.
+	s.exchangeCtx = context.WithoutCancel(r.Context())
 	defer s.terminate(ErrSessionTerminated)
 	if err := h.connect(r.Context(), statelessConn{s}); err != nil {
 		h.logger.Error("mcp http: connect failed", "err", err)

@@ -30,9 +30,11 @@ import (
 // mu. recvMu is taken before the others when they are taken together (a
 // message delivered may be answered at once).
 type httpSession struct {
-	// exchangeCtx is the context of the POST that a 2026-07-28 exchange,
-	// a session of one request, lives in: its connection's handlers
-	// descend from it, so the POST's end cancels them. Nil otherwise.
+	// exchangeCtx holds the values of the POST's context that a
+	// 2026-07-28 exchange, a session of one request, lives in: its
+	// connection's handlers descend from it, and the POST's end cancels
+	// them as any exchange's that cannot be resumed (see serveExchange).
+	// Nil otherwise.
 	exchangeCtx context.Context
 	h           *StreamableHTTPHandler
 	id          string // "" in stateless mode
@@ -290,7 +292,7 @@ func (s *httpSession) idleExpired() {
 func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message, msgs []jsonrpc.Message, requests []jsonrpc.ID, info *HTTPRequestInfo, initialize bool) bool {
 	st := s.newStream(w, requests, initialize)
 	info.closeStream = st.closeLive
-	if s.exchangeCtx == nil && (s.h.opts.EventStore == nil || s.stateless) {
+	if s.h.opts.EventStore == nil || s.stateless {
 		// The exchange cannot be resumed: its handlers stop when the POST
 		// ends, as when the client goes away.
 		info.cancelOn, info.cancelWhy = r.Context(), errClientAbandoned
