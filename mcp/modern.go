@@ -144,10 +144,9 @@ func (ss *ServerSession) handleModern(ctx context.Context, req Request, m inMeth
 	var round *inputRound
 	if supportsInput(method) {
 		var err error
-		if round, err = ss.server.startInputRound(ctx, req); err != nil {
+		if ctx, round, err = ss.server.startInputRound(ctx, req); err != nil {
 			return nil, err
 		}
-		ctx = context.WithValue(ctx, inputRoundKey{}, round)
 	}
 	res, err := m.handle(ctx, ss, req)
 	if round != nil {

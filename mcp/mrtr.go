@@ -142,6 +142,22 @@ type inputRound struct {
 
 type inputRoundKey struct{}
 
+// roundCtx is a handler's context carrying its request's input round:
+// one allocation for both, rather than a context.WithValue over the
+// round.
+type roundCtx struct {
+	context.Context
+	round inputRound
+}
+
+// Value implements [context.Context].
+func (c *roundCtx) Value(key any) any {
+	if key == (inputRoundKey{}) {
+		return &c.round
+	}
+	return c.Context.Value(key)
+}
+
 func inputRoundFrom(ctx context.Context) *inputRound {
 	r, _ := ctx.Value(inputRoundKey{}).(*inputRound)
 	return r
@@ -373,33 +389,35 @@ func paramsDigest(p Params) (string, error) {
 // startInputRound prepares the run of a handler serving req, a 2026-07-28
 // request of a method that supports input requests: it verifies the
 // request state, if any, and gathers the client's answers.
-func (s *Server) startInputRound(ctx context.Context, req Request) (*inputRound, error) {
+func (s *Server) startInputRound(ctx context.Context, req Request) (context.Context, *inputRound, error) {
 	p := req.Parameters()
 	responses, state := retryFields(p)
-	r := &inputRound{caps: p.meta().ClientCapabilities} // maps made when needed
+	rc := &roundCtx{Context: ctx}
+	r := &rc.round
+	r.caps = p.meta().ClientCapabilities // maps made when needed
 	if *state != "" {
 		st, err := s.states.verify(*state, time.Now())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		pd, err := paramsDigest(p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		switch {
 		case st.Method != req.Method() || st.Params != pd:
-			return nil, errBadState("was issued for another request")
+			return nil, nil, errBadState("was issued for another request")
 		case st.Principal != digest([]byte(transport.PrincipalFromContext(ctx))):
-			return nil, errBadState("was issued to another caller")
+			return nil, nil, errBadState("was issued to another caller")
 		}
 		var steps map[string]json.RawMessage
 		if len(st.Steps) > 0 {
 			if steps, err = openSteps(st.key, st.Steps); err != nil {
-				return nil, errBadState("failed verification (its steps do not open)")
+				return nil, nil, errBadState("failed verification (its steps do not open)")
 			}
 		}
 		if err := s.claimState(ctx, st); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		r.answers = st.Answers
 		r.steps.load(st.Round, steps)
@@ -413,7 +431,7 @@ func (s *Server) startInputRound(ctx context.Context, req Request) (*inputRound,
 		}
 		r.answers[k] = v
 	}
-	return r, nil
+	return rc, r, nil
 }
 
 // finishInputRound turns a run that asked for input the client has not
