@@ -23,7 +23,7 @@ func framedIn(room int, value string, full bool) *rpclink.Framed {
 	if full {
 		b = b[:len(b):len(b)]
 	}
-	return &rpclink.Framed{Buf: b, Off: room}
+	return &rpclink.Framed{Buf: b, Off: int32(room)}
 }
 
 // EncodeMessage writes a framed result's envelope into the room before it
@@ -170,7 +170,7 @@ func TestCallFramed(t *testing.T) {
 		t.Fatalf("got %s, %v", got, err)
 	}
 	want := `{"jsonrpc":"2.0","id":1,"method":"echo","params":{"x":1}}`
-	if sent := string(f.Buf[f.Off-len(want)+len(`{"x":1}`)+1 : len(f.Buf)+1]); sent != want {
+	if sent := string(f.Buf[int(f.Off)-len(want)+len(`{"x":1}`)+1 : len(f.Buf)+1]); sent != want {
 		t.Fatalf("the frame holds %s, want %s", sent, want)
 	}
 	if got, err := client.Call(context.Background(), "echo", json.RawMessage(`{"x":1}`)); err != nil || string(got) != `{"x":1}` {

@@ -299,10 +299,10 @@ func encodeInFrame(f *rpclink.Framed, value []byte, head, id, mid, method, tail 
 		return nil, false
 	}
 	n := len(head) + len(id) + len(mid) + len(method) + len(tail)
-	if n > f.Off || !f.Claim() {
+	if n > int(f.Off) || !f.Claim() {
 		return nil, false
 	}
-	out := f.Buf[f.Off-n : len(f.Buf)+1]
+	out := f.Buf[int(f.Off)-n : len(f.Buf)+1]
 	i := copy(out, head)
 	i += copy(out[i:], id)
 	i += copy(out[i:], mid)

@@ -32,7 +32,7 @@ func Room(n int) []byte { return room[:n:n] }
 // copies the value as usual.
 type Framed struct {
 	Buf []byte
-	Off int
+	Off int32 // at most ParamsRoom; an int32 keeps the struct at 32 bytes
 
 	claimed atomic.Bool
 }
@@ -40,7 +40,7 @@ type Framed struct {
 // Set makes f hold the value buf[off:], with buf[:off] as its room,
 // unclaimed.
 func (f *Framed) Set(buf []byte, off int) {
-	f.Buf, f.Off = buf, off
+	f.Buf, f.Off = buf, int32(off)
 	f.claimed.Store(false)
 }
 
