@@ -13,7 +13,7 @@ import "github.com/mcpkit/mcpkit/internal/jsonscan"
 
 // appendWire appends the encoding of i when it has no icons.
 func (i *Implementation) appendWire(dst []byte) ([]byte, bool) {
-	if len(i.Icons) != 0 {
+	if i == nil || len(i.Icons) != 0 {
 		return dst, false
 	}
 	dst, ok := appendQuoted(dst, `{"name":`, i.Name)
@@ -59,7 +59,7 @@ func appendSet(dst []byte, names []string, value string, set ...bool) []byte {
 // appendWire appends the encoding of c when it has no experimental, tasks
 // or extensions member.
 func (c *ClientCapabilities) appendWire(dst []byte) ([]byte, bool) {
-	if c.Experimental != nil || c.Tasks != nil || c.Extensions != nil {
+	if c == nil || c.Experimental != nil || c.Tasks != nil || c.Extensions != nil {
 		return dst, false
 	}
 	dst = append(dst, '{')
@@ -82,7 +82,7 @@ func (c *ClientCapabilities) appendWire(dst []byte) ([]byte, bool) {
 // appendWire appends the encoding of c when it has no experimental, tasks
 // or extensions member.
 func (c *ServerCapabilities) appendWire(dst []byte) ([]byte, bool) {
-	if c.Experimental != nil || c.Tasks != nil || c.Extensions != nil {
+	if c == nil || c.Experimental != nil || c.Tasks != nil || c.Extensions != nil {
 		return dst, false
 	}
 	dst = append(dst, '{')
@@ -128,7 +128,7 @@ func appendOrNull[T any, PT interface {
 // appendWire appends the encoding of p when it has no _meta and its
 // capabilities and client's identity are in their common shape.
 func (p *InitializeParams) appendWire(dst []byte) ([]byte, bool) {
-	if !p.Meta.IsZero() {
+	if p == nil || !p.Meta.IsZero() {
 		return dst, false
 	}
 	dst = grow(dst, len(p.ProtocolVersion)+256) // 256: names, punctuation, capabilities, identity
@@ -147,7 +147,7 @@ func (p *InitializeParams) appendWire(dst []byte) ([]byte, bool) {
 // appendWire appends the encoding of r when it has no _meta and its
 // capabilities and server's identity are in their common shape.
 func (r *InitializeResult) appendWire(dst []byte) ([]byte, bool) {
-	if !r.Meta.IsZero() {
+	if r == nil || !r.Meta.IsZero() {
 		return dst, false
 	}
 	dst = grow(dst, len(r.ProtocolVersion)+len(r.Instructions)+256)

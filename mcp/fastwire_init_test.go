@@ -163,3 +163,16 @@ func FuzzReadWireInitialize(f *testing.F) {
 		checkReadWireInitialize(t, data, v)
 	})
 }
+
+// Nil values of the types with hand-written encoders are the engine's to
+// write (null), never a crash.
+func TestAppendWireInitializeNil(t *testing.T) {
+	for _, v := range []any{(*Implementation)(nil), (*ClientCapabilities)(nil), (*ServerCapabilities)(nil), (*InitializeParams)(nil), (*InitializeResult)(nil)} {
+		if _, ok := v.(wireAppender).appendWire(nil); ok {
+			t.Errorf("%T(nil): appendWire took it", v)
+		}
+		if data, err := marshalStd(v); err != nil || string(data) != "null" {
+			t.Errorf("%T(nil): %s, %v", v, data, err)
+		}
+	}
+}
