@@ -55,12 +55,17 @@ func checkGoroutines(t testing.TB, wait time.Duration, hint string, f func(ctx c
 
 // waitGoroutines waits up to wait for the goroutines labelled id to end
 // and returns the goroutine profile's records of those left, or "". It
-// polls the profile, more slowly as time passes.
+// polls the profile, more slowly as time passes. A profile with none of
+// them is taken again before it is believed: under load, a profile was
+// seen to miss a goroutine that the next one, taken at once, listed.
 func waitGoroutines(id string, wait time.Duration) string {
 	deadline := time.Now().Add(wait)
 	pause := 100 * time.Microsecond
 	for {
 		stacks := labelledGoroutines(id)
+		if stacks == "" {
+			stacks = labelledGoroutines(id)
+		}
 		if stacks == "" || time.Now().After(deadline) {
 			return stacks
 		}
