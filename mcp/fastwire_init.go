@@ -108,11 +108,6 @@ func (c *ServerCapabilities) appendWire(dst []byte) ([]byte, bool) {
 	return append(dst, '}'), true
 }
 
-// wireAppender is a value with a hand-written encoder for its common shape.
-type wireAppender interface {
-	appendWire([]byte) ([]byte, bool)
-}
-
 // appendOrNull appends v's encoding, or null when v is nil (a member
 // without omitzero).
 func appendOrNull[T any, PT interface {

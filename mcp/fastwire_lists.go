@@ -27,7 +27,7 @@ func (r *ListToolsResult) appendWire(dst []byte) ([]byte, bool) {
 // listItem is an item of a list result that has a hand-written encoder.
 type listItem interface {
 	*Tool | *Resource
-	appendWire([]byte) ([]byte, bool)
+	wireAppender
 }
 
 // appendList appends the encoding of a list result with no _meta whose

@@ -78,13 +78,18 @@ func wire() *wireOptions {
 	return wireOpts
 }
 
+// wireAppender is a protocol type with a hand-written encoder for its
+// common shape (see fastwire.go): appendWire appends the encoding and
+// reports true, or reports false for a shape it leaves to the engine.
+type wireAppender interface {
+	appendWire([]byte) ([]byte, bool)
+}
+
 // marshalStd encodes v as the SDK does on the wire: through its
 // hand-written encoder when it has one for v's shape (see appendWire),
 // else with the engine.
 func marshalStd(v any) ([]byte, error) {
-	if a, ok := v.(interface {
-		appendWire([]byte) ([]byte, bool)
-	}); ok {
+	if a, ok := v.(wireAppender); ok {
 		if b, ok := a.appendWire(nil); ok {
 			return b, nil
 		}

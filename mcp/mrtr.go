@@ -142,22 +142,6 @@ type inputRound struct {
 
 type inputRoundKey struct{}
 
-// roundCtx is a handler's context carrying its request's input round:
-// one allocation for both, rather than a context.WithValue over the
-// round.
-type roundCtx struct {
-	context.Context
-	round inputRound
-}
-
-// Value implements [context.Context].
-func (c *roundCtx) Value(key any) any {
-	if key == (inputRoundKey{}) {
-		return &c.round
-	}
-	return c.Context.Value(key)
-}
-
 func inputRoundFrom(ctx context.Context) *inputRound {
 	r, _ := ctx.Value(inputRoundKey{}).(*inputRound)
 	return r
@@ -392,8 +376,8 @@ func paramsDigest(p Params) (string, error) {
 func (s *Server) startInputRound(ctx context.Context, req Request) (context.Context, *inputRound, error) {
 	p := req.Parameters()
 	responses, state := retryFields(p)
-	rc := &roundCtx{Context: ctx}
-	r := &rc.round
+	rc := &carrierCtx[inputRoundKey, inputRound]{Context: ctx} // the round and its context in one allocation
+	r := &rc.v
 	r.caps = p.meta().ClientCapabilities // maps made when needed
 	if *state != "" {
 		st, err := s.states.verify(*state, time.Now())

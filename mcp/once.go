@@ -52,17 +52,19 @@ type stepStore struct {
 
 type stepStoreKey struct{}
 
-// stepCtx is a context carrying a record of steps: one allocation for
-// both.
-type stepCtx struct {
+// carrierCtx is a context carrying a value of its own, v, which Value
+// returns (a pointer to it) for the key type K: one allocation for the
+// context and the value, rather than a context.WithValue over the value.
+// A request's record of steps and its input round go so.
+type carrierCtx[K comparable, T any] struct {
 	context.Context
-	steps stepStore
+	v T
 }
 
 // Value implements [context.Context].
-func (c *stepCtx) Value(key any) any {
-	if key == (stepStoreKey{}) {
-		return &c.steps
+func (c *carrierCtx[K, T]) Value(key any) any {
+	if _, ok := key.(K); ok {
+		return &c.v
 	}
 	return c.Context.Value(key)
 }
@@ -70,7 +72,7 @@ func (c *stepCtx) Value(key any) any {
 // withStepStore returns ctx with a record of steps for a request that
 // runs once: a request of the handshake era that could ask for input.
 func withStepStore(ctx context.Context) context.Context {
-	return &stepCtx{Context: ctx}
+	return &carrierCtx[stepStoreKey, stepStore]{Context: ctx}
 }
 
 // stepsFrom returns the record of steps of the request ctx serves, or nil

@@ -385,9 +385,7 @@ func callEncoded(ctx context.Context, conn *jsonrpc.Conn, framed bool, o *outgoi
 		}
 		return conn.Call(ctx, o.method, raw)
 	}
-	if a, ok := params.(interface {
-		appendWire([]byte) ([]byte, bool)
-	}); ok {
+	if a, ok := params.(wireAppender); ok {
 		if b, ok := a.appendWire(rpclink.Room(rpclink.ParamsRoom)); ok {
 			o.frame.Set(b, rpclink.ParamsRoom)
 			return callFramed(conn, ctx, o.method, &o.frame)
@@ -513,9 +511,7 @@ func encodeResult(res Result, f *rpclink.Framed, framed bool) error {
 		f.Buf, f.Off = raw, 0
 		return err
 	}
-	if a, ok := res.(interface {
-		appendWire([]byte) ([]byte, bool)
-	}); ok {
+	if a, ok := res.(wireAppender); ok {
 		if b, ok := a.appendWire(rpclink.Room(rpclink.ResultRoom)); ok {
 			f.Buf, f.Off = b, rpclink.ResultRoom
 			return nil

@@ -1361,21 +1361,22 @@ func (st *httpStream) adoptInitializeLocked(m jsonrpc.Message) {
 }
 
 // resultVersion returns the protocolVersion of an initialize result as
-// the engine decodes it into a string member: found by a scan when it is
-// printable ASCII without escapes (what mcp's server writes) in valid
-// text, else by the engine; false for a result the engine refuses.
+// the engine decodes it into a string member: found in the one pass that
+// validates the text (jsonscan.ValidObject) when it is printable ASCII
+// without escapes (what mcp's server writes), else by the engine; false
+// for a result the engine refuses.
 func resultVersion(result []byte) (string, bool) {
-	version, found := "", false
-	ok := jsonscan.Valid(result) && jsonscan.Members(result, nil, func(name, v []byte) bool {
-		if string(name) != `"protocolVersion"` {
-			return true
+	var top [8]jsonscan.Member // an initialize result has 3 to 5
+	if n, ok := jsonscan.ValidObject(result, top[:], nil); ok && n <= len(top) {
+		for _, m := range top[:n] {
+			if string(result[m.Name.Start:m.Name.End]) != `"protocolVersion"` {
+				continue
+			}
+			if s, ok := jsonscan.PlainString(result[m.Value.Start:m.Value.End]); ok && jsonscan.PlainRun(s, 0) == len(s) {
+				return string(s), true
+			}
+			break // the engine decides
 		}
-		s, ok := jsonscan.PlainString(v)
-		version, found = string(s), true
-		return ok && jsonscan.PlainRun(s, 0) == len(s)
-	})
-	if ok && found {
-		return version, true
 	}
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
