@@ -1021,26 +1021,22 @@ func (st *httpStream) attach(w http.ResponseWriter, replay func() ([]StoredEvent
 
 // finishedLocked returns the channel closed once the stream is
 // finished, making it if need be. st.mu is held.
-func (st *httpStream) finishedLocked() chan struct{} {
-	if st.finished == nil {
-		st.finished = make(chan struct{})
-		if st.done {
-			close(st.finished)
-		}
-	}
-	return st.finished
-}
+func (st *httpStream) finishedLocked() chan struct{} { return madeChan(&st.finished, st.done) }
 
 // detachedLocked returns the channel closed once the live connection is
 // released, making it if need be. st.mu is held.
-func (st *httpStream) detachedLocked() chan struct{} {
-	if st.detached == nil {
-		st.detached = make(chan struct{})
-		if st.released {
-			close(st.detached)
+func (st *httpStream) detachedLocked() chan struct{} { return madeChan(&st.detached, st.released) }
+
+// madeChan returns *ch, first making it, closed if closed, when it is
+// nil: a signal channel made only when something waits on it.
+func madeChan(ch *chan struct{}, closed bool) chan struct{} {
+	if *ch == nil {
+		*ch = make(chan struct{})
+		if closed {
+			close(*ch)
 		}
 	}
-	return st.detached
+	return *ch
 }
 
 // releaseLocked ends the wait of the live connection.
