@@ -8,8 +8,9 @@
 // [mcp.TaskOptions].Store, so that a task created on one replica is read,
 // updated and cancelled on any other. It passes mcptest.TaskStoreSuite.
 // And the event log: [NewEventStore] returns a [transport.EventLog] for
-// transport.StreamableHTTPOptions.EventStore, a Redis Stream per SSE
-// stream, which any replica replays and follows while another writes it;
+// transport.StreamableHTTPOptions.EventStore, a Redis Stream per session
+// holding its SSE streams, which any replica replays and follows while
+// another writes them;
 // it passes mcptest.EventStoreSuite. Its keys, bounds and costs are in
 // docs/SCALING.md ("Event log") and on [EventStore]. And the session
 // store: [NewSessionStore] returns a [transport.SessionStore] for

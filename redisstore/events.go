@@ -3,7 +3,7 @@ package redisstore
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -17,12 +17,11 @@ import (
 
 // Defaults of [EventStoreOptions].
 const (
-	DefaultMaxStreamEvents   = 1000
-	DefaultEventMaxAge       = 5 * time.Minute
-	DefaultMaxSessionStreams = 1000
-	DefaultMaxTails          = 16
-	DefaultTailBlock         = time.Second
-	DefaultEventBatch        = 100
+	DefaultMaxEvents   = 1000
+	DefaultEventMaxAge = 5 * time.Minute
+	DefaultMaxTails    = 16
+	DefaultTailBlock   = time.Second
+	DefaultEventBatch  = 100
 	// MaxSessionIDBytes bounds the session IDs the event store accepts:
 	// longer ones have no events.
 	MaxSessionIDBytes = 256
@@ -44,22 +43,17 @@ type EventStoreOptions struct {
 	// [Breaker]); nil means one of the store's own. Give the stores on
 	// one client the same.
 	Breaker *Breaker
-	// MaxStreamEvents is the number of events a stream keeps, about: each
-	// write trims the stream with XADD MAXLEN ~, which keeps whole
-	// macro-nodes, so up to about a hundred more may stay
-	// (DefaultMaxStreamEvents).
-	MaxStreamEvents int
-	// MaxAge is how long an event is kept (DefaultEventMaxAge): each write
-	// trims older events (XTRIM MINID ~) and sets the TTL of the session's
-	// keys to it, so a session's events go MaxAge after its last write.
+	// MaxEvents is the number of events a session keeps, about, all its
+	// SSE streams together (DefaultMaxEvents): each write trims the
+	// session's log with XADD MAXLEN ~, which keeps whole macro-nodes,
+	// so up to about a hundred more may stay. It bounds what a session
+	// can make Redis hold, however many streams it opens.
+	MaxEvents int
+	// MaxAge is how long an event can be resumed from
+	// (DefaultEventMaxAge): a Last-Event-ID older than that is refused as
+	// unknown, and each write sets the TTL of the session's log to it, so
+	// a session's events go MaxAge after its last write.
 	MaxAge time.Duration
-	// MaxSessionStreams bounds the streams a session stores events of
-	// (DefaultMaxSessionStreams). A new stream past it makes the session
-	// forget the stream that ended first (its events can no longer be
-	// resumed), at the cost of a few commands; when none has ended, the
-	// streams whose events all expired; when none has, the write fails
-	// with ErrStreamLimit (the event still goes out live).
-	MaxSessionStreams int
 	// MaxTails bounds the tails of this store (this process) blocked in
 	// a read at once (DefaultMaxTails); more are refused with
 	// transport.ErrTailLimit. Each holds a connection of the client's
@@ -73,27 +67,31 @@ type EventStoreOptions struct {
 	Batch int
 }
 
-// EventStore is a [transport.EventLog] on Redis: each SSE stream is a
-// Redis Stream, so that a client can resume a stream on any server
-// process sharing the store, while the process that writes it still
-// does. It is safe for concurrent use, and starts no goroutine.
+// EventStore is a [transport.EventLog] on Redis: each session's SSE
+// streams are one Redis Stream, its log, so that a client can resume a
+// stream on any server process sharing the store, while the process that
+// writes it still does. It is safe for concurrent use, and starts no
+// goroutine.
 //
-// With the default prefix, a session sid has these keys, all under its
-// hash tag and with a TTL of MaxAge refreshed by writes:
+// With the default prefix, a session sid has one key, under its hash tag
+// and with a TTL of MaxAge refreshed by each write:
 //
-//	mcpkit:ev:{<sid>}:m          hash: <stream> to its epoch, <stream>:x to its end's number, # the stream count
-//	mcpkit:ev:{<sid>}:e          sorted set: the ended streams by the time of their end (ms)
-//	mcpkit:ev:{<sid>}:s:<stream> stream: q (number), e (epoch), d (data), f (flags) per event
+//	mcpkit:ev:{<sid>}:l   stream: s (SSE stream), q (its number in the stream), d (data), f (flags) per event
 //
-// A stored event is one script (XADD trimmed by MAXLEN ~ and MINID ~);
-// a priming event stores nothing. A read is HMGET and XRANGE in one round
-// trip per Batch events; a tail that finds nothing blocks in one XREAD on
-// a pooled connection, at most TailBlock, with at most MaxTails blocked
-// at once (more are refused with transport.ErrTailLimit: the number of
-// connections blocked never grows with the streams). DeleteSession
-// deletes the streams the meta hash lists, without scanning keys. Event
-// IDs are "<stream>:<epoch>:<number>:<entry ID>", parsed strictly before
-// any key is built. docs/SCALING.md ("Event log") has the design.
+// A stored event is one round trip of two plain commands (XADD trimmed
+// by MAXLEN ~, and PEXPIRE); a priming event stores nothing; an event
+// the store numbers (Seq 0) is a script that finds the stream's last
+// number. A read is an XRANGE per Batch entries of the log, from the
+// event resumed from, which must still be there: so a resumption never
+// crosses events Redis lost or trimmed; the entries of the session's
+// other streams are skipped. A tail that finds nothing blocks in one XREAD
+// on a pooled connection, at most TailBlock, with at most MaxTails
+// blocked at once (more are refused with transport.ErrTailLimit: the
+// number of connections blocked never grows with the streams).
+// DeleteSession deletes the log. Event IDs are
+// "<stream>:<tag>:<number>:<entry ID>", tag naming the store's prefix and
+// the session, parsed strictly before any key is built.
+// docs/SCALING.md ("Event log") has the design.
 type EventStore struct {
 	client redis.UniversalClient
 	opts   EventStoreOptions
@@ -115,19 +113,13 @@ func NewEventStore(client redis.UniversalClient, opts *EventStoreOptions) (*Even
 	if err != nil {
 		return nil, err
 	}
-	o.MaxStreamEvents = cmp.Or(max(o.MaxStreamEvents, 0), DefaultMaxStreamEvents)
+	o.MaxEvents = cmp.Or(max(o.MaxEvents, 0), DefaultMaxEvents)
 	o.MaxAge = cmp.Or(max(o.MaxAge, 0), DefaultEventMaxAge)
-	o.MaxSessionStreams = cmp.Or(max(o.MaxSessionStreams, 0), DefaultMaxSessionStreams)
 	o.MaxTails = cmp.Or(max(o.MaxTails, 0), DefaultMaxTails)
 	o.TailBlock = cmp.Or(max(o.TailBlock, 0), DefaultTailBlock)
 	o.Batch = cmp.Or(max(o.Batch, 0), DefaultEventBatch)
 	return &EventStore{client: client, opts: o, bounds: bd, tails: make(chan struct{}, o.MaxTails)}, nil
 }
-
-// ErrStreamLimit is returned (wrapped) by a write of a new stream to a
-// session that already stores events of MaxSessionStreams streams, none
-// of them ended or expired.
-var ErrStreamLimit = errors.New("redisstore: too many event streams in the session")
 
 // validSessionID reports whether a session ID may go into a key: printable
 // ASCII without braces (the hash tag), bounded.
@@ -143,8 +135,8 @@ func validSessionID(id string) bool {
 	return true
 }
 
-// validStreamID reports whether a stream ID may go into a key and an
-// event ID: letters, digits, '_', '.' and '-', bounded.
+// validStreamID reports whether a stream ID may go into an event ID:
+// letters, digits, '_', '.' and '-', bounded.
 func validStreamID(id string) bool {
 	if id == "" || len(id) > MaxStreamIDBytes {
 		return false
@@ -158,37 +150,42 @@ func validStreamID(id string) bool {
 	return true
 }
 
-// sessionKeys returns the meta hash of a session and the prefix of its
-// stream keys, all in the session's hash slot.
-func (s *EventStore) sessionKeys(sessionID string) (meta, streams string) {
-	base := s.opts.Prefix + "ev:{" + sessionID + "}:"
-	return base + "m", base + "s:"
+// logKey returns the key of a session's log, in the session's hash slot.
+func (s *EventStore) logKey(sessionID string) string {
+	return s.opts.Prefix + "ev:{" + sessionID + "}:l"
 }
 
-// endedKey returns the key of the sorted set of a session's ended
-// streams, by the time of their end (ms); meta is the session's meta
-// hash key (see sessionKeys).
-func endedKey(meta string) string { return meta[:len(meta)-1] + "e" }
+// tagBytes is the size of a session's tag in its event IDs.
+const tagBytes = 6
 
-// epochBytes is the size of a stream's epoch.
-const epochBytes = 6
+// tag returns the tag of the event IDs of a session: the first tagBytes
+// of SHA-256 of the store's prefix and the session ID, in hex. Entry IDs
+// and stream IDs repeat from one log to another; the tag makes another
+// session's event IDs, and another store's, unknown.
+func (s *EventStore) tag(sessionID string) string {
+	h := sha256.Sum256([]byte(s.opts.Prefix + "\x00" + sessionID))
+	return hex.EncodeToString(h[:tagBytes])
+}
 
-// startEpoch is the epoch of positions before a stream's first event,
-// which StreamStart gives without reading the stream's epoch.
-const startEpoch = "0"
+// startTag is the tag of positions before a stream's first event, which
+// StreamStart gives without knowing the session.
+const startTag = "0"
 
 // position is a place in a stream, parsed from an event ID
-// "<stream>:<epoch>:<seq>:<entry>": entry is the Redis Stream entry ID of
-// event number seq of the stream, stored in the stream's generation
-// epoch; the start of a stream is "<stream>:0:0:0-0".
+// "<stream>:<tag>:<seq>:<entry>": entry is the ID of the entry of the
+// session's log that holds event number seq of the stream; the start of
+// a stream is "<stream>:0:0:0-0".
 type position struct {
-	stream, epoch, entry string
-	seq                  int64
+	stream, tag, entry string
+	seq                int64
 }
 
 func (p position) eventID() string {
-	return p.stream + ":" + p.epoch + ":" + strconv.FormatInt(p.seq, 10) + ":" + p.entry
+	return p.stream + ":" + p.tag + ":" + strconv.FormatInt(p.seq, 10) + ":" + p.entry
 }
+
+// start reports whether p is the start of its stream.
+func (p position) start() bool { return p.tag == startTag }
 
 // parseEventID parses an event ID of this store, reporting false for
 // anything else: nothing of an ID goes into a key or command unchecked.
@@ -197,7 +194,7 @@ func parseEventID(id string) (position, bool) {
 		return position{}, false
 	}
 	parts := strings.Split(id, ":")
-	if len(parts) != 4 || !validStreamID(parts[0]) || !validEpoch(parts[1]) || !decimal(parts[2]) {
+	if len(parts) != 4 || !validStreamID(parts[0]) || !validTag(parts[1]) || !decimal(parts[2]) {
 		return position{}, false
 	}
 	ms, n, ok := strings.Cut(parts[3], "-")
@@ -208,23 +205,23 @@ func parseEventID(id string) (position, bool) {
 	if err != nil {
 		return position{}, false
 	}
-	p := position{stream: parts[0], epoch: parts[1], seq: seq, entry: parts[3]}
-	if (p.epoch == startEpoch) != (p.seq == 0 && p.entry == "0-0") {
+	p := position{stream: parts[0], tag: parts[1], seq: seq, entry: parts[3]}
+	if p.start() != (p.seq == 0 && p.entry == "0-0") {
 		return position{}, false
 	}
 	return p, true
 }
 
-// validEpoch reports whether e is an epoch: startEpoch, or lowercase hex.
-func validEpoch(e string) bool {
-	if e == startEpoch {
+// validTag reports whether t is a tag: startTag, or lowercase hex.
+func validTag(t string) bool {
+	if t == startTag {
 		return true
 	}
-	if len(e) != 2*epochBytes {
+	if len(t) != 2*tagBytes {
 		return false
 	}
-	for i := range len(e) {
-		if c := e[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+	for i := range len(t) {
+		if c := t[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
 			return false
 		}
 	}
@@ -245,136 +242,33 @@ func decimal(s string) bool {
 	return true
 }
 
-// Append implements [transport.EventStore]: it writes data as an event
-// of the stream that follows no gap the store can tell. A nil data (a
-// priming event) stores nothing: the ID is the stream's start.
+// Append implements [transport.EventStore]: it writes data as the event
+// after the stream's last stored one. A nil data (a priming event)
+// stores nothing: the ID is the stream's start.
 func (s *EventStore) Append(ctx context.Context, sessionID, streamID string, data []byte) (string, error) {
 	if data == nil {
 		return s.StreamStart(sessionID, streamID), nil
 	}
-	return s.write(ctx, sessionID, streamID, transport.LogEvent{Data: data}, false)
-}
-
-// Write implements [transport.EventLog]: one script (EVALSHA) per event.
-func (s *EventStore) Write(ctx context.Context, sessionID, streamID string, e transport.LogEvent) (string, error) {
-	return s.write(ctx, sessionID, streamID, e, true)
+	return s.Write(ctx, sessionID, streamID, transport.LogEvent{Data: data})
 }
 
 // StreamStart implements [transport.EventLog].
 func (s *EventStore) StreamStart(_, streamID string) string {
-	return position{stream: streamID, epoch: startEpoch, entry: "0-0"}.eventID()
+	return position{stream: streamID, tag: startTag, entry: "0-0"}.eventID()
 }
 
-// writeScript stores an event. KEYS[1] is the session's meta hash,
-// KEYS[2] the stream, KEYS[3] the session's ended streams; ARGV: the
-// stream ID, the event's number ("" for the store to number it, "+" for
-// the number after the stream's last stored event), its data, its
-// flags, a new epoch for a new stream, MAXLEN, the age bound and TTL in
-// ms, MaxSessionStreams, and the prefix of the session's stream keys. A
-// new stream past the bound first makes the session forget the stream
-// that ended first (the sorted set KEYS[3], by the end's time; a member
-// whose end mark is gone is skipped, at most 8 of them); when none has,
-// the streams whose key expired (a scan of the meta hash, which only a
-// session holding MaxSessionStreams live streams pays). Stream keys are
-// undeclared keys of the same slot, which Cluster allows scripts without
-// flags.
-var writeScript = newScript(`
-local ep = redis.call('HGET', KEYS[1], ARGV[1])
-local fresh = not ep
-if fresh then
-  local max = tonumber(ARGV[9])
-  if redis.call('HINCRBY', KEYS[1], '#', 1) > max then
-    local freed = false
-    for _ = 1, 8 do
-      local old = redis.call('ZPOPMIN', KEYS[3])
-      if #old == 0 then break end
-      if redis.call('HEXISTS', KEYS[1], old[1] .. ':x') == 1 then
-        redis.call('DEL', ARGV[10] .. old[1])
-        redis.call('HDEL', KEYS[1], old[1], old[1] .. ':x', old[1] .. ':n')
-        freed = true
-        break
-      end
-    end
-    if freed then
-      redis.call('HINCRBY', KEYS[1], '#', -1)
-    else
-      local live = 0
-      for _, k in ipairs(redis.call('HKEYS', KEYS[1])) do
-        if k ~= '#' and not string.find(k, ':', 1, true) then
-          if redis.call('EXISTS', ARGV[10] .. k) == 1 then
-            live = live + 1
-          else
-            redis.call('HDEL', KEYS[1], k, k .. ':x', k .. ':n')
-            redis.call('ZREM', KEYS[3], k)
-          end
-        end
-      end
-      if live >= max then
-        redis.call('HSET', KEYS[1], '#', live)
-        return false
-      end
-      redis.call('HSET', KEYS[1], '#', live + 1)
-    end
-  end
-  ep = ARGV[5]
-end
-local seq = ARGV[2]
-if seq == '' then
-  seq = tostring(redis.call('HINCRBY', KEYS[1], ARGV[1] .. ':n', 1))
-elseif seq == '+' then
-  seq = '1'
-  local last = fresh and {} or redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
-  if #last > 0 then
-    local f = last[1][2]
-    for i = 1, #f, 2 do
-      if f[i] == 'q' then seq = tostring(tonumber(f[i + 1]) + 1) end
-    end
-  end
-end
-local id
-if ARGV[4] == '' then
-  id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*', 'q', seq, 'e', ep, 'd', ARGV[3])
-else
-  id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*', 'q', seq, 'e', ep, 'd', ARGV[3], 'f', ARGV[4])
-end
-local ms = tonumber(string.match(id, '^(%d+)-'))
-local ended = string.find(ARGV[4], 'x', 1, true)
-if ended and fresh then
-  redis.call('HSET', KEYS[1], ARGV[1], ep, ARGV[1] .. ':x', seq)
-elseif fresh then
-  redis.call('HSET', KEYS[1], ARGV[1], ep)
-elseif ended then
-  redis.call('HSET', KEYS[1], ARGV[1] .. ':x', seq)
-end
-if ended then
-  redis.call('ZADD', KEYS[3], ms, ARGV[1])
-  redis.call('PEXPIRE', KEYS[3], ARGV[8])
-end
-if not fresh then
-  redis.call('XTRIM', KEYS[2], 'MINID', '~', string.format('%d', ms - tonumber(ARGV[7])))
-end
-redis.call('PEXPIRE', KEYS[1], ARGV[8])
-redis.call('PEXPIRE', KEYS[2], ARGV[8])
-return {ep, seq, id}
-`)
-
-// write stores e; numbered says whether e.Seq counts the stream's events
-// (else the store numbers them).
-func (s *EventStore) write(ctx context.Context, sessionID, streamID string, e transport.LogEvent, numbered bool) (string, error) {
+// Write implements [transport.EventLog]: an event the writer numbers is
+// one round trip of XADD and PEXPIRE; one the store numbers (Seq 0), a
+// script (EVALSHA).
+func (s *EventStore) Write(ctx context.Context, sessionID, streamID string, e transport.LogEvent) (string, error) {
 	if !validSessionID(sessionID) || !validStreamID(streamID) {
 		return "", fmt.Errorf("redisstore: invalid session or stream ID")
 	}
-	if numbered && e.Seq < 0 {
+	if e.Seq < 0 {
 		return "", fmt.Errorf("redisstore: event number %d", e.Seq)
 	}
-	meta, streams := s.sessionKeys(sessionID)
-	seq, flags := "", ""
-	switch {
-	case numbered && e.Seq == 0:
-		seq = "+" // after the stream's last event
-	case numbered:
-		seq = strconv.FormatInt(e.Seq, 10)
-	}
+	key := s.logKey(sessionID)
+	var flags string
 	if e.Gap {
 		flags += "g"
 	}
@@ -384,180 +278,275 @@ func (s *EventStore) write(ctx context.Context, sessionID, streamID string, e tr
 	if e.Data == nil {
 		flags += "z" // a bare mark: its event has no data
 	}
-	var b [epochBytes]byte
-	rand.Read(b[:])
-	age := s.opts.MaxAge.Milliseconds()
-	c := s.bounds.op(ctx)
-	// The age bound is counted on Redis' clock, from the new entry's ID.
-	res, err := writeScript.Run(c.ctx, s.client, []string{meta, streams + streamID, endedKey(meta)},
-		streamID, seq, e.Data, flags, hex.EncodeToString(b[:]), s.opts.MaxStreamEvents, age, age, s.opts.MaxSessionStreams, streams).StringSlice()
-	err = c.end(err)
-	if errors.Is(err, redis.Nil) {
-		return "", fmt.Errorf("redisstore: write to session %s: %w", sessionID, ErrStreamLimit)
+	if e.Seq == 0 {
+		return s.writeNext(ctx, sessionID, streamID, e.Data, flags)
 	}
-	if err != nil {
+	args := make([]any, 0, 14)
+	args = append(args, "xadd", key, "maxlen", "~", s.opts.MaxEvents, "*", "s", streamID, "q", e.Seq, "d", e.Data)
+	if flags != "" {
+		args = append(args, "f", flags)
+	}
+	c := s.bounds.op(ctx)
+	xadd := redis.NewCmd(c.ctx, args...)
+	_, err := s.client.Pipelined(c.ctx, func(p redis.Pipeliner) error {
+		// A write is never sent twice (noRetry, which go-redis honours
+		// for the whole pipeline): a second XADD would store the event
+		// twice.
+		if err := p.Process(c.ctx, noRetry{xadd}); err != nil {
+			return err
+		}
+		return p.PExpire(c.ctx, key, s.opts.MaxAge).Err()
+	})
+	if err := c.end(err); err != nil {
 		return "", wrap("event write", err)
 	}
-	if len(res) != 3 {
-		return "", fmt.Errorf("redisstore: event write: unexpected reply %q", res)
+	entry, err := xadd.Text()
+	if err != nil || !validEntryID(entry) {
+		return "", fmt.Errorf("redisstore: event write: unexpected entry ID %q", entry)
 	}
-	n, err := strconv.ParseInt(res[1], 10, 64)
-	if err != nil {
-		return "", fmt.Errorf("redisstore: event write: unexpected number %q", res[1])
-	}
-	return position{stream: streamID, epoch: res[0], seq: n, entry: res[2]}.eventID(), nil
+	return position{stream: streamID, tag: s.tag(sessionID), seq: e.Seq, entry: entry}.eventID(), nil
 }
 
-// readResult is what one read of a stream got.
+// validEntryID reports whether id is a Redis Stream entry ID as Redis
+// spells them, "<ms>-<n>".
+func validEntryID(id string) bool {
+	ms, n, ok := strings.Cut(id, "-")
+	return ok && decimal(ms) && decimal(n)
+}
+
+// writeNextScript stores an event numbered after the last event of its
+// stream that the log holds (1 when it holds none): it reads the log
+// backwards, at most ARGV[6] entries. KEYS[1] is the session's log;
+// ARGV: the stream ID, the data, the flags, MAXLEN, the TTL in ms, and
+// the bound of the scan. It returns the event's number and entry ID.
+var writeNextScript = newScript(`
+local seq, last, scanned, bound = 1, '+', 0, tonumber(ARGV[6])
+while scanned < bound do
+  local batch = redis.call('XREVRANGE', KEYS[1], last, '-', 'COUNT', 100)
+  local found = false
+  for _, en in ipairs(batch) do
+    local f, s, q = en[2], nil, nil
+    for i = 1, #f, 2 do
+      if f[i] == 's' then s = f[i + 1] elseif f[i] == 'q' then q = f[i + 1] end
+    end
+    if s == ARGV[1] then
+      seq = (tonumber(q) or 0) + 1
+      found = true
+      break
+    end
+  end
+  if found or #batch < 100 then break end
+  scanned = scanned + #batch
+  last = '(' .. batch[#batch][1]
+end
+local id
+if ARGV[3] == '' then
+  id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[4], '*', 's', ARGV[1], 'q', seq, 'd', ARGV[2])
+else
+  id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[4], '*', 's', ARGV[1], 'q', seq, 'd', ARGV[2], 'f', ARGV[3])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return {tostring(seq), id}
+`)
+
+// writeNext stores an event the store numbers (see writeNextScript).
+func (s *EventStore) writeNext(ctx context.Context, sessionID, streamID string, data []byte, flags string) (string, error) {
+	c := s.bounds.op(ctx)
+	res, err := writeNextScript.Run(c.ctx, s.client, []string{s.logKey(sessionID)},
+		streamID, data, flags, s.opts.MaxEvents, s.opts.MaxAge.Milliseconds(), s.scanBound()).StringSlice()
+	if err := c.end(err); err != nil {
+		return "", wrap("event write", err)
+	}
+	if len(res) != 2 || !validEntryID(res[1]) {
+		return "", fmt.Errorf("redisstore: event write: unexpected reply %q", res)
+	}
+	n, err := strconv.ParseInt(res[0], 10, 64)
+	if err != nil || n < 1 {
+		return "", fmt.Errorf("redisstore: event write: unexpected number %q", res[0])
+	}
+	return position{stream: streamID, tag: s.tag(sessionID), seq: n, entry: res[1]}.eventID(), nil
+}
+
+// scanBound bounds the entries of a log one read scans: the log holds
+// about MaxEvents, and XADD MAXLEN ~ leaves up to a macro-node more; the
+// rest is for entries written while the read goes on.
+func (s *EventStore) scanBound() int { return 2*s.opts.MaxEvents + 200 }
+
+// readResult is what one read of a log got for one stream.
 type readResult struct {
 	events []transport.StoredEvent
 	ended  bool   // the stream's end is the last of events (or the position read from)
 	hole   bool   // events after the last of events follow a hole
-	epoch  string // the stream's epoch; "" when it has none
-	full   bool   // the read returned as many entries as it could: more may follow
+	full   bool   // the read returned Batch events: more may follow
+	next   string // the last entry of the log scanned, where a blocking read goes on
+	prev   int64  // the number of the stream's last event read (the position's when none)
 }
 
-// read is one read of the events stored after p (XRANGE, with the
-// stream's epoch and end from the session's meta hash). It checks them
-// against p (see check), and returns ErrEventNotFound when p is unknown or
-// the first follows a hole.
-func (s *EventStore) read(ctx context.Context, sessionID string, p position) (readResult, error) {
-	meta, streams := s.sessionKeys(sessionID)
-	key := streams + p.stream
-	// One round trip of two reads of the session's slot, not a script:
-	// Lua's conversion of the entries cost more than the read. They need
-	// not be atomic: each entry carries its epoch and number, which check
-	// verifies, and the end mark is in the entries too. One entry more
-	// than a batch tells whether more follow.
-	var hm *redis.SliceCmd
-	var xr *redis.XMessageSliceCmd
-	err := s.bounds.read(context.WithoutCancel(ctx), func(octx context.Context) error {
-		_, err := s.client.Pipelined(octx, func(pipe redis.Pipeliner) error {
-			hm = pipe.HMGet(octx, meta, p.stream, p.stream+":x")
-			xr = pipe.XRangeN(octx, key, "("+p.entry, "+", int64(s.opts.Batch+1))
-			return nil
-		})
-		return err
-	})
-	if err != nil {
-		return readResult{}, wrap("event read", err)
-	}
-	res := hm.Val()
-	if len(res) != 2 {
-		return readResult{}, fmt.Errorf("redisstore: event read: unexpected reply")
-	}
-	epoch, _ := res[0].(string)
-	if p.epoch != startEpoch && p.epoch != epoch {
-		return readResult{}, transport.ErrEventNotFound // unknown, or the store lost the stream
-	}
-	entries := entriesOf(xr.Val())
-	if v, ok := res[1].(string); ok && len(entries) == 0 && v == strconv.FormatInt(p.seq, 10) {
-		return readResult{ended: true}, nil
-	}
-	full := len(entries) > s.opts.Batch
-	if full {
-		entries = entries[:s.opts.Batch]
-	}
-	r := check(p, epoch, entries)
-	r.epoch, r.full = epoch, full
-	if len(r.events) == 0 && r.hole {
-		return readResult{}, transport.ErrEventNotFound
-	}
-	return r, nil
-}
-
-// wait is a blocking read (XREAD BLOCK) of the events after p, within
-// block, for a tail that found none stored; epoch is the stream's epoch
-// that read found.
-func (s *EventStore) wait(ctx context.Context, sessionID string, p position, epoch string, block time.Duration) (readResult, error) {
-	_, streams := s.sessionKeys(sessionID)
-	c := s.bounds.opWithin(ctx, block+s.opts.Timeout)
-	res, err := s.client.XRead(c.ctx, &redis.XReadArgs{Streams: []string{streams + p.stream, p.entry}, Count: int64(s.opts.Batch), Block: block}).Result()
-	err = c.end(err)
-	switch {
-	case errors.Is(err, redis.Nil):
-		return readResult{}, nil
-	case err != nil && ctx.Err() != nil:
-		return readResult{}, ctx.Err()
-	case err != nil:
-		return readResult{}, wrap("event tail", err)
-	}
-	var entries []entry
-	if len(res) == 1 {
-		entries = entriesOf(res[0].Messages)
-	}
-	r := check(p, epoch, entries)
-	if len(r.events) == 0 && r.hole {
-		return readResult{}, transport.ErrEventNotFound
-	}
-	return r, nil
-}
-
-// entry is a stored event as read: its Redis entry ID and fields.
-type entry struct {
-	id, q, e, f, d string
-}
-
-// setField sets a field of the entry by its name.
-func (en *entry) setField(k, v string) {
-	switch k {
-	case "q":
-		en.q = v
-	case "e":
-		en.e = v
-	case "f":
-		en.f = v
-	case "d":
-		en.d = v
-	}
-}
-
-// entriesOf converts the entries of an XRANGE or XREAD reply.
-func entriesOf(msgs []redis.XMessage) []entry {
-	out := make([]entry, len(msgs))
+// take goes through entries of the log that follow r.next, adding the
+// events of p's stream that continue the ones before without a hole:
+// each numbered one more than the one before (p's, first), with no gap
+// mark. It reports whether the read is over: the stream ended, a hole,
+// or Batch events (full when entries follow them: more says that the
+// log holds entries after msgs).
+func (s *EventStore) take(p position, tag string, r *readResult, msgs []redis.XMessage, more bool) bool {
 	for i, m := range msgs {
-		out[i].id = m.ID
-		for k, v := range m.Values {
-			v, _ := v.(string)
-			out[i].setField(k, v)
+		r.next = m.ID
+		en := entryOf(m)
+		if en.s != p.stream {
+			continue
 		}
-	}
-	return out
-}
-
-// check returns the events of entries that continue p without a hole:
-// each numbered one more than the one before (p's, first), of the epoch
-// of p (or, from a stream's start, of the stream's epoch), with no gap
-// mark. Entries after a hole are not returned.
-func check(p position, epoch string, entries []entry) readResult {
-	want := p.epoch
-	if want == startEpoch {
-		want = epoch // "" when the stream had no events at the read
-	}
-	var r readResult
-	prev := p.seq
-	for _, m := range entries {
-		e, f := m.e, m.f
-		seq, err := strconv.ParseInt(m.q, 10, 64)
-		if want == "" {
-			want = e // the stream's first events, got by the blocking read
-		}
-		if err != nil || seq != prev+1 || e != want || strings.Contains(f, "g") {
+		seq, err := strconv.ParseInt(en.q, 10, 64)
+		if err != nil || seq != r.prev+1 || strings.Contains(en.f, "g") {
 			r.hole = true
-			return r
+			return true
 		}
-		prev = seq
-		ev := transport.StoredEvent{ID: position{stream: p.stream, epoch: e, seq: seq, entry: m.id}.eventID()}
-		if !strings.Contains(f, "z") {
-			ev.Data = []byte(m.d)
+		r.prev = seq
+		ev := transport.StoredEvent{ID: position{stream: p.stream, tag: tag, seq: seq, entry: m.ID}.eventID()}
+		if !strings.Contains(en.f, "z") {
+			ev.Data = []byte(en.d)
 		}
 		r.events = append(r.events, ev)
-		if strings.Contains(f, "x") {
+		if strings.Contains(en.f, "x") {
 			r.ended = true
-			return r
+			return true
+		}
+		if len(r.events) == s.opts.Batch {
+			r.full = more || i < len(msgs)-1
+			return true
 		}
 	}
-	return r
+	return false
+}
+
+// read is one read of the events of p's stream stored after p: XRANGE of
+// the session's log from p's own entry, which must still be there (with
+// p's stream and number, and younger than MaxAge: else the events after
+// p may have gone), through the entries of other streams, until Batch
+// events, the stream's end or the end of the log. It returns
+// ErrEventNotFound when p is unknown or the first event follows a hole.
+func (s *EventStore) read(ctx context.Context, sessionID string, p position) (readResult, error) {
+	tag := s.tag(sessionID)
+	if !p.start() && p.tag != tag {
+		return readResult{}, transport.ErrEventNotFound // another session's, or another store's
+	}
+	key := s.logKey(sessionID)
+	r := readResult{next: p.entry, prev: p.seq}
+	from, own := "-", !p.start()
+	if own {
+		from = p.entry // inclusive: p's own entry first
+	}
+	for scanned := 0; ; {
+		count := s.opts.Batch + 1 // one more tells whether more follow
+		if own {
+			count++
+		}
+		var msgs []redis.XMessage
+		err := s.bounds.read(context.WithoutCancel(ctx), func(octx context.Context) (err error) {
+			msgs, err = s.client.XRangeN(octx, key, from, "+", int64(count)).Result()
+			return err
+		})
+		if err != nil {
+			return readResult{}, wrap("event read", err)
+		}
+		more := len(msgs) == count
+		if own {
+			if len(msgs) == 0 || !s.isOwn(p, msgs[0]) {
+				return readResult{}, transport.ErrEventNotFound
+			}
+			own = false
+			if strings.Contains(entryOf(msgs[0]).f, "x") {
+				r.ended = true
+				return r, nil
+			}
+			msgs = msgs[1:]
+		}
+		scanned += len(msgs)
+		if s.take(p, tag, &r, msgs, more) {
+			break
+		}
+		if !more || scanned >= s.scanBound() {
+			break
+		}
+		from = "(" + r.next
+	}
+	if len(r.events) == 0 && r.hole {
+		return readResult{}, transport.ErrEventNotFound
+	}
+	return r, nil
+}
+
+// isOwn reports whether m is the entry of the event at p, young enough to
+// resume from.
+func (s *EventStore) isOwn(p position, m redis.XMessage) bool {
+	if m.ID != p.entry {
+		return false
+	}
+	en := entryOf(m)
+	if en.s != p.stream || en.q != strconv.FormatInt(p.seq, 10) {
+		return false
+	}
+	msText, _, _ := strings.Cut(m.ID, "-")
+	ms, err := strconv.ParseInt(msText, 10, 64)
+	return err == nil && time.Since(time.UnixMilli(ms)) <= s.opts.MaxAge
+}
+
+// wait is a blocking read (XREAD BLOCK) of the log after r.next, within
+// block, for a tail whose read r found no event after p: entries of other
+// streams are skipped, and the read goes on until block is spent.
+func (s *EventStore) wait(ctx context.Context, sessionID string, p position, r readResult, block time.Duration) (readResult, error) {
+	key, tag := s.logKey(sessionID), s.tag(sessionID)
+	deadline := time.Now().Add(block)
+	for {
+		left := time.Until(deadline)
+		if left < time.Millisecond {
+			return readResult{}, nil
+		}
+		c := s.bounds.opWithin(ctx, left+s.opts.Timeout)
+		res, err := s.client.XRead(c.ctx, &redis.XReadArgs{Streams: []string{key, r.next}, Count: int64(s.opts.Batch), Block: left}).Result()
+		err = c.end(err)
+		switch {
+		case errors.Is(err, redis.Nil):
+			return readResult{}, nil
+		case err != nil && ctx.Err() != nil:
+			return readResult{}, ctx.Err()
+		case err != nil:
+			return readResult{}, wrap("event tail", err)
+		}
+		if len(res) != 1 || len(res[0].Messages) == 0 {
+			return readResult{}, nil
+		}
+		s.take(p, tag, &r, res[0].Messages, false)
+		if len(r.events) > 0 || r.ended {
+			return r, nil
+		}
+		if r.hole {
+			return readResult{}, transport.ErrEventNotFound
+		}
+	}
+}
+
+// entry is a stored event as read: its fields.
+type entry struct {
+	s, q, f, d string
+}
+
+// entryOf reads the fields of an entry of an XRANGE or XREAD reply.
+func entryOf(m redis.XMessage) entry {
+	var en entry
+	for k, v := range m.Values {
+		v, _ := v.(string)
+		switch k {
+		case "s":
+			en.s = v
+		case "q":
+			en.q = v
+		case "f":
+			en.f = v
+		case "d":
+			en.d = v
+		}
+	}
+	return en
 }
 
 // After implements [transport.EventStore]: it reads the stream in
@@ -622,7 +611,7 @@ func (s *EventStore) Tail(ctx context.Context, sessionID, lastEventID string) (t
 	if block < time.Millisecond {
 		return b, context.DeadlineExceeded
 	}
-	if r, err = s.wait(ctx, sessionID, p, r.epoch, block); err != nil {
+	if r, err = s.wait(ctx, sessionID, p, r, block); err != nil {
 		return transport.LogBatch{}, err
 	}
 	b.Events, b.Ended = r.events, r.ended
@@ -630,29 +619,13 @@ func (s *EventStore) Tail(ctx context.Context, sessionID, lastEventID string) (t
 }
 
 // DeleteSession implements [transport.EventStore]: it deletes the
-// session's streams, which its meta hash lists, and the hash; no key is
-// scanned.
+// session's log.
 func (s *EventStore) DeleteSession(ctx context.Context, sessionID string) error {
 	if !validSessionID(sessionID) {
 		return nil
 	}
-	meta, streams := s.sessionKeys(sessionID)
-	var fields []string
-	err := s.bounds.read(ctx, func(ctx context.Context) (err error) {
-		fields, err = s.client.HKeys(ctx, meta).Result()
-		return err
-	})
-	if err != nil {
-		return wrap("event session delete", err)
-	}
-	keys := []string{meta, endedKey(meta)}
-	for _, f := range fields {
-		if validStreamID(f) {
-			keys = append(keys, streams+f)
-		}
-	}
 	c := s.bounds.op(ctx)
-	if err := c.end(s.client.Del(c.ctx, keys...).Err()); err != nil {
+	if err := c.end(s.client.Del(c.ctx, s.logKey(sessionID)).Err()); err != nil {
 		return wrap("event session delete", err)
 	}
 	return nil

@@ -8,10 +8,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// BenchmarkEventStore measures a stored event (Write: one script) and the
-// replay of 100 events (After: HMGET and XRANGE in one round trip per
-// batch of 100 events) on a local redis-server, with the Redis commands
-// each sends.
+// BenchmarkEventStore measures a stored event (Write: XADD and PEXPIRE in
+// one round trip) and the replay of 100 events (After: an XRANGE per
+// batch of 100 entries of the session's log) on a local redis-server,
+// with the Redis commands each sends.
 func BenchmarkEventStore(b *testing.B) {
 	if serverAddr == "" {
 		b.Skip("redisstore: no redis-server on PATH")

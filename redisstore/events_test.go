@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,7 +21,7 @@ func newTestEventStore(t *testing.T, c redis.UniversalClient, prefix string, opt
 	t.Helper()
 	o := &EventStoreOptions{Prefix: prefix, Timeout: testTimeout, MaxTails: opts.MaxTails, TailBlock: 100 * time.Millisecond}
 	if opts.Retain > 0 {
-		o.MaxStreamEvents = opts.Retain
+		o.MaxEvents = opts.Retain
 	}
 	s, err := NewEventStore(c, o)
 	if err != nil {
@@ -52,9 +53,9 @@ func TestEventStoreSuite(t *testing.T) {
 	}
 }
 
-// TestEventStoreKeys checks the key layout: every key of a session has
-// its hash tag and a TTL of at most MaxAge, one Redis Stream per SSE
-// stream and the session's meta hash; priming events write nothing; none
+// TestEventStoreKeys checks the key layout: a session's events, of all
+// its streams, are one Redis Stream under its hash tag with a TTL of at
+// most MaxAge, one entry per event; priming events write nothing; none
 // remains after DeleteSession; invalid session and stream IDs build no
 // key.
 func TestEventStoreKeys(t *testing.T) {
@@ -62,7 +63,7 @@ func TestEventStoreKeys(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := t.Context()
 			c, prefix := b.client(t), testPrefix()
-			s, err := NewEventStore(c, &EventStoreOptions{Prefix: prefix, Timeout: testTimeout, MaxAge: time.Minute, MaxSessionStreams: 2})
+			s, err := NewEventStore(c, &EventStoreOptions{Prefix: prefix, Timeout: testTimeout, MaxAge: time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,49 +74,23 @@ func TestEventStoreKeys(t *testing.T) {
 			if keys := keysUnder(t, c, prefix); len(keys) != 0 {
 				t.Fatalf("a priming event wrote %v", keys)
 			}
-			for _, stream := range []string{"1", "get"} {
+			for _, stream := range []string{"1", "get", "3"} {
 				for k := 1; k <= 3; k++ {
 					if _, err := s.Write(ctx, sid, stream, transport.LogEvent{Seq: int64(k), Data: []byte("x")}); err != nil {
 						t.Fatal(err)
 					}
 				}
 			}
-			// A third stream is over MaxSessionStreams.
-			if _, err := s.Write(ctx, sid, "3", transport.LogEvent{Seq: 1, Data: []byte("x")}); !errors.Is(err, ErrStreamLimit) {
-				t.Fatalf("a third stream with MaxSessionStreams 2: %v", err)
-			}
-			// A stream whose events expired does not count.
-			if err := c.Del(ctx, prefix+"ev:{"+sid+"}:s:get").Err(); err != nil {
+			if _, err := s.Append(ctx, sid, "get", []byte("y")); err != nil {
 				t.Fatal(err)
-			}
-			if _, err := s.Write(ctx, sid, "3", transport.LogEvent{Seq: 1, Data: []byte("x")}); err != nil {
-				t.Fatalf("a new stream once another expired: %v", err)
-			}
-			if _, err := s.Write(ctx, sid, "4", transport.LogEvent{Seq: 1, Data: []byte("x")}); !errors.Is(err, ErrStreamLimit) {
-				t.Fatalf("a third live stream with MaxSessionStreams 2: %v", err)
-			}
-			// The expired stream, written again, is a new log (a new
-			// epoch): MaxSessionStreams counts it again.
-			if err := c.Del(ctx, prefix+"ev:{"+sid+"}:s:3").Err(); err != nil {
-				t.Fatal(err)
-			}
-			for k := 1; k <= 3; k++ {
-				if _, err := s.Write(ctx, sid, "get", transport.LogEvent{Seq: int64(3 + k), Data: []byte("x")}); err != nil {
-					t.Fatal(err)
-				}
 			}
 			keys := keysUnder(t, c, prefix)
-			want := []string{prefix + "ev:{" + sid + "}:m", prefix + "ev:{" + sid + "}:s:1", prefix + "ev:{" + sid + "}:s:get"}
-			if len(keys) != len(want) {
-				t.Fatalf("keys %v, want %v", keys, want)
+			want := prefix + "ev:{" + sid + "}:l"
+			if ttl, ok := keys[want]; len(keys) != 1 || !ok || ttl <= 0 || ttl > time.Minute {
+				t.Fatalf("keys %v, want %s alone, with a TTL of at most a minute", keys, want)
 			}
-			for _, k := range want {
-				if ttl, ok := keys[k]; !ok || ttl <= 0 || ttl > time.Minute {
-					t.Errorf("key %s: TTL %v (present %v)", k, ttl, ok)
-				}
-			}
-			if n, err := c.XLen(ctx, want[1]).Result(); err != nil || n != 3 {
-				t.Errorf("stream 1 holds %d entries (%v), want one per event", n, err)
+			if n, err := c.XLen(ctx, want).Result(); err != nil || n != 10 {
+				t.Errorf("the log holds %d entries (%v), want one per event (10)", n, err)
 			}
 			for _, bad := range []string{"", "{x}", "a}b", "a b", "a\n", strings.Repeat("s", MaxSessionIDBytes+1)} {
 				if _, err := s.Write(ctx, bad, "1", transport.LogEvent{Seq: 1, Data: []byte("x")}); err == nil {
@@ -128,7 +103,7 @@ func TestEventStoreKeys(t *testing.T) {
 					t.Errorf("Write with stream ID %q succeeded", bad)
 				}
 			}
-			if got := keysUnder(t, c, prefix); len(got) != len(want) {
+			if got := keysUnder(t, c, prefix); len(got) != 1 {
 				t.Fatalf("invalid IDs made keys: %v", got)
 			}
 			if err := s.DeleteSession(ctx, sid); err != nil {
@@ -141,79 +116,60 @@ func TestEventStoreKeys(t *testing.T) {
 	}
 }
 
-// TestEventStoreForgetsEnded checks MaxSessionStreams on a busy session:
-// a new stream past the bound makes the session forget the stream that
-// ended first (its events no longer resume), never a live one; with no
-// ended stream the write fails with ErrStreamLimit. Many calls of one
-// session keep its keys within the bound (each call's stream ends), and
-// every key has a TTL.
-func TestEventStoreForgetsEnded(t *testing.T) {
+// TestEventStoreSessionBound checks MaxEvents on a busy session: however
+// many streams it opens (a call's each), its log keeps about MaxEvents
+// events, the oldest go first (resuming from them is refused), and a
+// stream that is still written, such as the GET stream, resumes from its
+// recent events; the log's TTL is at most MaxAge.
+func TestEventStoreSessionBound(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := t.Context()
 			c, prefix := b.client(t), testPrefix()
-			s, err := NewEventStore(c, &EventStoreOptions{Prefix: prefix, Timeout: testTimeout, MaxAge: time.Minute, MaxSessionStreams: 2})
+			const maxEvents = 30
+			s, err := NewEventStore(c, &EventStoreOptions{Prefix: prefix, Timeout: testTimeout, MaxAge: time.Minute, MaxEvents: maxEvents})
 			if err != nil {
 				t.Fatal(err)
 			}
 			const sid = "sess-1"
-			write := func(stream string, seq int64, end bool) (string, error) {
-				return s.Write(ctx, sid, stream, transport.LogEvent{Seq: seq, Data: []byte(stream), End: end})
-			}
-			must := func(id string, err error) string {
+			write := func(stream string, seq int64, end bool) string {
 				t.Helper()
+				id, err := s.Write(ctx, sid, stream, transport.LogEvent{Seq: seq, Data: []byte(stream), End: end})
 				if err != nil {
 					t.Fatal(err)
 				}
 				return id
 			}
-			first := must(write("1", 1, false))
-			must(write("1", 2, true))
-			getID := must(write("get", 1, false))
-			must(write("get", 2, false))
-			// Stream 2 is over the bound: stream 1, ended, is forgotten.
-			two := must(write("2", 1, false))
-			if _, evs, err := s.After(ctx, sid, first); !errors.Is(err, transport.ErrEventNotFound) {
-				t.Errorf("resuming the forgotten stream 1: %d events, %v; want ErrEventNotFound", len(evs), err)
-			}
-			if _, evs, err := s.After(ctx, sid, getID); err != nil || len(evs) != 1 {
-				t.Errorf("resuming the live GET stream: %d events, %v; want 1", len(evs), err)
-			}
-			// Both streams live: one more is refused.
-			if _, err := write("3", 1, true); !errors.Is(err, ErrStreamLimit) {
-				t.Fatalf("a third stream, none ended: %v; want ErrStreamLimit", err)
-			}
-			must(write("2", 2, true))
-			must(write("3", 1, true))
-			if _, evs, err := s.After(ctx, sid, two); !errors.Is(err, transport.ErrEventNotFound) {
-				t.Errorf("resuming stream 2, forgotten once ended: %d events, %v", len(evs), err)
-			}
-			// A busy session: many calls, each an ended stream.
-			for k := 10; k < 60; k++ {
-				must(write(strconv.Itoa(k), 1, true))
-			}
-			keys := keysUnder(t, c, prefix)
-			streams := 0
-			for k, ttl := range keys {
-				if strings.Contains(k, "}:s:") {
-					streams++
+			first := write("1", 1, true)
+			get := int64(0)
+			var getID string
+			for k := 10; k < 1010; k++ {
+				write(strconv.Itoa(k), 1, true)
+				if k%100 == 0 {
+					get++
+					getID = write("get", get, false)
 				}
+			}
+			key := prefix + "ev:{" + sid + "}:l"
+			// XADD MAXLEN ~ trims whole macro-nodes (100 entries by
+			// default): the log keeps at most about that many more.
+			if n, err := c.XLen(ctx, key).Result(); err != nil || n < maxEvents || n > maxEvents+150 {
+				t.Errorf("the log holds %d entries (%v) after 1010 events, want about %d", n, err, maxEvents)
+			}
+			if _, evs, err := s.After(ctx, sid, first); !errors.Is(err, transport.ErrEventNotFound) {
+				t.Errorf("resuming the first call's stream, trimmed: %d events, %v; want ErrEventNotFound", len(evs), err)
+			}
+			if _, evs, err := s.After(ctx, sid, getID); err != nil || len(evs) != 0 {
+				t.Errorf("resuming the GET stream from its last event: %d events, %v; want none", len(evs), err)
+			}
+			next := write("get", get+1, false)
+			if _, evs, err := s.After(ctx, sid, getID); err != nil || len(evs) != 1 || evs[0].ID != next {
+				t.Errorf("resuming the GET stream: %+v, %v; want its next event", evs, err)
+			}
+			for k, ttl := range keysUnder(t, c, prefix) {
 				if ttl <= 0 || ttl > time.Minute {
 					t.Errorf("key %s: TTL %v", k, ttl)
 				}
-			}
-			if streams != 2 {
-				t.Errorf("%d stream keys after 50 calls, want MaxSessionStreams (2): %v", streams, keys)
-			}
-			meta, _ := s.sessionKeys(sid)
-			if n, err := c.HLen(ctx, meta).Result(); err != nil || n > 1+3*2 {
-				t.Errorf("the meta hash holds %d fields (%v), want at most %d", n, err, 1+3*2)
-			}
-			if n, err := c.ZCard(ctx, endedKey(meta)).Result(); err != nil || n > 2 {
-				t.Errorf("the ended set holds %d members (%v), want at most 2", n, err)
-			}
-			if _, evs, err := s.After(ctx, sid, getID); err != nil || len(evs) != 1 {
-				t.Errorf("the live GET stream after 50 calls: %d events, %v; want 1", len(evs), err)
 			}
 			if err := s.DeleteSession(ctx, sid); err != nil {
 				t.Fatal(err)
@@ -223,6 +179,36 @@ func TestEventStoreForgetsEnded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEventStoreMaxAge: an event older than MaxAge is refused as
+// unknown, even while the log keeps it.
+func TestEventStoreMaxAge(t *testing.T) {
+	b := backends()[0]
+	c, prefix := b.client(t), testPrefix()
+	s, err := NewEventStore(c, &EventStoreOptions{Prefix: prefix, Timeout: testTimeout, MaxAge: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	// An entry written as if two minutes ago, then a fresh one.
+	old := time.Now().Add(-2 * time.Minute).UnixMilli()
+	entry := strconv.FormatInt(old, 10) + "-0"
+	if err := c.XAdd(ctx, &redis.XAddArgs{Stream: prefix + "ev:{s}:l", ID: entry, Values: []any{"s", "1", "q", "1", "d", "a"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	oldID := position{stream: "1", tag: s.tag("s"), seq: 1, entry: entry}.eventID()
+	if _, err := s.Write(ctx, "s", "1", transport.LogEvent{Seq: 2, Data: []byte("b")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, evs, err := s.After(ctx, "s", oldID); !errors.Is(err, transport.ErrEventNotFound) {
+		t.Fatalf("After(an event of two minutes ago, MaxAge a minute) = %d events, %v; want ErrEventNotFound", len(evs), err)
+	}
+	s.opts.MaxAge = 3 * time.Minute
+	if _, evs, err := s.After(ctx, "s", oldID); err != nil || len(evs) != 1 {
+		t.Fatalf("After(the same, MaxAge three minutes) = %d events, %v; want 1", len(evs), err)
+	}
+	s.DeleteSession(ctx, "s")
 }
 
 // TestEventStoreTimeout: a Redis that does not answer fails a write within
@@ -238,7 +224,7 @@ func TestEventStoreDown(t *testing.T) {
 	if _, err := s.Write(ctx, "s", "1", transport.LogEvent{Seq: 1, Data: []byte("x")}); err == nil {
 		t.Fatal("Write with Redis down succeeded")
 	}
-	id := position{stream: "1", epoch: "0123456789ab", seq: 1, entry: "1-0"}.eventID()
+	id := position{stream: "1", tag: s.tag("s"), seq: 1, entry: "1-0"}.eventID()
 	if _, _, err := s.After(ctx, "s", id); err == nil || errors.Is(err, transport.ErrEventNotFound) {
 		t.Fatalf("After with Redis down: %v; want an error other than ErrEventNotFound", err)
 	}
@@ -318,4 +304,81 @@ func FuzzParseEventID(f *testing.F) {
 			t.Fatalf("accepted %q", id)
 		}
 	})
+}
+
+// TestEventStoreInterleaved: a session's streams share its log, so a read
+// pages through the other streams' entries (Batch 3, four streams written
+// in turn), and a tail woken by another stream's events keeps waiting for
+// its own.
+func TestEventStoreInterleaved(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := t.Context()
+			c, prefix := b.client(t), testPrefix()
+			s, err := NewEventStore(c, &EventStoreOptions{Prefix: prefix, Timeout: testTimeout, Batch: 3, TailBlock: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			streams := []string{"a", "b", "c", "d"}
+			ids := map[string][]string{}
+			for k := 1; k <= 10; k++ {
+				for _, st := range streams {
+					id, err := s.Write(ctx, "s", st, transport.LogEvent{Seq: int64(k), Data: []byte(st + strconv.Itoa(k))})
+					if err != nil {
+						t.Fatal(err)
+					}
+					ids[st] = append(ids[st], id)
+				}
+			}
+			for _, st := range streams {
+				for _, from := range []string{s.StreamStart("s", st), ids[st][0], ids[st][6]} {
+					_, evs, err := s.After(ctx, "s", from)
+					if err != nil {
+						t.Fatalf("After(%s): %v", from, err)
+					}
+					want := ids[st]
+					if from != s.StreamStart("s", st) {
+						want = want[slices.Index(want, from)+1:]
+					}
+					if len(evs) != len(want) {
+						t.Fatalf("After(%s) = %d events, want %d", from, len(evs), len(want))
+					}
+					for i, e := range evs {
+						if e.ID != want[i] || !strings.HasPrefix(string(e.Data), st) {
+							t.Fatalf("After(%s) event %d = %s %q, want %s", from, i, e.ID, e.Data, want[i])
+						}
+					}
+				}
+			}
+			// A tail of stream a, at its end: stream b's entries, written
+			// after the read that found nothing, come first to its
+			// blocking read, which skips them and goes on until a's own.
+			p, _ := parseEventID(ids["a"][9])
+			r, err := s.read(ctx, "s", p)
+			if err != nil || len(r.events) != 0 || r.ended {
+				t.Fatalf("read(a's last event) = %+v, %v", r, err)
+			}
+			for k := 11; k <= 15; k++ {
+				if _, err := s.Write(ctx, "s", "b", transport.LogEvent{Seq: int64(k), Data: []byte("b")}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := make(chan readResult, 1)
+			go func() {
+				r, err := s.wait(ctx, "s", p, r, 5*time.Second)
+				if err != nil {
+					t.Errorf("wait: %v", err)
+				}
+				got <- r
+			}()
+			next, err := s.Write(ctx, "s", "a", transport.LogEvent{Seq: 11, Data: []byte("a11"), End: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := <-got; len(r.events) != 1 || r.events[0].ID != next || !r.ended {
+				t.Fatalf("the tail of stream a got %+v, want its event 11 and its end", r)
+			}
+			s.DeleteSession(ctx, "s")
+		})
+	}
 }
