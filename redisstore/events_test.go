@@ -3,9 +3,12 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -377,6 +380,113 @@ func TestEventStoreInterleaved(t *testing.T) {
 			}
 			if r := <-got; len(r.events) != 1 || r.events[0].ID != next || !r.ended {
 				t.Fatalf("the tail of stream a got %+v, want its event 11 and its end", r)
+			}
+			s.DeleteSession(ctx, "s")
+		})
+	}
+}
+
+// pipelineCounter counts the pipelines of XADD a client sends.
+type pipelineCounter struct{ n atomic.Int64 }
+
+func (c *pipelineCounter) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (c *pipelineCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (c *pipelineCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 0 && cmds[0].Name() == "xadd" {
+			c.n.Add(1)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestEventStoreWriteBatch: writes that arrive while a round trip is
+// under way go together in the next one, sent by the first of them; and
+// many concurrent writers (8 streams of 50 events) each find their events
+// stored, in order, once.
+func TestEventStoreWriteBatch(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := t.Context()
+			c, prefix := b.client(t), testPrefix()
+			pipes := new(pipelineCounter)
+			c.AddHook(pipes)
+			s, err := NewEventStore(c, &EventStoreOptions{Prefix: prefix, Timeout: testTimeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A round trip under way: the writes queue behind it.
+			s.batch.mu.Lock()
+			s.batch.sending = true
+			s.batch.mu.Unlock()
+			const n = 20
+			type result struct {
+				stream, id string
+				err        error
+			}
+			results := make(chan result, n)
+			for i := range n {
+				go func() {
+					st := "q" + strconv.Itoa(i)
+					id, err := s.Write(ctx, "s", st, transport.LogEvent{Seq: 1, Data: []byte(st)})
+					results <- result{st, id, err}
+				}()
+			}
+			for queued := 0; queued < n; {
+				runtime.Gosched()
+				s.batch.mu.Lock()
+				queued = len(s.batch.queue)
+				s.batch.mu.Unlock()
+			}
+			// The round trip ends: the first waiting write sends the rest.
+			before := pipes.n.Load()
+			s.batch.mu.Lock()
+			s.batch.queue[0].lead = true
+			close(s.batch.queue[0].done)
+			s.batch.mu.Unlock()
+			for range n {
+				r := <-results
+				if r.err != nil {
+					t.Fatalf("Write(%s): %v", r.stream, r.err)
+				}
+				_, evs, err := s.After(ctx, "s", s.StreamStart("s", r.stream))
+				if err != nil || len(evs) != 1 || evs[0].ID != r.id || string(evs[0].Data) != r.stream {
+					t.Fatalf("After(start of %s) = %+v, %v; want its event %s", r.stream, evs, err, r.id)
+				}
+			}
+			if got := pipes.n.Load() - before; got != 1 {
+				t.Errorf("%d writes queued behind a round trip went in %d round trips, want 1", n, got)
+			}
+			s.batch.mu.Lock()
+			if s.batch.sending || len(s.batch.queue) != 0 {
+				t.Errorf("after the writes: sending %v, %d queued", s.batch.sending, len(s.batch.queue))
+			}
+			s.batch.mu.Unlock()
+
+			var wg sync.WaitGroup
+			for i := range 8 {
+				wg.Go(func() {
+					st := "w" + strconv.Itoa(i)
+					for k := 1; k <= 50; k++ {
+						if _, err := s.Write(ctx, "s", st, transport.LogEvent{Seq: int64(k), Data: []byte(st + "." + strconv.Itoa(k)), End: k == 50}); err != nil {
+							t.Errorf("Write(%s, %d): %v", st, k, err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			for i := range 8 {
+				st := "w" + strconv.Itoa(i)
+				_, evs, err := s.After(ctx, "s", s.StreamStart("s", st))
+				if err != nil || len(evs) != 50 {
+					t.Fatalf("After(start of %s) = %d events, %v; want 50", st, len(evs), err)
+				}
+				for k, e := range evs {
+					if string(e.Data) != st+"."+strconv.Itoa(k+1) {
+						t.Fatalf("%s event %d = %q", st, k+1, e.Data)
+					}
+				}
 			}
 			s.DeleteSession(ctx, "s")
 		})
