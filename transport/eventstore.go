@@ -53,10 +53,12 @@ type EventStore interface {
 // (the memory store marks it when writing, the Redis store sees it when
 // reading, which also catches events Redis lost or trimmed). A resumption
 // whose range crosses a gap is refused with [ErrEventNotFound], like one
-// from an unknown event. Event IDs carry an epoch, random for each
-// generation of a log in the store (of a session in memory, of a stream
-// in Redis), so that IDs of a store that lost its data (a restarted Redis)
-// never resolve to newer events, and another session's IDs are unknown.
+// from an unknown event. IDs of a store that lost its data (a restarted
+// Redis) never resolve to newer events, and another session's IDs are
+// unknown: the memory store's IDs carry an epoch, random for each
+// session's log; the Redis store's name the entry of the session's log
+// that holds the event, which a resumption must find there with the
+// event's stream and number, and a tag of the session.
 type EventLog interface {
 	EventStore
 	// StreamStart returns the ID of a position before every event of a
