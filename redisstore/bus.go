@@ -93,6 +93,7 @@ type Bus struct {
 	opts    BusOptions
 	bounds  bounds
 	channel string
+	batch   groupCommit // the publishes of concurrent callers, one round trip (not on a Cluster)
 }
 
 var _ mcp.ReplicaChecker = (*Bus)(nil)
@@ -181,6 +182,16 @@ func (b *Bus) replicaChannel(replica string) string { return b.channel + ":r:" +
 func (b *Bus) publish(ctx context.Context, channel string, msg []byte) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, wrap("bus publish", err)
+	}
+	if _, cluster := b.client.(*redis.ClusterClient); !cluster {
+		// Concurrent publishes share a round trip, in order.
+		cmd := redis.NewCmd(ctx, "publish", channel, msg)
+		op := &pendingOp{cmds: []redis.Cmder{noRetry{cmd}}}
+		b.batch.do(ctx, &b.bounds, b.client, op)
+		if op.err != nil {
+			return 0, wrap("bus publish", op.err)
+		}
+		return cmd.Int64()
 	}
 	c := b.bounds.op(ctx)
 	n, err := b.send(c.ctx, channel, msg)

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -323,7 +325,26 @@ func (s *script) Run(ctx context.Context, c redis.Scripter, keys []string, args 
 	return cmd
 }
 
-func (s *script) eval(ctx context.Context, c redis.Scripter, name, payload string, keys []string, args []any) *redis.Cmd {
+// RunGrouped is Run through a group commit: the script's EVALSHA goes in
+// the round trip of g that carries the other callers' operations, as one
+// operation of bd; when Redis does not have the script, it runs again on
+// its own with EVAL. It returns the script's reply, with the error of the
+// operation.
+func (s *script) RunGrouped(ctx context.Context, g *groupCommit, bd *bounds, client redis.UniversalClient, keys []string, args ...any) (*redis.Cmd, error) {
+	cmd := s.cmd(ctx, "evalsha", s.hash, keys, args)
+	op := &pendingOp{cmds: []redis.Cmder{noRetry{cmd}}}
+	g.do(ctx, bd, client, op)
+	if err := op.err; err != nil && (errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT")) {
+		c := bd.op(ctx)
+		cmd = s.eval(c.ctx, client, "eval", s.src, keys, args)
+		return cmd, c.end(cmd.Err())
+	}
+	return cmd, op.err
+}
+
+// cmd returns the command that runs the script by name (evalsha or
+// eval) with payload (its hash or its source).
+func (s *script) cmd(ctx context.Context, name, payload string, keys []string, args []any) *redis.Cmd {
 	a := make([]any, 3, 3+len(keys)+len(args))
 	a[0], a[1], a[2] = name, payload, len(keys)
 	for _, k := range keys {
@@ -334,6 +355,11 @@ func (s *script) eval(ctx context.Context, c redis.Scripter, name, payload strin
 	if len(keys) > 0 {
 		cmd.SetFirstKeyPos(3)
 	}
+	return cmd
+}
+
+func (s *script) eval(ctx context.Context, c redis.Scripter, name, payload string, keys []string, args []any) *redis.Cmd {
+	cmd := s.cmd(ctx, name, payload, keys, args)
 	p, ok := c.(processor)
 	if !ok {
 		// A Scripter without Process (none of go-redis' clients):
@@ -357,4 +383,111 @@ func process(ctx context.Context, c processor, args ...any) *redis.Cmd {
 	cmd := redis.NewCmd(ctx, args...)
 	_ = c.Process(ctx, noRetry{cmd})
 	return cmd
+}
+
+// maxGroupCommit bounds the operations one round trip of a groupCommit
+// carries.
+const maxGroupCommit = 128
+
+// groupCommit gathers the writes of concurrent callers into one round
+// trip: an operation that finds no round trip under way sends its own,
+// with the operations queued meanwhile, and hands the next round trip to
+// the first operation waiting, if any, so that each caller sends at most
+// one. It starts no goroutine and waits for no timer: an operation alone
+// goes at once, and the batching comes from those that arrive while a
+// round trip is under way, which saves concurrent callers most of their
+// system calls, and Redis most of its reads and replies. The order of the
+// operations is kept. The zero value is ready to use.
+type groupCommit struct {
+	mu      sync.Mutex
+	queue   []*pendingOp
+	sending bool // a round trip is under way or about to be
+}
+
+// pendingOp is one operation of a groupCommit: its commands, sent in one
+// pipeline with the others' and never sent twice (go-redis retries no
+// pipeline holding a noRetry command), and then its outcome.
+type pendingOp struct {
+	cmds []redis.Cmder
+	done chan struct{} // closed when err is set, or lead is
+	lead bool          // the operation is to send the next round trip
+	err  error         // the round trip's, or the first of its commands'
+}
+
+// do runs op, alone or with others, and sets its outcome; op's commands
+// hold their replies. An operation waiting for another's round trip does
+// not give up with ctx: its round trip is bounded by the bounds' timeout,
+// and what it waits before that by the round trips of the operations
+// queued before it (maxGroupCommit each).
+func (g *groupCommit) do(ctx context.Context, bd *bounds, client redis.UniversalClient, op *pendingOp) {
+	g.mu.Lock()
+	g.queue = append(g.queue, op)
+	if g.sending {
+		op.done = make(chan struct{})
+		g.mu.Unlock()
+		<-op.done
+		if !op.lead {
+			return
+		}
+		g.mu.Lock()
+	}
+	g.sending = true
+	n := min(len(g.queue), maxGroupCommit)
+	batch := slices.Clone(g.queue[:n])
+	g.queue = slices.Delete(g.queue, 0, n)
+	g.mu.Unlock()
+
+	send(context.WithoutCancel(ctx), bd, client, batch)
+	for _, o := range batch {
+		if o != op {
+			close(o.done)
+		}
+	}
+
+	g.mu.Lock()
+	if len(g.queue) > 0 {
+		next := g.queue[0]
+		next.lead = true
+		close(next.done)
+	} else {
+		g.sending = false
+	}
+	g.mu.Unlock()
+}
+
+// send sends the commands of batch in one pipeline, as one operation of
+// bd, and sets each operation's err.
+func send(ctx context.Context, bd *bounds, client redis.UniversalClient, batch []*pendingOp) {
+	c := bd.op(ctx)
+	_, err := client.Pipelined(c.ctx, func(p redis.Pipeliner) error {
+		for _, op := range batch {
+			for _, cmd := range op.cmds {
+				if err := p.Process(c.ctx, cmd); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	err = c.end(err)
+	for _, op := range batch {
+		for _, cmd := range op.cmds {
+			e := cmd.Err()
+			if e == nil || errors.Is(e, redis.Nil) {
+				continue
+			}
+			var re redis.Error
+			switch {
+			case errors.As(e, &re) && isUnavailableReply(e):
+				op.err = fmt.Errorf("%w: %w", ErrUnavailable, e)
+			case errors.As(e, &re):
+				op.err = e // a reply of its own: a script's error, WRONGTYPE...
+			case err != nil:
+				op.err = err // the round trip's failure, as bd's breaker saw it
+			default:
+				op.err = e
+			}
+			break
+		}
+	}
 }

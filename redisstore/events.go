@@ -7,10 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcpkit/mcpkit/transport"
@@ -82,7 +80,7 @@ type EventStoreOptions struct {
 //
 // A stored event is two plain commands (XADD trimmed by MAXLEN ~, and
 // PEXPIRE) in one round trip, which the writes of concurrent callers
-// share (see writeBatch); a priming event stores nothing; an event
+// share (see groupCommit); a priming event stores nothing; an event
 // the store numbers (Seq 0) is a script that finds the stream's last
 // number. A read is an XRANGE per Batch entries of the log, from the
 // event resumed from, which must still be there: so a resumption never
@@ -100,7 +98,7 @@ type EventStore struct {
 	opts   EventStoreOptions
 	bounds bounds
 	tails  chan struct{} // a token per tail blocked in a read
-	batch  writeBatch
+	batch  groupCommit   // the writes of concurrent callers, one round trip
 }
 
 var _ transport.EventLog = (*EventStore)(nil)
@@ -291,113 +289,17 @@ func (s *EventStore) Write(ctx context.Context, sessionID, streamID string, e tr
 	if flags != "" {
 		args = append(args, "f", flags)
 	}
-	w := &pendingWrite{key: key, args: args}
-	s.batch.write(ctx, s, w)
-	if w.err != nil {
-		return "", wrap("event write", w.err)
+	xadd := redis.NewCmd(ctx, args...)
+	op := &pendingOp{cmds: []redis.Cmder{noRetry{xadd}, redis.NewBoolCmd(ctx, "pexpire", key, s.opts.MaxAge.Milliseconds())}}
+	s.batch.do(ctx, &s.bounds, s.client, op)
+	if op.err != nil {
+		return "", wrap("event write", op.err)
 	}
-	if !validEntryID(w.entry) {
-		return "", fmt.Errorf("redisstore: event write: unexpected entry ID %q", w.entry)
+	entry, err := xadd.Text()
+	if err != nil || !validEntryID(entry) {
+		return "", fmt.Errorf("redisstore: event write: unexpected entry ID %q", entry)
 	}
-	return position{stream: streamID, tag: s.tag(sessionID), seq: e.Seq, entry: w.entry}.eventID(), nil
-}
-
-// maxWriteBatch bounds the writes one round trip carries.
-const maxWriteBatch = 128
-
-// writeBatch gathers the writes of concurrent callers into one round trip
-// (a group commit): a write that finds no round trip under way sends its
-// own, with the writes that came meanwhile, and hands the next round trip
-// to the first write waiting, if any, so that each caller sends at most
-// one. It starts no goroutine, and a write alone waits for nothing: the
-// batching comes from the writes that arrive while a round trip is under
-// way, so it costs a lone writer nothing and saves concurrent ones most of
-// their system calls, and Redis most of its reads and replies.
-type writeBatch struct {
-	mu      sync.Mutex
-	queue   []*pendingWrite
-	sending bool // a round trip is under way or about to be
-}
-
-// pendingWrite is one event to write, and then its outcome.
-type pendingWrite struct {
-	key   string
-	args  []any         // the XADD command
-	done  chan struct{} // closed when entry and err are set, or lead is
-	lead  bool          // the write is to send the next round trip
-	entry string
-	err   error
-}
-
-// write writes w, alone or with others, and sets its outcome. A write
-// waiting for another's round trip does not give up with ctx: its round
-// trip is bounded by Timeout, and what it waits before that by the round
-// trips of the writes queued before it (maxWriteBatch each).
-func (b *writeBatch) write(ctx context.Context, s *EventStore, w *pendingWrite) {
-	b.mu.Lock()
-	b.queue = append(b.queue, w)
-	if b.sending {
-		w.done = make(chan struct{})
-		b.mu.Unlock()
-		<-w.done
-		if !w.lead {
-			return
-		}
-		b.mu.Lock()
-	}
-	b.sending = true
-	n := min(len(b.queue), maxWriteBatch)
-	batch := slices.Clone(b.queue[:n])
-	b.queue = slices.Delete(b.queue, 0, n)
-	b.mu.Unlock()
-
-	s.send(context.WithoutCancel(ctx), batch)
-	for _, o := range batch {
-		if o != w {
-			close(o.done)
-		}
-	}
-
-	b.mu.Lock()
-	if len(b.queue) > 0 {
-		next := b.queue[0]
-		next.lead = true
-		close(next.done)
-	} else {
-		b.sending = false
-	}
-	b.mu.Unlock()
-}
-
-// send writes batch in one round trip: each write's XADD and PEXPIRE, in
-// one pipeline that go-redis never sends twice (a second XADD would store
-// an event twice; noRetry holds for the whole pipeline).
-func (s *EventStore) send(ctx context.Context, batch []*pendingWrite) {
-	c := s.bounds.op(ctx)
-	cmds := make([]*redis.Cmd, len(batch))
-	_, err := s.client.Pipelined(c.ctx, func(p redis.Pipeliner) error {
-		for i, w := range batch {
-			cmds[i] = redis.NewCmd(c.ctx, w.args...)
-			if err := p.Process(c.ctx, noRetry{cmds[i]}); err != nil {
-				return err
-			}
-			if err := p.PExpire(c.ctx, w.key, s.opts.MaxAge).Err(); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	err = c.end(err)
-	for i, w := range batch {
-		if cmds[i] == nil {
-			w.err = err
-			continue
-		}
-		w.entry, w.err = cmds[i].Text()
-		if w.err != nil && err != nil {
-			w.err = err // the round trip's error, marked by the breaker
-		}
-	}
+	return position{stream: streamID, tag: s.tag(sessionID), seq: e.Seq, entry: entry}.eventID(), nil
 }
 
 // validEntryID reports whether id is a Redis Stream entry ID as Redis

@@ -64,8 +64,9 @@ type SessionStore struct {
 	client  redis.UniversalClient
 	opts    SessionStoreOptions
 	bounds  bounds
-	all     string // the admission set of every session
-	oneSlot bool   // one script may take the admission sets and a record
+	all     string      // the admission set of every session
+	oneSlot bool        // one script may take the admission sets and a record
+	batch   groupCommit // the creations and deletions of concurrent callers, one round trip (one slot only)
 }
 
 var _ transport.SessionStore = (*SessionStore)(nil)
@@ -284,12 +285,12 @@ func (s *SessionStore) Create(ctx context.Context, rec *transport.SessionRecord,
 	keys := []string{s.all, s.peerKey(rec.Peer)}
 	if s.oneSlot {
 		// Admission and record in one script.
-		c := s.bounds.op(ctx)
-		res, err := sessionCreateScript.Run(c.ctx, s.client, append(keys, s.recordKey(rec.ID)),
-			now, rec.ID, exp, max(lim.MaxSessions, 0), max(lim.MaxSessionsPerPeer, 0), data, rec.Peer).Text()
-		if err := c.end(err); err != nil {
+		cmd, err := sessionCreateScript.RunGrouped(ctx, &s.batch, &s.bounds, s.client, append(keys, s.recordKey(rec.ID)),
+			now, rec.ID, exp, max(lim.MaxSessions, 0), max(lim.MaxSessionsPerPeer, 0), data, rec.Peer)
+		if err != nil {
 			return wrap("session create", err)
 		}
+		res, _ := cmd.Val().(string)
 		if err := admission(res); err != nil {
 			return err
 		}
@@ -448,15 +449,17 @@ func (s *SessionStore) Delete(ctx context.Context, id string) error {
 		return transport.ErrSessionNotFound
 	}
 	now := s.nowMs()
-	c := s.bounds.op(ctx)
 	var res any
 	var err error
 	if s.oneSlot {
-		res, err = sessionDeleteScript.Run(c.ctx, s.client, []string{s.all, s.recordKey(id)}, now, id, s.peerPrefix()).Result()
+		var cmd *redis.Cmd
+		cmd, err = sessionDeleteScript.RunGrouped(ctx, &s.batch, &s.bounds, s.client, []string{s.all, s.recordKey(id)}, now, id, s.peerPrefix())
+		res = cmd.Val()
 	} else {
+		c := s.bounds.op(ctx)
 		res, err = recordScript.Run(c.ctx, s.client, []string{s.recordKey(id)}, "delete", now).Result()
+		err = c.end(err)
 	}
-	err = c.end(err)
 	if errors.Is(err, redis.Nil) {
 		err, res = nil, "" // the Lua false of an absent peer field
 	}
@@ -470,7 +473,7 @@ func (s *SessionStore) Delete(ctx context.Context, id string) error {
 	if s.oneSlot {
 		return nil
 	}
-	c = s.bounds.op(ctx)
+	c := s.bounds.op(ctx)
 	err = c.end(moveScript.Run(c.ctx, s.client, []string{s.all, s.peerKey(peer)}, now, id, "").Err())
 	if err != nil {
 		return wrap("session delete admission", err)
