@@ -1,6 +1,8 @@
 package redisstore
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +10,7 @@ import (
 	"github.com/mcpkit/mcpkit/mcp"
 	"github.com/mcpkit/mcpkit/mcp/mcptest"
 	"github.com/mcpkit/mcpkit/transport"
+	"github.com/redis/go-redis/v9"
 )
 
 // sessionIDs returns n session IDs a random key ring mints.
@@ -115,6 +118,47 @@ func TestSessionStoreReplicas(t *testing.T) {
 				}
 				return s
 			})
+		})
+	}
+}
+
+// TestSessionStoreScriptFlushed: the scripts sent in a shared round trip
+// (Create and Delete on one server) run again alone with EVAL when Redis
+// has lost them (SCRIPT FLUSH, or a restart).
+func TestSessionStoreScriptFlushed(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			c, prefix := b.client(t), testPrefix()
+			s, err := NewSessionStore(c, &SessionStoreOptions{Prefix: prefix, Timeout: testTimeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := t.Context()
+			flush := func() {
+				t.Helper()
+				var err error
+				if cc, ok := c.(*redis.ClusterClient); ok {
+					err = cc.ForEachShard(ctx, func(ctx context.Context, sh *redis.Client) error { return sh.ScriptFlush(ctx).Err() })
+				} else {
+					err = c.ScriptFlush(ctx).Err()
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, id := range sessionIDs(2) {
+				flush()
+				if err := s.Create(ctx, &transport.SessionRecord{ID: id, Expires: time.Now().Add(time.Minute)}, transport.SessionLimits{MaxSessions: 10}); err != nil {
+					t.Fatalf("Create after SCRIPT FLUSH: %v", err)
+				}
+				flush()
+				if err := s.Delete(ctx, id); err != nil {
+					t.Fatalf("Delete after SCRIPT FLUSH: %v", err)
+				}
+				if _, err := s.Get(ctx, id); !errors.Is(err, transport.ErrSessionNotFound) {
+					t.Fatalf("Get after Delete: %v", err)
+				}
+			}
 		})
 	}
 }
