@@ -437,23 +437,36 @@ func (g *groupCommit) do(ctx context.Context, bd *bounds, client redis.Universal
 	g.queue = slices.Delete(g.queue, 0, n)
 	g.mu.Unlock()
 
-	send(context.WithoutCancel(ctx), bd, client, batch)
-	for _, o := range batch {
-		if o != op {
-			close(o.done)
+	sent := false
+	defer func() {
+		// Even if send panicked (net/http recovers a handler's panic and
+		// the server goes on), the others learn their outcome and the next
+		// round trip has a sender.
+		for _, o := range batch {
+			if !sent {
+				o.err = errAbandoned
+			}
+			if o != op {
+				close(o.done)
+			}
 		}
-	}
-
-	g.mu.Lock()
-	if len(g.queue) > 0 {
-		next := g.queue[0]
-		next.lead = true
-		close(next.done)
-	} else {
-		g.sending = false
-	}
-	g.mu.Unlock()
+		g.mu.Lock()
+		if len(g.queue) > 0 {
+			next := g.queue[0]
+			next.lead = true
+			close(next.done)
+		} else {
+			g.sending = false
+		}
+		g.mu.Unlock()
+	}()
+	send(context.WithoutCancel(ctx), bd, client, batch)
+	sent = true
 }
+
+// errAbandoned is the outcome of the operations of a round trip whose
+// sender panicked.
+var errAbandoned = errors.New("redisstore: round trip abandoned")
 
 // send sends the commands of batch in one pipeline, as one operation of
 // bd, and sets each operation's err.
