@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"unsafe"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -120,6 +121,7 @@ func newToolValidator(r *schema.Reflector, t reflect.Type, override json.RawMess
 // argBinder validates tool arguments and binds them to In.
 type argBinder[In any] struct {
 	*toolValidator
+	fast *fastArgs // for a plain struct with its inferred schema; nil otherwise
 }
 
 func newArgBinder[In any](r *schema.Reflector, override json.RawMessage) (*argBinder[In], error) {
@@ -131,7 +133,13 @@ func newArgBinder[In any](r *schema.Reflector, override json.RawMessage) (*argBi
 	if err != nil {
 		return nil, err
 	}
-	return &argBinder[In]{v}, nil
+	b := &argBinder[In]{toolValidator: v}
+	if len(override) == 0 && r.Overrides == nil && r.AdditionalProperties == nil && !v.hasDefaults && t.Kind() == reflect.Struct {
+		if s, err := r.Reflect(t); err == nil {
+			b.fast = newFastArgs(t, s)
+		}
+	}
+	return b, nil
 }
 
 // bind validates raw arguments, applies defaults and decodes them into In.
@@ -155,6 +163,13 @@ func (b *argBinder[In]) bind(raw json.RawMessage) (In, error) {
 		raw = json.RawMessage("{}")
 	}
 	if !b.hasDefaults && firstByte(raw) == '{' {
+		if b.fast != nil {
+			if b.fast.bind(raw, unsafe.Pointer(&in)) {
+				return in, nil
+			}
+			var zero In
+			in = zero
+		}
 		if err := v.compiled.ValidateJSON(raw); err != nil {
 			return in, fmt.Errorf("invalid arguments: %w", err)
 		}
