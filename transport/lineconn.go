@@ -145,11 +145,15 @@ func (c *lineConn) Write(ctx context.Context, m jsonrpc.Message) error {
 		return err
 	}
 	select {
-	case c.sem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-c.closed:
-		return ErrClosed
+	case c.sem <- struct{}{}: // the usual case, without a wait: a cheap non-blocking send
+	default:
+		select {
+		case c.sem <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.closed:
+			return ErrClosed
+		}
 	}
 	defer func() { <-c.sem }()
 	if c.isClosed() {
