@@ -379,13 +379,8 @@ func (r *InitializeResult) readWire(data []byte, _ *capsCache) bool {
 // bounds); false for a shape readClientCapabilities does not take. A nil
 // c keeps nothing.
 func (c *capsCache) clientCapabilities(raw []byte) (*ClientCapabilities, bool) {
-	if c != nil {
-		c.mu.Lock()
-		cached := c.m[string(raw)]
-		c.mu.Unlock()
-		if cached != nil {
-			return cached, true
-		}
+	if cached := c.cachedCaps(raw); cached != nil {
+		return cached, true
 	}
 	caps, ok := readClientCapabilities(raw)
 	if !ok {
@@ -395,6 +390,17 @@ func (c *capsCache) clientCapabilities(raw []byte) (*ClientCapabilities, bool) {
 		c.keepCaps(raw, caps)
 	}
 	return caps, true
+}
+
+// cachedCaps returns the capabilities kept as the decoding of raw, or
+// nil; a nil c keeps nothing.
+func (c *capsCache) cachedCaps(raw []byte) *ClientCapabilities {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[string(raw)]
 }
 
 // keepCaps keeps caps as the decoding of raw, starting the cache afresh

@@ -352,10 +352,7 @@ func (c *capsCache) init() {
 			*v = nil
 			return nil
 		}
-		c.mu.Lock()
-		cached := c.m[string(raw)]
-		c.mu.Unlock()
-		if cached != nil {
+		if cached := c.cachedCaps(raw); cached != nil {
 			*v = cached
 			return nil
 		}

@@ -378,24 +378,33 @@ var callFramed = rpclink.CallFramed.(func(*jsonrpc.Conn, context.Context, string
 // are not copied into the message; otherwise, and for the engine's
 // encoding, the params are sent as they are.
 func callEncoded(ctx context.Context, conn *jsonrpc.Conn, framed bool, o *outgoing, params Params) (json.RawMessage, error) {
-	if !framed {
-		raw, err := marshalStd(params)
-		if err != nil {
-			return nil, fmt.Errorf("mcp: encoding %s params: %w", o.method, err)
-		}
-		return conn.Call(ctx, o.method, raw)
-	}
-	if a, ok := params.(wireAppender); ok {
-		if b, ok := a.appendWire(rpclink.Room(rpclink.ParamsRoom)); ok {
-			o.frame.Set(b, rpclink.ParamsRoom)
-			return callFramed(conn, ctx, o.method, &o.frame)
-		}
-	}
-	raw, err := marshalWith(params, wire().marshal)
+	raw, off, err := encodeWithRoom(params, rpclink.ParamsRoom, framed)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: encoding %s params: %w", o.method, err)
 	}
+	if off > 0 {
+		o.frame.Set(raw, off)
+		return callFramed(conn, ctx, o.method, &o.frame)
+	}
 	return conn.Call(ctx, o.method, raw)
+}
+
+// encodeWithRoom encodes v as marshalStd does, and returns its encoding
+// as buf[off:]. When framed, the hand-written encoder writes after room
+// bytes (off is room) where the transport writes the message's envelope
+// (see rpclink.Framed); the engine's encoding has none (off is 0).
+func encodeWithRoom(v any, room int, framed bool) (buf []byte, off int, err error) {
+	if !framed {
+		buf, err = marshalStd(v)
+		return buf, 0, err
+	}
+	if a, ok := v.(wireAppender); ok {
+		if b, ok := a.appendWire(rpclink.Room(room)); ok {
+			return b, room, nil
+		}
+	}
+	buf, err = marshalWith(v, wire().marshal)
+	return buf, 0, err
 }
 
 // ResultError reports a peer's result that lacks a member the protocol
@@ -501,24 +510,12 @@ func dispatch[S any](ctx context.Context, s S, table map[string]inMethod[S], rec
 	return result, nil
 }
 
-// encodeResult encodes res into f as marshalStd does. When framed, the
-// hand-written encoder writes after rpclink.ResultRoom bytes of room,
-// where the transport writes the response's envelope, so that the result
-// is not copied into the message; the engine's encoding has no room.
+// encodeResult encodes res into f as marshalStd does; when framed, with
+// rpclink.ResultRoom bytes of room for the response's envelope before a
+// hand-written encoding (see encodeWithRoom).
 func encodeResult(res Result, f *rpclink.Framed, framed bool) error {
-	if !framed {
-		raw, err := marshalStd(res)
-		f.Buf, f.Off = raw, 0
-		return err
-	}
-	if a, ok := res.(wireAppender); ok {
-		if b, ok := a.appendWire(rpclink.Room(rpclink.ResultRoom)); ok {
-			f.Buf, f.Off = b, rpclink.ResultRoom
-			return nil
-		}
-	}
-	raw, err := marshalWith(res, wire().marshal)
-	f.Buf, f.Off = raw, 0
+	buf, off, err := encodeWithRoom(res, rpclink.ResultRoom, framed)
+	f.Buf, f.Off = buf, int32(off) // a fresh inbound's frame: unclaimed
 	return err
 }
 
