@@ -838,6 +838,11 @@ func (ss *ServerSession) applySnapshot(raw []byte) {
 		ss.server.logger.Warn("mcp: undecodable session snapshot", "session", ss.id, "err", err)
 		return
 	}
+	ss.apply(&snap)
+}
+
+// apply makes the session as snap says.
+func (ss *ServerSession) apply(snap *sessionSnapshot) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if snap.ProtocolVersion != "" {
@@ -894,7 +899,7 @@ func (ss *ServerSession) saveState(ctx context.Context, redo func()) error {
 			// The record's newest version is this snapshot: the
 			// session is as saved, whatever snapshot of another replica
 			// the transport applied meanwhile.
-			ss.applySnapshot(raw)
+			ss.apply(&snap)
 		}
 		if err == nil || redo == nil || !errors.Is(err, transport.ErrVersionConflict) {
 			break

@@ -40,7 +40,8 @@ type SessionStoreOptions struct {
 //
 // With the default prefix, the keys are:
 //
-//	mcpkit:{<sid>}:sess           hash: v (version), rec (the record's JSON), peer, exp (ms); PEXPIRE at exp
+//	mcpkit:{<sid>}:sess           hash: v (version), rec (the record's JSON), peer, exp (ms),
+//	                              hold (the replicas holding a copy); PEXPIRE at exp
 //	mcpkit:{sessions}:all         sorted set: every session ID by expiry (ms)
 //	mcpkit:{sessions}:peer:<peer> sorted set: the peer's session IDs by expiry (ms)
 //
@@ -54,9 +55,9 @@ type SessionStoreOptions struct {
 // peers must be the handler's hashes (base64url) before a key is built;
 // an ID that fails is an unknown session. No operation scans keys.
 //
-// Round trips, each bounded by Timeout: Get one (HMGET), Update one (a
-// script), and Create, Touch and Delete one script each on one server
-// (a *redis.Client: standalone or Sentinel), which takes both slots. On
+// Round trips, each bounded by Timeout: Get one (HMGET), GetHeld and
+// Update one (a script), and Create, Touch and Delete (and CreateHeld
+// and DeleteHeld) one script each on one server (a *redis.Client: standalone or Sentinel), which takes both slots. On
 // a Cluster (any other client) they are two each: Create the admission,
 // then the record (a failure of the second gives the slot back); Touch
 // the record's expiry, then the admission sets'; Delete the same.
@@ -69,7 +70,15 @@ type SessionStore struct {
 	batch   groupCommit // the creations and deletions of concurrent callers, one round trip (one slot only)
 }
 
-var _ transport.SessionStore = (*SessionStore)(nil)
+var (
+	_ transport.SessionStore   = (*SessionStore)(nil)
+	_ transport.SessionHolders = (*SessionStore)(nil)
+)
+
+// MaxSessionHolders bounds the replicas a [SessionStore] records as
+// holding a copy of one session (transport.SessionHolders); past it, a
+// deletion counts the session as held elsewhere.
+const MaxSessionHolders = 16
 
 // NewSessionStore returns a session store on client, which may be a
 // standalone, Sentinel (failover) or Cluster client. Nil opts means the
@@ -173,17 +182,30 @@ end
 // the operation, now the time (ms); a hash whose exp has passed counts
 // as absent (and is deleted). It returns 'NF' for an absent record.
 //
-//	create rec peer exp         'EXISTS' or 'OK'
+//	create rec peer exp holder  'EXISTS' or 'OK'
 //	update rec version          'CONFLICT' or the new version
 //	touch exp                   {version, peer}
-//	delete                      the peer
+//	hold replica max            {version, rec, peer, exp}
+//	delete replica              {peer, elsewhere (0 or 1)}
+//
+// The hash's hold member lists the replicas holding a copy of the
+// session (see transport.SessionHolders), separated by spaces, or is '*'
+// past max of them; absent (a record created without a holder), it
+// stays absent, and a delete counts the session as held elsewhere. A
+// hold writes PEXPIRE (with the record's own expiry) before it writes
+// the list: Redis checks a script's memory at its first write only, and
+// refuses none of PEXPIRE's, so a replica restoring a session records
+// itself even when Redis is out of memory (writes refused,
+// noeviction), where restores keep working: the list is bounded (max
+// replica IDs of at most 128 bytes).
 const luaRecord = `
-local function record(key, op, now, a, b, c)
+local function record(key, op, now, a, b, c, d)
   local cur = redis.call('HMGET', key, 'v', 'exp', 'peer')
   local live = cur[1] and tonumber(cur[2]) > now
   if op == 'create' then
     if live then return 'EXISTS' end
     redis.call('HSET', key, 'v', 1, 'rec', a, 'peer', b, 'exp', c)
+    if d and d ~= '' then redis.call('HSET', key, 'hold', d) end
     redis.call('PEXPIRE', key, math.max(1, tonumber(c) - now))
     return 'OK'
   end
@@ -201,8 +223,28 @@ local function record(key, op, now, a, b, c)
     redis.call('PEXPIRE', key, math.max(1, tonumber(a) - now))
     return {cur[1], cur[3]}
   end
+  local got = redis.call('HMGET', key, 'hold', 'rec')
+  local hold = got[1]
+  if op == 'hold' then
+    if hold and hold ~= '*' and not string.find(' ' .. hold .. ' ', ' ' .. a .. ' ', 1, true) then
+      local n = 1
+      for _ in string.gmatch(hold, ' ') do n = n + 1 end
+      if n >= tonumber(b) then hold = '*' else hold = hold .. ' ' .. a end
+      redis.call('PEXPIRE', key, math.max(1, tonumber(cur[2]) - now))
+      redis.call('HSET', key, 'hold', hold)
+    end
+    return {cur[1], got[2], cur[3] or '', cur[2]}
+  end
+  local elsewhere = 0
+  if a == '' or not hold or hold == '*' then
+    elsewhere = 1
+  else
+    for r in string.gmatch(hold, '[^ ]+') do
+      if r ~= a then elsewhere = 1 end
+    end
+  end
   redis.call('DEL', key)
-  return cur[3]
+  return {cur[3] or '', elsewhere}
 end
 `
 
@@ -224,7 +266,7 @@ return 'OK'`)
 	// recordScript: KEYS[1] the record; ARGV the operation, now, and
 	// the operation's arguments (see luaRecord).
 	recordScript = newScript(luaRecord + `
-return record(KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5])`)
+return record(KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], ARGV[6])`)
 )
 
 // The scripts of one server (a standalone or Sentinel client), where one
@@ -234,12 +276,12 @@ return record(KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5])`)
 var (
 	// sessionCreateScript: KEYS the whole-store set, the peer's and the
 	// record; ARGV now, the ID, its expiry, MaxSessions,
-	// MaxSessionsPerPeer, the record's JSON and its peer.
+	// MaxSessionsPerPeer, the record's JSON, its peer and its holder ("" for none).
 	sessionCreateScript = newScript(luaAdmit + luaRecord + `
 local now = tonumber(ARGV[1])
 local r = admit(KEYS[1], KEYS[2], now, ARGV[2], tonumber(ARGV[4]), tonumber(ARGV[5]))
 if r ~= 'OK' then return r end
-r = record(KEYS[3], 'create', now, ARGV[6], ARGV[7], ARGV[3])
+r = record(KEYS[3], 'create', now, ARGV[6], ARGV[7], ARGV[3], ARGV[8])
 if r == 'OK' then add(KEYS[1], KEYS[2], now, ARGV[2], tonumber(ARGV[3])) end
 return r`)
 	// sessionTouchScript: KEYS the whole-store set and the record; ARGV now,
@@ -252,19 +294,34 @@ local pk = KEYS[1]
 if r[2] and r[2] ~= '' then pk = ARGV[4] .. r[2] end
 move(KEYS[1], pk, now, ARGV[2], ARGV[3])
 return r`)
-	// sessionDeleteScript: KEYS and ARGV as sessionTouchScript's, without the expiry.
+	// sessionDeleteScript: KEYS as sessionTouchScript's; ARGV now, the
+	// ID, the prefix of the peers' sets, the deleting replica ("" for
+	// none).
 	sessionDeleteScript = newScript(luaMove + luaRecord + `
 local now = tonumber(ARGV[1])
-local r = record(KEYS[2], 'delete', now)
+local r = record(KEYS[2], 'delete', now, ARGV[4])
 if r == 'NF' then return r end
 local pk = KEYS[1]
-if r and r ~= '' then pk = ARGV[3] .. r end
+if r[1] ~= '' then pk = ARGV[3] .. r[1] end
 move(KEYS[1], pk, now, ARGV[2], '')
 return r`)
 )
 
 // Create implements [transport.SessionStore].
 func (s *SessionStore) Create(ctx context.Context, rec *transport.SessionRecord, lim transport.SessionLimits) error {
+	return s.create(ctx, rec, lim, "")
+}
+
+// CreateHeld implements [transport.SessionHolders].
+func (s *SessionStore) CreateHeld(ctx context.Context, rec *transport.SessionRecord, lim transport.SessionLimits, replica string) error {
+	if !validRecordID(replica) {
+		return fmt.Errorf("redisstore: invalid replica ID %q", replica)
+	}
+	return s.create(ctx, rec, lim, replica)
+}
+
+// create is Create, recording holder as holding a copy unless it is "".
+func (s *SessionStore) create(ctx context.Context, rec *transport.SessionRecord, lim transport.SessionLimits, holder string) error {
 	if !validRecordID(rec.ID) {
 		return fmt.Errorf("redisstore: invalid session ID %q", rec.ID)
 	}
@@ -286,7 +343,7 @@ func (s *SessionStore) Create(ctx context.Context, rec *transport.SessionRecord,
 	if s.oneSlot {
 		// Admission and record in one script.
 		cmd, err := sessionCreateScript.RunGrouped(ctx, &s.batch, &s.bounds, s.client, append(keys, s.recordKey(rec.ID)),
-			now, rec.ID, exp, max(lim.MaxSessions, 0), max(lim.MaxSessionsPerPeer, 0), data, rec.Peer)
+			now, rec.ID, exp, max(lim.MaxSessions, 0), max(lim.MaxSessionsPerPeer, 0), data, rec.Peer, holder)
 		if err != nil {
 			return wrap("session create", err)
 		}
@@ -306,7 +363,7 @@ func (s *SessionStore) Create(ctx context.Context, rec *transport.SessionRecord,
 		return err
 	}
 	c = s.bounds.op(ctx)
-	res, err = recordScript.Run(c.ctx, s.client, []string{s.recordKey(rec.ID)}, "create", now, data, rec.Peer, exp).Text()
+	res, err = recordScript.Run(c.ctx, s.client, []string{s.recordKey(rec.ID)}, "create", now, data, rec.Peer, exp, holder).Text()
 	err = c.end(err)
 	if err == nil && res == "EXISTS" {
 		err = transport.ErrSessionExists
@@ -352,6 +409,37 @@ func (s *SessionStore) Get(ctx context.Context, id string) (*transport.SessionRe
 	if err != nil {
 		return nil, wrap("session get", err)
 	}
+	return s.parseRecord(id, vals)
+}
+
+// GetHeld implements [transport.SessionHolders]. Recording the replica
+// is idempotent, so a failed round trip is tried again like Get's.
+func (s *SessionStore) GetHeld(ctx context.Context, id, replica string) (*transport.SessionRecord, error) {
+	if !validRecordID(id) {
+		return nil, transport.ErrSessionNotFound
+	}
+	if !validRecordID(replica) {
+		return nil, fmt.Errorf("redisstore: invalid replica ID %q", replica)
+	}
+	var vals []any
+	err := s.bounds.read(ctx, func(ctx context.Context) error {
+		out, err := recordScript.Run(ctx, s.client, []string{s.recordKey(id)}, "hold", s.nowMs(), replica, MaxSessionHolders).Result()
+		vals, _ = out.([]any)
+		return err
+	})
+	if err != nil {
+		return nil, wrap("session get", err)
+	}
+	if len(vals) != 4 {
+		return nil, transport.ErrSessionNotFound // 'NF'
+	}
+	return s.parseRecord(id, vals)
+}
+
+// parseRecord returns the record of the session id from its hash's
+// members v, rec, peer and exp; ErrSessionNotFound when absent or
+// expired.
+func (s *SessionStore) parseRecord(id string, vals []any) (*transport.SessionRecord, error) {
 	v, _ := vals[0].(string)
 	data, _ := vals[1].(string)
 	peer, _ := vals[2].(string)
@@ -445,38 +533,54 @@ func (s *SessionStore) Touch(ctx context.Context, id string, expires time.Time) 
 
 // Delete implements [transport.SessionStore].
 func (s *SessionStore) Delete(ctx context.Context, id string) error {
+	_, err := s.deleteHeld(ctx, id, "")
+	return err
+}
+
+// DeleteHeld implements [transport.SessionHolders].
+func (s *SessionStore) DeleteHeld(ctx context.Context, id, replica string) (elsewhere bool, err error) {
+	if !validRecordID(replica) {
+		return false, fmt.Errorf("redisstore: invalid replica ID %q", replica)
+	}
+	return s.deleteHeld(ctx, id, replica)
+}
+
+// deleteHeld is DeleteHeld, replica "" for Delete.
+func (s *SessionStore) deleteHeld(ctx context.Context, id, replica string) (elsewhere bool, err error) {
 	if !validRecordID(id) {
-		return transport.ErrSessionNotFound
+		return false, transport.ErrSessionNotFound
 	}
 	now := s.nowMs()
 	var res any
-	var err error
 	if s.oneSlot {
 		var cmd *redis.Cmd
-		cmd, err = sessionDeleteScript.RunGrouped(ctx, &s.batch, &s.bounds, s.client, []string{s.all, s.recordKey(id)}, now, id, s.peerPrefix())
+		cmd, err = sessionDeleteScript.RunGrouped(ctx, &s.batch, &s.bounds, s.client, []string{s.all, s.recordKey(id)}, now, id, s.peerPrefix(), replica)
 		res = cmd.Val()
 	} else {
 		c := s.bounds.op(ctx)
-		res, err = recordScript.Run(c.ctx, s.client, []string{s.recordKey(id)}, "delete", now).Result()
+		res, err = recordScript.Run(c.ctx, s.client, []string{s.recordKey(id)}, "delete", now, replica).Result()
 		err = c.end(err)
 	}
-	if errors.Is(err, redis.Nil) {
-		err, res = nil, "" // the Lua false of an absent peer field
-	}
 	if err != nil {
-		return wrap("session delete", err)
+		return false, wrap("session delete", err)
 	}
-	peer, _ := res.(string)
-	if peer == "NF" {
-		return transport.ErrSessionNotFound
+	if nf, _ := res.(string); nf == "NF" {
+		return false, transport.ErrSessionNotFound
 	}
+	r, ok := res.([]any)
+	if !ok || len(r) != 2 {
+		return false, fmt.Errorf("redisstore: session delete: unexpected reply %v", res)
+	}
+	peer, _ := r[0].(string)
+	n, _ := r[1].(int64)
+	elsewhere = n != 0
 	if s.oneSlot {
-		return nil
+		return elsewhere, nil
 	}
 	c := s.bounds.op(ctx)
 	err = c.end(moveScript.Run(c.ctx, s.client, []string{s.all, s.peerKey(peer)}, now, id, "").Err())
 	if err != nil {
-		return wrap("session delete admission", err)
+		return elsewhere, wrap("session delete admission", err)
 	}
-	return nil
+	return elsewhere, nil
 }

@@ -162,3 +162,44 @@ func TestSessionStoreScriptFlushed(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionHoldersOOM checks that a replica restoring a session
+// records itself as a holder when Redis refuses writes (maxmemory,
+// noeviction), where restores keep working: the deletion on the
+// creating replica still counts it, and so tells it.
+func TestSessionHoldersOOM(t *testing.T) {
+	p := startRedis(t, "--maxmemory-policy", "noeviction")
+	c := p.client()
+	s, err := NewSessionStore(c, &SessionStoreOptions{Prefix: testPrefix(), Timeout: testTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	ids := sessionIDs(3)
+	for _, id := range ids {
+		if err := s.CreateHeld(ctx, &transport.SessionRecord{ID: id, Expires: time.Now().Add(time.Minute)}, transport.SessionLimits{}, "r-a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.ConfigSet(context.WithoutCancel(ctx), "maxmemory", "0")
+	if err := s.CreateHeld(ctx, &transport.SessionRecord{ID: sessionIDs(1)[0], Expires: time.Now().Add(time.Minute)}, transport.SessionLimits{}, "r-a"); err == nil || !strings.Contains(err.Error(), "OOM") {
+		t.Fatalf("CreateHeld out of memory: %v; want Redis' OOM refusal", err)
+	}
+	for i, tc := range []struct {
+		reader string
+		want   bool
+	}{{"r-b", true}, {"r-a", false}, {"", false}} {
+		if tc.reader != "" {
+			if _, err := s.GetHeld(ctx, ids[i], tc.reader); err != nil {
+				t.Fatalf("GetHeld out of memory: %v", err)
+			}
+		}
+		elsewhere, err := s.DeleteHeld(ctx, ids[i], "r-a")
+		if err != nil || elsewhere != tc.want {
+			t.Errorf("DeleteHeld out of memory, read by %q: %v, %v; want %v", tc.reader, elsewhere, err, tc.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,6 +53,32 @@ type SessionStore interface {
 	// Delete removes the record of the session id and gives its
 	// admission slot back; ErrSessionNotFound when there is none.
 	Delete(ctx context.Context, id string) error
+}
+
+// SessionHolders is implemented by a [SessionStore] that records, with
+// each session, the replicas holding a copy of it, so that a handler
+// deleting a session tells the other replicas (on its relay; see
+// package mcp's Bus) only when one of them holds a copy: a DELETE on the
+// replica that created the session, the usual case with one replica or
+// a balancer keeping sessions on their replica, then costs no
+// broadcast. A replica is recorded by the create or the read that gives
+// it its copy, atomically with it, so that a delete either finds the
+// replica recorded or the read finds no record: "DELETE anywhere: 404
+// everywhere" stays exact. A handler uses these methods when it has a
+// relay, and the plain ones otherwise. [MemorySessionStore] and package
+// redisstore's store implement it; mcptest.SessionStoreSuite checks it.
+type SessionHolders interface {
+	// CreateHeld is Create, recording replica as holding a copy of the
+	// session.
+	CreateHeld(ctx context.Context, rec *SessionRecord, lim SessionLimits, replica string) error
+	// GetHeld is Get, recording replica as holding a copy of the session
+	// when there is a record.
+	GetHeld(ctx context.Context, id, replica string) (*SessionRecord, error)
+	// DeleteHeld is Delete, and reports whether a replica other than
+	// replica may hold a copy: true also when the store cannot tell (a
+	// record created by plain Create, or one with more holders than the
+	// store keeps).
+	DeleteHeld(ctx context.Context, id, replica string) (elsewhere bool, err error)
 }
 
 // SessionLimits are the admission bounds of [SessionStore.Create]; zero
@@ -190,19 +217,27 @@ type MemorySessionStore struct {
 
 	mu    sync.Mutex
 	recs  map[string]*SessionRecord
-	peers map[string]int // live records per non-empty peer
+	peers map[string]int      // live records per non-empty peer
+	held  map[string][]string // the replicas holding each record made by CreateHeld
 }
 
 // NewMemorySessionStore returns an empty store; opts may be nil.
 func NewMemorySessionStore(opts *MemorySessionStoreOptions) *MemorySessionStore {
-	s := &MemorySessionStore{now: time.Now, recs: make(map[string]*SessionRecord), peers: make(map[string]int)}
+	s := &MemorySessionStore{now: time.Now, recs: make(map[string]*SessionRecord), peers: make(map[string]int), held: make(map[string][]string)}
 	if opts != nil && opts.Now != nil {
 		s.now = opts.Now
 	}
 	return s
 }
 
-var _ SessionStore = (*MemorySessionStore)(nil)
+var (
+	_ SessionStore   = (*MemorySessionStore)(nil)
+	_ SessionHolders = (*MemorySessionStore)(nil)
+)
+
+// maxMemoryHolders bounds the replicas a MemorySessionStore records per
+// session; past it, DeleteHeld reports that others may hold one.
+const maxMemoryHolders = 64
 
 // liveLocked returns the unexpired record of id, dropping an expired one.
 func (s *MemorySessionStore) liveLocked(id string, now time.Time) *SessionRecord {
@@ -216,6 +251,7 @@ func (s *MemorySessionStore) liveLocked(id string, now time.Time) *SessionRecord
 
 func (s *MemorySessionStore) removeLocked(r *SessionRecord) {
 	delete(s.recs, r.ID)
+	delete(s.held, r.ID)
 	if r.Peer != "" {
 		if s.peers[r.Peer]--; s.peers[r.Peer] <= 0 {
 			delete(s.peers, r.Peer)
@@ -232,6 +268,19 @@ func (s *MemorySessionStore) pruneLocked(now time.Time) {
 
 // Create implements [SessionStore].
 func (s *MemorySessionStore) Create(ctx context.Context, rec *SessionRecord, lim SessionLimits) error {
+	return s.create(ctx, rec, lim, "")
+}
+
+// CreateHeld implements [SessionHolders].
+func (s *MemorySessionStore) CreateHeld(ctx context.Context, rec *SessionRecord, lim SessionLimits, replica string) error {
+	if replica == "" {
+		return errors.New("transport: CreateHeld: empty replica")
+	}
+	return s.create(ctx, rec, lim, replica)
+}
+
+// create is Create, recording replica as the holder unless it is "".
+func (s *MemorySessionStore) create(ctx context.Context, rec *SessionRecord, lim SessionLimits, replica string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -260,6 +309,9 @@ func (s *MemorySessionStore) Create(ctx context.Context, rec *SessionRecord, lim
 	if c.Peer != "" {
 		s.peers[c.Peer]++
 	}
+	if replica != "" {
+		s.held[c.ID] = []string{replica}
+	}
 	return nil
 }
 
@@ -274,6 +326,26 @@ func (s *MemorySessionStore) Get(ctx context.Context, id string) (*SessionRecord
 	r := s.liveLocked(id, now)
 	if r == nil {
 		return nil, ErrSessionNotFound
+	}
+	return r.Clone(), nil
+}
+
+// GetHeld implements [SessionHolders].
+func (s *MemorySessionStore) GetHeld(ctx context.Context, id, replica string) (*SessionRecord, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.liveLocked(id, now)
+	if r == nil {
+		return nil, ErrSessionNotFound
+	}
+	// A record without holders (made by Create) stays unknown, and one
+	// with as many as kept stays so: both count as held elsewhere.
+	if hs, ok := s.held[id]; ok && replica != "" && len(hs) < maxMemoryHolders && !slices.Contains(hs, replica) {
+		s.held[id] = append(hs, replica)
 	}
 	return r.Clone(), nil
 }
@@ -331,6 +403,24 @@ func (s *MemorySessionStore) Delete(ctx context.Context, id string) error {
 	}
 	s.removeLocked(r)
 	return nil
+}
+
+// DeleteHeld implements [SessionHolders].
+func (s *MemorySessionStore) DeleteHeld(ctx context.Context, id, replica string) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.liveLocked(id, now)
+	if r == nil {
+		return false, ErrSessionNotFound
+	}
+	hs, ok := s.held[id]
+	elsewhere := !ok || len(hs) >= maxMemoryHolders || slices.ContainsFunc(hs, func(h string) bool { return h != replica })
+	s.removeLocked(r)
+	return elsewhere, nil
 }
 
 // Len returns the number of unexpired records.

@@ -30,6 +30,10 @@ type sessionRecords struct {
 	// mcplink.AttachRelay before the handler serves); nil without one.
 	relay mcplink.Relay
 	self  string // this replica's ID on the relay
+	// held is the store as SessionHolders, set with the relay when the
+	// store is one: the replicas holding a copy of a session are then
+	// recorded, and a deletion told to the others only when one does.
+	held SessionHolders
 	// streamTag ends the IDs of the response streams this replica
 	// numbers: random for each handler, so that two replicas serving
 	// one session never write one stream of the shared event log.
@@ -117,7 +121,12 @@ func (sr *sessionRecords) newRecord(s *httpSession, peer string) *SessionRecord 
 // is answered: its ID is in that answer.
 func (sr *sessionRecords) admit(ctx context.Context, s *httpSession, rec *SessionRecord) *lookupError {
 	lim := SessionLimits{MaxSessions: sr.h.limits.max, MaxSessionsPerPeer: sr.h.limits.perPeer}
-	err := sr.store.Create(ctx, rec, lim)
+	var err error
+	if sr.held != nil {
+		err = sr.held.CreateHeld(ctx, rec, lim, sr.self)
+	} else {
+		err = sr.store.Create(ctx, rec, lim)
+	}
 	var lerr *lookupError
 	switch {
 	case err == nil:
@@ -164,7 +173,13 @@ func (sr *sessionRecords) created(ctx context.Context, s *httpSession, ok bool) 
 // not hold, for request r; nil, nil when there is no record.
 func (sr *sessionRecords) restore(r *http.Request, id string) (*httpSession, *lookupError) {
 	h := sr.h
-	rec, err := sr.store.Get(r.Context(), id)
+	var rec *SessionRecord
+	var err error
+	if sr.held != nil {
+		rec, err = sr.held.GetHeld(r.Context(), id, sr.self)
+	} else {
+		rec, err = sr.store.Get(r.Context(), id)
+	}
 	switch {
 	case errors.Is(err, ErrSessionNotFound):
 		return nil, nil
@@ -314,7 +329,7 @@ func (sr *sessionRecords) serveDELETE(w http.ResponseWriter, r *http.Request) {
 		writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: unknown or expired session")
 		return
 	}
-	err := sr.store.Delete(r.Context(), id)
+	elsewhere, err := sr.deleteRecord(r.Context(), id)
 	switch {
 	case errors.Is(err, ErrSessionNotFound) && s == nil:
 		writeJSONRPCError(w, http.StatusNotFound, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Not Found: unknown or expired session")
@@ -324,7 +339,7 @@ func (sr *sessionRecords) serveDELETE(w http.ResponseWriter, r *http.Request) {
 		writeLookupError(w, errStoreDown)
 		return
 	}
-	if err == nil {
+	if err == nil && elsewhere {
 		// The replicas holding a copy drop it now, cancelling its work.
 		sr.announce(r.Context(), mcplink.RelayDeleted, id, 0)
 	}
@@ -337,6 +352,16 @@ func (sr *sessionRecords) serveDELETE(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// deleteRecord deletes the record of the session id and reports whether
+// a replica other than this one may hold a copy of the session (always,
+// unless the store records the holders).
+func (sr *sessionRecords) deleteRecord(ctx context.Context, id string) (elsewhere bool, err error) {
+	if sr.held != nil {
+		return sr.held.DeleteHeld(ctx, id, sr.self)
+	}
+	return true, sr.store.Delete(ctx, id)
 }
 
 // sessionStored is what a session of a handler with a SessionStore keeps
@@ -463,6 +488,7 @@ func init() {
 				return nil
 			}
 			h.store.relay, h.store.self = r, r.Replica()
+			h.store.held, _ = h.store.store.(SessionHolders)
 			return (*relayTarget)(h)
 		case *SSEHandler:
 			if !r.Addressed() {

@@ -207,7 +207,8 @@ type StreamableHTTPOptions struct {
 	// that records hold: see [SessionHasher]). With a bus on the server
 	// (mcp.ServerOptions.Bus), mcp.NewStreamableHTTPHandler also passes
 	// the sessions' messages between replicas: a deletion closes the
-	// copies elsewhere at once, a cancellation reaches the replica
+	// copies elsewhere at once (told only when another replica holds
+	// one, if the store is a [SessionHolders]), a cancellation reaches the replica
 	// running the call, the client's answer to a server request reaches
 	// the replica that sent it, and what a session is sent outside any
 	// request reaches the replica holding its GET stream (see
@@ -361,11 +362,11 @@ func (h *StreamableHTTPHandler) CloseSession(id string) bool {
 		return h.sessions.closeOne(id)
 	}
 	s, local := h.sessions.lookup(id)
-	err := h.store.store.Delete(context.Background(), id)
+	elsewhere, err := h.store.deleteRecord(context.Background(), id)
 	if err != nil && !errors.Is(err, ErrSessionNotFound) {
 		h.logger.Warn("mcp http: session store delete failed", "session", id, "err", err)
 	}
-	if err == nil {
+	if err == nil && elsewhere {
 		h.store.announce(context.Background(), mcplink.RelayDeleted, id, 0)
 	}
 	if local {

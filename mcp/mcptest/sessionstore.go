@@ -34,7 +34,11 @@ func (c *SessionStoreClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 // on the version and keeps the admission fields; Touch pushes expiry
 // back and returns the version; records expire at their expiry, and an
 // expired or deleted record frees its admission slot; Delete; IDs a
-// store cannot hold (braces, absurd lengths) are unknown sessions.
+// store cannot hold (braces, absurd lengths) are unknown sessions. A
+// store that is a [transport.SessionHolders] is checked as one too: a
+// deletion reports a session held elsewhere exactly when a replica
+// other than the deleting one created or read it with the Held methods
+// (or the store cannot tell), also while reads and deletions race.
 //
 // newStore must return a new, empty store that reads the time from
 // clock. ids returns n distinct session IDs of the form the store
@@ -51,6 +55,15 @@ func SessionStoreSuite(t *testing.T, newStore func(t *testing.T, clock *SessionS
 			tc.run(&sessHarness{t: t, ctx: context.Background(), store: store, clock: clock, ids: ids})
 		})
 	}
+}
+
+// manyReplicas returns n distinct replica IDs.
+func manyReplicas(n int) []string {
+	rs := make([]string, n)
+	for i := range rs {
+		rs[i] = fmt.Sprintf("r-%d", i)
+	}
+	return rs
 }
 
 type sessHarness struct {
@@ -195,6 +208,92 @@ var sessionStoreCases = []struct {
 		h.wantErr("''2", h.create(h.record(ids[4], ""), lim), nil)
 		h.wantErr("''3", h.create(h.record(ids[5], ""), lim), nil)
 		h.wantErr("total", h.create(h.record(ids[6], ""), lim), transport.ErrTooManySessions)
+	}},
+	{"Holders", func(h *sessHarness) {
+		hs, ok := h.store.(transport.SessionHolders)
+		if !ok {
+			h.t.Skip("the store is not a transport.SessionHolders")
+		}
+		ids := h.ids(7)
+		lim := transport.SessionLimits{}
+		for i, tc := range []struct {
+			name    string
+			created string   // the creating replica, "" for plain Create
+			readers []string // replicas reading with GetHeld, in order
+			deleter string
+			want    bool
+		}{
+			{"creator deletes", "r-a", nil, "r-a", false},
+			{"creator read again", "r-a", []string{"r-a", "r-a"}, "r-a", false},
+			{"read elsewhere", "r-a", []string{"r-b"}, "r-a", true},
+			{"reader deletes", "r-a", []string{"r-b"}, "r-b", true},
+			{"another deletes", "r-a", nil, "r-c", true},
+			{"created without a holder", "", []string{"r-a"}, "r-a", true},
+			{"more holders than kept", "r-a", manyReplicas(100), "r-a", true},
+		} {
+			id := ids[i]
+			rec := h.record(id, "p")
+			if tc.created == "" {
+				h.wantErr(tc.name+": Create", h.store.Create(h.ctx, rec, lim), nil)
+			} else {
+				h.wantErr(tc.name+": CreateHeld", hs.CreateHeld(h.ctx, rec, lim, tc.created), nil)
+			}
+			for _, r := range tc.readers {
+				got, err := hs.GetHeld(h.ctx, id, r)
+				h.wantErr(tc.name+": GetHeld", err, nil)
+				if got.ID != id || got.Peer != "p" || got.Version != rec.Version || string(got.State) != string(rec.State) {
+					h.t.Fatalf("%s: GetHeld = %+v, want %+v", tc.name, got, rec)
+				}
+			}
+			// Neither a change of the record nor a touch forgets a holder.
+			h.wantErr(tc.name+": Update", h.store.Update(h.ctx, rec), nil)
+			_, err := h.store.Touch(h.ctx, id, h.clock.Now().Add(time.Minute))
+			h.wantErr(tc.name+": Touch", err, nil)
+			elsewhere, err := hs.DeleteHeld(h.ctx, id, tc.deleter)
+			h.wantErr(tc.name+": DeleteHeld", err, nil)
+			if elsewhere != tc.want {
+				h.t.Errorf("%s: DeleteHeld reports held elsewhere %v, want %v", tc.name, elsewhere, tc.want)
+			}
+			_, err = hs.GetHeld(h.ctx, id, "r-a")
+			h.wantErr(tc.name+": GetHeld once deleted", err, transport.ErrSessionNotFound)
+			_, err = hs.DeleteHeld(h.ctx, id, "r-a")
+			h.wantErr(tc.name+": DeleteHeld again", err, transport.ErrSessionNotFound)
+		}
+		for _, bad := range []string{"", "{x}", "(1", string(make([]byte, 5000))} {
+			_, err := hs.GetHeld(h.ctx, bad, "r-a")
+			h.wantErr(fmt.Sprintf("GetHeld(%.20q)", bad), err, transport.ErrSessionNotFound)
+			_, err = hs.DeleteHeld(h.ctx, bad, "r-a")
+			h.wantErr(fmt.Sprintf("DeleteHeld(%.20q)", bad), err, transport.ErrSessionNotFound)
+		}
+	}},
+	{"HoldersRace", func(h *sessHarness) {
+		// A read that gives a replica its copy and a deletion elsewhere,
+		// at once: either the read finds no record, or the deletion
+		// counts the reader; never a copy the deletion does not count.
+		hs, ok := h.store.(transport.SessionHolders)
+		if !ok {
+			h.t.Skip("the store is not a transport.SessionHolders")
+		}
+		const n = 40
+		ids := h.ids(n)
+		var wg sync.WaitGroup
+		for _, id := range ids {
+			h.wantErr("CreateHeld", hs.CreateHeld(h.ctx, h.record(id, ""), transport.SessionLimits{}, "r-a"), nil)
+			var read, elsewhere bool
+			var rerr, derr error
+			wg.Go(func() {
+				_, rerr = hs.GetHeld(h.ctx, id, "r-b")
+				read = rerr == nil
+			})
+			wg.Go(func() { elsewhere, derr = hs.DeleteHeld(h.ctx, id, "r-a") })
+			wg.Wait()
+			if rerr != nil && !errors.Is(rerr, transport.ErrSessionNotFound) || derr != nil {
+				h.t.Fatalf("GetHeld: %v; DeleteHeld: %v", rerr, derr)
+			}
+			if read && !elsewhere {
+				h.t.Fatalf("session %s: read by r-b, and deleted by r-a as held nowhere else", id)
+			}
+		}
 	}},
 	{"ConcurrentAdmission", func(h *sessHarness) {
 		const n, max = 40, 10
