@@ -42,14 +42,25 @@ type cpuMeter struct {
 	procOK    bool
 	profiling bool
 	prof      bytes.Buffer
+	// apart, when not nil, reads the CPU time of a server running in a
+	// process of its own (see BenchmarkHTTPApart50): the server figure
+	// is then its delta, and this process's is the client's alone.
+	apart  func() (time.Duration, bool)
+	apart0 time.Duration
 }
 
-// startCPU starts measuring. The server figure is left out when a CPU
-// profile is already running (go test -cpuprofile).
-func startCPU() *cpuMeter {
-	m := new(cpuMeter)
-	m.profiling = pprof.StartCPUProfile(&m.prof) == nil
-	m.proc0, m.procOK = processCPU()
+// startCPU starts measuring, the server's CPU time read with apart when
+// it is not nil, else from a CPU profile, which is left out when one is
+// already running (go test -cpuprofile).
+func startCPU(apart func() (time.Duration, bool)) *cpuMeter {
+	m := &cpuMeter{apart: apart}
+	if apart != nil {
+		m.apart0, m.procOK = apart()
+	} else {
+		m.profiling = pprof.StartCPUProfile(&m.prof) == nil
+	}
+	proc0, ok := processCPU()
+	m.proc0, m.procOK = proc0, ok && (apart == nil || m.procOK)
 	return m
 }
 
@@ -62,6 +73,13 @@ func (m *cpuMeter) stop(b *testing.B, n int, server string) {
 		pprof.StopCPUProfile()
 	}
 	if n <= 0 {
+		return
+	}
+	if m.apart != nil {
+		if apart1, aok := m.apart(); ok && aok && m.procOK {
+			b.ReportMetric(float64((proc1-m.proc0).Microseconds())/float64(n), "client-cpu-µs/op")
+			b.ReportMetric(float64((apart1-m.apart0).Microseconds())/float64(n), "server-cpu-µs/op")
+		}
 		return
 	}
 	if ok && m.procOK {

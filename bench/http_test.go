@@ -283,6 +283,9 @@ type httpServer struct {
 	url     string
 	hc      *http.Client
 	handler http.Handler
+	// apart reads the CPU time of the server's process when it runs in
+	// one of its own (see BenchmarkHTTPApart50); nil when it runs here.
+	apart func() (time.Duration, bool)
 }
 
 // startHTTP serves t's handler on 127.0.0.1 and registers its shutdown
@@ -415,7 +418,7 @@ func runHTTPConcurrent(b *testing.B, s *httpServer, t httpTarget) {
 	)
 	ctx := context.Background()
 	b.ReportAllocs()
-	cpu := startCPU()
+	cpu := startCPU(s.apart)
 	b.ResetTimer()
 	for i, c := range conns {
 		wg.Go(func() {

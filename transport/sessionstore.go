@@ -211,7 +211,8 @@ type MemorySessionStoreOptions struct {
 
 // MemorySessionStore is a [SessionStore] in the memory of one process,
 // for tests and for handlers of one process sharing records. Expired
-// records are dropped as Create meets them. It starts no goroutine.
+// records are dropped as Create meets them. It is a [SessionHolders]
+// too. It starts no goroutine.
 type MemorySessionStore struct {
 	now func() time.Time
 
