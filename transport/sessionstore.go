@@ -318,20 +318,10 @@ func (s *MemorySessionStore) create(ctx context.Context, rec *SessionRecord, lim
 
 // Get implements [SessionStore].
 func (s *MemorySessionStore) Get(ctx context.Context, id string) (*SessionRecord, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	now := s.now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.liveLocked(id, now)
-	if r == nil {
-		return nil, ErrSessionNotFound
-	}
-	return r.Clone(), nil
+	return s.GetHeld(ctx, id, "")
 }
 
-// GetHeld implements [SessionHolders].
+// GetHeld implements [SessionHolders]; replica "" records none.
 func (s *MemorySessionStore) GetHeld(ctx context.Context, id, replica string) (*SessionRecord, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -392,18 +382,8 @@ func (s *MemorySessionStore) Touch(ctx context.Context, id string, expires time.
 
 // Delete implements [SessionStore].
 func (s *MemorySessionStore) Delete(ctx context.Context, id string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	now := s.now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.liveLocked(id, now)
-	if r == nil {
-		return ErrSessionNotFound
-	}
-	s.removeLocked(r)
-	return nil
+	_, err := s.DeleteHeld(ctx, id, "")
+	return err
 }
 
 // DeleteHeld implements [SessionHolders].
