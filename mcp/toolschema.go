@@ -85,6 +85,9 @@ func (v *validator) applyDefaults(m map[string]any) {
 type toolValidator struct {
 	// hasDefaults is as for validator, known without compiling.
 	hasDefaults bool
+	// inferred is the schema inferred from the Go type alone; nil for
+	// one that comes from the user.
+	inferred *jsonschema.Schema
 	// get returns the validator, made once; the same error every time
 	// if it cannot be made.
 	get func() (*validator, error)
@@ -114,6 +117,7 @@ func newToolValidator(r *schema.Reflector, t reflect.Type, override json.RawMess
 	}
 	return &toolValidator{
 		hasDefaults: hasDefaults(s),
+		inferred:    s,
 		get:         sync.OnceValues(func() (*validator, error) { return compileParsed(s) }),
 	}, nil
 }
@@ -134,10 +138,8 @@ func newArgBinder[In any](r *schema.Reflector, override json.RawMessage) (*argBi
 		return nil, err
 	}
 	b := &argBinder[In]{toolValidator: v}
-	if len(override) == 0 && r.Overrides == nil && r.AdditionalProperties == nil && !v.hasDefaults && t.Kind() == reflect.Struct {
-		if s, err := r.Reflect(t); err == nil {
-			b.fast = newFastArgs(t, s)
-		}
+	if v.inferred != nil && !v.hasDefaults {
+		b.fast = newFastArgs(t, v.inferred)
 	}
 	return b, nil
 }
