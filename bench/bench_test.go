@@ -62,8 +62,9 @@ var inProcessTargets = []target{
 // latestTargets are extra BenchmarkInProcess targets at the stateless
 // 2026-07-28 revision: the other SDKs' default, and mcpkit's client
 // at its default (EraAuto), which finds that revision, against the same
-// servers.
+// servers; the floor's, its client of that revision against its server.
 var latestTargets = []target{
+	{"floor-latest", floorPipeLatest},
 	{"mcpkit-pipe-latest", mcpkitPipeLatest},
 	{"gosdk-pipe-latest", gosdkPipeLatest},
 	{"mcpgo-pipe-latest", mcpgoPipeLatest},

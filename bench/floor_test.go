@@ -31,6 +31,17 @@ func floorCaller(c *floor.Client) caller {
 
 // floorPipe is the hand-written JSON-RPC floor over io.Pipe.
 func floorPipe(tb testing.TB) caller {
+	return floorPipeWith(tb, floor.NewClient)
+}
+
+// floorPipeLatest is floorPipe with the floor's client of revision
+// 2026-07-28, whose every request carries the _meta envelope.
+func floorPipeLatest(tb testing.TB) caller {
+	return floorPipeWith(tb, floor.NewModernClient)
+}
+
+// floorPipeWith is floorPipe with the client newClient makes.
+func floorPipeWith(tb testing.TB, newClient func(io.Reader, io.WriteCloser) *floor.Client) caller {
 	c2sR, c2sW, s2cR, s2cW := pipes()
 	served := make(chan error, 1)
 	go func() {
@@ -38,7 +49,7 @@ func floorPipe(tb testing.TB) caller {
 		s2cW.CloseWithError(err) // EOF for the client's reader
 		served <- err
 	}()
-	c := floor.NewClient(s2cR, c2sW)
+	c := newClient(s2cR, c2sW)
 	tb.Cleanup(func() {
 		c.Close()
 		if err := <-served; err != nil {

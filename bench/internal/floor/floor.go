@@ -39,10 +39,12 @@ type request struct {
 	Params  callToolParams `json:"params"`
 }
 
-// callToolParams are the params of a tools/call request.
+// callToolParams are the params of a tools/call request; Meta is the
+// _meta of revision 2026-07-28 (empty in the handshake era).
 type callToolParams struct {
-	Name      string   `json:"name"`
-	Arguments EchoArgs `json:"arguments"`
+	Name      string          `json:"name"`
+	Arguments EchoArgs        `json:"arguments"`
+	Meta      json.RawMessage `json:"_meta,omitempty"`
 }
 
 // inRequest is a JSON-RPC request as the server receives it: the params
@@ -55,10 +57,12 @@ type inRequest struct {
 }
 
 // inCallToolParams are tools/call params with the arguments still raw, to
-// be decoded by the tool that is named.
+// be decoded by the tool that is named, and the _meta of a request of
+// revision 2026-07-28 (nil in the handshake era).
 type inCallToolParams struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+	Meta      *requestMeta    `json:"_meta"`
 }
 
 // Content is one item of a tool result's content.
@@ -67,10 +71,12 @@ type Content struct {
 	Text string `json:"text"`
 }
 
-// CallToolResult is the result of a tools/call request.
+// CallToolResult is the result of a tools/call request. ResultType is
+// revision 2026-07-28's ("complete"), empty in the handshake era.
 type CallToolResult struct {
-	Content []Content `json:"content"`
-	IsError bool      `json:"isError,omitempty"`
+	Content    []Content `json:"content"`
+	IsError    bool      `json:"isError,omitempty"`
+	ResultType string    `json:"resultType,omitempty"`
 }
 
 // rpcError is a JSON-RPC error object.
@@ -95,7 +101,11 @@ type inResponse struct {
 }
 
 // Serve answers newline-delimited tools/call requests for the echo tool
-// (and initialize, with a fixed result) read from r, writing responses to w, until r reports EOF or another error.
+// (and initialize, with a fixed result) read from r, writing responses to
+// w, until r reports EOF or another error. A request whose params carry
+// the _meta of revision 2026-07-28 (as [NewModernClient]'s do) is answered
+// in that revision: its protocol version is checked and its result says
+// it is complete.
 // Requests are handled in order on the calling goroutine; each response
 // costs one Write on w (json.Encoder appends the newline).
 func Serve(r io.Reader, w io.Writer) error {
@@ -143,11 +153,18 @@ func handle(req *inRequest) (*CallToolResult, *rpcError) {
 	default:
 		return nil, &rpcError{Code: -32602, Message: "unknown tool"}
 	}
+	resultType := ""
+	if p.Meta != nil {
+		if p.Meta.ProtocolVersion != ModernVersion || p.Meta.ClientCapabilities == nil {
+			return nil, &rpcError{Code: -32602, Message: "unsupported protocol version in _meta"}
+		}
+		resultType = resultComplete
+	}
 	var args EchoArgs
 	if err := json.Unmarshal(p.Arguments, &args); err != nil {
 		return nil, &rpcError{Code: -32602, Message: err.Error()}
 	}
-	return &CallToolResult{Content: []Content{{Type: "text", Text: args.Message}}}, nil
+	return &CallToolResult{Content: []Content{{Type: "text", Text: args.Message}}, ResultType: resultType}, nil
 }
 
 // readLine returns the next newline-terminated frame of br, without the
@@ -195,6 +212,8 @@ type Client struct {
 	w   io.WriteCloser
 	enc *json.Encoder
 
+	meta []byte // the _meta of every request (revision 2026-07-28), or nil
+
 	mu      sync.Mutex // guards nextID, pending, err
 	nextID  int64
 	pending map[int64]chan *inResponse
@@ -213,6 +232,16 @@ func NewClient(r io.Reader, w io.WriteCloser) *Client {
 		done:    make(chan struct{}),
 	}
 	go c.read(r)
+	return c
+}
+
+// NewModernClient is [NewClient] for revision 2026-07-28: no handshake,
+// and every request's params carry the _meta naming the revision, the
+// client's capabilities and its identity (encoded once, here); a result
+// must say it is complete.
+func NewModernClient(r io.Reader, w io.WriteCloser) *Client {
+	c := NewClient(r, w)
+	c.meta = modernMeta()
 	return c
 }
 
@@ -269,7 +298,7 @@ func (c *Client) CallEcho(ctx context.Context, message string) (string, error) {
 	c.nextID++
 	id := c.nextID
 	req := request{JSONRPC: "2.0", ID: id, Method: "tools/call",
-		Params: callToolParams{Name: "echo", Arguments: EchoArgs{Message: message}}}
+		Params: callToolParams{Name: "echo", Arguments: EchoArgs{Message: message}, Meta: c.meta}}
 	c.pending[id] = ch
 	c.mu.Unlock()
 	c.wmu.Lock()
@@ -291,7 +320,8 @@ func (c *Client) CallEcho(ctx context.Context, message string) (string, error) {
 		if resp.Error != nil {
 			return "", fmt.Errorf("floor: rpc error %d: %s", resp.Error.Code, resp.Error.Message)
 		}
-		if resp.Result == nil || len(resp.Result.Content) != 1 {
+		if resp.Result == nil || len(resp.Result.Content) != 1 ||
+			(c.meta != nil && resp.Result.ResultType != resultComplete) {
 			return "", errors.New("floor: malformed result")
 		}
 		return resp.Result.Content[0].Text, nil

@@ -190,6 +190,12 @@ type ModernHTTPClient struct {
 // NewModernHTTPClient returns a client of the server at url that sends
 // its requests through hc. It sends nothing itself.
 func NewModernHTTPClient(hc *http.Client, url string) *ModernHTTPClient {
+	return &ModernHTTPClient{hc: hc, url: url, meta: modernMeta()}
+}
+
+// modernMeta returns the JSON of the _meta of the floor clients' requests
+// in revision 2026-07-28.
+func modernMeta() []byte {
 	meta, err := json.Marshal(map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    ModernVersion,
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
@@ -198,7 +204,7 @@ func NewModernHTTPClient(hc *http.Client, url string) *ModernHTTPClient {
 	if err != nil {
 		panic(err) // constant input
 	}
-	return &ModernHTTPClient{hc: hc, url: url, meta: meta}
+	return meta
 }
 
 // post sends the request method with params (a JSON object without the
