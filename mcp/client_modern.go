@@ -123,6 +123,7 @@ type modernClient struct {
 	caps     *ClientCapabilities
 	info     *Implementation
 	pre      *metaEncodings               // caps and info, encoded once
+	results  capsCache                    // the server's identity in its results (see readResultMeta)
 	rounds   int                          // ClientOptions.MaxInputRounds, resolved
 	asks     int                          // ClientOptions.MaxInputRequests, resolved
 	logLevel atomic.Pointer[LoggingLevel] // set by SetLoggingLevel
@@ -415,7 +416,7 @@ func (cs *ClientSession) modernCall(ctx context.Context, o *outgoing) (Result, e
 		if err != nil {
 			return nil, fromWire(err)
 		}
-		if !readFinal(o, res) {
+		if !readFinal(o, res, &m.results) {
 			if responses != nil && bytes.Contains(res, []byte(ResultTypeInputRequired)) {
 				var ir InputRequiredResult
 				if err := unmarshalReceived(res, &ir); err != nil {

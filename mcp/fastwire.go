@@ -24,23 +24,13 @@ func (p *CallToolParams) appendWire(dst []byte) ([]byte, bool) {
 	if len(p.InputResponses) != 0 || p.RequestState != "" || p.Task != nil {
 		return dst, false
 	}
-	var meta jsontext.Value
-	if !p.Meta.IsZero() {
-		if !p.Meta.pre.isEnvelope(&p.Meta) {
-			return dst, false
-		}
-		meta = p.Meta.pre.envelope
-	}
-	if p.Arguments != nil && !jsonscan.Compact(p.Arguments) {
+	meta, ok := wireMeta(&p.Meta)
+	if !ok || p.Arguments != nil && !jsonscan.Compact(p.Arguments) {
 		return dst, false
 	}
-	dst = grow(dst, len(meta)+len(p.Name)+len(p.Arguments)+48) // 48: the member names and punctuation
+	dst = grow(dst, len(meta)+len(p.Name)+len(p.Arguments)+56) // 56: the member names and punctuation
 	dst = append(dst, '{')
-	if meta != nil {
-		dst = append(dst, `"_meta":`...)
-		dst = append(dst, meta...)
-		dst = append(dst, ',')
-	}
+	dst = appendMeta(dst, meta)
 	dst = append(dst, `"name":`...)
 	dst, err := jsonscan.AppendQuote(dst, p.Name)
 	if err != nil {
@@ -53,14 +43,16 @@ func (p *CallToolParams) appendWire(dst []byte) ([]byte, bool) {
 	return append(dst, '}'), true
 }
 
-// appendWire appends the encoding of r when it has no _meta, its content
-// blocks are plain text (no _meta, no annotations), and its structured
-// content is compact JSON.
+// appendWire appends the encoding of r when its _meta is nothing or the
+// server's identity (see wireMeta), its content blocks are plain
+// text (no _meta, no annotations), and its structured content is compact
+// JSON.
 func (r *CallToolResult) appendWire(dst []byte) ([]byte, bool) {
-	if !r.Meta.IsZero() || r.StructuredContent != nil && !jsonscan.Compact(r.StructuredContent) {
+	meta, ok := wireMeta(&r.Meta)
+	if !ok || r.StructuredContent != nil && !jsonscan.Compact(r.StructuredContent) {
 		return dst, false
 	}
-	n := len(r.StructuredContent) + 96 // the member names and punctuation
+	n := len(meta) + len(r.StructuredContent) + 104 // the member names and punctuation
 	for _, c := range r.Content {
 		t, ok := c.(*TextContent)
 		if !ok || t == nil || !t.Meta.IsZero() || t.Annotations != nil {
@@ -70,6 +62,7 @@ func (r *CallToolResult) appendWire(dst []byte) ([]byte, bool) {
 	}
 	dst = grow(dst, n)
 	dst = append(dst, '{')
+	dst = appendMeta(dst, meta)
 	switch r.ResultType {
 	case "":
 	case ResultTypeComplete:
@@ -196,12 +189,15 @@ func (p *CallToolParams) readWire(data []byte, metas *capsCache) bool {
 	return ok && named
 }
 
-// readWire decodes r from data when its members are content (text blocks
-// only), structuredContent (an object), isError and resultType.
-func (r *CallToolResult) readWire(data []byte, _ *capsCache) bool {
+// readWire decodes r from data when its members are _meta (see
+// readResultMeta), content (text blocks only), structuredContent (an
+// object), isError and resultType.
+func (r *CallToolResult) readWire(data []byte, metas *capsCache) bool {
 	var out CallToolResult
-	ok := members(data, nil, func(name, v []byte) bool {
+	ok := members(data, metas.resultText(), func(name, v []byte) bool {
 		switch string(name) {
+		case "_meta":
+			return metas.readResultMeta(v, &out.Meta)
 		case "content":
 			c, ok := readTextBlocks(v)
 			out.Content = c
@@ -309,31 +305,76 @@ func (c *capsCache) lastText() []byte {
 	return nil
 }
 
+// readResultMeta sets *m to the decoded _meta of a result whose text is
+// raw: the one c decoded last, shared, when raw is its text (a server's
+// identity, the same in every result of the stateless era), else raw
+// decoded anew, which c keeps when it holds the server's identity alone.
+// It reports false for a _meta the engine refuses, which it reports.
+func (c *capsCache) readResultMeta(raw []byte, m *Meta) bool {
+	if c != nil {
+		if l := c.result.Load(); l != nil && string(l.text) == string(raw) {
+			*m = l.meta
+			return true
+		}
+	}
+	var out Meta
+	if unmarshalWith(raw, &out, wire().received...) != nil {
+		return false
+	}
+	if c != nil && len(raw) <= maxCachedText && onlyServerInfo(&out) {
+		c.result.Store(&cachedMeta{text: bytes.Clone(raw), meta: out})
+	}
+	*m = out
+	return true
+}
+
+// onlyServerInfo reports whether m holds the server's identity and
+// nothing else.
+func onlyServerInfo(m *Meta) bool {
+	return m.ServerInfo != nil && (&Meta{ProgressToken: m.ProgressToken, ProtocolVersion: m.ProtocolVersion,
+		ClientCapabilities: m.ClientCapabilities, ClientInfo: m.ClientInfo, LogLevel: m.LogLevel,
+		SubscriptionID: m.SubscriptionID, Other: m.Other}).IsZero()
+}
+
+// resultText returns the text of the result's _meta c holds, or nil.
+func (c *capsCache) resultText() []byte {
+	if c == nil {
+		return nil
+	}
+	if l := c.result.Load(); l != nil {
+		return l.text
+	}
+	return nil
+}
+
 // readFinal decodes res into o.result with its hand-written decoder when
 // that takes it and it is a final result (no task, no input rounds: its
 // resultType absent or complete), sparing the client's searches of res
 // for those; it reports whether it did.
-func readFinal(o *outgoing, res []byte) bool {
+func readFinal(o *outgoing, res []byte, metas *capsCache) bool {
 	r, ok := o.result.(wireReader)
-	if !ok || !r.readWire(res, nil) {
+	if !ok || !r.readWire(res, metas) {
 		return false
 	}
 	rt := *o.result.resultType()
 	return rt == "" || rt == ResultTypeComplete
 }
 
-// appendWire appends the encoding of t when it has no _meta, error or
-// input requests, its times encode (years 0 to 9999) and its result is
-// compact JSON: the answer to tasks/get of a working or completed task.
+// appendWire appends the encoding of t when its _meta is nothing or the
+// server's identity (see wireMeta), it has no error or input
+// requests, its times encode (years 0 to 9999) and its result is compact
+// JSON: the answer to tasks/get of a working or completed task.
 func (t *DetailedTask) appendWire(dst []byte) ([]byte, bool) {
-	if !t.Meta.IsZero() || t.Error != nil || len(t.InputRequests) != 0 ||
+	meta, ok := wireMeta(&t.Meta)
+	if !ok || t.Error != nil || len(t.InputRequests) != 0 ||
 		!rfc3339OK(t.CreatedAt) || !rfc3339OK(t.LastUpdatedAt) ||
 		t.Result != nil && !jsonscan.Compact(t.Result) {
 		return dst, false
 	}
-	dst = grow(dst, len(t.TaskID)+len(t.StatusMessage)+len(t.Result)+256) // 256: names, punctuation, times, numbers
+	dst = grow(dst, len(meta)+len(t.TaskID)+len(t.StatusMessage)+len(t.Result)+264) // 264: names, punctuation, times, numbers
 	var err error
 	dst = append(dst, '{')
+	dst = appendMeta(dst, meta)
 	if t.ResultType != "" {
 		dst = append(dst, `"resultType":`...)
 		if dst, err = jsonscan.AppendQuote(dst, t.ResultType); err != nil {

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"strconv"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mcpkit/mcpkit/internal/jsonscan"
 )
 
-// appendWire appends the encoding of r when it has no _meta and each of
-// its tools is in the shape Tool.appendWire writes: the answer to tools/list,
-// which a client asks for at the start of every session. The engine
+// appendWire appends the encoding of r when its _meta is nothing or the
+// server's identity (see wireMeta) and each of its tools is in the shape
+// Tool.appendWire writes: the answer to tools/list, which a client asks
+// for at the start of every session. The engine
 // spends most of its time there on the tools' schemas, which it checks
 // and rewrites member by member. This writer copies a tool a server
 // registered from the encoding made at registration (see toolWire), and
@@ -30,22 +32,24 @@ type listItem interface {
 	wireAppender
 }
 
-// appendList appends the encoding of a list result with no _meta whose
-// items, which go in the member that open names (its name and '['),
-// all have hand-written encodings; size tells about how many bytes an
-// item takes besides its names and punctuation, to size dst once.
+// appendList appends the encoding of a list result (its _meta as
+// wireMeta takes it) whose items, which go in the member that open names
+// (its name and '['), all have hand-written encodings; size tells about
+// how many bytes an item takes besides its names and punctuation, to size
+// dst once.
 func appendList[T listItem](dst []byte, meta *Meta, rt ResultType, ttl *int64, scope CacheScope, open string, items []T, next string, size func(T) int) ([]byte, bool) {
-	if !meta.IsZero() {
+	env, ok := wireMeta(meta)
+	if !ok {
 		return dst, false
 	}
-	n := len(next) + 64 // the member names and punctuation
+	n := len(env) + len(next) + 72 // the member names and punctuation
 	for _, it := range items {
 		if it != nil {
 			n += size(it)
 		}
 	}
 	dst = grow(dst, n)
-	dst, ok := appendListHead(dst, rt, ttl, scope)
+	dst, ok = appendListHead(dst, env, rt, ttl, scope)
 	if !ok {
 		return dst, false
 	}
@@ -62,11 +66,14 @@ func appendList[T listItem](dst []byte, meta *Meta, rt ResultType, ttl *int64, s
 }
 
 // appendListHead appends the opening of a list result's object and the
-// members that come before its items: resultType, ttlMs and cacheScope,
-// each when set, each followed by a comma.
-func appendListHead(dst []byte, rt ResultType, ttl *int64, scope CacheScope) ([]byte, bool) {
+// members that come before its items: _meta (its encoding, see
+// wireMeta),
+// resultType, ttlMs and cacheScope, each when set, each followed by a
+// comma.
+func appendListHead(dst []byte, meta jsontext.Value, rt ResultType, ttl *int64, scope CacheScope) ([]byte, bool) {
 	ok := true
 	dst = append(dst, '{')
+	dst = appendMeta(dst, meta)
 	if rt != "" {
 		if dst, ok = appendQuoted(dst, `"resultType":`, rt); !ok {
 			return dst, false
@@ -278,13 +285,13 @@ func appendHint(dst []byte, start int, name string, v, omitFalse bool) []byte {
 }
 
 // readWire decodes r from data when its members are tools (an array of
-// tools readTool takes), nextCursor, resultType, ttlMs (an integer) and
+// tools readTool takes), _meta (see readResultMeta), nextCursor, resultType, ttlMs (an integer) and
 // cacheScope: the answer to tools/list from nearly every server, whose
 // schemas it copies as they came instead of decoding them member by
 // member as the engine does.
-func (r *ListToolsResult) readWire(data []byte, _ *capsCache) bool {
+func (r *ListToolsResult) readWire(data []byte, metas *capsCache) bool {
 	var out ListToolsResult
-	tools, ok := readList(data, listHead{&out.ResultType, &out.TTLMs, &out.CacheScope, &out.NextCursor}, "tools", readTool)
+	tools, ok := readList(data, listHead{&out.Meta, metas, &out.ResultType, &out.TTLMs, &out.CacheScope, &out.NextCursor}, "tools", readTool)
 	if ok {
 		out.Tools = tools
 		*r = out
@@ -298,7 +305,7 @@ func (r *ListToolsResult) readWire(data []byte, _ *capsCache) bool {
 func readList[T any](data []byte, h listHead, member string, one func([]byte) (T, bool)) ([]T, bool) {
 	var items []T
 	listed := false
-	ok := members(data, nil, func(name, v []byte) bool {
+	ok := members(data, h.metas.resultText(), func(name, v []byte) bool {
 		if string(name) == member {
 			items, listed = readArray(v, one)
 			return listed
@@ -311,6 +318,8 @@ func readList[T any](data []byte, h listHead, member string, one func([]byte) (T
 // listHead points to the members of a list result besides its items,
 // for its hand-written decoder.
 type listHead struct {
+	meta  *Meta
+	metas *capsCache // see readResultMeta
 	rt    *ResultType
 	ttl   **int64
 	scope *CacheScope
@@ -322,6 +331,8 @@ type listHead struct {
 // the shape the engine decodes the same way.
 func (h listHead) read(name, v []byte) bool {
 	switch string(name) {
+	case "_meta":
+		return h.metas.readResultMeta(v, h.meta)
 	case "nextCursor":
 		s, ok := text(v)
 		*h.next = s
@@ -472,11 +483,12 @@ func readToolAnnotations(v []byte) (*ToolAnnotations, bool) {
 	return &a, ok
 }
 
-// appendWire appends the encoding of r when it has no _meta and each of
-// its resources is in the shape Resource.appendWire writes: a page of
-// resources/list holds up to PageSize of them (1,000 by default), which
-// the engine encodes by reflection, member by member
-// (BenchmarkListResourcesEncode: a sixth of the engine's time for 1,000).
+// appendWire appends the encoding of r when its _meta is nothing or the
+// server's identity (see wireMeta) and each of its resources is in the
+// shape Resource.appendWire writes: a page of resources/list holds up to
+// PageSize of them (1,000 by default), which the engine encodes by
+// reflection, member by member (BenchmarkListResourcesEncode: a sixth of
+// the engine's time for 1,000).
 func (r *ListResourcesResult) appendWire(dst []byte) ([]byte, bool) {
 	return appendList(dst, &r.Meta, r.ResultType, r.TTLMs, r.CacheScope, `"resources":[`, r.Resources, r.NextCursor,
 		func(res *Resource) int {
@@ -512,12 +524,12 @@ func (r *Resource) appendWire(dst []byte) ([]byte, bool) {
 }
 
 // readWire decodes r from data when its members are resources (an array
-// of resources readResource takes), nextCursor, resultType, ttlMs and
+// of resources readResource takes), _meta, nextCursor, resultType, ttlMs and
 // cacheScope: a page of resources/list, up to a thousand resources,
 // which the engine decodes member by member by reflection.
-func (r *ListResourcesResult) readWire(data []byte, _ *capsCache) bool {
+func (r *ListResourcesResult) readWire(data []byte, metas *capsCache) bool {
 	var out ListResourcesResult
-	resources, ok := readList(data, listHead{&out.ResultType, &out.TTLMs, &out.CacheScope, &out.NextCursor}, "resources", readResource)
+	resources, ok := readList(data, listHead{&out.Meta, metas, &out.ResultType, &out.TTLMs, &out.CacheScope, &out.NextCursor}, "resources", readResource)
 	if ok {
 		out.Resources = resources
 		*r = out

@@ -17,6 +17,7 @@ import (
 func TestAppendWireTools(t *testing.T) {
 	yes, no := true, false
 	ttl := int64(300000)
+	info := serverMeta(Implementation{Name: "s", Version: "1"})
 	schema := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","description":"a \"query\" <é>\n"}},"required":["q"]}`)
 	tool := func(mod func(*Tool)) *Tool {
 		t := &Tool{Name: "search", Description: "Searches.", InputSchema: schema}
@@ -50,6 +51,7 @@ func TestAppendWireTools(t *testing.T) {
 		{"empty execution", list(tool(func(t *Tool) { t.Execution = &ToolExecution{} })), true},
 		{"async is not sent", list(tool(func(t *Tool) { t.async = true })), true},
 		{"result meta", &ListToolsResult{Meta: Meta{Other: map[string]json.RawMessage{"k": json.RawMessage(`1`)}}, Tools: []*Tool{tool(nil)}}, false},
+		{"server info", &ListToolsResult{Meta: Meta{ServerInfo: info.server, pre: info}, ResultType: ResultTypeComplete, TTLMs: &ttl, Tools: []*Tool{tool(nil)}}, true},
 		{"tool meta", list(tool(func(t *Tool) { t.Meta = Meta{Other: map[string]json.RawMessage{"k": json.RawMessage(`1`)}} })), false},
 		{"icons", list(tool(func(t *Tool) { t.Icons = []Icon{{Src: "https://example.com/i.png"}} })), false},
 		{"spaced schema", list(tool(func(t *Tool) { t.InputSchema = json.RawMessage(`{ "type": "object" }`) })), false},
@@ -289,7 +291,9 @@ var readWireToolsCases = []struct {
 	{"null output schema", `{"tools":[{"name":"a","inputSchema":{},"outputSchema":null}]}`, false},
 	{"icons", `{"tools":[{"name":"a","inputSchema":{},"icons":[{"src":"https://example.com/i.png"}]}]}`, false},
 	{"tool meta", `{"tools":[{"name":"a","inputSchema":{},"_meta":{"k":1}}]}`, false},
-	{"result meta", `{"_meta":{"k":1},"tools":[]}`, false},
+	{"result meta", `{"_meta":{"k":1},"tools":[]}`, true},
+	{"result server info", `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}},"tools":[]}`, true},
+	{"result bad meta", `{"_meta":[],"tools":[]}`, false},
 	{"unknown member", `{"tools":[{"name":"a","inputSchema":{},"x":1}]}`, false},
 	{"float ttl", `{"tools":[],"ttlMs":1.5}`, false},
 	{"exponent ttl", `{"tools":[],"ttlMs":1e3}`, false},
@@ -319,6 +323,15 @@ func checkReadWireList[T any, P interface {
 	}
 	if !reflect.DeepEqual(fast, slow) {
 		t.Fatalf("readWire: %#v\nengine:   %#v", fast, slow)
+	}
+	// With a cache, twice: the second decoding takes the result's _meta
+	// from it when the first kept it.
+	var metas capsCache
+	for range 2 {
+		var cached T
+		if !P(&cached).readWire(data, &metas) || !reflect.DeepEqual(cached, slow) {
+			t.Fatalf("readWire with a cache: %#v\nengine:   %#v", cached, slow)
+		}
 	}
 	return true
 }
@@ -389,6 +402,7 @@ func TestListWireFields(t *testing.T) {
 // shapes it leaves to it.
 func TestAppendWireResources(t *testing.T) {
 	ttl := int64(60000)
+	info := serverMeta(Implementation{Name: "s", Version: "1"})
 	res := func(mod func(*Resource)) *Resource {
 		r := &Resource{URI: "file:///src/main.go", Name: "main.go"}
 		if mod != nil {
@@ -415,6 +429,7 @@ func TestAppendWireResources(t *testing.T) {
 		{"2026-07-28 and a cursor", &ListResourcesResult{ResultType: ResultTypeComplete, TTLMs: &ttl, CacheScope: CacheScopePrivate,
 			Resources: []*Resource{res(nil), res(func(r *Resource) { r.Name = "b" })}, NextCursor: "n\"1"}, true},
 		{"result meta", &ListResourcesResult{Meta: Meta{Other: map[string]json.RawMessage{"k": json.RawMessage(`1`)}}}, false},
+		{"server info", &ListResourcesResult{Meta: Meta{ServerInfo: info.server, pre: info}, Resources: []*Resource{res(nil)}}, true},
 		{"resource meta", list(res(func(r *Resource) { r.Meta = Meta{Other: map[string]json.RawMessage{"k": json.RawMessage(`1`)}} })), false},
 		{"annotations", list(res(func(r *Resource) { r.Annotations = &Annotations{Priority: 0.5} })), false},
 		{"icons", list(res(func(r *Resource) { r.Icons = []Icon{{Src: "https://example.com/i.png"}} })), false},

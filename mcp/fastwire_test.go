@@ -60,6 +60,8 @@ func TestAppendWire(t *testing.T) {
 // TestAppendWireResult is TestAppendWire for CallToolResult.
 func TestAppendWireResult(t *testing.T) {
 	text := func(s string) *TextContent { return &TextContent{Text: s} }
+	info := serverMeta(Implementation{Name: "s\"é", Version: "1", Title: "S"})
+	other := &Implementation{Name: "o", Version: "2"}
 	cases := []struct {
 		name string
 		r    *CallToolResult
@@ -73,6 +75,10 @@ func TestAppendWireResult(t *testing.T) {
 		{"structured", &CallToolResult{Content: Contents{text(`{"sum":3}`)}, StructuredContent: json.RawMessage(`{"sum":3}`)}, true},
 		{"spaced structured", &CallToolResult{StructuredContent: json.RawMessage(`{ "sum": 3 }`)}, false},
 		{"meta", &CallToolResult{Meta: Meta{Other: map[string]json.RawMessage{"k": json.RawMessage(`1`)}}}, false},
+		{"server info", &CallToolResult{Meta: Meta{ServerInfo: info.server, pre: info}, ResultType: ResultTypeComplete, Content: Contents{text("x")}}, true},
+		{"server info, no room", &CallToolResult{Meta: Meta{ServerInfo: info.server, pre: info}}, true},
+		{"another server info", &CallToolResult{Meta: Meta{ServerInfo: other, pre: info}}, false},
+		{"server info and more", &CallToolResult{Meta: Meta{ServerInfo: info.server, pre: info, ProgressToken: jsonrpc.Int64ID(1)}}, false},
 		{"text meta", &CallToolResult{Content: Contents{&TextContent{Text: "x", Meta: Meta{ProgressToken: jsonrpc.Int64ID(1)}}}}, false},
 		{"annotations", &CallToolResult{Content: Contents{&TextContent{Text: "x", Annotations: &Annotations{Priority: 1}}}}, false},
 		{"image", &CallToolResult{Content: Contents{&ImageContent{Data: []byte("x"), MIMEType: "image/png"}}}, false},
@@ -143,7 +149,9 @@ var readWireCases = []struct {
 	{"result image", `{"content":[{"type":"image","data":"eA==","mimeType":"image/png"}]}`, true, false},
 	{"result annotated", `{"content":[{"type":"text","text":"x","annotations":{"priority":1}}]}`, true, false},
 	{"result untyped", `{"content":[{"text":"x"}]}`, true, false},
-	{"result meta", `{"_meta":{"a":1},"content":[]}`, true, false},
+	{"result meta", `{"_meta":{"a":1},"content":[]}`, true, true},
+	{"result server info", `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}},"resultType":"complete","content":[{"type":"text","text":"x"}]}`, true, true},
+	{"result bad meta", `{"_meta":{"io.modelcontextprotocol/serverInfo":1},"content":[]}`, true, false},
 	{"result bad utf-8", "{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}", true, false},
 	{"result no content", `{"structuredContent":{}}`, true, true},
 }
@@ -183,6 +191,13 @@ func checkReadWire(t *testing.T, data []byte, result bool) bool {
 	}
 	if !reflect.DeepEqual(fast.unwrap(), slow.unwrap()) {
 		t.Fatalf("readWire: %#v\nengine:   %#v", fast.unwrap(), slow.unwrap())
+	}
+	if result {
+		// Again: the result's _meta from the cache, when the first kept it.
+		again := (*callToolResultOf)(new(CallToolResult))
+		if !again.readWire(data, &metas) || !reflect.DeepEqual(again.unwrap(), slow.unwrap()) {
+			t.Fatalf("readWire again: %#v\nengine:   %#v", again.unwrap(), slow.unwrap())
+		}
 	}
 	return true
 }
@@ -246,6 +261,7 @@ func TestAppendWireAllocs(t *testing.T) {
 // FuzzAppendWireTask holds DetailedTask.appendWire to the engine.
 func FuzzAppendWireTask(f *testing.F) {
 	f.Add("t1", "working", "", int64(1700000000123456789), int64(5), int64(60000), true, []byte(`{"content":[]}`), 0)
+	f.Add("t3", "working", "s", int64(1700000000123456789), int64(5), int64(60000), false, []byte(`{}`), 1)
 	f.Add("t\"2", "completed", "done <é>", int64(-62135596800000000), int64(-1), int64(0), false, []byte(`{ }`), 3600+30)
 	f.Fuzz(func(t *testing.T, id, status, msg string, nanos, ttl, poll int64, hasTTL bool, result []byte, offset int) {
 		zone := time.FixedZone("z", offset%(30*3600))
@@ -253,6 +269,10 @@ func FuzzAppendWireTask(f *testing.F) {
 			CreatedAt: time.Unix(0, nanos).In(zone), LastUpdatedAt: time.Unix(0, nanos/2).UTC(), Result: result}
 		if hasTTL {
 			task.TTLMs, task.PollIntervalMs = &ttl, &poll
+		}
+		if offset%2 != 0 { // with the server's identity, as a 2026-07-28 server sends it
+			info := serverMeta(Implementation{Name: msg, Version: id})
+			task.Meta = Meta{ServerInfo: info.server, pre: info}
 		}
 		got, ok := task.appendWire(nil)
 		if !ok {

@@ -41,8 +41,11 @@ type Meta struct {
 	// level of the log messages the client wants about this request, from
 	// 2026-07-28; without it the server sends none.
 	LogLevel LoggingLevel `json:"io.modelcontextprotocol/logLevel,omitzero"`
-	// ServerInfo ("io.modelcontextprotocol/serverInfo") names the server,
-	// in the _meta of a server/discover result (2026-07-28).
+	// ServerInfo ("io.modelcontextprotocol/serverInfo") names the server
+	// that produced a result, from 2026-07-28: an mcpkit server puts its
+	// own in every result of that era (see [ServerOptions.OmitServerInfo]).
+	// A client's results that carry the same text share one value: do not
+	// modify it.
 	ServerInfo *Implementation `json:"io.modelcontextprotocol/serverInfo,omitzero"`
 	// SubscriptionID ("io.modelcontextprotocol/subscriptionId") tags the
 	// notifications of a subscriptions/listen stream with the request
@@ -53,14 +56,16 @@ type Meta struct {
 	Other map[string]json.RawMessage `json:"-"`
 
 	// pre holds the encodings of ClientCapabilities and ClientInfo when
-	// the client filled them in (see modernClient.fill), so that the
-	// envelope every request carries is not encoded anew each time.
+	// the client filled them in (see modernClient.fill), or of ServerInfo
+	// when the server did (see Server.completeModern), so that the
+	// envelope every request or result carries is not encoded anew each
+	// time.
 	pre *metaEncodings
 }
 
 // metaEncodings are the JSON encodings of a client's capabilities and
-// identity, made once; they are used only while the Meta still points at
-// the values they encode.
+// identity, or of a server's identity, made once; they are used only
+// while the Meta still points at the values they encode.
 type metaEncodings struct {
 	caps     *ClientCapabilities
 	capsJSON jsontext.Value
@@ -70,6 +75,10 @@ type metaEncodings struct {
 	// carries nothing but version, caps and info.
 	version  string
 	envelope jsontext.Value
+	// server and serverEnvelope are a server's identity and the encoding
+	// of the _meta of a result that carries nothing else.
+	server         *Implementation
+	serverEnvelope jsontext.Value
 }
 
 // isEnvelope reports whether m is the _meta envelope e encodes whole.
@@ -77,6 +86,53 @@ func (e *metaEncodings) isEnvelope(m *Meta) bool {
 	return e != nil && e.envelope != nil && m.ProtocolVersion == e.version && m.ClientCapabilities == e.caps &&
 		m.ClientInfo == e.info && !m.ProgressToken.IsValid() && m.LogLevel == "" && m.ServerInfo == nil &&
 		!m.SubscriptionID.IsValid() && len(m.Other) == 0
+}
+
+// isServerEnvelope reports whether m is the result's _meta e encodes
+// whole: the server's identity and nothing else.
+func (e *metaEncodings) isServerEnvelope(m *Meta) bool {
+	return e != nil && e.serverEnvelope != nil && m.ServerInfo == e.server && m.ProtocolVersion == "" &&
+		m.ClientCapabilities == nil && m.ClientInfo == nil && !m.ProgressToken.IsValid() && m.LogLevel == "" &&
+		!m.SubscriptionID.IsValid() && len(m.Other) == 0
+}
+
+// serverMeta returns the encodings of the _meta of a result that carries
+// the server's identity info and nothing else.
+func serverMeta(info Implementation) *metaEncodings {
+	e := &metaEncodings{server: &info}
+	if env, err := marshalStd(&Meta{ServerInfo: e.server}); err == nil {
+		e.serverEnvelope = env
+	}
+	return e
+}
+
+// wireMeta returns the encoding of m for a hand-written encoder: nil for
+// an absent _meta, and the encoding m.pre holds for a client's request
+// envelope or a server's result envelope; ok is false for any other
+// _meta, which the engine encodes.
+func wireMeta(m *Meta) (env jsontext.Value, ok bool) {
+	if e := m.pre; e != nil {
+		if m.ServerInfo != nil {
+			if e.isServerEnvelope(m) {
+				return e.serverEnvelope, true
+			}
+		} else if e.isEnvelope(m) {
+			return e.envelope, true
+		}
+	}
+	return nil, m.IsZero()
+}
+
+// appendMeta appends the member "_meta" whose value is env, and a comma,
+// for a hand-written encoder of an object whose first member it is;
+// nothing for a nil env.
+func appendMeta(dst []byte, env jsontext.Value) []byte {
+	if env == nil {
+		return dst
+	}
+	dst = append(dst, `"_meta":`...)
+	dst = append(dst, env...)
+	return append(dst, ',')
 }
 
 // The _meta keys MCP defines.
@@ -102,8 +158,8 @@ func (m *Meta) IsZero() bool {
 // marshalJSONTo encodes m for the wire: the members MCP defines first, in
 // a fixed order, then Other's, sorted by key.
 func (m *Meta) marshalJSONTo(enc *jsontext.Encoder) error {
-	if m.pre.isEnvelope(m) {
-		return enc.WriteValue(m.pre.envelope)
+	if env, _ := wireMeta(m); env != nil {
+		return enc.WriteValue(env)
 	}
 	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
 		return err

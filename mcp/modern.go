@@ -157,6 +157,7 @@ func (ss *ServerSession) handleModern(ctx context.Context, req Request, m inMeth
 			return nil, ierr
 		}
 		if ir != nil {
+			ss.server.completeModern(ir)
 			return ir, nil
 		}
 	}
@@ -194,11 +195,20 @@ func checkModernMeta(meta *Meta) error {
 }
 
 // completeModern fills in what a result of the stateless era carries
-// beyond the handshake era's: its type and, for results a client may
-// cache, how long and for whom (unless the handler set them).
+// beyond the handshake era's: its type, the server's identity (see
+// ServerOptions.OmitServerInfo) and, for results a client may cache, how
+// long and for whom (unless the handler set them).
 func (s *Server) completeModern(res Result) {
 	if rt := res.resultType(); *rt == "" {
 		*rt = ResultTypeComplete
+	}
+	if e := s.infoMeta; e != nil {
+		if m := res.resultMeta(); m.ServerInfo == nil {
+			m.ServerInfo = e.server
+			if m.pre == nil {
+				m.pre = e
+			}
+		}
 	}
 	if ttl, scope := res.cacheHints(); ttl != nil {
 		if *ttl == nil {
@@ -291,6 +301,10 @@ type capsCache struct {
 	// every request, found without hashing it, and skipped by readWire
 	// without scanning it.
 	last atomic.Pointer[cachedMeta]
+	// result is a client's: the _meta of the result decoded last when it
+	// held the server's identity alone, which a server of the stateless
+	// era puts in every result (see readResultMeta).
+	result atomic.Pointer[cachedMeta]
 }
 
 // cachedMeta is an envelope's text and its decoding.

@@ -38,6 +38,15 @@ type ServerOptions struct {
 	// did not say: [CacheScopePublic] when they hold nothing specific to
 	// a user. The zero value means [CacheScopePrivate].
 	CacheScope CacheScope
+	// OmitServerInfo leaves the server's identity out of its results of
+	// the stateless era (2026-07-28 and later). By default every such
+	// result carries the Implementation the server was made with in its
+	// _meta (io.modelcontextprotocol/serverInfo, which the specification
+	// asks servers to send unless configured not to), unless the handler
+	// or a Middleware set one; the server/discover result carries it
+	// either way. Results of the handshake era never do: initialize
+	// names the server once.
+	OmitServerInfo bool
 	// Keys is the server's key ring: it signs the requestState of
 	// 2026-07-28 input-required results (see [InputRequiredResult]) and
 	// the tags of the session IDs of the HTTP handlers serving the server
@@ -223,6 +232,9 @@ type Server struct {
 	reflector *schema.Reflector
 	states    stateSigner // of 2026-07-28 request states
 	caps      capsCache   // decoded client capabilities of 2026-07-28 requests
+	// infoMeta is the _meta of 2026-07-28 results, the server's identity,
+	// and its encoding; nil with OmitServerInfo.
+	infoMeta *metaEncodings
 
 	mu        sync.RWMutex
 	tools     features[*serverTool]
@@ -319,6 +331,9 @@ func NewServer(impl *Implementation, opts *ServerOptions) *Server {
 	}
 	if s.opts.MaxSubscriptionURILength <= 0 {
 		s.opts.MaxSubscriptionURILength = DefaultMaxSubscriptionURILength
+	}
+	if !s.opts.OmitServerInfo {
+		s.infoMeta = serverMeta(s.impl)
 	}
 	s.logger = orDiscard(s.opts.Logger)
 	s.states = newStateSigner(s.opts.Keys, s.impl.Name, s.opts.RequestStateTTL)

@@ -354,7 +354,7 @@ func (e *endpoint) wire(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return nil, fromWire(err)
 	}
-	if !readFinal(o, res) {
+	if !readFinal(o, res, nil) {
 		if done, err := captureTask(ctx, o, res, false); done {
 			return o.result, err // a task in place of the result (client_tasks.go)
 		}

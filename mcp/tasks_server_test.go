@@ -286,7 +286,7 @@ func TestTasksModernWire(t *testing.T) {
 				}
 			}
 			// Cancelling an ended task is acknowledged, and changes nothing.
-			if ack := p.mustCall(MethodTasksCancel, `{"taskId":"`+d.TaskID+`"}`); string(ack) != `{"resultType":"complete"}` {
+			if ack := p.mustCall(MethodTasksCancel, `{"taskId":"`+d.TaskID+`"}`); string(ack) != tasksAck {
 				t.Fatalf("cancel ack %s", ack)
 			}
 			if again := detailedOf(t, p.mustCall(MethodTasksGet, `{"taskId":"`+d.TaskID+`"}`)); again.Status != o.status {
@@ -297,7 +297,7 @@ func TestTasksModernWire(t *testing.T) {
 
 	t.Run("cancel", func(t *testing.T) {
 		created := detailedOf(t, p.mustCall(MethodToolsCall, `{"name":"block","arguments":{}}`))
-		if ack := p.mustCall(MethodTasksCancel, `{"taskId":"`+created.TaskID+`"}`); string(ack) != `{"resultType":"complete"}` {
+		if ack := p.mustCall(MethodTasksCancel, `{"taskId":"`+created.TaskID+`"}`); string(ack) != tasksAck {
 			t.Fatalf("cancel ack %s", ack)
 		}
 		if d := p.waitTask(created.TaskID, TaskCancelled); d.Result != nil || d.Error != nil {
@@ -391,7 +391,7 @@ func TestTasksModernInput(t *testing.T) {
 		t.Fatalf("after a refused answer: %+v", d)
 	}
 	// Unknown keys are ignored; the right answer is taken.
-	if ack := p.mustCall(MethodTasksUpdate, `{"taskId":"`+id+`","inputResponses":{"never-issued":{"x":1},"`+key1+`":{"action":"accept","content":{"name":"Ada"}}}}`); string(ack) != `{"resultType":"complete"}` {
+	if ack := p.mustCall(MethodTasksUpdate, `{"taskId":"`+id+`","inputResponses":{"never-issued":{"x":1},"`+key1+`":{"action":"accept","content":{"name":"Ada"}}}}`); string(ack) != tasksAck {
 		t.Fatalf("update ack %s", ack)
 	}
 	second := p.waitTask(id, TaskInputRequired)
@@ -1217,3 +1217,8 @@ func TestRunCancelCtx(t *testing.T) {
 		}
 	})
 }
+
+// tasksAck is the answer to tasks/cancel and tasks/update of the tasks
+// tests' server: an empty result of the stateless era, with the server's
+// identity.
+const tasksAck = `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"tasks","version":"1"}},"resultType":"complete"}`

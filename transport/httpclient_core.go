@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpkit/mcpkit/internal/jsonscan"
 	"github.com/mcpkit/mcpkit/internal/rpclink"
 	"github.com/mcpkit/mcpkit/internal/sse"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -127,6 +128,9 @@ type httpClientCore struct {
 	stdRT  bool
 	header http.Header
 	limit  int // largest incoming message
+	// memo is the result._meta of the responses decoded (a server of
+	// 2026-07-28 sends the same with every result; see jsonscan.Memo).
+	memo jsonscan.Memo
 	// grace is how long a POST's event stream may stay open once nothing
 	// on it is awaited (see readEvents).
 	grace time.Duration
@@ -545,7 +549,7 @@ func (c *httpClientCore) deliverData(data []byte, st *clientStream) bool {
 	if len(data) > c.limit {
 		return c.deliver(nil, tooLargeError(c.limit), !st.inline)
 	}
-	m, err := decodeOwned(nil, data) // data is ours alone
+	m, err := decodeMemo(nil, data, true, &c.memo) // data is ours alone
 	if err != nil {
 		if resp := st.undecodableResponse(err); resp != nil {
 			return c.deliver(resp, nil, !st.inline)
@@ -626,7 +630,7 @@ func (c *httpClientCore) readJSON(ctx context.Context, body io.ReadCloser, size 
 		c.failPendingCause(ctx, st, "the server's response could not be decoded", tooLargeError(c.limit))
 		return
 	case len(trimJSONSpace(data)) > 0:
-		m, err := decodeOwned(nil, data) // data is ours alone
+		m, err := decodeMemo(nil, data, true, &c.memo) // data is ours alone
 		if err != nil {
 			c.failPendingCause(ctx, st, "the server's response could not be decoded", err)
 			return

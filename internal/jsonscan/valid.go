@@ -35,11 +35,13 @@ type Member struct{ Name, Value Span }
 // n is how many there are. ok is false where Valid's would be, and for
 // a value that is not an object.
 //
-// With a memo, the value of params._meta (the _meta object in the params
-// object of a JSON-RPC message) that starts with the text memo holds ends
-// with it, unread: that text was an object ValidObject validated at the
-// same place. A params._meta it validates goes into memo when it differs.
-// (A client of MCP 2026-07-28 sends the same _meta with every request.)
+// With a memo, the value of params._meta or result._meta (the _meta
+// object in the params or result object of a JSON-RPC message) that
+// starts with the text memo holds ends with it, unread: that text was an
+// object ValidObject validated at the same place. A _meta it validates
+// there goes into memo when it differs. (A client of MCP 2026-07-28 sends
+// the same _meta with every request, and a server the same with every
+// result.)
 // The answer is the same with or without a memo, but that text the memo
 // spares may take ValidObject past the bounds where it would otherwise
 // leave the text to the decoder.
@@ -66,7 +68,8 @@ func ValidObject(b []byte, top []Member, memo *Memo) (n int, ok bool) {
 	return v.ntop, true
 }
 
-// Memo remembers the text of a params._meta that ValidObject validated
+// Memo remembers the text of a params._meta or result._meta that
+// ValidObject validated
 // (see there): the first, then one in every memoEvery that differ from
 // it, so that messages whose _meta keeps changing (from several clients,
 // or with a progress token in it) cost no copy each. It is safe for
@@ -76,7 +79,7 @@ type Memo struct {
 	misses atomic.Uint32
 }
 
-// memoEvery is how many params._meta that differ from a Memo's it takes
+// memoEvery is how many _meta objects that differ from a Memo's it takes
 // to replace it.
 const memoEvery = 16
 
@@ -99,9 +102,9 @@ type validator struct {
 	ntop int      // the outer object's members
 
 	memoOn bool   // ValidObject was given a memo
-	memo   []byte // its text, a params._meta validated before
-	params int    // the index of the '{' of the outer object's params, or -1
-	meta   Span   // the params._meta validated here, to remember
+	memo   []byte // its text, a _meta validated before
+	params int    // the index of the '{' of the outer object's params or result, or -1
+	meta   Span   // the _meta validated here, to remember
 }
 
 // span is a member name: b[start:end], between its quotes, with no escape.
@@ -177,7 +180,7 @@ func (v *validator) members(b []byte, i, depth, first int) int {
 			return -1
 		}
 		start := SkipSpace(b, i+1)
-		if v.memoOn && depth == 1 && string(name) == "params" && start < len(b) && b[start] == '{' {
+		if v.memoOn && depth == 1 && (string(name) == "params" || string(name) == "result") && start < len(b) && b[start] == '{' {
 			v.params = start
 		}
 		if v.memoOn && depth == 2 && obj == v.params && string(name) == "_meta" {
@@ -209,7 +212,8 @@ func (v *validator) members(b []byte, i, depth, first int) int {
 	}
 }
 
-// metaValue reads the value of params._meta at b[start]: the memo's text, when
+// metaValue reads the value of params._meta or result._meta at b[start]:
+// the memo's text, when
 // it starts there, ends with it unread; a valid object read here is noted
 // for ValidObject to remember.
 func (v *validator) metaValue(b []byte, start, depth int) int {

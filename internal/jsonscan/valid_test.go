@@ -225,6 +225,8 @@ func FuzzValidObject(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"name":"e","_meta":{"a":{"b":[1,2]},"c":"d"}}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":2,"method":"m","params":{"name":"f","_meta":{"a":{"b":[1,2]},"c":"d"}}}`))
 	f.Add([]byte(`{"params":{"_meta":{"a":{"b":[1,2]},"c":"d"},"_meta":1}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"result":{"_meta":{"s":{"name":"n"}},"content":[]}}`))
+	f.Add([]byte(`{"result":{"_meta":{"s":{"name":"n"}},"_meta":2},"params":{"_meta":{"s":{"name":"n"}}}}`))
 	memo := new(Memo) // through the whole run, as on a connection
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var top, top2 [3]Member
@@ -270,7 +272,8 @@ func FuzzValidObject(f *testing.F) {
 }
 
 // TestMemoReplacement checks what a Memo keeps: the first params._meta
-// validated, until memoEvery differing ones have passed; then the last.
+// (or result._meta) validated, until memoEvery differing ones have
+// passed; then the last.
 func TestMemoReplacement(t *testing.T) {
 	msg := func(meta string) []byte {
 		return []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":` + meta + `,"x":1}}`)
@@ -305,5 +308,16 @@ func TestMemoReplacement(t *testing.T) {
 	}
 	if kept() != `{"c":3}` {
 		t.Fatalf("after invalid messages: kept %q", kept())
+	}
+	// A response's result._meta is kept as a request's params._meta is
+	// (a server sends the same with every result); a _meta deeper down is
+	// not.
+	m.p.Store(nil)
+	resp := []byte(`{"jsonrpc":"2.0","id":1,"result":{"_meta":{"s":1},"content":[{"_meta":{"t":2}}]}}`)
+	if _, ok := ValidObject(resp, top[:], &m); !ok || kept() != `{"s":1}` {
+		t.Fatalf("result: kept %q", kept())
+	}
+	if _, ok := ValidObject(resp, top[:], &m); !ok || kept() != `{"s":1}` {
+		t.Fatalf("result again: kept %q", kept())
 	}
 }

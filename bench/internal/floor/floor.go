@@ -71,12 +71,14 @@ type Content struct {
 	Text string `json:"text"`
 }
 
-// CallToolResult is the result of a tools/call request. ResultType is
-// revision 2026-07-28's ("complete"), empty in the handshake era.
+// CallToolResult is the result of a tools/call request. Meta (the
+// server's identity) and ResultType ("complete") are revision
+// 2026-07-28's, empty in the handshake era.
 type CallToolResult struct {
-	Content    []Content `json:"content"`
-	IsError    bool      `json:"isError,omitempty"`
-	ResultType string    `json:"resultType,omitempty"`
+	Meta       *resultMeta `json:"_meta,omitempty"`
+	Content    []Content   `json:"content"`
+	IsError    bool        `json:"isError,omitempty"`
+	ResultType string      `json:"resultType,omitempty"`
 }
 
 // rpcError is a JSON-RPC error object.
@@ -153,18 +155,18 @@ func handle(req *inRequest) (*CallToolResult, *rpcError) {
 	default:
 		return nil, &rpcError{Code: -32602, Message: "unknown tool"}
 	}
-	resultType := ""
-	if p.Meta != nil {
-		if p.Meta.ProtocolVersion != ModernVersion || p.Meta.ClientCapabilities == nil {
-			return nil, &rpcError{Code: -32602, Message: "unsupported protocol version in _meta"}
-		}
-		resultType = resultComplete
-	}
 	var args EchoArgs
 	if err := json.Unmarshal(p.Arguments, &args); err != nil {
 		return nil, &rpcError{Code: -32602, Message: err.Error()}
 	}
-	return &CallToolResult{Content: []Content{{Type: "text", Text: args.Message}}, ResultType: resultType}, nil
+	res := &CallToolResult{Content: []Content{{Type: "text", Text: args.Message}}}
+	if p.Meta != nil {
+		if p.Meta.ProtocolVersion != ModernVersion || p.Meta.ClientCapabilities == nil {
+			return nil, &rpcError{Code: -32602, Message: "unsupported protocol version in _meta"}
+		}
+		res.Meta, res.ResultType = &floorMeta, resultComplete
+	}
+	return res, nil
 }
 
 // readLine returns the next newline-terminated frame of br, without the

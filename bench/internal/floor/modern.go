@@ -57,12 +57,22 @@ type modernParams struct {
 	Meta      *requestMeta    `json:"_meta"`
 }
 
+// resultMeta is the _meta of a result in revision 2026-07-28: the
+// server's identity, which servers should send with every result.
+type resultMeta struct {
+	ServerInfo implementation `json:"io.modelcontextprotocol/serverInfo"`
+}
+
+// floorMeta is the floor servers' resultMeta.
+var floorMeta = resultMeta{ServerInfo: implementation{Name: "floor", Version: "1"}}
+
 // modernResult is the result of tools/call in revision 2026-07-28, which
-// says whether the result is complete.
+// names the server and says whether the result is complete.
 type modernResult struct {
-	Content    []Content `json:"content"`
-	IsError    bool      `json:"isError,omitempty"`
-	ResultType string    `json:"resultType"`
+	Meta       *resultMeta `json:"_meta,omitempty"`
+	Content    []Content   `json:"content"`
+	IsError    bool        `json:"isError,omitempty"`
+	ResultType string      `json:"resultType"`
 }
 
 // resultComplete is the resultType of a complete result.
@@ -80,7 +90,8 @@ type modernResponse struct {
 // revision 2026-07-28.
 var modernToolsListResult = json.RawMessage(`{"tools":[` +
 	`{"name":"echo","description":"echo","inputSchema":{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}},` +
-	`{"name":"large","description":"large","inputSchema":{"type":"object"}}],"resultType":"complete"}`)
+	`{"name":"large","description":"large","inputSchema":{"type":"object"}}],"resultType":"complete",` +
+	`"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"floor","version":"1"}}}`)
 
 // ModernHTTPHandler is the no-SDK baseline of a Streamable HTTP server of
 // revision 2026-07-28: a hand-written, stateless net/http handler. For
@@ -160,7 +171,7 @@ func (*ModernHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, &modernResponse{JSONRPC: "2.0", ID: req.ID,
-			Result: &modernResult{Content: []Content{{Type: "text", Text: text}}, ResultType: resultComplete}})
+			Result: &modernResult{Meta: &floorMeta, Content: []Content{{Type: "text", Text: text}}, ResultType: resultComplete}})
 	default:
 		writeModernError(w, req.ID, -32601, "method not found")
 	}
