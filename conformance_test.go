@@ -234,20 +234,22 @@ func modernMeta(extra string) string {
 func TestConformanceModernEra(t *testing.T) {
 	meta := modernMeta("")
 	echoTool := `{"name":"echo","description":"Echoes its input.","inputSchema":"*","outputSchema":"*"}`
+	// Every result of this era names the server.
+	named := `"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"conformance","version":"1.0.0"}},`
 	t.Run("served without initialize", func(t *testing.T) {
 		runScript(t, []step{
 			{`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + modernMeta(`"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}`) + `}}`,
 				`{"jsonrpc":"2.0","id":1,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"conformance","version":"1.0.0"}},"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"logging":{},"tools":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true}},"ttlMs":0,"cacheScope":"private"}}`},
 			{`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + meta + `}}`,
-				`{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","tools":[` + echoTool + `],"ttlMs":0,"cacheScope":"private"}}`},
+				`{"jsonrpc":"2.0","id":2,"result":{` + named + `"resultType":"complete","tools":[` + echoTool + `],"ttlMs":0,"cacheScope":"private"}}`},
 			{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"},` + meta + `}}`,
-				`{"jsonrpc":"2.0","id":3,"result":{"resultType":"complete","content":[{"type":"text","text":"{\"message\":\"hi\"}"}],"structuredContent":{"message":"hi"}}}`},
+				`{"jsonrpc":"2.0","id":3,"result":{` + named + `"resultType":"complete","content":[{"type":"text","text":"{\"message\":\"hi\"}"}],"structuredContent":{"message":"hi"}}}`},
 			{`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope",` + meta + `}}`, `{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"Unknown tool: nope"}}`},
 			// An unknown resource is -32602 on this revision, with its URI.
 			{`{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"test://missing",` + meta + `}}`,
 				`{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"Resource not found","data":{"uri":"test://missing"}}}`},
 			{`{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{"uri":"test://static",` + meta + `}}`,
-				`{"jsonrpc":"2.0","id":6,"result":{"resultType":"complete","contents":[{"uri":"test://static","mimeType":"text/plain","text":"hello"}],"ttlMs":0,"cacheScope":"private"}}`},
+				`{"jsonrpc":"2.0","id":6,"result":{` + named + `"resultType":"complete","contents":[{"uri":"test://static","mimeType":"text/plain","text":"hello"}],"ttlMs":0,"cacheScope":"private"}}`},
 			{`{"jsonrpc":"2.0","id":7,"method":"no/such/method","params":{` + meta + `}}`, `{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"Method not found: no/such/method"}}`},
 			{`{"jsonrpc":"2.0","id":8,"method":"prompts/list","params":{` + meta + `}}`, `{"jsonrpc":"2.0","id":8,"error":{"code":-32601,"message":"*"}}`},
 		})

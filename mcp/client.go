@@ -49,6 +49,13 @@ type ClientOptions struct {
 	// handshake era never answer a request before initialize. Zero means
 	// 2 seconds.
 	DiscoverTimeout time.Duration
+	// OmitClientInfo leaves the client's identity out of the _meta of its
+	// requests of the stateless era (2026-07-28), which by default carry
+	// the Implementation the client was made with on every request
+	// (io.modelcontextprotocol/clientInfo, which the specification asks
+	// clients to send unless configured not to). initialize names the
+	// client in the handshake era either way.
+	OmitClientInfo bool
 	// MaxInputRounds bounds the input_required rounds of one 2026-07-28
 	// request; past it the call fails with an [*InputRoundsError]. Zero
 	// means 8.

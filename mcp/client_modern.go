@@ -137,7 +137,11 @@ type modernClient struct {
 func newModernClient(version string, caps *ClientCapabilities, info *Implementation, rounds, asks int, defaultLevel LoggingLevel) *modernClient {
 	m := &modernClient{version: version, caps: caps, info: info, rounds: rounds, asks: asks, defaultLevel: defaultLevel}
 	capsJSON, err1 := marshalStd(caps)
-	infoJSON, err2 := marshalStd(info)
+	var infoJSON []byte
+	var err2 error
+	if info != nil { // nil with ClientOptions.OmitClientInfo
+		infoJSON, err2 = marshalStd(info)
+	}
 	if err1 == nil && err2 == nil {
 		m.pre = &metaEncodings{caps: caps, capsJSON: capsJSON, info: info, infoJSON: infoJSON}
 		m.encodeEnvelope()
@@ -285,7 +289,11 @@ func (cs *ClientSession) connectModern(ctx context.Context, version string, prob
 	if c.opts.LoggingMessageHandler != nil {
 		level = LoggingLevelDebug
 	}
-	cs.modern = newModernClient(version, c.modernCapabilities(), &info, rounds, asks, level)
+	infoOf := &info
+	if c.opts.OmitClientInfo {
+		infoOf = nil
+	}
+	cs.modern = newModernClient(version, c.modernCapabilities(), infoOf, rounds, asks, level)
 	cs.endpoint.modernCall = cs.modernCall
 	res := &DiscoverResult{}
 	for retried := false; ; retried = true {

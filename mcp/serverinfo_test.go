@@ -122,3 +122,43 @@ func pipePair(t *testing.T, s *Server, version string) (cs *ClientSession, wire 
 	t.Cleanup(func() { wire() })
 	return cs, wire
 }
+
+// TestOmitClientInfo: a client of the stateless era names itself in every
+// request's _meta unless told not to.
+func TestOmitClientInfo(t *testing.T) {
+	checkGoroutines(t)
+	for _, omit := range []bool{false, true} {
+		var got []*Implementation
+		var mu sync.Mutex
+		record := func(next MethodHandler) MethodHandler {
+			return func(ctx context.Context, req Request) (Result, error) {
+				mu.Lock()
+				got = append(got, req.Parameters().meta().ClientInfo)
+				mu.Unlock()
+				return next(ctx, req)
+			}
+		}
+		s := NewServer(&Implementation{Name: "s", Version: "1"}, &ServerOptions{Middleware: []Middleware{record}})
+		type none struct{}
+		if err := AddTool(s, &Tool{Name: "t"}, func(context.Context, *CallToolRequest, none) (string, error) { return "", nil }); err != nil {
+			t.Fatal(err)
+		}
+		cs := modernPair(t, s, &ClientOptions{OmitClientInfo: omit})
+		for range 2 {
+			if _, err := cs.ListTools(t.Context(), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cs.Close()
+		mu.Lock()
+		if len(got) < 3 { // server/discover and the two lists
+			t.Fatalf("omit %v: %d requests seen", omit, len(got))
+		}
+		for i, info := range got {
+			if (info == nil) != omit || info != nil && info.Name != "modern" {
+				t.Fatalf("omit %v: request %d named %+v", omit, i, info)
+			}
+		}
+		mu.Unlock()
+	}
+}

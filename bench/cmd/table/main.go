@@ -40,7 +40,7 @@ type group struct {
 
 // groups are the benchmarks the table needs, run once per round.
 var groups = []group{
-	{`^BenchmarkInProcess$/^(floor|mcpkit-inmem|mcpkit-pipe|gosdk-pipe|mcpgo-pipe|mcpkit-pipe-latest)$`, "1s"},
+	{`^BenchmarkInProcess$/^(floor|mcpkit-inmem|mcpkit-pipe|gosdk-pipe|mcpgo-pipe|floor-latest|mcpkit-pipe-latest|gosdk-pipe-latest|mcpgo-pipe-latest)$`, "1s"},
 	{`^BenchmarkStdio$`, "1s"},
 	// 3s: the server-CPU rows count profile samples (100 a second of
 	// CPU), of which a 1s run gave a server under a hundred.
@@ -77,7 +77,7 @@ var rows = []row{
 	{"in process, sequential echo, µs per call (pipe)", "InProcess", "ns/op", 1e-3, 1, [4]string{"floor", "mcpkit-pipe", "mcpgo-pipe", "gosdk-pipe"}, false},
 	{"in process, in-memory transport, µs per call", "InProcess", "ns/op", 1e-3, 1, [4]string{"floor", "mcpkit-inmem", "", ""}, false},
 	{"in process, allocations per call (pipe)", "InProcess", "allocs/op", 1, 0, [4]string{"floor", "mcpkit-pipe", "mcpgo-pipe", "gosdk-pipe"}, false},
-	{"in process, 2026-07-28 client, µs per call (pipe)", "InProcess", "ns/op", 1e-3, 1, [4]string{"floor", "mcpkit-pipe-latest", "", ""}, false},
+	{"in process, 2026-07-28, µs per call (pipe)", "InProcess", "ns/op", 1e-3, 1, [4]string{"floor-latest", "mcpkit-pipe-latest", "mcpgo-pipe-latest", "gosdk-pipe-latest"}, false},
 	{"stdio, sequential echo, calls/s", "Stdio", "calls/s", 1e-3, 1, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, true},
 	{"stdio, p99 µs", "Stdio", "p99-µs", 1, 0, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, false},
 	{"Streamable HTTP, 50 sessions, calls/s", "HTTPConcurrent50", "calls/s", 1e-3, 1, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, true},
