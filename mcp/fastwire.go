@@ -28,7 +28,7 @@ func (p *CallToolParams) appendWire(dst []byte) ([]byte, bool) {
 	if !ok || p.Arguments != nil && !jsonscan.Compact(p.Arguments) {
 		return dst, false
 	}
-	dst = grow(dst, len(meta)+len(p.Name)+len(p.Arguments)+56) // 56: the member names and punctuation
+	dst = grow(dst, metaLen(meta)+len(p.Name)+len(p.Arguments)+48) // 48: the member names and punctuation
 	dst = append(dst, '{')
 	dst = appendMeta(dst, meta)
 	dst = append(dst, `"name":`...)
@@ -52,7 +52,7 @@ func (r *CallToolResult) appendWire(dst []byte) ([]byte, bool) {
 	if !ok || r.StructuredContent != nil && !jsonscan.Compact(r.StructuredContent) {
 		return dst, false
 	}
-	n := len(meta) + len(r.StructuredContent) + 104 // the member names and punctuation
+	n := metaLen(meta) + len(r.StructuredContent) + 96 // the member names and punctuation
 	for _, c := range r.Content {
 		t, ok := c.(*TextContent)
 		if !ok || t == nil || !t.Meta.IsZero() || t.Annotations != nil {
@@ -371,7 +371,7 @@ func (t *DetailedTask) appendWire(dst []byte) ([]byte, bool) {
 		t.Result != nil && !jsonscan.Compact(t.Result) {
 		return dst, false
 	}
-	dst = grow(dst, len(meta)+len(t.TaskID)+len(t.StatusMessage)+len(t.Result)+264) // 264: names, punctuation, times, numbers
+	dst = grow(dst, metaLen(meta)+len(t.TaskID)+len(t.StatusMessage)+len(t.Result)+256) // 256: names, punctuation, times, numbers
 	var err error
 	dst = append(dst, '{')
 	dst = appendMeta(dst, meta)

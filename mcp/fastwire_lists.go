@@ -42,7 +42,7 @@ func appendList[T listItem](dst []byte, meta *Meta, rt ResultType, ttl *int64, s
 	if !ok {
 		return dst, false
 	}
-	n := len(env) + len(next) + 72 // the member names and punctuation
+	n := metaLen(env) + len(next) + 64 // the member names and punctuation
 	for _, it := range items {
 		if it != nil {
 			n += size(it)

@@ -123,6 +123,14 @@ func wireMeta(m *Meta) (env jsontext.Value, ok bool) {
 	return nil, m.IsZero()
 }
 
+// metaLen is how many bytes appendMeta appends for env.
+func metaLen(env jsontext.Value) int {
+	if env == nil {
+		return 0
+	}
+	return len(`"_meta":,`) + len(env)
+}
+
 // appendMeta appends the member "_meta" whose value is env, and a comma,
 // for a hand-written encoder of an object whose first member it is;
 // nothing for a nil env.
