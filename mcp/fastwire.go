@@ -299,10 +299,15 @@ func (c *capsCache) lastText() []byte {
 	if c == nil {
 		return nil
 	}
-	if l := c.last.Load(); l != nil {
-		return l.text
+	return c.last.Load().textOf()
+}
+
+// textOf returns l's text, or nil for no l.
+func (l *cachedMeta) textOf() []byte {
+	if l == nil {
+		return nil
 	}
-	return nil
+	return l.text
 }
 
 // readResultMeta sets *m to the decoded _meta of a result whose text is
@@ -331,9 +336,9 @@ func (c *capsCache) readResultMeta(raw []byte, m *Meta) bool {
 // onlyServerInfo reports whether m holds the server's identity and
 // nothing else.
 func onlyServerInfo(m *Meta) bool {
-	return m.ServerInfo != nil && (&Meta{ProgressToken: m.ProgressToken, ProtocolVersion: m.ProtocolVersion,
-		ClientCapabilities: m.ClientCapabilities, ClientInfo: m.ClientInfo, LogLevel: m.LogLevel,
-		SubscriptionID: m.SubscriptionID, Other: m.Other}).IsZero()
+	rest := *m
+	rest.ServerInfo = nil
+	return m.ServerInfo != nil && rest.IsZero()
 }
 
 // resultText returns the text of the result's _meta c holds, or nil.
@@ -341,10 +346,7 @@ func (c *capsCache) resultText() []byte {
 	if c == nil {
 		return nil
 	}
-	if l := c.result.Load(); l != nil {
-		return l.text
-	}
-	return nil
+	return c.result.Load().textOf()
 }
 
 // readFinal decodes res into o.result with its hand-written decoder when
