@@ -31,21 +31,21 @@ func floorCaller(c *floor.Client) caller {
 
 // floorPipe is the hand-written JSON-RPC floor over io.Pipe.
 func floorPipe(tb testing.TB) caller {
-	return floorPipeWith(tb, floor.NewClient)
+	return floorPipeWith(tb, floor.Serve, floor.NewClient)
 }
 
 // floorPipeLatest is floorPipe with the floor's client of revision
 // 2026-07-28, whose every request carries the _meta envelope.
 func floorPipeLatest(tb testing.TB) caller {
-	return floorPipeWith(tb, floor.NewModernClient)
+	return floorPipeWith(tb, floor.ServeModern, floor.NewModernClient)
 }
 
-// floorPipeWith is floorPipe with the client newClient makes.
-func floorPipeWith(tb testing.TB, newClient func(io.Reader, io.WriteCloser) *floor.Client) caller {
+// floorPipeWith is floorPipe with serve and the client newClient makes.
+func floorPipeWith(tb testing.TB, serve func(io.Reader, io.Writer) error, newClient func(io.Reader, io.WriteCloser) *floor.Client) caller {
 	c2sR, c2sW, s2cR, s2cW := pipes()
 	served := make(chan error, 1)
 	go func() {
-		err := floor.Serve(c2sR, s2cW)
+		err := serve(c2sR, s2cW)
 		s2cW.CloseWithError(err) // EOF for the client's reader
 		served <- err
 	}()

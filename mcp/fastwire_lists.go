@@ -11,14 +11,14 @@ import (
 // appendWire appends the encoding of r when its _meta is nothing or the
 // server's identity (see wireMeta) and each of its tools is in the shape
 // Tool.appendWire writes: the answer to tools/list, which a client asks
-// for at the start of every session. The engine
-// spends most of its time there on the tools' schemas, which it checks
-// and rewrites member by member. This writer copies a tool a server
-// registered from the encoding made at registration (see toolWire), and
-// any other tool's schemas as they are once jsonscan.Compact has found
-// them to be what the engine would write: for 50 tools of a typical
-// size, BenchmarkListToolsEncode measures about a nineteenth of the
-// engine's time for registered tools and half of it for the others.
+// for at the start of every session. The engine spends most of its time
+// there on the tools' schemas, which it checks and rewrites member by
+// member. This writer copies a tool a server registered from the
+// encoding made at registration (see toolWire), and any other tool's
+// schemas as they are once jsonscan.Compact has found them to be what
+// the engine would write: for 50 tools of a typical size,
+// BenchmarkListToolsEncode measures about a nineteenth of the engine's
+// time for registered tools and half of it for the others.
 func (r *ListToolsResult) appendWire(dst []byte) ([]byte, bool) {
 	return appendList(dst, &r.Meta, r.ResultType, r.TTLMs, r.CacheScope, `"tools":[`, r.Tools, r.NextCursor,
 		func(t *Tool) int {
@@ -66,10 +66,9 @@ func appendList[T listItem](dst []byte, meta *Meta, rt ResultType, ttl *int64, s
 }
 
 // appendListHead appends the opening of a list result's object and the
-// members that come before its items: _meta (its encoding, see
-// wireMeta),
-// resultType, ttlMs and cacheScope, each when set, each followed by a
-// comma.
+// members that come before its items: _meta (meta, its encoding; see
+// wireMeta), resultType, ttlMs and cacheScope, each when set, each
+// followed by a comma.
 func appendListHead(dst []byte, meta jsontext.Value, rt ResultType, ttl *int64, scope CacheScope) ([]byte, bool) {
 	ok := true
 	dst = append(dst, '{')
@@ -285,10 +284,10 @@ func appendHint(dst []byte, start int, name string, v, omitFalse bool) []byte {
 }
 
 // readWire decodes r from data when its members are tools (an array of
-// tools readTool takes), _meta (see readResultMeta), nextCursor, resultType, ttlMs (an integer) and
-// cacheScope: the answer to tools/list from nearly every server, whose
-// schemas it copies as they came instead of decoding them member by
-// member as the engine does.
+// tools readTool takes), _meta (see readResultMeta), nextCursor,
+// resultType, ttlMs (an integer) and cacheScope: the answer to tools/list
+// from nearly every server, whose schemas it copies as they came instead
+// of decoding them member by member as the engine does.
 func (r *ListToolsResult) readWire(data []byte, metas *capsCache) bool {
 	var out ListToolsResult
 	tools, ok := readList(data, listHead{&out.Meta, metas, &out.ResultType, &out.TTLMs, &out.CacheScope, &out.NextCursor}, "tools", readTool)
@@ -524,8 +523,8 @@ func (r *Resource) appendWire(dst []byte) ([]byte, bool) {
 }
 
 // readWire decodes r from data when its members are resources (an array
-// of resources readResource takes), _meta, nextCursor, resultType, ttlMs and
-// cacheScope: a page of resources/list, up to a thousand resources,
+// of resources readResource takes), _meta, nextCursor, resultType, ttlMs
+// and cacheScope: a page of resources/list, up to a thousand resources,
 // which the engine decodes member by member by reflection.
 func (r *ListResourcesResult) readWire(data []byte, metas *capsCache) bool {
 	var out ListResourcesResult

@@ -69,11 +69,10 @@ func ValidObject(b []byte, top []Member, memo *Memo) (n int, ok bool) {
 }
 
 // Memo remembers the text of a params._meta or result._meta that
-// ValidObject validated
-// (see there): the first, then one in every memoEvery that differ from
-// it, so that messages whose _meta keeps changing (from several clients,
-// or with a progress token in it) cost no copy each. It is safe for
-// concurrent use.
+// ValidObject validated (see there): the first, then one in every
+// memoEvery that differ from it, so that messages whose _meta keeps
+// changing (from several clients, or with a progress token in it) cost no
+// copy each. It is safe for concurrent use.
 type Memo struct {
 	p      atomic.Pointer[[]byte]
 	misses atomic.Uint32
@@ -213,9 +212,8 @@ func (v *validator) members(b []byte, i, depth, first int) int {
 }
 
 // metaValue reads the value of params._meta or result._meta at b[start]:
-// the memo's text, when
-// it starts there, ends with it unread; a valid object read here is noted
-// for ValidObject to remember.
+// the memo's text, when it starts there, ends with it unread; a valid
+// object read here is noted for ValidObject to remember.
 func (v *validator) metaValue(b []byte, start, depth int) int {
 	if len(v.memo) > 0 && bytes.HasPrefix(b[start:], v.memo) {
 		return start + len(v.memo)

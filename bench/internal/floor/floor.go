@@ -39,12 +39,10 @@ type request struct {
 	Params  callToolParams `json:"params"`
 }
 
-// callToolParams are the params of a tools/call request; Meta is the
-// _meta of revision 2026-07-28 (empty in the handshake era).
+// callToolParams are the params of a tools/call request.
 type callToolParams struct {
-	Name      string          `json:"name"`
-	Arguments EchoArgs        `json:"arguments"`
-	Meta      json.RawMessage `json:"_meta,omitempty"`
+	Name      string   `json:"name"`
+	Arguments EchoArgs `json:"arguments"`
 }
 
 // inRequest is a JSON-RPC request as the server receives it: the params
@@ -57,12 +55,10 @@ type inRequest struct {
 }
 
 // inCallToolParams are tools/call params with the arguments still raw, to
-// be decoded by the tool that is named, and the _meta of a request of
-// revision 2026-07-28 (nil in the handshake era).
+// be decoded by the tool that is named.
 type inCallToolParams struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
-	Meta      *requestMeta    `json:"_meta"`
 }
 
 // Content is one item of a tool result's content.
@@ -71,14 +67,10 @@ type Content struct {
 	Text string `json:"text"`
 }
 
-// CallToolResult is the result of a tools/call request. Meta (the
-// server's identity) and ResultType ("complete") are revision
-// 2026-07-28's, empty in the handshake era.
+// CallToolResult is the result of a tools/call request.
 type CallToolResult struct {
-	Meta       *resultMeta `json:"_meta,omitempty"`
-	Content    []Content   `json:"content"`
-	IsError    bool        `json:"isError,omitempty"`
-	ResultType string      `json:"resultType,omitempty"`
+	Content []Content `json:"content"`
+	IsError bool      `json:"isError,omitempty"`
 }
 
 // rpcError is a JSON-RPC error object.
@@ -104,10 +96,7 @@ type inResponse struct {
 
 // Serve answers newline-delimited tools/call requests for the echo tool
 // (and initialize, with a fixed result) read from r, writing responses to
-// w, until r reports EOF or another error. A request whose params carry
-// the _meta of revision 2026-07-28 (as [NewModernClient]'s do) is answered
-// in that revision: its protocol version is checked and its result says
-// it is complete.
+// w, until r reports EOF or another error.
 // Requests are handled in order on the calling goroutine; each response
 // costs one Write on w (json.Encoder appends the newline).
 func Serve(r io.Reader, w io.Writer) error {
@@ -159,14 +148,7 @@ func handle(req *inRequest) (*CallToolResult, *rpcError) {
 	if err := json.Unmarshal(p.Arguments, &args); err != nil {
 		return nil, &rpcError{Code: -32602, Message: err.Error()}
 	}
-	res := &CallToolResult{Content: []Content{{Type: "text", Text: args.Message}}}
-	if p.Meta != nil {
-		if p.Meta.ProtocolVersion != ModernVersion || p.Meta.ClientCapabilities == nil {
-			return nil, &rpcError{Code: -32602, Message: "unsupported protocol version in _meta"}
-		}
-		res.Meta, res.ResultType = &floorMeta, resultComplete
-	}
-	return res, nil
+	return &CallToolResult{Content: []Content{{Type: "text", Text: args.Message}}}, nil
 }
 
 // readLine returns the next newline-terminated frame of br, without the
@@ -237,13 +219,19 @@ func NewClient(r io.Reader, w io.WriteCloser) *Client {
 	return c
 }
 
-// NewModernClient is [NewClient] for revision 2026-07-28: no handshake,
-// and every request's params carry the _meta naming the revision, the
-// client's capabilities and its identity (encoded once, here); a result
-// must say it is complete.
+// NewModernClient is [NewClient] for revision 2026-07-28, to be served by
+// [ServeModern]: no handshake, and every request's params carry the
+// _meta naming the revision, the client's capabilities and its identity
+// (encoded once, here); a result must say it is complete.
 func NewModernClient(r io.Reader, w io.WriteCloser) *Client {
-	c := NewClient(r, w)
-	c.meta = modernMeta()
+	c := &Client{
+		w:       w,
+		enc:     json.NewEncoder(w),
+		meta:    modernMeta(),
+		pending: make(map[int64]chan *inResponse),
+		done:    make(chan struct{}),
+	}
+	go c.read(r)
 	return c
 }
 
@@ -258,8 +246,8 @@ func (c *Client) read(r io.Reader) {
 		if err != nil {
 			break
 		}
-		resp := new(inResponse)
-		if err = json.Unmarshal(line, resp); err != nil {
+		var resp *inResponse
+		if resp, err = c.decode(line); err != nil {
 			break
 		}
 		c.mu.Lock()
@@ -274,6 +262,29 @@ func (c *Client) read(r io.Reader) {
 		err = ErrClosed
 	}
 	c.fail(err)
+}
+
+// decode decodes a response: a result of revision 2026-07-28 for a
+// modern client, which must say it is complete, or else one of the
+// handshake era.
+func (c *Client) decode(line []byte) (*inResponse, error) {
+	if c.meta == nil {
+		resp := new(inResponse)
+		return resp, json.Unmarshal(line, resp)
+	}
+	var m inModernResponse
+	if err := json.Unmarshal(line, &m); err != nil {
+		return nil, err
+	}
+	resp := &inResponse{ID: m.ID, Error: m.Error}
+	if r := m.Result; r != nil {
+		if r.ResultType != resultComplete {
+			resp.Error = &rpcError{Code: -32603, Message: "floor: result not complete"}
+		} else {
+			resp.Result = &CallToolResult{Content: r.Content, IsError: r.IsError}
+		}
+	}
+	return resp, nil
 }
 
 // fail records err and releases every pending call.
@@ -299,12 +310,16 @@ func (c *Client) CallEcho(ctx context.Context, message string) (string, error) {
 	}
 	c.nextID++
 	id := c.nextID
-	req := request{JSONRPC: "2.0", ID: id, Method: "tools/call",
-		Params: callToolParams{Name: "echo", Arguments: EchoArgs{Message: message}, Meta: c.meta}}
+	var req any = &request{JSONRPC: "2.0", ID: id, Method: "tools/call",
+		Params: callToolParams{Name: "echo", Arguments: EchoArgs{Message: message}}}
+	if c.meta != nil {
+		req = &modernRequest{JSONRPC: "2.0", ID: id, Method: "tools/call",
+			Params: modernCallParams{Name: "echo", Arguments: EchoArgs{Message: message}, Meta: c.meta}}
+	}
 	c.pending[id] = ch
 	c.mu.Unlock()
 	c.wmu.Lock()
-	err := c.enc.Encode(&req)
+	err := c.enc.Encode(req)
 	c.wmu.Unlock()
 	if err != nil {
 		c.fail(err)
@@ -322,8 +337,7 @@ func (c *Client) CallEcho(ctx context.Context, message string) (string, error) {
 		if resp.Error != nil {
 			return "", fmt.Errorf("floor: rpc error %d: %s", resp.Error.Code, resp.Error.Message)
 		}
-		if resp.Result == nil || len(resp.Result.Content) != 1 ||
-			(c.meta != nil && resp.Result.ResultType != resultComplete) {
+		if resp.Result == nil || len(resp.Result.Content) != 1 {
 			return "", errors.New("floor: malformed result")
 		}
 		return resp.Result.Content[0].Text, nil

@@ -1,6 +1,7 @@
 package floor
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -77,6 +78,81 @@ type modernResult struct {
 
 // resultComplete is the resultType of a complete result.
 const resultComplete = "complete"
+
+// modernRequest is a tools/call request of revision 2026-07-28 as the
+// floor's client sends it over a stream (see [NewModernClient]).
+type modernRequest struct {
+	JSONRPC string           `json:"jsonrpc"`
+	ID      int64            `json:"id"`
+	Method  string           `json:"method"`
+	Params  modernCallParams `json:"params"`
+}
+
+// modernCallParams are the params of such a request, with the _meta the
+// client encoded once.
+type modernCallParams struct {
+	Name      string          `json:"name"`
+	Arguments EchoArgs        `json:"arguments"`
+	Meta      json.RawMessage `json:"_meta"`
+}
+
+// inModernResponse is a tools/call response of revision 2026-07-28 as
+// the floor's client receives it.
+type inModernResponse struct {
+	ID     int64         `json:"id"`
+	Result *modernResult `json:"result"`
+	Error  *rpcError     `json:"error"`
+}
+
+// ServeModern is [Serve] for revision 2026-07-28 (see
+// [NewModernClient]): it answers newline-delimited tools/call requests
+// for the echo tool whose params carry the revision's _meta, checking
+// the revision there, with a result that names the server and says it is
+// complete, until r reports EOF or another error.
+func ServeModern(r io.Reader, w io.Writer) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	enc := json.NewEncoder(w)
+	for {
+		line, err := readLine(br)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		var req inRequest
+		if err := json.Unmarshal(line, &req); err != nil {
+			return fmt.Errorf("floor: decoding request: %w", err)
+		}
+		resp := modernResponse{JSONRPC: "2.0", ID: req.ID}
+		resp.Result, resp.Error = handleModern(&req)
+		if err := enc.Encode(&resp); err != nil {
+			return err
+		}
+	}
+}
+
+// handleModern runs one request of revision 2026-07-28.
+func handleModern(req *inRequest) (*modernResult, *rpcError) {
+	if req.Method != "tools/call" {
+		return nil, &rpcError{Code: -32601, Message: "method not found"}
+	}
+	var p modernParams
+	if err := json.Unmarshal(req.Params, &p); err != nil {
+		return nil, &rpcError{Code: -32602, Message: err.Error()}
+	}
+	if p.Meta == nil || p.Meta.ProtocolVersion != ModernVersion || p.Meta.ClientCapabilities == nil {
+		return nil, &rpcError{Code: -32602, Message: "missing or unsupported protocol version in _meta"}
+	}
+	if p.Name != "echo" {
+		return nil, &rpcError{Code: -32602, Message: "unknown tool"}
+	}
+	var args EchoArgs
+	if err := json.Unmarshal(p.Arguments, &args); err != nil {
+		return nil, &rpcError{Code: -32602, Message: err.Error()}
+	}
+	return &modernResult{Meta: &floorMeta, Content: []Content{{Type: "text", Text: args.Message}}, ResultType: resultComplete}, nil
+}
 
 // modernResponse is a tools/call response as the server sends it.
 type modernResponse struct {
