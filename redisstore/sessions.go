@@ -57,10 +57,11 @@ type SessionStoreOptions struct {
 //
 // Round trips, each bounded by Timeout: Get one (HMGET), GetHeld and
 // Update one (a script), and Create, Touch and Delete (and CreateHeld
-// and DeleteHeld) one script each on one server (a *redis.Client: standalone or Sentinel), which takes both slots. On
-// a Cluster (any other client) they are two each: Create the admission,
-// then the record (a failure of the second gives the slot back); Touch
-// the record's expiry, then the admission sets'; Delete the same.
+// and DeleteHeld) one script each on one server (a *redis.Client:
+// standalone or Sentinel), which takes both slots. On a Cluster (any
+// other client) they are two each: Create the admission, then the record
+// (a failure of the second gives the slot back); Touch the record's
+// expiry, then the admission sets'; Delete the same.
 type SessionStore struct {
 	client  redis.UniversalClient
 	opts    SessionStoreOptions

@@ -30,9 +30,10 @@ type sessionRecords struct {
 	// mcplink.AttachRelay before the handler serves); nil without one.
 	relay mcplink.Relay
 	self  string // this replica's ID on the relay
-	// held is the store as SessionHolders, set with the relay when the
-	// store is one: the replicas holding a copy of a session are then
-	// recorded, and a deletion told to the others only when one does.
+	// held is the store as SessionHolders: the store itself when it is
+	// one and the handler has a relay (the replicas holding a copy of a
+	// session are then recorded, and a deletion told to the others only
+	// when one does), else plainHolders, which records none.
 	held SessionHolders
 	// streamTag ends the IDs of the response streams this replica
 	// numbers: random for each handler, so that two replicas serving
@@ -41,7 +42,7 @@ type sessionRecords struct {
 }
 
 func newSessionRecords(h *StreamableHTTPHandler) *sessionRecords {
-	sr := &sessionRecords{h: h, store: h.opts.SessionStore, ttl: h.idle}
+	sr := &sessionRecords{h: h, store: h.opts.SessionStore, held: plainHolders{h.opts.SessionStore}, ttl: h.idle}
 	var tag [6]byte
 	rand.Read(tag[:]) // never fails
 	sr.streamTag = hex.EncodeToString(tag[:])
@@ -121,12 +122,7 @@ func (sr *sessionRecords) newRecord(s *httpSession, peer string) *SessionRecord 
 // is answered: its ID is in that answer.
 func (sr *sessionRecords) admit(ctx context.Context, s *httpSession, rec *SessionRecord) *lookupError {
 	lim := SessionLimits{MaxSessions: sr.h.limits.max, MaxSessionsPerPeer: sr.h.limits.perPeer}
-	var err error
-	if sr.held != nil {
-		err = sr.held.CreateHeld(ctx, rec, lim, sr.self)
-	} else {
-		err = sr.store.Create(ctx, rec, lim)
-	}
+	err := sr.held.CreateHeld(ctx, rec, lim, sr.self)
 	var lerr *lookupError
 	switch {
 	case err == nil:
@@ -173,13 +169,7 @@ func (sr *sessionRecords) created(ctx context.Context, s *httpSession, ok bool) 
 // not hold, for request r; nil, nil when there is no record.
 func (sr *sessionRecords) restore(r *http.Request, id string) (*httpSession, *lookupError) {
 	h := sr.h
-	var rec *SessionRecord
-	var err error
-	if sr.held != nil {
-		rec, err = sr.held.GetHeld(r.Context(), id, sr.self)
-	} else {
-		rec, err = sr.store.Get(r.Context(), id)
-	}
+	rec, err := sr.held.GetHeld(r.Context(), id, sr.self)
 	switch {
 	case errors.Is(err, ErrSessionNotFound):
 		return nil, nil
@@ -358,10 +348,23 @@ func (sr *sessionRecords) serveDELETE(w http.ResponseWriter, r *http.Request) {
 // a replica other than this one may hold a copy of the session (always,
 // unless the store records the holders).
 func (sr *sessionRecords) deleteRecord(ctx context.Context, id string) (elsewhere bool, err error) {
-	if sr.held != nil {
-		return sr.held.DeleteHeld(ctx, id, sr.self)
-	}
-	return true, sr.store.Delete(ctx, id)
+	return sr.held.DeleteHeld(ctx, id, sr.self)
+}
+
+// plainHolders is a SessionStore used as a SessionHolders that records
+// no holders: any replica may hold a copy of any session.
+type plainHolders struct{ SessionStore }
+
+func (p plainHolders) CreateHeld(ctx context.Context, rec *SessionRecord, lim SessionLimits, _ string) error {
+	return p.Create(ctx, rec, lim)
+}
+
+func (p plainHolders) GetHeld(ctx context.Context, id, _ string) (*SessionRecord, error) {
+	return p.Get(ctx, id)
+}
+
+func (p plainHolders) DeleteHeld(ctx context.Context, id, _ string) (bool, error) {
+	return true, p.Delete(ctx, id)
 }
 
 // sessionStored is what a session of a handler with a SessionStore keeps
@@ -488,7 +491,9 @@ func init() {
 				return nil
 			}
 			h.store.relay, h.store.self = r, r.Replica()
-			h.store.held, _ = h.store.store.(SessionHolders)
+			if held, ok := h.store.store.(SessionHolders); ok {
+				h.store.held = held
+			}
 			return (*relayTarget)(h)
 		case *SSEHandler:
 			if !r.Addressed() {

@@ -208,11 +208,11 @@ type StreamableHTTPOptions struct {
 	// (mcp.ServerOptions.Bus), mcp.NewStreamableHTTPHandler also passes
 	// the sessions' messages between replicas: a deletion closes the
 	// copies elsewhere at once (told only when another replica holds
-	// one, if the store is a [SessionHolders]), a cancellation reaches the replica
-	// running the call, the client's answer to a server request reaches
-	// the replica that sent it, and what a session is sent outside any
-	// request reaches the replica holding its GET stream (see
-	// [SessionRecord.Replica]). Nil keeps sessions in this process only,
+	// one, if the store is a [SessionHolders]), a cancellation reaches
+	// the replica running the call, the client's answer to a server
+	// request reaches the replica that sent it, and what a session is
+	// sent outside any request reaches the replica holding its GET stream
+	// (see [SessionRecord.Replica]). Nil keeps sessions in this process only,
 	// with no store call at all. See docs/SCALING.md ("Sessions",
 	// "Messages for one session").
 	SessionStore SessionStore

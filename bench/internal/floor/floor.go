@@ -100,6 +100,19 @@ type inResponse struct {
 // Requests are handled in order on the calling goroutine; each response
 // costs one Write on w (json.Encoder appends the newline).
 func Serve(r io.Reader, w io.Writer) error {
+	return serveLines(r, w, func(req *inRequest) any {
+		if req.Method == "initialize" {
+			return &outAny{JSONRPC: "2.0", ID: req.ID, Result: initializeResult}
+		}
+		resp := &outResponse{JSONRPC: "2.0", ID: req.ID}
+		resp.Result, resp.Error = handle(req)
+		return resp
+	})
+}
+
+// serveLines reads newline-delimited requests from r and writes the
+// response answer gives each to w, until r reports EOF or another error.
+func serveLines(r io.Reader, w io.Writer, answer func(*inRequest) any) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	enc := json.NewEncoder(w)
 	for {
@@ -114,15 +127,7 @@ func Serve(r io.Reader, w io.Writer) error {
 		if err := json.Unmarshal(line, &req); err != nil {
 			return fmt.Errorf("floor: decoding request: %w", err)
 		}
-		if req.Method == "initialize" {
-			if err := enc.Encode(&outAny{JSONRPC: "2.0", ID: req.ID, Result: initializeResult}); err != nil {
-				return err
-			}
-			continue
-		}
-		resp := outResponse{JSONRPC: "2.0", ID: req.ID}
-		resp.Result, resp.Error = handle(&req)
-		if err := enc.Encode(&resp); err != nil {
+		if err := enc.Encode(answer(&req)); err != nil {
 			return err
 		}
 	}

@@ -1,7 +1,6 @@
 package floor
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -110,26 +109,11 @@ type inModernResponse struct {
 // the revision there, with a result that names the server and says it is
 // complete, until r reports EOF or another error.
 func ServeModern(r io.Reader, w io.Writer) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	enc := json.NewEncoder(w)
-	for {
-		line, err := readLine(br)
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		var req inRequest
-		if err := json.Unmarshal(line, &req); err != nil {
-			return fmt.Errorf("floor: decoding request: %w", err)
-		}
-		resp := modernResponse{JSONRPC: "2.0", ID: req.ID}
-		resp.Result, resp.Error = handleModern(&req)
-		if err := enc.Encode(&resp); err != nil {
-			return err
-		}
-	}
+	return serveLines(r, w, func(req *inRequest) any {
+		resp := &modernResponse{JSONRPC: "2.0", ID: req.ID}
+		resp.Result, resp.Error = handleModern(req)
+		return resp
+	})
 }
 
 // handleModern runs one request of revision 2026-07-28.
