@@ -14,8 +14,9 @@ import (
 // The stateless era (2026-07-28): a client with EraModern discovers the
 // server instead of initializing, and the handler's Elicit becomes an
 // input round that the client answers with its ElicitationHandler; the
-// caller sees the final result. The same handler serves handshake-era
-// sessions with a request to the client.
+// caller sees the final result, which names the server in its _meta
+// (ServerOptions.OmitServerInfo leaves that out). The same handler serves
+// handshake-era sessions with a request to the client.
 func ExampleEraModern() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "greeter", Version: "1.0.0"}, nil)
 	err := mcp.AddTool(s, &mcp.Tool{Name: "greet"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (string, error) {
@@ -55,9 +56,11 @@ func ExampleEraModern() {
 		log.Fatal(err)
 	}
 	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+	fmt.Println("answered by:", res.Meta.ServerInfo.Name, res.Meta.ServerInfo.Version)
 	// Output:
 	// server: greeter
 	// Hello, Ada! (2026-07-28)
+	// answered by: greeter 1.0.0
 }
 
 // A subscriptions/listen stream: the client of the stateless era asks for
