@@ -5,12 +5,14 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -57,7 +59,7 @@ func TestHTTPServeChild(t *testing.T) {
 		t.Skip("the server process of BenchmarkHTTPApart50")
 	}
 	era, name, _ := strings.Cut(spec, "/")
-	targets := httpTargets
+	targets := append(slices.Clone(httpTargets), mcpkitNoStream)
 	if era == "latest" {
 		targets = latestHTTPTargets
 	}
@@ -110,9 +112,16 @@ func startHTTPChild(tb testing.TB, era string, t httpTarget) *httpServer {
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
+	// The first line is read before anything else reads the output: a
+	// goroutine discarding it from the start could swallow that line and
+	// leave this read waiting for the process to end (which it does only
+	// when its standard input closes).
+	out := bufio.NewReader(stdout)
+	first, err := out.ReadSlice('\n') // at most the reader's 4096 bytes
+	line := string(first)
 	done := make(chan error, 1)
 	go func() {
-		io.Copy(io.Discard, stdout) // the rest of its output
+		io.Copy(io.Discard, out) // the rest of its output
 		done <- cmd.Wait()
 	}()
 	hc := newHTTPClient()
@@ -126,7 +135,6 @@ func startHTTPChild(tb testing.TB, era string, t httpTarget) *httpServer {
 			<-done
 		}
 	}
-	line, err := bufio.NewReader(io.LimitReader(stdout, 4096)).ReadString('\n')
 	url, ok := strings.CutPrefix(strings.TrimSpace(line), "serving ")
 	if err != nil || !ok {
 		stop()
@@ -164,4 +172,109 @@ func procCPU(pid int) (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Duration(utime+stime) * clockTick, true
+}
+
+// apartPairedBlock is the number of calls one side makes before the
+// other side's turn in BenchmarkHTTPPaired50.
+const apartPairedBlock = 4000
+
+// BenchmarkHTTPPaired50 compares mcpkit with the floor over Streamable
+// HTTP, 50 sessions, both servers in processes of their own (as in
+// BenchmarkHTTPApart50) and both up at once: "handshake" pairs the
+// targets of httpTargets, "latest" those of latestHTTPTargets. The sides
+// take turns, a block of apartPairedBlock calls on one (shared out among
+// its 50 sessions as in HTTPConcurrent50), then a block on the other, the
+// side that goes first alternating from turn to turn, until each has made
+// b.N calls. A shared machine's drift, which moves runs a few seconds
+// apart by a tenth or more, so falls on both sides alike, and the ratios
+// it reports are what the targets of the performance issue compare.
+//
+// It reports, for mcpkit and (with the prefix floor-) for the floor: the
+// calls per second of the time spent in its blocks, its server process's
+// CPU time per call (server-cpu-µs/op) and this process's during its
+// blocks (client-cpu-µs/op); then calls/floor, the ratio of the calls/s,
+// and server-cpu/floor, the ratio of server CPU per call.
+func BenchmarkHTTPPaired50(b *testing.B) {
+	for _, era := range []struct {
+		name    string
+		targets []httpTarget
+		more    []httpTarget // targets that neither list has
+	}{{"handshake", httpTargets, []httpTarget{mcpkitNoStream}}, {"latest", latestHTTPTargets, nil}} {
+		floor := era.targets[0]
+		for _, t := range append([]httpTarget{era.targets[1]}, era.more...) {
+			b.Run(era.name+"/"+t.name, func(b *testing.B) {
+				runHTTPPairedApart(b, era.name, floor, t)
+			})
+		}
+	}
+}
+
+// runHTTPPairedApart is BenchmarkHTTPPaired50 for the targets floor and t
+// of era.
+func runHTTPPairedApart(b *testing.B, era string, floor, t httpTarget) {
+	if _, ok := processCPU(); !ok {
+		b.Skip("no process CPU time on this system")
+	}
+	type side struct {
+		pairedSide
+		server    *httpServer
+		serverCPU time.Duration
+	}
+	sides := [2]*side{{pairedSide: pairedSide{name: floor.name}}, {pairedSide: pairedSide{name: t.name}}}
+	for i, target := range []httpTarget{floor, t} {
+		s := startHTTPChild(b, era, target)
+		sides[i].server = s
+		for range httpSessions {
+			c := s.dial(b, target)
+			if err := c.echo(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			sides[i].conns = append(sides[i].conns, c)
+		}
+	}
+	var server0 [2]time.Duration
+	for i, sd := range sides {
+		cpu, ok := sd.server.apart()
+		if !ok {
+			b.Skip("no CPU time of the server process")
+		}
+		server0[i] = cpu
+	}
+	b.ResetTimer()
+	for turn := 0; sides[0].calls < b.N || sides[1].calls < b.N; turn++ {
+		for k := range 2 {
+			sd := sides[(turn+k)%2]
+			n := min(apartPairedBlock, b.N-sd.calls)
+			if n <= 0 {
+				continue
+			}
+			cpu0, _ := processCPU()
+			start := time.Now()
+			if err := callBlock(sd.conns, n); err != nil {
+				b.Fatal(err)
+			}
+			sd.wall += time.Since(start)
+			cpu1, _ := processCPU()
+			sd.cpu += cpu1 - cpu0
+			sd.calls += n
+		}
+	}
+	b.StopTimer()
+	// A server is idle while the other side's blocks run, so its CPU
+	// time over the whole run is that of its own blocks.
+	for i, sd := range sides {
+		cpu, _ := sd.server.apart()
+		sd.serverCPU = cpu - server0[i]
+	}
+	for i, sd := range sides {
+		prefix := [2]string{"floor-", ""}[i]
+		b.ReportMetric(float64(sd.calls)/sd.wall.Seconds(), prefix+"calls/s")
+		b.ReportMetric(float64(sd.serverCPU.Microseconds())/float64(sd.calls), prefix+"server-cpu-µs/op")
+		b.ReportMetric(float64(sd.cpu.Microseconds())/float64(sd.calls), prefix+"client-cpu-µs/op")
+	}
+	f, m := sides[0], sides[1]
+	b.ReportMetric((float64(m.calls)/m.wall.Seconds())/(float64(f.calls)/f.wall.Seconds()), "calls/floor")
+	if f.serverCPU > 0 {
+		b.ReportMetric((float64(m.serverCPU)/float64(m.calls))/(float64(f.serverCPU)/float64(f.calls)), "server-cpu/floor")
+	}
 }

@@ -153,6 +153,10 @@ func mcpkitNoStreamHTTPDial(ctx context.Context, hc *http.Client, url string) (*
 	return mcpkitHTTPDialWith(ctx, &transport.StreamableClientTransport{URL: url, HTTPClient: hc, DisableStandaloneStream: true})
 }
 
+// mcpkitNoStream is the mcpkit target with mcpkitNoStreamHTTPDial: the
+// same server, its client without the standalone GET stream.
+var mcpkitNoStream = httpTarget{"mcpkit-nostream", mcpkitHTTPServe, mcpkitNoStreamHTTPDial}
+
 func mcpkitHTTPDialWith(ctx context.Context, t *transport.StreamableClientTransport) (*httpConn, error) {
 	return mcpkitHTTPDialEra(ctx, t, mcpkit.EraHandshake, pinnedVersion)
 }
@@ -447,7 +451,7 @@ func runHTTPConcurrent(b *testing.B, s *httpServer, t httpTarget) {
 // notifications/initialized, plus whatever else the client does, such
 // as opening its standalone GET stream), tools/list, and close (DELETE).
 func BenchmarkHTTPSessionSetup(b *testing.B) {
-	targets := slices.Insert(slices.Clone(httpTargets), 2, httpTarget{"mcpkit-nostream", mcpkitHTTPServe, mcpkitNoStreamHTTPDial})
+	targets := slices.Insert(slices.Clone(httpTargets), 2, mcpkitNoStream)
 	for _, t := range targets {
 		b.Run(t.name, func(b *testing.B) {
 			s := startHTTP(b, t)
@@ -746,7 +750,7 @@ const sessionOpeners = 8
 // stream off, so that the difference between the two rows is the
 // stream's cost. Every client asks for the handshake era (2025-11-25).
 func BenchmarkHTTPSessionOpen(b *testing.B) {
-	targets := slices.Insert(slices.Clone(httpTargets), 2, httpTarget{"mcpkit-nostream", mcpkitHTTPServe, mcpkitNoStreamHTTPDial})
+	targets := slices.Insert(slices.Clone(httpTargets), 2, mcpkitNoStream)
 	for _, t := range targets {
 		b.Run(t.name, func(b *testing.B) {
 			s := startHTTP(b, t)

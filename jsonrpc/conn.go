@@ -41,21 +41,31 @@ type Handler interface {
 // [Conn] passes the context it built for the request to BindContext, with
 // the function that cancels that context (nil for a notification, whose
 // context cannot be cancelled), and gives the handler the context
-// returned; release is called once the handler has returned, after which
-// cancel must no longer be called. Transports use it to make
-// request-scoped data (such as the HTTP request that carried the message)
-// visible to handlers, and to cancel a handler when its request's exchange
-// is gone.
+// returned; once the handler has returned, it passes that context to
+// ReleaseContext, after which cancel must no longer be called. Transports
+// use it to make request-scoped data (such as the HTTP request that
+// carried the message) visible to handlers, and to cancel a handler when
+// its request's exchange is gone. (A method rather than a release
+// function returned with the context: no closure to allocate a request.)
 type contextBinder interface {
-	BindContext(ctx context.Context, cancel context.CancelCauseFunc, req *Request) (bound context.Context, release func())
+	BindContext(ctx context.Context, cancel context.CancelCauseFunc, req *Request) (bound context.Context)
+	ReleaseContext(bound context.Context)
 }
 
-// bindContext applies the stream's contextBinder, if any.
-func (c *Conn) bindContext(ctx context.Context, cancel context.CancelCauseFunc, req *Request) (context.Context, func()) {
+// bindContext applies the stream's contextBinder, if any; releaseContext
+// must be called with the context it returns once the handler returned.
+func (c *Conn) bindContext(ctx context.Context, cancel context.CancelCauseFunc, req *Request) context.Context {
 	if b, ok := c.stream.(contextBinder); ok {
 		return b.BindContext(ctx, cancel, req)
 	}
-	return ctx, func() {}
+	return ctx
+}
+
+// releaseContext ends the binding bindContext made.
+func (c *Conn) releaseContext(bound context.Context) {
+	if b, ok := c.stream.(contextBinder); ok {
+		b.ReleaseContext(bound)
+	}
 }
 
 // HandlerFunc adapts a function to the [Handler] interface.
@@ -262,6 +272,11 @@ type Conn struct {
 // carries it (see RelatedRequest), which is also how an early answer
 // (rpclink.Answer) finds it.
 type incomingRequest struct {
+	// Context is the parent of the handler's context, which is derived
+	// from the incomingRequest itself: Value gives the request as the
+	// context's related request (see withRelatedRequest), one allocation
+	// fewer than a context.WithValue around the parent.
+	context.Context
 	req       *Request
 	conn      *Conn
 	cancel    context.CancelCauseFunc
@@ -269,6 +284,15 @@ type incomingRequest struct {
 	cancelled bool            // cancelled by the peer: send no response
 	answered  bool            // its response went (early, or the handler returned); c.mu
 	onRunner  bool            // its handler runs on a goroutine the stream lent; set before it starts
+}
+
+// Value implements context.Context for the handler's context derived
+// from in: in is its related request.
+func (in *incomingRequest) Value(key any) any {
+	if _, ok := key.(relatedKey); ok {
+		return in
+	}
+	return in.Context.Value(key)
 }
 
 // pendingCall is an outgoing call awaiting its response.
@@ -1030,9 +1054,9 @@ func (c *Conn) notifyLoop() {
 		base := c.noteCtx
 		c.mu.Unlock()
 
-		ctx, release := c.bindContext(base, nil, it.note)
+		ctx := c.bindContext(base, nil, it.note)
 		_, err := c.call(ctx, it.note)
-		release()
+		c.releaseContext(ctx)
 		if err != nil {
 			c.logger.Debug("jsonrpc: notification handler failed", "method", it.note.Method, "err", err)
 		}
@@ -1134,8 +1158,8 @@ func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) 
 	parent := c.requestBase
 	// A variable of its own, not the named result: the closure below
 	// captures it, which would move a named result to the heap.
-	inc := &incomingRequest{req: req, conn: c, collect: collect}
-	ctx, cancel := context.WithCancelCause(withRelatedRequest(parent, inc))
+	inc := &incomingRequest{Context: parent, req: req, conn: c, collect: collect}
+	ctx, cancel := context.WithCancelCause(inc)
 	inc.cancel = cancel
 	c.incoming.Set(req.ID, inc)
 	c.inFlight++
@@ -1144,9 +1168,9 @@ func (c *Conn) prepareRequest(req *Request, collect, immediate func(*Response)) 
 
 	return func() {
 		growStack()
-		hctx, release := c.bindContext(ctx, cancel, req)
+		hctx := c.bindContext(ctx, cancel, req)
 		result, err := c.call(hctx, req)
-		release()
+		c.releaseContext(hctx)
 		cancel(nil)
 		c.mu.Lock()
 		if inc.answered {

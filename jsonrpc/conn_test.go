@@ -448,15 +448,21 @@ type binderKey struct{}
 
 var errBinderCancel = errors.New("cancelled by the binder")
 
-func (bindingStream) BindContext(ctx context.Context, cancel context.CancelCauseFunc, req *Request) (context.Context, func()) {
+func (bindingStream) BindContext(ctx context.Context, cancel context.CancelCauseFunc, req *Request) context.Context {
 	b, ok := req.Extra.(*binder)
 	if !ok {
-		return ctx, func() {}
+		return ctx
 	}
 	if cancel != nil {
 		cancel(errBinderCancel)
 	}
-	return context.WithValue(ctx, binderKey{}, b), func() { close(b.released) }
+	return context.WithValue(ctx, binderKey{}, b)
+}
+
+func (bindingStream) ReleaseContext(ctx context.Context) {
+	if b, ok := ctx.Value(binderKey{}).(*binder); ok {
+		close(b.released)
+	}
 }
 
 func TestConnPushStream(t *testing.T) {

@@ -61,6 +61,9 @@ func errRemovedInModern(method string) error {
 // every decode down); both skip the duplicate-name check the JSON-RPC
 // layer made (see receivedOption).
 func (ss *ServerSession) decodeOptions() []jsonv2.Options {
+	if ss.settled.Load() {
+		return wire().received
+	}
 	ss.mu.Lock()
 	era := ss.era
 	ss.mu.Unlock()
@@ -74,6 +77,9 @@ func (ss *ServerSession) decodeOptions() []jsonv2.Options {
 // connection that may carry 2026-07-28 requests, nil for a handshake-era
 // session (see decodeOptions).
 func (ss *ServerSession) metaCache() *capsCache {
+	if ss.settled.Load() {
+		return nil
+	}
 	ss.mu.Lock()
 	era := ss.era
 	ss.mu.Unlock()

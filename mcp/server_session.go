@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpkit/mcpkit/internal/mcplink"
 	"github.com/mcpkit/mcpkit/jsonrpc"
@@ -29,6 +30,12 @@ type ServerSession struct {
 	// numbers its requests to the client (see bus_addressed.go); nil
 	// otherwise. Set before the session serves.
 	relayIDs *relayIDs
+
+	// settled is set, with mu held, once era is eraHandshake and state
+	// is past stateNew, which neither ever leaves: the requests of an
+	// initialized session then read it rather than take mu, a lock
+	// that every request's goroutine would otherwise write.
+	settled atomic.Bool
 
 	mu            sync.Mutex
 	stateless     bool // one exchange of a stateless transport; set before the session serves
@@ -307,6 +314,12 @@ func (ss *ServerSession) initHandled() {
 func (ss *ServerSession) handleRequest(ctx context.Context, req Request) (Result, error) {
 	method := req.Method()
 	m := serverMethods[method]
+	if ss.settled.Load() {
+		if isModernRequest(req) {
+			return ss.handleModern(ctx, req, m) // which refuses it
+		}
+		return ss.runMethod(ctx, req, method, m)
+	}
 	ss.mu.Lock()
 	state, wait, era := ss.state, ss.initWait, ss.era
 	ss.mu.Unlock()
@@ -330,6 +343,12 @@ func (ss *ServerSession) handleRequest(ctx context.Context, req Request) (Result
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("invalid request: %s before initialize", method)}
 	}
+	return ss.runMethod(ctx, req, method, m)
+}
+
+// runMethod runs m, the method of req, on a session whose lifecycle
+// allows it, once the server is found to declare the capability it needs.
+func (ss *ServerSession) runMethod(ctx context.Context, req Request, method string, m inMethod[*ServerSession]) (Result, error) {
 	if cap := serverCapabilityFor(method); cap != "" && !ss.server.declares(cap) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + method + " (server has no " + cap + " capability)"}
 	}
@@ -437,6 +456,7 @@ func (ss *ServerSession) initialize(ctx context.Context, req *InitializeRequest)
 	}
 	ss.state = stateInitialized
 	ss.era = eraHandshake
+	ss.settled.Store(true)
 	ss.generation = generation
 	ss.version = version
 	ss.clientInfo = p.ClientInfo
@@ -822,6 +842,7 @@ func (ss *ServerSession) attachRecord(st mcplink.SessionState) {
 		ss.mu.Lock()
 		ss.state = stateReady
 		ss.era = eraHandshake
+		ss.settled.Store(true)
 		ss.generation = ss.server.currentGeneration()
 		ss.clientCaps = &ClientCapabilities{}
 		ss.mu.Unlock()

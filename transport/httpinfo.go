@@ -22,12 +22,13 @@ import (
 // cancelled as the transport documents (when the client cancels the
 // request or abandons an exchange that cannot be resumed).
 //
-// The fields are copies taken when the request arrived; they stay valid
-// after the HTTP exchange is over.
+// The fields are taken from the request when it arrived and stay valid
+// after the HTTP exchange is over; URL and Header are the request's own,
+// shared with it and with every handler of the POST: do not modify them.
 type HTTPRequestInfo struct {
 	// Method is the HTTP method, usually POST.
 	Method string
-	// URL is the request URL as the server received it.
+	// URL is the request URL as the server received it. Do not modify it.
 	URL *url.URL
 	// Header holds the request headers. Do not modify it.
 	Header http.Header
@@ -40,16 +41,13 @@ type HTTPRequestInfo struct {
 	// [WithPrincipal]), or "".
 	Principal string
 
-	values      context.Context // the request's context, for its values only
-	closeStream func()          // ends the SSE stream of the exchange; nil when none
-	cancelOn    context.Context // done when the handler must stop; nil for never
-	cancelWhy   error           // the cause the handler's context is cancelled with
+	values    context.Context // the request's context, for its values only
+	stream    *httpStream     // the exchange's, whose SSE stream CloseSSEStream ends; nil when none
+	cancelOn  context.Context // done when the handler must stop; nil for never
+	cancelWhy error           // the cause the handler's context is cancelled with
 	// exchange is the stream answering a POST that carried one request,
 	// whose handler may then run on the POST's goroutine; else nil.
 	exchange *httpStream
-	// url is the copy of the request's URL that URL points to, made
-	// with the info: one allocation for both.
-	url url.URL
 }
 
 type httpInfoKey struct{}
@@ -70,20 +68,19 @@ func HTTPRequestInfoFromContext(ctx context.Context) *HTTPRequestInfo {
 // SSE stream or cannot be resumed: without an [EventStore], in stateless
 // mode, and for initialize.
 func (i *HTTPRequestInfo) CloseSSEStream() {
-	if i != nil && i.closeStream != nil {
-		i.closeStream()
+	if i != nil && i.stream != nil {
+		i.stream.closeLive()
 	}
 }
 
 // bind adds i to the handler's context, and cancels that context when the
 // client abandons the exchange and the server cannot resume it (see
 // pushEnd.BindContext).
-func (i *HTTPRequestInfo) bind(ctx context.Context, cancel context.CancelCauseFunc) (context.Context, func()) {
+func (i *HTTPRequestInfo) bind(ctx context.Context, cancel context.CancelCauseFunc) context.Context {
 	if i.cancelOn == nil || cancel == nil {
-		return &infoContext{Context: ctx, info: i}, func() {}
+		return &infoContext{Context: ctx, info: i}
 	}
-	c := &infoContext{Context: ctx, info: i, cancel: cancel}
-	return c, c.release
+	return &infoContext{Context: ctx, info: i, cancel: cancel}
 }
 
 // infoContext is a handler's context that carries its request's
@@ -184,8 +181,7 @@ func newHTTPRequestInfo(r *http.Request, inBase bool) *HTTPRequestInfo {
 		RemoteAddr: r.RemoteAddr,
 		Proto:      r.Proto,
 		Principal:  PrincipalFromContext(r.Context()),
-		url:        *r.URL,
+		URL:        r.URL,
 	}
-	i.URL = &i.url
 	return i
 }

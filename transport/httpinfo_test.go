@@ -54,7 +54,8 @@ func TestInfoContextLink(t *testing.T) {
 			base, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
 			info := &HTTPRequestInfo{cancelOn: req, cancelWhy: why}
-			ctx, release := info.bind(base, cancel)
+			ctx := info.bind(base, cancel)
+			release := func() { (*pushEnd)(nil).ReleaseContext(ctx) }
 			defer release()
 			if HTTPRequestInfoFromContext(ctx) != info {
 				t.Fatal("the info is not in the context")
@@ -83,7 +84,8 @@ func TestInfoContextReleased(t *testing.T) {
 		calls := 0
 		cancel := func(error) { mu.Lock(); calls++; mu.Unlock() }
 		info := &HTTPRequestInfo{cancelOn: req, cancelWhy: errors.New("gone")}
-		ctx, release := info.bind(context.Background(), cancel)
+		ctx := info.bind(context.Background(), cancel)
+		release := func() { (*pushEnd)(nil).ReleaseContext(ctx) }
 		if linked {
 			ctx.Done()
 		}
@@ -105,7 +107,8 @@ func TestInfoContextReleased(t *testing.T) {
 func TestInfoContextUnlinked(t *testing.T) {
 	base, cancel := context.WithCancelCause(context.Background())
 	info := &HTTPRequestInfo{}
-	ctx, release := info.bind(base, cancel)
+	ctx := info.bind(base, cancel)
+	release := func() { (*pushEnd)(nil).ReleaseContext(ctx) }
 	defer release()
 	if ctx.Done() != base.Done() {
 		t.Fatal("Done is not the handler's")

@@ -28,11 +28,20 @@ func newPushEnd() pushEnd { return pushEnd{done: make(chan struct{})} }
 // unexported interface of package jsonrpc) for the server-side HTTP
 // connections: a request that carries an [*HTTPRequestInfo] in its Extra
 // gets it in its handler's context (see [HTTPRequestInfo.bind]).
-func (p *pushEnd) BindContext(ctx context.Context, cancel context.CancelCauseFunc, req *jsonrpc.Request) (context.Context, func()) {
+func (p *pushEnd) BindContext(ctx context.Context, cancel context.CancelCauseFunc, req *jsonrpc.Request) context.Context {
 	if i, ok := req.Extra.(*HTTPRequestInfo); ok {
 		return i.bind(ctx, cancel)
 	}
-	return ctx, func() {}
+	return ctx
+}
+
+// ReleaseContext implements the other half of the jsonrpc connection's
+// context binding: the handler whose context BindContext returned has
+// returned.
+func (p *pushEnd) ReleaseContext(bound context.Context) {
+	if c, ok := bound.(*infoContext); ok && c.cancel != nil {
+		c.release()
+	}
 }
 
 // Push implements [jsonrpc.PushStream].

@@ -789,9 +789,11 @@ func (h *StreamableHTTPHandler) dropRecord(s *httpSession) {
 func (h *StreamableHTTPHandler) serveSessionPOST(w http.ResponseWriter, r *http.Request, s *httpSession, msg jsonrpc.Message, msgs []jsonrpc.Message, requests []jsonrpc.ID, isBatch bool, info *HTTPRequestInfo) {
 	// Batches are the negotiated revision's to allow, whatever the header
 	// says: the connection refuses them by the same rule.
-	if version := s.protocolVersion(); isBatch && version != batchVersion {
-		writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: batches are not allowed in protocol version "+version)
-		return
+	if isBatch {
+		if version := s.protocolVersion(); version != batchVersion {
+			writeJSONRPCError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Bad Request: batches are not allowed in protocol version "+version)
+			return
+		}
 	}
 	if len(requests) == 0 {
 		if h.store != nil && h.store.relay != nil && s.sessionStored != nil {

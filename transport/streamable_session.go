@@ -291,7 +291,7 @@ func (s *httpSession) idleExpired() {
 // when initialize succeeds, and reports whether it did.
 func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message, msgs []jsonrpc.Message, requests []jsonrpc.ID, info *HTTPRequestInfo, initialize bool) bool {
 	st := s.newStream(w, requests, initialize)
-	info.closeStream = st.closeLive
+	info.stream = st
 	if s.h.opts.EventStore == nil || s.stateless {
 		// The exchange cannot be resumed: its handlers stop when the POST
 		// ends, as when the client goes away.
@@ -1435,14 +1435,19 @@ func errorReplacement(m jsonrpc.Message, msg string) []byte {
 
 // writeJSONBody writes an application/json answer with the given status on w (with the session
 // ID header when withSession). Small bodies go out with the handler's
-// return, in one write with the headers; a larger one is bounded by
-// timeout when positive, as a slow reader could otherwise hold the
-// handler.
+// return, in one write with the headers, net/http counting their
+// Content-Length (one header fewer for it to copy when the status is
+// written); a larger one is bounded by timeout when positive, as a slow
+// reader could otherwise hold the handler, and announces its length.
 func writeJSONBody(w http.ResponseWriter, status int, body []byte, withSession bool, sessionID string, timeout time.Duration) {
 	if !withSession {
 		sessionID = ""
 	}
-	setHeaderValues(w.Header(), "Content-Type", "application/json", "Content-Length", strconv.Itoa(len(body)),
+	length := ""
+	if len(body) > smallJSONBody {
+		length = strconv.Itoa(len(body))
+	}
+	setHeaderValues(w.Header(), "Content-Type", "application/json", "Content-Length", length,
 		headerSessionID, sessionID)
 	w.WriteHeader(status)
 	if len(body) <= smallJSONBody || timeout <= 0 {
@@ -1454,7 +1459,8 @@ func writeJSONBody(w http.ResponseWriter, status int, body []byte, withSession b
 }
 
 // smallJSONBody is the size up to which a JSON answer fits net/http's
-// response buffer and is written without a deadline.
+// response buffer (its bufferBeforeChunkingSize) and is written without a
+// deadline, net/http giving it a Content-Length.
 const smallJSONBody = 2048
 
 // writeAndFlush writes b to w and flushes it, bounded by timeout when
