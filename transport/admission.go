@@ -381,8 +381,11 @@ func readRequestBody(w http.ResponseWriter, r *http.Request, limit int64, timeou
 	if r.ContentLength > limit {
 		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", limit)
 	}
-	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.ReadTimeout > 0 && (timeout <= 0 || srv.ReadTimeout < timeout) {
-		timeout = srv.ReadTimeout
+	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.ReadTimeout > 0 && (timeout <= 0 || srv.ReadTimeout <= timeout) {
+		// net/http's own deadline for the whole request, set when its
+		// headers were read, bounds the body already, and more tightly:
+		// no deadline of ours to set and lift.
+		timeout = 0
 	}
 	var rc *http.ResponseController
 	if timeout > 0 {

@@ -511,6 +511,47 @@ func TestHTTPSlowBody(t *testing.T) {
 	}
 }
 
+// TestHTTPSlowBodyServerTimeout is TestHTTPSlowBody with the bound given
+// by the http.Server's ReadTimeout, shorter than ReadBodyTimeout: the
+// handler sets no deadline of its own then, and net/http's for the whole
+// request must still end the stalled body with 408.
+func TestHTTPSlowBodyServerTimeout(t *testing.T) {
+	checkLeaks(t)
+	b := newTestBackend()
+	sh := newStreamableHTTPHandler(b.connect, &StreamableHTTPOptions{ReadBodyTimeout: time.Hour})
+	srv := httptest.NewUnstartedServer(sh)
+	// Long enough for initialize to be read on a loaded machine; the
+	// stalled body below waits for it.
+	srv.Config.ReadTimeout = 300 * time.Millisecond
+	srv.Start()
+	t.Cleanup(func() {
+		sh.Close()
+		srv.Close()
+		b.closeAll()
+	})
+	sid := initializeAt(t, srv, "/mcp")
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: 1000000\r\n\r\n",
+		srv.Listener.Addr(), sid)
+	c.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"x":"`))
+	c.SetReadDeadline(time.Now().Add(10 * time.Second)) // far above the bound, as above
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body: %v", err)
+	}
+	if resp.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("status %d; want 408", resp.StatusCode)
+	}
+	io.Copy(io.Discard, resp.Body)
+	if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("the connection stayed open: %v", err)
+	}
+}
+
 // initializeAt opens a Streamable HTTP session at path and returns its ID.
 func initializeAt(t *testing.T, srv *httptest.Server, path string) string {
 	t.Helper()

@@ -128,8 +128,10 @@ type StreamableHTTPOptions struct {
 	// has not sent all of it by then gets 408 and loses the connection,
 	// which a stalled body would otherwise hold, with its buffer, for as
 	// long as the client likes. The deadline is set on the connection
-	// (see [http.ResponseController]); a shorter http.Server ReadTimeout
-	// wins. Zero means 30s; negative means no bound.
+	// (see [http.ResponseController]) and lifted once the body is read.
+	// An http.Server ReadTimeout no longer than it bounds the body
+	// instead (net/http's deadline for the whole request), sparing each
+	// POST those two updates. Zero means 30s; negative means no bound.
 	ReadBodyTimeout time.Duration
 	// DecodeLimits bounds what decoding one message may cost; see
 	// [jsonrpc.DecodeLimits]. The zero value means its defaults.

@@ -46,6 +46,10 @@ var groups = []group{
 	// CPU), of which a 1s run gave a server under a hundred.
 	{`^BenchmarkHTTPConcurrent50$/^(floor|mcpkit|mcpkit-latest|gosdk|mcpgo)$`, "3s"},
 	{`^BenchmarkHTTPLatestConcurrent50$/^(floor|mcpkit|gosdk|mcpgo)$`, "3s"},
+	// Both servers apart and up at once, the calls in alternating blocks:
+	// the ratios the performance targets compare, free of the drift
+	// between runs a few seconds apart.
+	{`^BenchmarkHTTPPaired50$/^(handshake|latest)$/^mcpkit$`, "200000x"},
 	{`^BenchmarkHTTPSessionSetup$`, "1s"},
 	{`^BenchmarkHTTPSessionOpen$`, "1s"},
 	{`^BenchmarkColdStart$/^(floor|mcpkit|gosdk|mcpgo)$`, "20x"},
@@ -61,33 +65,41 @@ var servers = map[string]string{
 }
 
 // row is one line of the table: the metric unit of benchmark bench, read
-// from the target each column names ("" for none), shown with scale and
-// the given number of decimals.
+// from the target each column names ("" for none; "target:unit" for
+// another unit of that target), shown with scale and the given number of
+// decimals. The ratio column is mcpkit's median over the floor's, or,
+// with ratioUnit, the median of that unit of mcpkit's target (a ratio
+// the benchmark measured in each round).
 type row struct {
-	title    string
-	bench    string
-	unit     string
-	scale    float64
-	decimals int
-	targets  [4]string // floor, mcpkit, mcp-go, go-sdk
-	higher   bool      // a higher figure is better (a rate)
+	title     string
+	bench     string
+	unit      string
+	scale     float64
+	decimals  int
+	targets   [4]string // floor, mcpkit, mcp-go, go-sdk
+	higher    bool      // a higher figure is better (a rate)
+	ratioUnit string
 }
 
 var rows = []row{
-	{"in process, sequential echo, µs per call (pipe)", "InProcess", "ns/op", 1e-3, 1, [4]string{"floor", "mcpkit-pipe", "mcpgo-pipe", "gosdk-pipe"}, false},
-	{"in process, in-memory transport, µs per call", "InProcess", "ns/op", 1e-3, 1, [4]string{"floor", "mcpkit-inmem", "", ""}, false},
-	{"in process, allocations per call (pipe)", "InProcess", "allocs/op", 1, 0, [4]string{"floor", "mcpkit-pipe", "mcpgo-pipe", "gosdk-pipe"}, false},
-	{"in process, 2026-07-28, µs per call (pipe)", "InProcess", "ns/op", 1e-3, 1, [4]string{"floor-latest", "mcpkit-pipe-latest", "mcpgo-pipe-latest", "gosdk-pipe-latest"}, false},
-	{"stdio, sequential echo, calls/s", "Stdio", "calls/s", 1e-3, 1, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, true},
-	{"stdio, p99 µs", "Stdio", "p99-µs", 1, 0, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, false},
-	{"Streamable HTTP, 50 sessions, calls/s", "HTTPConcurrent50", "calls/s", 1e-3, 1, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, true},
-	{"Streamable HTTP, 50 sessions, server CPU µs per call", "HTTPConcurrent50", "server-cpu-µs/op", 1, 1, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, false},
-	{"Streamable HTTP 2026-07-28, 50 clients, calls/s", "HTTPLatestConcurrent50", "calls/s", 1e-3, 1, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, true},
-	{"Streamable HTTP 2026-07-28, server CPU µs per call", "HTTPLatestConcurrent50", "server-cpu-µs/op", 1, 1, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, false},
-	{"HTTP session setup (initialize, list, close), sessions/s", "HTTPSessionSetup", "sessions/s", 1, 0, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, true},
-	{"sessions opened per second, default client (8 openers)", "HTTPSessionOpen", "sessions/s", 1, 0, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, true},
-	{"the same without mcpkit's GET stream", "HTTPSessionOpen", "sessions/s", 1, 0, [4]string{"floor", "mcpkit-nostream", "", ""}, true},
-	{"cold start to the first answer, ms", "ColdStart", "ns/op", 1e-6, 2, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, false},
+	{"in process, sequential echo, µs per call (pipe)", "InProcess", "ns/op", 1e-3, 1, [4]string{"floor", "mcpkit-pipe", "mcpgo-pipe", "gosdk-pipe"}, false, ""},
+	{"in process, in-memory transport, µs per call", "InProcess", "ns/op", 1e-3, 1, [4]string{"floor", "mcpkit-inmem", "", ""}, false, ""},
+	{"in process, allocations per call (pipe)", "InProcess", "allocs/op", 1, 0, [4]string{"floor", "mcpkit-pipe", "mcpgo-pipe", "gosdk-pipe"}, false, ""},
+	{"in process, 2026-07-28, µs per call (pipe)", "InProcess", "ns/op", 1e-3, 1, [4]string{"floor-latest", "mcpkit-pipe-latest", "mcpgo-pipe-latest", "gosdk-pipe-latest"}, false, ""},
+	{"stdio, sequential echo, calls/s", "Stdio", "calls/s", 1e-3, 1, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, true, ""},
+	{"stdio, p99 µs", "Stdio", "p99-µs", 1, 0, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, false, ""},
+	{"Streamable HTTP, 50 sessions, calls/s", "HTTPConcurrent50", "calls/s", 1e-3, 1, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, true, ""},
+	{"Streamable HTTP, 50 sessions, server CPU µs per call", "HTTPConcurrent50", "server-cpu-µs/op", 1, 1, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, false, ""},
+	{"Streamable HTTP 2026-07-28, 50 clients, calls/s", "HTTPLatestConcurrent50", "calls/s", 1e-3, 1, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, true, ""},
+	{"Streamable HTTP 2026-07-28, server CPU µs per call", "HTTPLatestConcurrent50", "server-cpu-µs/op", 1, 1, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, false, ""},
+	{"the same, servers apart and paired with the floor's, calls/s", "HTTPPaired50", "calls/s", 1e-3, 1, [4]string{"handshake/mcpkit:floor-calls/s", "handshake/mcpkit", "", ""}, true, "calls/floor"},
+	{"the same, server CPU µs per call", "HTTPPaired50", "server-cpu-µs/op", 1, 1, [4]string{"handshake/mcpkit:floor-server-cpu-µs/op", "handshake/mcpkit", "", ""}, false, "server-cpu/floor"},
+	{"2026-07-28, servers apart and paired, calls/s", "HTTPPaired50", "calls/s", 1e-3, 1, [4]string{"latest/mcpkit:floor-calls/s", "latest/mcpkit", "", ""}, true, "calls/floor"},
+	{"2026-07-28, servers apart and paired, server CPU µs per call", "HTTPPaired50", "server-cpu-µs/op", 1, 1, [4]string{"latest/mcpkit:floor-server-cpu-µs/op", "latest/mcpkit", "", ""}, false, "server-cpu/floor"},
+	{"HTTP session setup (initialize, list, close), sessions/s", "HTTPSessionSetup", "sessions/s", 1, 0, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, true, ""},
+	{"sessions opened per second, default client (8 openers)", "HTTPSessionOpen", "sessions/s", 1, 0, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, true, ""},
+	{"the same without mcpkit's GET stream", "HTTPSessionOpen", "sessions/s", 1, 0, [4]string{"floor", "mcpkit-nostream", "", ""}, true, ""},
+	{"cold start to the first answer, ms", "ColdStart", "ns/op", 1e-6, 2, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, false, ""},
 }
 
 // units of rows whose values are thousands: their titles say "calls/s",
@@ -163,7 +175,7 @@ func main() {
 				cells[i] = "—"
 				continue
 			}
-			v, ok := median(results[r.bench+"/"+t+" "+r.unit])
+			v, ok := median(results[key(r.bench, t, r.unit)])
 			if !ok {
 				cells[i] = "?"
 				continue
@@ -172,7 +184,11 @@ func main() {
 			cells[i] = format(v*r.scale, r.decimals, thousands(r))
 		}
 		ratio := "—"
-		if vals[0] > 0 && vals[1] > 0 {
+		if r.ratioUnit != "" {
+			if v, ok := median(results[key(r.bench, r.targets[1], r.ratioUnit)]); ok {
+				ratio = fmt.Sprintf("%.3fx", v)
+			}
+		} else if vals[0] > 0 && vals[1] > 0 {
 			ratio = fmt.Sprintf("%.2fx", vals[1]/vals[0])
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.title, cells[0], cells[1], cells[2], cells[3], ratio)
@@ -190,6 +206,15 @@ func main() {
 			log.Fatal(err)
 		}
 	}
+}
+
+// key is the results key of a column: target's figure in unit of bench,
+// or in the unit target names after a colon.
+func key(bench, target, unit string) string {
+	if t, u, ok := strings.Cut(target, ":"); ok {
+		target, unit = t, u
+	}
+	return bench + "/" + target + " " + unit
 }
 
 // run runs a command in the current directory, its output to stderr.

@@ -66,3 +66,14 @@ func TestReplace(t *testing.T) {
 		t.Errorf("replace without markers: %v", err)
 	}
 }
+
+func TestKey(t *testing.T) {
+	for _, tc := range []struct{ bench, target, unit, want string }{
+		{"Stdio", "mcpkit", "calls/s", "Stdio/mcpkit calls/s"},
+		{"HTTPPaired50", "handshake/mcpkit:floor-calls/s", "calls/s", "HTTPPaired50/handshake/mcpkit floor-calls/s"},
+	} {
+		if got := key(tc.bench, tc.target, tc.unit); got != tc.want {
+			t.Errorf("key(%q, %q, %q) = %q, want %q", tc.bench, tc.target, tc.unit, got, tc.want)
+		}
+	}
+}
