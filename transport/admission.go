@@ -5,12 +5,14 @@ package transport
 import (
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"maps"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -377,6 +379,12 @@ func (t *sessionSet[S]) closeAll() {
 // it returns the status and reason to refuse the request with: 413 past
 // limit (at once when the announced length is), 408 past the deadline,
 // 400 when reading fails otherwise.
+// netHTTPBody reports whether body is the request body net/http's HTTP/1
+// server made, unwrapped.
+func netHTTPBody(body io.ReadCloser) bool {
+	return reflect.TypeOf(body).String() == "*http.body"
+}
+
 func readRequestBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration) ([]byte, int, string) {
 	if r.ContentLength > limit {
 		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", limit)
@@ -399,7 +407,15 @@ func readRequestBody(w http.ResponseWriter, r *http.Request, limit int64, timeou
 		size = limit // unannounced: grow toward the limit, fourfold
 	}
 	body, err := readSized(r.Body, size, readBodyPrealloc, limit)
-	if rc != nil {
+	if rc != nil && (err != nil || int64(len(body)) > limit || !netHTTPBody(r.Body)) {
+		// Lifted, so that it does not outlive the body. A body of net/http's
+		// own read to its end needs nothing: reaching the end started the
+		// server's read of the connection that watches for the client's
+		// going away, which lifts the deadline first; and net/http sets the
+		// connection's read deadline again after the handler, whatever it
+		// was. A body that a middleware replaced or wrapped may have been
+		// read to its end before this deadline was set, so this one stays
+		// lifted here (TestHTTPBodyDeadlineLifted).
 		rc.SetReadDeadline(time.Time{})
 	}
 	if err == nil && int64(len(body)) > limit {

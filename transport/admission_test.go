@@ -552,6 +552,62 @@ func TestHTTPSlowBodyServerTimeout(t *testing.T) {
 	}
 }
 
+// TestHTTPBodyDeadlineLifted checks that the read deadline bounding a POST
+// body does not outlive the body: a handler that runs for several times
+// ReadBodyTimeout after its body was read keeps its context (were the
+// deadline left on the connection, net/http's read watching for the
+// client's going away would fail at it and cancel the request).
+func TestHTTPBodyDeadlineLifted(t *testing.T) {
+	checkLeaks(t)
+	const timeout = 50 * time.Millisecond
+	for _, tt := range []struct {
+		name string
+		wrap func(http.Handler) http.Handler
+	}{
+		{"net/http's body", func(h http.Handler) http.Handler { return h }},
+		{"a middleware's body", func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				data, err := io.ReadAll(r.Body)
+				if err != nil {
+					http.Error(w, err.Error(), http.StatusBadRequest)
+					return
+				}
+				r.Body = io.NopCloser(bytes.NewReader(data))
+				h.ServeHTTP(w, r)
+			})
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newTestBackend()
+			sh := newStreamableHTTPHandler(b.connect, &StreamableHTTPOptions{ReadBodyTimeout: timeout})
+			srv := httptest.NewServer(tt.wrap(sh))
+			t.Cleanup(func() {
+				sh.Close()
+				srv.Close()
+				b.closeAll()
+			})
+			sid := initializeAt(t, srv, "/")
+			c, err := net.Dial("tcp", srv.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := `{"jsonrpc":"2.0","id":1,"method":"block"}`
+			fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n%s",
+				srv.Listener.Addr(), sid, len(body), body)
+			<-b.started
+			// Not a wait for something to happen: the time in which a
+			// deadline left behind would have ended the request.
+			select {
+			case cause := <-b.stopped:
+				t.Fatalf("the handler's context ended %v after its body was read: %s", 4*timeout, cause)
+			case <-time.After(4 * timeout):
+			}
+			c.Close() // the client goes away: now the handler stops
+			<-b.stopped
+		})
+	}
+}
+
 // initializeAt opens a Streamable HTTP session at path and returns its ID.
 func initializeAt(t *testing.T, srv *httptest.Server, path string) string {
 	t.Helper()
