@@ -241,24 +241,7 @@ func runHTTPPairedApart(b *testing.B, era string, floor, t httpTarget) {
 		server0[i] = cpu
 	}
 	b.ResetTimer()
-	for turn := 0; sides[0].calls < b.N || sides[1].calls < b.N; turn++ {
-		for k := range 2 {
-			sd := sides[(turn+k)%2]
-			n := min(apartPairedBlock, b.N-sd.calls)
-			if n <= 0 {
-				continue
-			}
-			cpu0, _ := processCPU()
-			start := time.Now()
-			if err := callBlock(sd.conns, n); err != nil {
-				b.Fatal(err)
-			}
-			sd.wall += time.Since(start)
-			cpu1, _ := processCPU()
-			sd.cpu += cpu1 - cpu0
-			sd.calls += n
-		}
-	}
+	alternate(b, [2]*pairedSide{&sides[0].pairedSide, &sides[1].pairedSide}, apartPairedBlock)
 	b.StopTimer()
 	// A server is idle while the other side's blocks run, so its CPU
 	// time over the whole run is that of its own blocks.

@@ -224,24 +224,7 @@ func runHTTPPaired(b *testing.B, plain, authd httpTarget) {
 	var prof bytes.Buffer
 	profiling := pprof.StartCPUProfile(&prof) == nil
 	b.ResetTimer()
-	for turn := 0; sides[0].calls < b.N || sides[1].calls < b.N; turn++ {
-		for k := range 2 {
-			side := sides[(turn+k)%2]
-			n := min(jwtPairedBlock, b.N-side.calls)
-			if n <= 0 {
-				continue
-			}
-			cpu0, _ := processCPU()
-			start := time.Now()
-			if err := callBlock(side.conns, n); err != nil {
-				b.Fatal(err)
-			}
-			side.wall += time.Since(start)
-			cpu1, _ := processCPU()
-			side.cpu += cpu1 - cpu0
-			side.calls += n
-		}
-	}
+	alternate(b, sides, jwtPairedBlock)
 	b.StopTimer()
 	if profiling {
 		pprof.StopCPUProfile()
@@ -264,6 +247,30 @@ func runHTTPPaired(b *testing.B, plain, authd httpTarget) {
 	b.ReportMetric(float64(sides[1].cpu)/float64(sides[0].cpu), "jwt/plain-cpu")
 	if profiling && server[0] > 0 {
 		b.ReportMetric(float64(server[1])/float64(server[0]), "jwt/plain-server-cpu")
+	}
+}
+
+// alternate makes b.N calls on each side in turns of block calls (the
+// side that goes first alternating from turn to turn), adding to each
+// side the wall and process CPU time of its blocks.
+func alternate(b *testing.B, sides [2]*pairedSide, block int) {
+	for turn := 0; sides[0].calls < b.N || sides[1].calls < b.N; turn++ {
+		for k := range 2 {
+			side := sides[(turn+k)%2]
+			n := min(block, b.N-side.calls)
+			if n <= 0 {
+				continue
+			}
+			cpu0, _ := processCPU()
+			start := time.Now()
+			if err := callBlock(side.conns, n); err != nil {
+				b.Fatal(err)
+			}
+			side.wall += time.Since(start)
+			cpu1, _ := processCPU()
+			side.cpu += cpu1 - cpu0
+			side.calls += n
+		}
 	}
 }
 

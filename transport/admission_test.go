@@ -485,29 +485,38 @@ func TestHTTPSlowBody(t *testing.T) {
 		{"sse", ev["data"], 16_000_000, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := net.Dial("tcp", srv.Listener.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%sContent-Length: %d\r\n\r\n",
-				tt.target, srv.Listener.Addr(), tt.header, tt.length)
-			c.Write(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"x":"`), bytes.Repeat([]byte("a"), 60<<10)...))
-			// Then nothing. The bound is far above the timeout: it only
-			// tells a server that gives up from one that waits forever.
-			c.SetReadDeadline(time.Now().Add(10 * time.Second))
-			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-			if err != nil {
-				t.Fatalf("no answer to a stalled body: %v", err)
-			}
-			if resp.StatusCode != http.StatusRequestTimeout {
-				t.Fatalf("status %d; want 408", resp.StatusCode)
-			}
-			io.Copy(io.Discard, resp.Body)
-			if _, err := c.Read(make([]byte, 1)); err != io.EOF {
-				t.Fatalf("the connection stayed open: %v", err)
-			}
+			checkStalledBody(t, srv.Listener.Addr().String(), tt.target, tt.header, tt.length, 60<<10)
 		})
+	}
+}
+
+// checkStalledBody sends to addr a POST for target with the extra header
+// lines header, announcing a body of length bytes, sends the first sent
+// bytes of it and stalls: the server must answer 408 and close the
+// connection.
+func checkStalledBody(t *testing.T, addr, target, header string, length, sent int) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%sContent-Length: %d\r\n\r\n",
+		target, addr, header, length)
+	c.Write(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"x":"`), bytes.Repeat([]byte("a"), sent)...))
+	// Then nothing. The bound is far above the timeout: it only tells a
+	// server that gives up from one that waits forever.
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body: %v", err)
+	}
+	if resp.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("status %d; want 408", resp.StatusCode)
+	}
+	io.Copy(io.Discard, resp.Body)
+	if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("the connection stayed open: %v", err)
 	}
 }
 
@@ -530,26 +539,7 @@ func TestHTTPSlowBodyServerTimeout(t *testing.T) {
 		b.closeAll()
 	})
 	sid := initializeAt(t, srv, "/mcp")
-	c, err := net.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: 1000000\r\n\r\n",
-		srv.Listener.Addr(), sid)
-	c.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"x":"`))
-	c.SetReadDeadline(time.Now().Add(10 * time.Second)) // far above the bound, as above
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatalf("no answer to a stalled body: %v", err)
-	}
-	if resp.StatusCode != http.StatusRequestTimeout {
-		t.Fatalf("status %d; want 408", resp.StatusCode)
-	}
-	io.Copy(io.Discard, resp.Body)
-	if _, err := c.Read(make([]byte, 1)); err != io.EOF {
-		t.Fatalf("the connection stayed open: %v", err)
-	}
+	checkStalledBody(t, srv.Listener.Addr().String(), "/mcp", "Mcp-Session-Id: "+sid+"\r\n", 1_000_000, 0)
 }
 
 // TestHTTPBodyDeadlineLifted checks that the read deadline bounding a POST
