@@ -382,7 +382,8 @@ func (t *sessionSet[S]) closeAll() {
 // netHTTPBody reports whether body is the request body net/http's HTTP/1
 // server made, unwrapped.
 func netHTTPBody(body io.ReadCloser) bool {
-	return reflect.TypeOf(body).String() == "*http.body"
+	t := reflect.TypeOf(body)
+	return t != nil && t.String() == "*http.body"
 }
 
 func readRequestBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration) ([]byte, int, string) {
