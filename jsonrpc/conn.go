@@ -55,16 +55,16 @@ type contextBinder interface {
 // bindContext applies the stream's contextBinder, if any; releaseContext
 // must be called with the context it returns once the handler returned.
 func (c *Conn) bindContext(ctx context.Context, cancel context.CancelCauseFunc, req *Request) context.Context {
-	if b, ok := c.stream.(contextBinder); ok {
-		return b.BindContext(ctx, cancel, req)
+	if c.binder != nil {
+		return c.binder.BindContext(ctx, cancel, req)
 	}
 	return ctx
 }
 
 // releaseContext ends the binding bindContext made.
 func (c *Conn) releaseContext(bound context.Context) {
-	if b, ok := c.stream.(contextBinder); ok {
-		b.ReleaseContext(bound)
+	if c.binder != nil {
+		c.binder.ReleaseContext(bound)
 	}
 }
 
@@ -211,6 +211,7 @@ type Conn struct {
 	onReceive   func(*Request)
 	logger      *slog.Logger
 	buffered    bufferedStream // stream, when handlers may run inline
+	binder      contextBinder  // stream, when it binds handlers' contexts; nil otherwise
 	handoffIn   time.Duration
 	drainFor    time.Duration // negative: no drain
 	maxErrs     int
@@ -343,6 +344,7 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 		maxErrs:     opts.MaxQueuedErrors,
 		noteHandoff: defaultNoteHandoff,
 	}
+	c.binder, _ = s.(contextBinder)
 	if c.maxInFlight <= 0 {
 		c.maxInFlight = 256
 	}

@@ -84,16 +84,21 @@ type metaEncodings struct {
 // isEnvelope reports whether m is the _meta envelope e encodes whole.
 func (e *metaEncodings) isEnvelope(m *Meta) bool {
 	return e != nil && e.envelope != nil && m.ProtocolVersion == e.version && m.ClientCapabilities == e.caps &&
-		m.ClientInfo == e.info && !m.ProgressToken.IsValid() && m.LogLevel == "" && m.ServerInfo == nil &&
-		!m.SubscriptionID.IsValid() && len(m.Other) == 0
+		m.ClientInfo == e.info && m.ServerInfo == nil && m.identityOnly()
 }
 
 // isServerEnvelope reports whether m is the result's _meta e encodes
 // whole: the server's identity and nothing else.
 func (e *metaEncodings) isServerEnvelope(m *Meta) bool {
 	return e != nil && e.serverEnvelope != nil && m.ServerInfo == e.server && m.ProtocolVersion == "" &&
-		m.ClientCapabilities == nil && m.ClientInfo == nil && !m.ProgressToken.IsValid() && m.LogLevel == "" &&
-		!m.SubscriptionID.IsValid() && len(m.Other) == 0
+		m.ClientCapabilities == nil && m.ClientInfo == nil && m.identityOnly()
+}
+
+// identityOnly reports whether m has none of the members that neither
+// envelope (a client's request envelope, a server's result envelope)
+// carries: no progress token, log level, subscription ID or other keys.
+func (m *Meta) identityOnly() bool {
+	return !m.ProgressToken.IsValid() && m.LogLevel == "" && !m.SubscriptionID.IsValid() && len(m.Other) == 0
 }
 
 // serverMeta returns the encodings of the _meta of a result that carries
