@@ -199,6 +199,9 @@ func BenchmarkHTTPJWTPaired(b *testing.B) {
 type pairedSide struct {
 	name  string
 	conns []*httpConn
+	// run, if not nil, does a block of n in place of n echo calls
+	// shared out among conns.
+	run   func(n int) error
 	calls int
 	wall  time.Duration
 	cpu   time.Duration
@@ -250,9 +253,10 @@ func runHTTPPaired(b *testing.B, plain, authd httpTarget) {
 	}
 }
 
-// alternate makes b.N calls on each side in turns of block calls (the
-// side that goes first alternating from turn to turn), adding to each
-// side the wall and process CPU time of its blocks.
+// alternate makes b.N calls (or whatever each side's run does b.N of) on
+// each side in turns of block calls (the side that goes first
+// alternating from turn to turn), adding to each side the wall and
+// process CPU time of its blocks.
 func alternate(b *testing.B, sides [2]*pairedSide, block int) {
 	for turn := 0; sides[0].calls < b.N || sides[1].calls < b.N; turn++ {
 		for k := range 2 {
@@ -263,7 +267,11 @@ func alternate(b *testing.B, sides [2]*pairedSide, block int) {
 			}
 			cpu0, _ := processCPU()
 			start := time.Now()
-			if err := callBlock(side.conns, n); err != nil {
+			run := side.run
+			if run == nil {
+				run = func(n int) error { return callBlock(side.conns, n) }
+			}
+			if err := run(n); err != nil {
 				b.Fatal(err)
 			}
 			side.wall += time.Since(start)

@@ -455,25 +455,35 @@ func BenchmarkHTTPSessionSetup(b *testing.B) {
 	for _, t := range targets {
 		b.Run(t.name, func(b *testing.B) {
 			s := startHTTP(b, t)
-			ctx := context.Background()
 			b.ReportAllocs()
-			for b.Loop() {
-				c, err := t.dial(ctx, s.hc, s.url)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := c.list(ctx); err != nil {
-					b.Fatal(err)
-				}
-				if err := c.close(); err != nil {
-					b.Fatal(err)
-				}
+			b.ResetTimer()
+			if err := setupSessions(context.Background(), t, s, b.N); err != nil {
+				b.Fatal(err)
 			}
 			if sec := b.Elapsed().Seconds(); sec > 0 {
 				b.ReportMetric(float64(b.N)/sec, "sessions/s")
 			}
 		})
 	}
+}
+
+// setupSessions sets up n whole sessions with s, one after another: dial,
+// tools/list, close.
+func setupSessions(ctx context.Context, t httpTarget, s *httpServer, n int) error {
+	for range n {
+		c, err := t.dial(ctx, s.hc, s.url)
+		if err != nil {
+			return err
+		}
+		if err := c.list(ctx); err != nil {
+			c.close()
+			return err
+		}
+		if err := c.close(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // BenchmarkHTTPLargeResult measures the throughput of a tool whose result
@@ -754,36 +764,44 @@ func BenchmarkHTTPSessionOpen(b *testing.B) {
 	for _, t := range targets {
 		b.Run(t.name, func(b *testing.B) {
 			s := startHTTP(b, t)
-			var (
-				next     atomic.Int64
-				wg       sync.WaitGroup
-				firstErr atomic.Pointer[error]
-			)
-			ctx := context.Background()
 			b.ReportAllocs()
 			b.ResetTimer()
-			for range sessionOpeners {
-				wg.Go(func() {
-					for next.Add(1) <= int64(b.N) {
-						c, err := t.dial(ctx, s.hc, s.url)
-						if err == nil {
-							err = c.close()
-						}
-						if err != nil {
-							firstErr.CompareAndSwap(nil, &err)
-							return
-						}
-					}
-				})
+			if err := openSessions(context.Background(), t, s, b.N); err != nil {
+				b.Fatal(err)
 			}
-			wg.Wait()
 			b.StopTimer()
-			if err := firstErr.Load(); err != nil {
-				b.Fatal(*err)
-			}
 			if sec := b.Elapsed().Seconds(); sec > 0 {
 				b.ReportMetric(float64(b.N)/sec, "sessions/s")
 			}
 		})
 	}
+}
+
+// openSessions opens and closes n sessions with s, sessionOpeners
+// goroutines at once, and returns the first error.
+func openSessions(ctx context.Context, t httpTarget, s *httpServer, n int) error {
+	var (
+		next     atomic.Int64
+		wg       sync.WaitGroup
+		firstErr atomic.Pointer[error]
+	)
+	for range sessionOpeners {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				c, err := t.dial(ctx, s.hc, s.url)
+				if err == nil {
+					err = c.close()
+				}
+				if err != nil {
+					firstErr.CompareAndSwap(nil, &err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := firstErr.Load(); err != nil {
+		return *err
+	}
+	return nil
 }

@@ -12,10 +12,12 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpkit/mcpkit/internal/jsonscan"
@@ -148,6 +150,16 @@ type httpClientCore struct {
 	wg     sync.WaitGroup
 
 	inbox clientInbox // the messages on their way to Read or receive
+
+	// target is the URL last requested, parsed: a connection sends its
+	// requests to one or two URLs, which newRequest parses once.
+	target atomic.Pointer[parsedURL]
+}
+
+// parsedURL is a URL as given and parsed.
+type parsedURL struct {
+	text string
+	url  *url.URL
 }
 
 func newHTTPClientCore(ctx context.Context, client *http.Client, header http.Header, limit int) *httpClientCore {
@@ -367,15 +379,30 @@ func (c *connBound) Value(key any) any {
 // canonical name and a value (an empty value leaves the header out),
 // which take precedence. Session, protocol version and Last-Event-ID
 // headers come from own only.
-func (c *httpClientCore) newRequest(ctx context.Context, method, url string, body []byte, own ...string) (*http.Request, error) {
+func (c *httpClientCore) newRequest(ctx context.Context, method, target string, body []byte, own ...string) (*http.Request, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	p := c.target.Load()
+	if p == nil || p.text != target {
+		u, err := url.Parse(target)
+		if err != nil {
+			return nil, fmt.Errorf("transport: %w", err)
+		}
+		p = &parsedURL{text: target, url: u}
+		c.target.Store(p)
+	}
+	// The empty URL parses at no cost into the request's own URL, which
+	// then takes a copy of the parsed one: what http.NewRequestWithContext
+	// does with target, without parsing it again.
+	req, err := http.NewRequestWithContext(ctx, method, "", rd)
 	if err != nil {
 		return nil, fmt.Errorf("transport: %w", err)
 	}
+	*req.URL = *p.url
+	req.URL.Host = strings.TrimSuffix(req.URL.Host, ":") // as http.NewRequest does
+	req.Host = req.URL.Host
 	h := req.Header
 	replaceHeaders(h, c.header)
 	if uh, ok := ctx.Value(httpHeaderKey{}).(http.Header); ok {

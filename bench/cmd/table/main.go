@@ -51,6 +51,8 @@ var groups = []group{
 	// between runs a few seconds apart.
 	{`^BenchmarkHTTPPaired50$/^(handshake|latest)$/^mcpkit$`, "200000x"},
 	{`^BenchmarkHTTPSessionSetup$`, "1s"},
+	// The session rows the targets compare, in alternating blocks too.
+	{`^BenchmarkHTTPSessionsPaired$`, "8000x"},
 	{`^BenchmarkHTTPSessionOpen$`, "1s"},
 	{`^BenchmarkColdStart$/^(floor|mcpkit|gosdk|mcpgo)$`, "20x"},
 }
@@ -99,6 +101,9 @@ var rows = []row{
 	{"HTTP session setup (initialize, list, close), sessions/s", "HTTPSessionSetup", "sessions/s", 1, 0, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, true, ""},
 	{"sessions opened per second, default client (8 openers)", "HTTPSessionOpen", "sessions/s", 1, 0, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, true, ""},
 	{"the same without mcpkit's GET stream", "HTTPSessionOpen", "sessions/s", 1, 0, [4]string{"floor", "mcpkit-nostream", "", ""}, true, ""},
+	{"session setup without mcpkit's GET stream, paired with the floor's, sessions/s", "HTTPSessionsPaired", "sessions/s", 1, 0, [4]string{"setup/mcpkit-nostream:base-sessions/s", "setup/mcpkit-nostream", "", ""}, true, "sessions/base"},
+	{"the same, CPU µs a session (client and server)", "HTTPSessionsPaired", "cpu-µs/session", 1, 0, [4]string{"setup/mcpkit-nostream:base-cpu-µs/session", "setup/mcpkit-nostream", "", ""}, false, "cpu/base"},
+	{"sessions opened, default client, paired with mcp-go's (last column: mcpkit vs mcp-go)", "HTTPSessionsPaired", "sessions/s", 1, 0, [4]string{"", "open/mcpkit", "open/mcpkit:base-sessions/s", ""}, true, "sessions/base"},
 	{"cold start to the first answer, ms", "ColdStart", "ns/op", 1e-6, 2, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, false, ""},
 }
 
