@@ -13,11 +13,14 @@ import (
 const DefaultMaxEventSize = 16 << 20
 
 // Sizes of a Reader's read buffer. Lines that fit in it are parsed in
-// place; longer ones are accumulated separately. The buffer starts small,
-// since most streams carry small messages and an idle stream holds its
-// buffer for as long as it stays open, and doubles, up to
-// readBufferSize, each time a read fills it.
+// place; longer ones are accumulated separately. The buffer starts as
+// inlineBufferSize bytes within the Reader, since many streams end or
+// idle before their first event (an idle stream holds its buffer for as
+// long as it stays open); a read that fills it moves to a buffer of
+// initialBufferSize, which then doubles, up to readBufferSize, each time
+// a read fills it.
 const (
+	inlineBufferSize  = 128
 	initialBufferSize = 2 << 10
 	readBufferSize    = 32 << 10
 )
@@ -102,6 +105,8 @@ type Reader struct {
 	lastID       string        // the last event ID string
 	lastRetry    time.Duration // the reconnection delay last set
 	retryWasSent bool
+
+	inline [inlineBufferSize]byte // buf to start with
 }
 
 // NewReader returns a Reader parsing events from r. maxEventSize bounds the
@@ -113,11 +118,9 @@ func NewReader(r io.Reader, maxEventSize int) *Reader {
 	if maxEventSize <= 0 {
 		maxEventSize = DefaultMaxEventSize
 	}
-	size := initialBufferSize
-	if maxEventSize < size {
-		size = max(maxEventSize+2, 16)
-	}
-	return &Reader{src: r, limit: maxEventSize, buf: make([]byte, size)}
+	rd := &Reader{src: r, limit: maxEventSize}
+	rd.buf = rd.inline[:min(inlineBufferSize, max(maxEventSize+2, 16))]
+	return rd
 }
 
 // LastEventID returns the last event ID string: the ID in force when the
@@ -393,7 +396,9 @@ func (r *Reader) fill() {
 		if r.end == len(r.buf) && len(r.buf) < readBufferSize && len(r.buf) < r.limit+2 {
 			// The source has more at hand than the buffer holds: read
 			// in larger pieces from now on.
-			r.buf = append(r.buf, make([]byte, len(r.buf))...)
+			grown := make([]byte, min(max(2*len(r.buf), initialBufferSize), readBufferSize, r.limit+2))
+			copy(grown, r.buf)
+			r.buf = grown
 		}
 		if err != nil {
 			r.err = err

@@ -155,8 +155,26 @@ func TestReaderBufferGrowth(t *testing.T) {
 			t.Fatalf("small event: %q, %v", ev.Data, err)
 		}
 	}
+	if len(r.buf) != inlineBufferSize {
+		t.Errorf("after small reads the buffer holds %d bytes, want %d", len(r.buf), inlineBufferSize)
+	}
+
+	// A read that fills the inline buffer moves to initialBufferSize.
+	r = NewReader(strings.NewReader(strings.Repeat("data: small\n\n", 100)), 0)
+	if _, err := r.Next(); err != nil {
+		t.Fatal(err)
+	}
 	if len(r.buf) != initialBufferSize {
-		t.Errorf("after small reads the buffer holds %d bytes, want %d", len(r.buf), initialBufferSize)
+		t.Errorf("after a full read of the inline buffer the buffer holds %d bytes, want %d", len(r.buf), initialBufferSize)
+	}
+
+	// A stream that ends before its first event costs the Reader alone.
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := NewReader(strings.NewReader(""), 0).Next(); err != io.EOF {
+			t.Fatalf("Next: %v, want io.EOF", err)
+		}
+	}); n > 2 {
+		t.Errorf("a stream with no event: %v allocations, want at most 2 (the Reader and its source)", n)
 	}
 
 	line := strings.Repeat("y", 5000)
