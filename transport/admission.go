@@ -77,7 +77,7 @@ type admission struct {
 	// Guarded by the table's mu.
 	state slotState
 
-	idleSince   atomic.Int64 // UnixNano when the session last went idle; 0 while busy
+	idleSince   atomic.Int64 // monoNow when the session last went idle; 0 while busy
 	established atomic.Bool  // the client sent something after initialize
 	requests    atomic.Int32 // HTTP requests in progress on the session
 }
@@ -93,9 +93,17 @@ const (
 // markIdle records that the session has nothing going on from now.
 func (a *admission) markIdle() {
 	if a != nil {
-		a.idleSince.Store(time.Now().UnixNano())
+		a.idleSince.Store(monoNow())
 	}
 }
+
+// monoStart is the origin of monoNow's clock.
+var monoStart = time.Now()
+
+// monoNow is the time on a monotonic clock, in nanoseconds, never zero:
+// for comparing the times sessions went idle, it reads the clock once,
+// where time.Now reads both the wall clock and the monotonic one.
+func monoNow() int64 { return int64(time.Since(monoStart)) + 1 }
 
 // markBusy records that the session has work in progress.
 func (a *admission) markBusy() {

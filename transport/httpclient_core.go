@@ -395,14 +395,15 @@ func (c *httpClientCore) newRequest(ctx context.Context, method, target string, 
 	}
 	// The empty URL parses at no cost into the request's own URL, which
 	// then takes a copy of the parsed one: what http.NewRequestWithContext
-	// does with target, without parsing it again.
+	// does with target, without parsing it again. Host stays empty, which
+	// sends the URL's: an http.Client copies the URL of a request whose
+	// Host is set, to look up cookies, even without a cookie jar.
 	req, err := http.NewRequestWithContext(ctx, method, "", rd)
 	if err != nil {
 		return nil, fmt.Errorf("transport: %w", err)
 	}
 	*req.URL = *p.url
 	req.URL.Host = strings.TrimSuffix(req.URL.Host, ":") // as http.NewRequest does
-	req.Host = req.URL.Host
 	h := req.Header
 	replaceHeaders(h, c.header)
 	if uh, ok := ctx.Value(httpHeaderKey{}).(http.Header); ok {
