@@ -333,7 +333,7 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport, opts ...*Co
 	if err != nil {
 		return nil, fmt.Errorf("mcp: connecting: %w", err)
 	}
-	cs := &ClientSession{client: c, tconn: tc, name: o.Name, progress: make(map[string]*progressWatch)}
+	cs := &ClientSession{client: c, tconn: tc, name: o.Name}
 	logger := c.logger
 	cs.stray.logger, cs.stray.name = c.opts.Logger, o.Name
 	if o.Name != "" {
@@ -585,6 +585,9 @@ func (cs *ClientSession) watchField(tok ProgressToken, set func(w *progressWatch
 	w := cs.progress[key]
 	if w == nil {
 		w = &progressWatch{}
+		if cs.progress == nil {
+			cs.progress = make(map[string]*progressWatch)
+		}
 		cs.progress[key] = w
 	}
 	set(w, true)
