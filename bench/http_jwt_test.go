@@ -285,16 +285,22 @@ func alternate(b *testing.B, sides [2]*pairedSide, block int) {
 // callBlock makes n echo calls shared out among conns, one goroutine
 // each, and returns the first error.
 func callBlock(conns []*httpConn, n int) error {
+	ctx := context.Background()
+	return shareOut(len(conns), n, func(i int) error { return conns[i].echo(ctx) })
+}
+
+// shareOut runs do n times in all on workers goroutines, worker i
+// passing i, and returns the first error; a worker stops at its first.
+func shareOut(workers, n int, do func(worker int) error) error {
 	var (
 		next     atomic.Int64
 		wg       sync.WaitGroup
 		firstErr atomic.Pointer[error]
 	)
-	ctx := context.Background()
-	for _, c := range conns {
+	for i := range workers {
 		wg.Go(func() {
 			for next.Add(1) <= int64(n) {
-				if err := c.echo(ctx); err != nil {
+				if err := do(i); err != nil {
 					firstErr.CompareAndSwap(nil, &err)
 					return
 				}

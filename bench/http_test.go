@@ -780,28 +780,11 @@ func BenchmarkHTTPSessionOpen(b *testing.B) {
 // openSessions opens and closes n sessions with s, sessionOpeners
 // goroutines at once, and returns the first error.
 func openSessions(ctx context.Context, t httpTarget, s *httpServer, n int) error {
-	var (
-		next     atomic.Int64
-		wg       sync.WaitGroup
-		firstErr atomic.Pointer[error]
-	)
-	for range sessionOpeners {
-		wg.Go(func() {
-			for next.Add(1) <= int64(n) {
-				c, err := t.dial(ctx, s.hc, s.url)
-				if err == nil {
-					err = c.close()
-				}
-				if err != nil {
-					firstErr.CompareAndSwap(nil, &err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err := firstErr.Load(); err != nil {
-		return *err
-	}
-	return nil
+	return shareOut(sessionOpeners, n, func(int) error {
+		c, err := t.dial(ctx, s.hc, s.url)
+		if err == nil {
+			err = c.close()
+		}
+		return err
+	})
 }
