@@ -79,7 +79,8 @@ func (e *TooLargeError) Is(target error) bool { return target == ErrEventTooLarg
 // lines that end an event without fields are skipped. Bytes are passed
 // through as they are: invalid UTF-8 is not replaced.
 //
-// A Reader is not safe for concurrent use.
+// A Reader is not safe for concurrent use, and must not be copied: its
+// buffer starts within itself. Make one with [NewReader].
 type Reader struct {
 	src   io.Reader
 	limit int
