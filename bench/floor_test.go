@@ -63,17 +63,7 @@ func floorPipeWith(tb testing.TB, serve func(io.Reader, io.Writer) error, newCli
 // cmd/floor-echo-server over its stdin and stdout.
 func floorStdio(tb testing.TB) caller {
 	cmd := serverCommand(tb, "floor")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
+	stdin, stdout := startPiped(tb, cmd)
 	c := floor.NewClient(stdout, stdin)
 	tb.Cleanup(func() {
 		c.Close() // closes stdin; the server exits on EOF, closing stdout

@@ -98,20 +98,7 @@ func TestHTTPServeChild(t *testing.T) {
 // it.
 func startHTTPChild(tb testing.TB, era string, t httpTarget) *httpServer {
 	tb.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestHTTPServeChild$", "-test.count", "1")
-	cmd.Env = append(os.Environ(), serveEnv+"="+era+"/"+t.name)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
+	cmd, stdin, stdout := startTestChild(tb, "TestHTTPServeChild", serveEnv+"="+era+"/"+t.name)
 	// The first line is read before anything else reads the output: a
 	// goroutine discarding it from the start could swallow that line and
 	// leave this read waiting for the process to end (which it does only
@@ -143,6 +130,36 @@ func startHTTPChild(tb testing.TB, era string, t httpTarget) *httpServer {
 	tb.Cleanup(stop)
 	pid := cmd.Process.Pid
 	return &httpServer{url: url, hc: hc, apart: func() (time.Duration, bool) { return procCPU(pid) }}
+}
+
+// startTestChild starts this test binary again, running the test named
+// test alone with env added to its environment, its standard error this
+// process's, and returns it with its standard input and output.
+func startTestChild(tb testing.TB, test, env string) (*exec.Cmd, io.WriteCloser, io.ReadCloser) {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run", "^"+test+"$", "-test.count", "1")
+	cmd.Env = append(os.Environ(), env)
+	cmd.Stderr = os.Stderr
+	stdin, stdout := startPiped(tb, cmd)
+	return cmd, stdin, stdout
+}
+
+// startPiped starts cmd with pipes to its standard input and from its
+// standard output, and returns them.
+func startPiped(tb testing.TB, cmd *exec.Cmd) (io.WriteCloser, io.ReadCloser) {
+	tb.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	return stdin, stdout
 }
 
 // clockTick is the unit of the CPU times in /proc/<pid>/stat: USER_HZ,
