@@ -3,6 +3,7 @@
 package transport
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -380,20 +382,37 @@ func (t *sessionSet[S]) closeAll() {
 	}
 }
 
-// readRequestBody reads r's body, bounded in size by limit and, when timeout is
-// positive, in time by a read deadline on the connection (shortened to
-// the http.Server's ReadTimeout when that is shorter), lifted once the
-// body is in so that a response stream may outlive it. When it cannot,
-// it returns the status and reason to refuse the request with: 413 past
-// limit (at once when the announced length is), 408 past the deadline,
-// 400 when reading fails otherwise.
-// netHTTPBody reports whether body is the request body net/http's HTTP/1
-// server made, unwrapped.
-func netHTTPBody(body io.ReadCloser) bool {
-	t := reflect.TypeOf(body)
-	return t != nil && t.String() == "*http.body"
+// netHTTPBodyType holds the type of the request bodies net/http's HTTP/1
+// server makes (unexported there), found on first use by reading a
+// request (a zero value: nothing to allocate when the package starts).
+var netHTTPBodyType struct {
+	once sync.Once
+	t    reflect.Type
 }
 
+// netHTTPBody reports whether body is a request body net/http's HTTP/1
+// server made, unwrapped: a comparison of its dynamic type.
+func netHTTPBody(body io.ReadCloser) bool {
+	nt := &netHTTPBodyType
+	nt.once.Do(func() {
+		r, err := http.ReadRequest(bufio.NewReader(strings.NewReader("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n\r\nx")))
+		if err == nil {
+			nt.t = reflect.TypeOf(r.Body)
+		}
+	})
+	t := reflect.TypeOf(body)
+	return t != nil && t == nt.t
+}
+
+// readRequestBody reads r's body, bounded in size by limit and, when timeout is
+// positive, in time by a read deadline on the connection, unless the
+// http.Server's ReadTimeout, no longer than timeout, bounds the whole
+// request already. Ours is lifted once the body is in, so that a response
+// stream may outlive it, except from a body of net/http's own read to its
+// end, whose end lifts it (see below). When it cannot read the body, it
+// returns the status and reason to refuse the request with: 413 past
+// limit (at once when the announced length is), 408 past the deadline,
+// 400 when reading fails otherwise.
 func readRequestBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration) ([]byte, int, string) {
 	if r.ContentLength > limit {
 		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", limit)

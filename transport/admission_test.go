@@ -754,3 +754,22 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	c.n += n
 	return n, err
 }
+
+// TestNetHTTPBody checks that the type netHTTPBody looks for is that of
+// the bodies net/http's server gives a handler, and not that of a body a
+// middleware put in its place.
+func TestNetHTTPBody(t *testing.T) {
+	got := make(chan [2]bool, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- [2]bool{netHTTPBody(r.Body), netHTTPBody(io.NopCloser(r.Body))}
+	}))
+	defer srv.Close()
+	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if g := <-got; g != [2]bool{true, false} {
+		t.Fatalf("netHTTPBody: net/http's body %v, a wrapped one %v; want true, false", g[0], g[1])
+	}
+}

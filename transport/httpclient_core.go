@@ -390,6 +390,7 @@ func (c *httpClientCore) newRequest(ctx context.Context, method, target string, 
 		if err != nil {
 			return nil, fmt.Errorf("transport: %w", err)
 		}
+		u.Host = strings.TrimSuffix(u.Host, ":") // as http.NewRequest does
 		p = &parsedURL{text: target, url: u}
 		c.target.Store(p)
 	}
@@ -403,7 +404,6 @@ func (c *httpClientCore) newRequest(ctx context.Context, method, target string, 
 		return nil, fmt.Errorf("transport: %w", err)
 	}
 	*req.URL = *p.url
-	req.URL.Host = strings.TrimSuffix(req.URL.Host, ":") // as http.NewRequest does
 	h := req.Header
 	replaceHeaders(h, c.header)
 	if uh, ok := ctx.Value(httpHeaderKey{}).(http.Header); ok {
