@@ -29,7 +29,9 @@ const (
 //   - setup/<target>: as HTTPSessionSetup (one session after another:
 //     connect, tools/list, close), against the floor.
 //   - open/<target>: as HTTPSessionOpen (sessionOpeners goroutines
-//     opening and closing sessions), against mcp-go's default client.
+//     opening and closing sessions), against mcp-go's default client,
+//     which opens no GET stream; floor-stream is the floor's client with
+//     one, which tells whether any client opening one could keep up.
 //
 // Each side reports sessions/s and the process's CPU time a session
 // (client and server; base- prefixed for the base), and the ratios
@@ -86,7 +88,7 @@ func sessionWorkloads() []sessionWorkload {
 	floor, mcpkit, mcpgo := httpTargets[0], httpTargets[1], httpTargets[3]
 	return []sessionWorkload{
 		{"setup", floor, []httpTarget{mcpkitNoStream, mcpkit}, setupPairedBlock, setupSessions},
-		{"open", mcpgo, []httpTarget{mcpkit, mcpkitNoStream}, openPairedBlock, openSessions},
+		{"open", mcpgo, []httpTarget{mcpkit, mcpkitNoStream, floorStream}, openPairedBlock, openSessions},
 	}
 }
 
@@ -203,7 +205,7 @@ func TestHTTPSessionsChild(t *testing.T) {
 		}
 	}
 	var target *httpTarget
-	for _, tg := range append(slices.Clone(httpTargets), mcpkitNoStream) {
+	for _, tg := range append(slices.Clone(httpTargets), mcpkitNoStream, floorStream) {
 		if tg.name == name {
 			target = &tg
 		}

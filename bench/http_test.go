@@ -120,6 +120,11 @@ func floorHTTPDial(ctx context.Context, hc *http.Client, url string) (*httpConn,
 	if err != nil {
 		return nil, err
 	}
+	return floorConn(c), nil
+}
+
+// floorConn returns the httpConn of the floor's session c.
+func floorConn(c *floor.HTTPClient) *httpConn {
 	return &httpConn{
 		echo: func(ctx context.Context) error {
 			text, err := c.CallEcho(ctx, message)
@@ -131,7 +136,20 @@ func floorHTTPDial(ctx context.Context, hc *http.Client, url string) (*httpConn,
 		large: largeCaller(c.CallLarge),
 		list:  listCaller(c.ListTools),
 		close: func() error { return c.Close(context.Background()) },
-	}, nil
+	}
+}
+
+// floorStream is the floor's target with a client that opens the
+// session's standalone GET stream, as mcpkit's does by default: what such
+// a stream costs at the least.
+var floorStream = httpTarget{"floor-stream", floorHTTPServe, floorHTTPStreamDial}
+
+func floorHTTPStreamDial(ctx context.Context, hc *http.Client, url string) (*httpConn, error) {
+	c, err := floor.DialHTTPStream(ctx, hc, url)
+	if err != nil {
+		return nil, err
+	}
+	return floorConn(c), nil
 }
 
 func mcpkitHTTPServe(string) (http.Handler, func(), error) {
@@ -604,8 +622,10 @@ func liveHeap() uint64 {
 
 // TestHTTP checks every HTTP target once: echo, large, tools/list and
 // close, so that `go test` (without -bench) catches a broken setup.
+// The variants (floor-stream, mcpkit-nostream) share their servers with
+// targets checked already and only dial.
 func TestHTTP(t *testing.T) {
-	for _, tg := range httpTargets {
+	for _, tg := range append(slices.Clone(httpTargets), floorStream, mcpkitNoStream) {
 		t.Run(tg.name, func(t *testing.T) {
 			s := startHTTP(t, tg)
 			c := s.dial(t, tg)
@@ -614,13 +634,14 @@ func TestHTTP(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if !slices.ContainsFunc(httpTargets, func(h httpTarget) bool { return h.name == tg.name }) {
+				return
+			}
 			if _, _, err := measureIdle(tg, 10); err != nil {
 				t.Fatal(err)
 			}
-			if tg.name != "floor" {
-				if _, _, err := measureIdleStreams(tg, 10); err != nil {
-					t.Fatal(err)
-				}
+			if _, _, err := measureIdleStreams(tg, 10); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}
@@ -641,9 +662,6 @@ const idleStreams = 1000
 // connection (a few hundred bytes).
 func BenchmarkHTTPIdleStreams(b *testing.B) {
 	for _, t := range httpTargets {
-		if t.name == "floor" {
-			continue // the floor server has no GET stream
-		}
 		b.Run(t.name, func(b *testing.B) {
 			var mem, goroutines float64
 			for b.Loop() {
@@ -758,9 +776,11 @@ const sessionOpeners = 8
 // client does on its own, such as mcpkit's standalone GET stream) and
 // close. Nothing is called in between. mcpkit-nostream turns the GET
 // stream off, so that the difference between the two rows is the
-// stream's cost. Every client asks for the handshake era (2025-11-25).
+// stream's cost; floor-stream is the floor with one, what a stream costs
+// at the least. Every client asks for the handshake era (2025-11-25).
 func BenchmarkHTTPSessionOpen(b *testing.B) {
-	targets := slices.Insert(slices.Clone(httpTargets), 2, mcpkitNoStream)
+	targets := slices.Insert(slices.Clone(httpTargets), 1, floorStream)
+	targets = slices.Insert(targets, 3, mcpkitNoStream)
 	for _, t := range targets {
 		b.Run(t.name, func(b *testing.B) {
 			s := startHTTP(b, t)

@@ -70,8 +70,9 @@ var servers = map[string]string{
 // from the target each column names ("" for none; "target:unit" for
 // another unit of that target), shown with scale and the given number of
 // decimals. The ratio column is mcpkit's median over the floor's, or,
-// with ratioUnit, the median of that unit of mcpkit's target (a ratio
-// the benchmark measured in each round).
+// with ratioUnit, the median of that unit of mcpkit's target, or of the
+// floor's in a row without one (a ratio the benchmark measured in each
+// round).
 type row struct {
 	title     string
 	bench     string
@@ -103,7 +104,9 @@ var rows = []row{
 	{"the same without mcpkit's GET stream", "HTTPSessionOpen", "sessions/s", 1, 0, [4]string{"floor", "mcpkit-nostream", "", ""}, true, ""},
 	{"session setup without mcpkit's GET stream, paired with the floor's, sessions/s", "HTTPSessionsPaired", "sessions/s", 1, 0, [4]string{"setup/mcpkit-nostream:base-sessions/s", "setup/mcpkit-nostream", "", ""}, true, "sessions/base"},
 	{"the same, CPU µs a session (client and server)", "HTTPSessionsPaired", "cpu-µs/session", 1, 0, [4]string{"setup/mcpkit-nostream:base-cpu-µs/session", "setup/mcpkit-nostream", "", ""}, false, "cpu/base"},
+	{"the same, the floor's client with a GET stream too (last column: mcpkit vs it)", "HTTPSessionOpen", "sessions/s", 1, 0, [4]string{"floor-stream", "mcpkit", "", ""}, true, ""},
 	{"sessions opened, default client, paired with mcp-go's (last column: mcpkit vs mcp-go)", "HTTPSessionsPaired", "sessions/s", 1, 0, [4]string{"", "open/mcpkit", "open/mcpkit:base-sessions/s", ""}, true, "sessions/base"},
+	{"the same, the floor's client with a GET stream, paired with mcp-go's (last column: the floor vs mcp-go)", "HTTPSessionsPaired", "sessions/s", 1, 0, [4]string{"open/floor-stream", "", "open/floor-stream:base-sessions/s", ""}, true, "sessions/base"},
 	{"cold start to the first answer, ms", "ColdStart", "ns/op", 1e-6, 2, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, false, ""},
 }
 
@@ -190,7 +193,11 @@ func main() {
 		}
 		ratio := "—"
 		if r.ratioUnit != "" {
-			if v, ok := median(results[key(r.bench, r.targets[1], r.ratioUnit)]); ok {
+			of := r.targets[1]
+			if of == "" {
+				of = r.targets[0]
+			}
+			if v, ok := median(results[key(r.bench, of, r.ratioUnit)]); ok {
 				ratio = fmt.Sprintf("%.3fx", v)
 			}
 		} else if vals[0] > 0 && vals[1] > 0 {

@@ -27,14 +27,19 @@ const protocolVersion = "2025-11-25"
 type httpSession struct {
 	protocolVersion string
 	lastUsed        atomic.Int64 // unix nanoseconds, for an idle sweep a real server would run
+	// stream is closed when the session ends, which ends its standalone
+	// GET stream; nil until a GET opens one. Guarded by the handler's mu.
+	stream chan struct{}
 }
 
 // HTTPHandler is the no-SDK baseline of a Streamable HTTP MCP server: a
 // hand-written net/http handler that answers POSTed JSON-RPC requests
 // with application/json, keeps a table of sessions keyed by a random
 // Mcp-Session-Id and serves the echo, large and tools/list requests the
-// benchmarks make. It does no SSE, keeps no event log and checks only the
-// headers it needs; any SDK does at least this much work per request.
+// benchmarks make. A GET opens a session's standalone stream, which stays
+// open, without events, until the session ends. It keeps no event log
+// and checks only the headers it needs; any SDK does at least this much
+// work per request.
 type HTTPHandler struct {
 	mu       sync.RWMutex
 	sessions map[string]*httpSession
@@ -50,11 +55,16 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
 		h.post(w, r)
+	case http.MethodGet:
+		h.stream(w, r)
 	case http.MethodDelete:
 		id := r.Header.Get("Mcp-Session-Id")
 		h.mu.Lock()
-		_, ok := h.sessions[id]
+		s, ok := h.sessions[id]
 		delete(h.sessions, id)
+		if ok && s.stream != nil {
+			close(s.stream)
+		}
 		h.mu.Unlock()
 		if !ok {
 			http.Error(w, "unknown session", http.StatusNotFound)
@@ -62,7 +72,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	default:
-		w.Header().Set("Allow", "POST, DELETE")
+		w.Header().Set("Allow", "GET, POST, DELETE")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 	}
 }
@@ -114,6 +124,39 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// stream serves a session's standalone stream: headers at once, then
+// nothing until the session ends or the client leaves.
+func (h *HTTPHandler) stream(w http.ResponseWriter, r *http.Request) {
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		http.Error(w, "not acceptable", http.StatusNotAcceptable)
+		return
+	}
+	h.mu.Lock()
+	s := h.sessions[r.Header.Get("Mcp-Session-Id")]
+	var end chan struct{}
+	if s != nil && s.stream == nil {
+		end = make(chan struct{})
+		s.stream = end
+	}
+	h.mu.Unlock()
+	switch {
+	case s == nil:
+		http.Error(w, "unknown session", http.StatusNotFound)
+		return
+	case end == nil:
+		http.Error(w, "the session has a stream", http.StatusConflict)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	http.NewResponseController(w).Flush()
+	select {
+	case <-end:
+	case <-r.Context().Done():
+	}
+}
+
 // Sessions reports how many sessions the handler holds.
 func (h *HTTPHandler) Sessions() int {
 	h.mu.RLock()
@@ -155,6 +198,11 @@ type HTTPClient struct {
 	url       string
 	sessionID string
 	nextID    atomic.Int64
+	// streamEnd, when the client opened a standalone stream, is closed
+	// once the stream's body is read to its end, and streamErr is why it
+	// ended if not cleanly.
+	streamEnd chan struct{}
+	streamErr error
 }
 
 // DialHTTP initializes a session with the server at url: it POSTs
@@ -191,6 +239,40 @@ func DialHTTP(ctx context.Context, hc *http.Client, url string) (*HTTPClient, er
 		return nil, err
 	}
 	return c, decodeBody(resp, nil)
+}
+
+// DialHTTPStream is DialHTTP followed by a GET that opens the session's
+// standalone stream, as SDK clients do; it returns once the stream's
+// headers are in. A goroutine reads the stream, which carries no events
+// from the floor's server, until Close ends the session.
+func DialHTTPStream(ctx context.Context, hc *http.Client, url string) (*HTTPClient, error) {
+	c, err := DialHTTP(ctx, hc, url)
+	if err != nil {
+		return nil, err
+	}
+	// The stream outlives ctx: it ends with the session.
+	req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.sessionID)
+	req.Header.Set("Mcp-Protocol-Version", protocolVersion)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("floor: GET: HTTP %s", resp.Status)
+	}
+	c.streamEnd = make(chan struct{})
+	go func() {
+		defer close(c.streamEnd)
+		_, c.streamErr = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}()
+	return c, nil
 }
 
 // post sends one JSON-RPC message (a request when isRequest) and returns
@@ -306,7 +388,20 @@ func (c *HTTPClient) Close(ctx context.Context) error {
 		resp.Body.Close()
 		return fmt.Errorf("floor: DELETE: HTTP %s", resp.Status)
 	}
-	return decodeBody(resp, nil)
+	if err := decodeBody(resp, nil); err != nil {
+		return err
+	}
+	if c.streamEnd != nil {
+		// The server ends the stream with the session; reading it to its
+		// end returns its connection to the pool.
+		select {
+		case <-c.streamEnd:
+			return c.streamErr
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // decodeBody decodes the JSON-RPC message in the body of resp into v
