@@ -31,7 +31,8 @@ const (
 //   - open/<target>: as HTTPSessionOpen (sessionOpeners goroutines
 //     opening and closing sessions), against mcp-go's default client,
 //     which opens no GET stream; floor-stream is the floor's client with
-//     one, which tells whether any client opening one could keep up.
+//     one, which tells whether any client opening one could keep up, and
+//     floor the floor's without.
 //
 // Each side reports sessions/s and the process's CPU time a session
 // (client and server; base- prefixed for the base), and the ratios
@@ -88,7 +89,7 @@ func sessionWorkloads() []sessionWorkload {
 	floor, mcpkit, mcpgo := httpTargets[0], httpTargets[1], httpTargets[3]
 	return []sessionWorkload{
 		{"setup", floor, []httpTarget{mcpkitNoStream, mcpkit}, setupPairedBlock, setupSessions},
-		{"open", mcpgo, []httpTarget{mcpkit, mcpkitNoStream, floorStream}, openPairedBlock, openSessions},
+		{"open", mcpgo, []httpTarget{mcpkit, mcpkitNoStream, floorStream, floor}, openPairedBlock, openSessions},
 	}
 }
 

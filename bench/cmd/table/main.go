@@ -107,6 +107,8 @@ var rows = []row{
 	{"the same, the floor's client with a GET stream too (last column: mcpkit vs it)", "HTTPSessionOpen", "sessions/s", 1, 0, [4]string{"floor-stream", "mcpkit", "", ""}, true, ""},
 	{"sessions opened, default client, paired with mcp-go's (last column: mcpkit vs mcp-go)", "HTTPSessionsPaired", "sessions/s", 1, 0, [4]string{"", "open/mcpkit", "open/mcpkit:base-sessions/s", ""}, true, "sessions/base"},
 	{"the same, the floor's client with a GET stream, paired with mcp-go's (last column: the floor vs mcp-go)", "HTTPSessionsPaired", "sessions/s", 1, 0, [4]string{"open/floor-stream", "", "open/floor-stream:base-sessions/s", ""}, true, "sessions/base"},
+	{"the same, the floor's client without (last column: the floor vs mcp-go)", "HTTPSessionsPaired", "sessions/s", 1, 0, [4]string{"open/floor", "", "open/floor:base-sessions/s", ""}, true, "sessions/base"},
+	{"the same, CPU µs a session (client and server), the floor's with a GET stream and mcpkit's (last column: mcpkit vs mcp-go)", "HTTPSessionsPaired", "cpu-µs/session", 1, 0, [4]string{"open/floor-stream", "open/mcpkit", "open/mcpkit:base-cpu-µs/session", ""}, false, "cpu/base"},
 	{"cold start to the first answer, ms", "ColdStart", "ns/op", 1e-6, 2, [4]string{"floor", "mcpkit", "mcpgo", "gosdk"}, false, ""},
 }
 
