@@ -127,7 +127,10 @@ type httpClientCore struct {
 	// stdRT is set when the client's RoundTripper is an *http.Transport,
 	// which stops reading a response body when the request's context
 	// ends (see closeOnDone).
-	stdRT  bool
+	stdRT bool
+	// direct, when not nil, is the client's RoundTripper, which do calls
+	// itself: the client has no cookie jar and no timeout (see do).
+	direct http.RoundTripper
 	header http.Header
 	limit  int // largest incoming message
 	// memo is the result._meta of the responses decoded (a server of
@@ -178,6 +181,7 @@ func newHTTPClientCore(ctx context.Context, client *http.Client, header http.Hea
 	case nil, *http.Transport:
 		c.stdRT = true
 	}
+	c.setDirect()
 	// The connection outlives Connect's context but keeps its values.
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	life, endLife := context.WithCancel(context.Background())
@@ -215,6 +219,67 @@ func (c *httpClientCore) authorize(az Authorizer) {
 	// c.client is the connection's own copy (see sameOriginRedirects).
 	c.client.Transport = az.RoundTripper(base)
 	c.stdRT = false
+	c.setDirect()
+}
+
+// setDirect decides whether do may send requests with the client's
+// RoundTripper itself.
+func (c *httpClientCore) setDirect() {
+	c.direct = nil
+	if c.client.Jar == nil && c.client.Timeout == 0 {
+		c.direct = c.client.Transport
+		if c.direct == nil {
+			c.direct = http.DefaultTransport
+		}
+	}
+}
+
+// do sends req as c.client.Do does. An http.Client copies the headers of
+// every request it sends, for the redirects it may follow, and keeps a
+// list of the requests: a few hundred bytes and most of a microsecond a
+// request, for redirects MCP servers rarely answer with. So when the
+// client has nothing else to do for a request (no cookie jar, no
+// timeout, no user information in the URL), do sends it with the
+// client's RoundTripper, and hands a redirect (a 3xx answer with a
+// Location) to the client, which sends the request again from the start
+// and follows it as always, under the same-origin rule of
+// sameOriginRedirects. Errors are wrapped in *url.Error, as the client's
+// are.
+func (c *httpClientCore) do(req *http.Request) (*http.Response, error) {
+	if c.direct == nil || req.URL.User != nil {
+		return c.client.Do(req)
+	}
+	resp, err := c.direct.RoundTrip(req)
+	if err != nil {
+		return nil, &url.Error{Op: urlErrorOp(req.Method), URL: req.URL.String(), Err: err}
+	}
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		if headerValue(resp.Header, "Location") == "" {
+			return resp, nil // nothing to follow; the client returns it too
+		}
+		drainClose(resp)
+		again := req.Clone(req.Context())
+		if req.GetBody != nil {
+			body, err := req.GetBody()
+			if err != nil {
+				return nil, &url.Error{Op: urlErrorOp(req.Method), URL: req.URL.String(), Err: err}
+			}
+			again.Body = body
+		}
+		return c.client.Do(again)
+	}
+	return resp, nil
+}
+
+// urlErrorOp is the Op of the *url.Error an http.Client returns for a
+// request of method: "Get", "Post" or "Delete".
+func urlErrorOp(method string) string {
+	if method == "" {
+		return "Get"
+	}
+	return method[:1] + strings.ToLower(method[1:])
 }
 
 // maxRedirects is how many redirects in a row a request follows, as

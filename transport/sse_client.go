@@ -162,7 +162,7 @@ func dialLegacy(setup context.Context, core *httpClientCore, rawURL string) (*le
 	if err != nil {
 		return fail(err)
 	}
-	resp, err := core.client.Do(req)
+	resp, err := core.do(req)
 	if err != nil {
 		return fail(fmt.Errorf("transport: GET: %w", err))
 	}
@@ -267,7 +267,7 @@ func (l *legacySession) post(ctx context.Context, body []byte) error {
 	if err != nil {
 		return err
 	}
-	resp, err := l.core.client.Do(req)
+	resp, err := l.core.do(req)
 	if err != nil {
 		return fmt.Errorf("transport: POST: %w", err)
 	}

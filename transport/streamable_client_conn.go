@@ -266,7 +266,7 @@ func (c *streamableClientConn) post(ctx context.Context, body []byte, sid string
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.client.Do(req)
+	resp, err := c.do(req)
 	if err != nil {
 		return nil, fmt.Errorf("transport: POST: %w", err)
 	}
@@ -366,7 +366,7 @@ func (c *streamableClientConn) get(ctx context.Context, lastID string) (io.ReadC
 	if err != nil {
 		return nil, "", err
 	}
-	resp, err := c.client.Do(req)
+	resp, err := c.do(req)
 	if err != nil {
 		return nil, sid, fmt.Errorf("transport: GET: %w", err)
 	}
@@ -767,7 +767,7 @@ func (c *streamableClientConn) Close() error {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), c.closeTimeout)
 		if req, err := c.newRequest(ctx, http.MethodDelete, c.url, nil,
 			headerSessionID, sid, headerProtocolVersion, c.version()); err == nil {
-			if resp, err := c.client.Do(req); err == nil {
+			if resp, err := c.do(req); err == nil {
 				drainClose(resp)
 				c.mu.Lock()
 				done := c.standaloneDone

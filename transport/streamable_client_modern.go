@@ -65,7 +65,7 @@ func (c *streamableClientConn) writeModern(ctx context.Context, m jsonrpc.Messag
 	if err != nil {
 		return err
 	}
-	resp, err := c.client.Do(req)
+	resp, err := c.do(req)
 	if err != nil {
 		return fmt.Errorf("transport: POST: %w", err)
 	}
