@@ -250,12 +250,15 @@ type Conn struct {
 	// current worker runs, or zero. A handler that runs past noteHandoff
 	// while messages wait behind it is left to finish on its goroutine
 	// (one of noteDetached) while a new worker goes on (see noteDue).
+	// noteTimer runs only while messages wait behind a handler (see
+	// watchNoteLocked): a handler with nothing behind it holds no one up.
 	noteTurn     uint64
 	noteCur      uint64
 	noteStarted  time.Time
 	noteOverdue  bool // noteCur has run past noteHandoff
 	noteDetached int
 	noteTimer    *time.Timer
+	noteArmed    bool // noteTimer is set to go off
 	noteHandoff  time.Duration
 	noteCtx      context.Context // c.ctx, marked as a notification handler's (see noteKey)
 	// turn numbers the requests run inline; lent is the turn whose
@@ -975,7 +978,7 @@ func (c *Conn) deliver(r *Response) {
 		// Not bounded by MaxQueuedNotifications: held responses are
 		// bounded by the calls made.
 		c.notes.push(inbound{resp: r, ch: p.ch}, -1)
-		c.handOffIfOverdueLocked()
+		c.watchNoteLocked()
 		c.mu.Unlock()
 		return
 	}
@@ -999,7 +1002,7 @@ func (c *Conn) enqueue(n *Request) {
 				c.wg.Add(1)
 				go c.notifyLoop()
 			} else {
-				c.handOffIfOverdueLocked()
+				c.watchNoteLocked()
 			}
 			c.mu.Unlock()
 			return
@@ -1045,11 +1048,7 @@ func (c *Conn) notifyLoop() {
 		c.noteCur = turn
 		c.noteOverdue = false
 		c.noteStarted = time.Now()
-		if c.noteTimer == nil {
-			c.noteTimer = time.AfterFunc(c.noteHandoff, c.noteDue)
-		} else {
-			c.noteTimer.Reset(c.noteHandoff)
-		}
+		c.watchNoteLocked()
 		if c.noteCtx == nil {
 			c.noteCtx = context.WithValue(c.ctx, noteKey{}, c)
 		}
@@ -1071,19 +1070,53 @@ func (c *Conn) notifyLoop() {
 			return
 		}
 		c.noteCur = 0
-		c.noteTimer.Stop()
+		if c.noteArmed {
+			c.noteArmed = false
+			c.noteTimer.Stop()
+		}
 	}
 }
 
-// noteDue runs when a notification handler has run for noteHandoff.
+// watchNoteLocked makes sure that messages waiting behind the running
+// notification handler are handed to a new worker once the handler has
+// run for noteHandoff: at once if it has, or when noteTimer goes off. It
+// does nothing while nothing waits, so that the timer (and the wake-up of
+// the runtime's poller that setting one can cost) is spared to the usual
+// handler, which returns before anything arrives behind it. c.mu is held.
+func (c *Conn) watchNoteLocked() {
+	if c.noteCur == 0 || len(c.notes.items) == 0 || c.closed {
+		return
+	}
+	if c.noteOverdue {
+		c.handOffIfOverdueLocked()
+		return
+	}
+	if c.noteArmed {
+		return
+	}
+	left := c.noteHandoff - time.Since(c.noteStarted)
+	if left <= 0 {
+		c.noteOverdue = true
+		c.handOffIfOverdueLocked()
+		return
+	}
+	c.noteArmed = true
+	if c.noteTimer == nil {
+		c.noteTimer = time.AfterFunc(left, c.noteDue)
+	} else {
+		c.noteTimer.Reset(left)
+	}
+}
+
+// noteDue runs when noteTimer goes off: the handler it was set for has
+// run for noteHandoff, unless that one returned and another runs since.
 func (c *Conn) noteDue() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.noteCur == 0 || time.Since(c.noteStarted) < c.noteHandoff {
-		return // that handler returned; the timer is armed for another
-	}
-	c.noteOverdue = true
-	c.handOffIfOverdueLocked()
+	c.noteArmed = false
+	// For a handler that started since, this sets the timer again, for
+	// what is left of its time.
+	c.watchNoteLocked()
 }
 
 // handOffIfOverdueLocked leaves the notification handler that has run

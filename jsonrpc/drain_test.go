@@ -322,3 +322,49 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// TestConnNoteHandoff checks when notifications waiting behind a
+// notification handler that does not return are handed to a new worker:
+// once the handler has run for the hand-off time, whether they arrived
+// before that (the timer set when they arrived hands them over) or after
+// (they are handed over on arrival), and not sooner. Fake time.
+func TestConnNoteHandoff(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		after time.Duration // when the second notification arrives
+		want  time.Duration // when it is handled
+	}{
+		{"arrives at once", 0, defaultNoteHandoff},
+		{"arrives within the hand-off time", defaultNoteHandoff / 4, defaultNoteHandoff},
+		{"arrives after it", 3 * defaultNoteHandoff, 3 * defaultNoteHandoff},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := newHalfStream(false)
+				release := make(chan struct{})
+				second := make(chan time.Time, 1)
+				c := NewConn(s, &ConnOptions{Handler: HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+					switch req.Method {
+					case "first":
+						<-release
+					case "second":
+						second <- time.Now()
+					}
+					return nil, nil
+				})})
+				start := time.Now()
+				s.in <- []byte(`{"jsonrpc":"2.0","method":"first"}`)
+				c.Start()
+				time.Sleep(tt.after)
+				s.in <- []byte(`{"jsonrpc":"2.0","method":"second"}`)
+				if got := (<-second).Sub(start); got != tt.want {
+					t.Errorf("second handled after %v, want %v", got, tt.want)
+				}
+				close(release)
+				close(s.in)
+				<-c.Done()
+				c.Wait()
+			})
+		})
+	}
+}
