@@ -116,6 +116,15 @@ type ConnOptions struct {
 	// must return promptly. MCP uses it to admit requests a client
 	// pipelines behind initialize.
 	OnReceive func(req *Request)
+	// QuickNotification, if set, reports whether the handler of the
+	// incoming notification req returns promptly without waiting for
+	// anything (no call to the peer, no code of an application's). Such a
+	// notification, arriving while no other is queued or being handled,
+	// is handled on the goroutine that delivers it, which spares starting
+	// a worker goroutine for it; notifications are handled in arrival
+	// order either way. MCP uses it for notifications/initialized and
+	// the like when no application handler is set for them.
+	QuickNotification func(req *Request) bool
 	// OnClose, if set, is called once when the connection shuts down, with
 	// the reason (see [Conn.Err]). It runs in the goroutine that shut the
 	// connection down and must not block.
@@ -209,6 +218,7 @@ type Conn struct {
 	onCancel    func(ID, error)
 	onClose     func(error)
 	onReceive   func(*Request)
+	quickNote   func(*Request) bool
 	logger      *slog.Logger
 	buffered    bufferedStream // stream, when handlers may run inline
 	binder      contextBinder  // stream, when it binds handlers' contexts; nil otherwise
@@ -339,6 +349,7 @@ func NewConn(s Stream, opts *ConnOptions) *Conn {
 		onCancel:    opts.OnCancel,
 		onClose:     opts.OnClose,
 		onReceive:   opts.OnReceive,
+		quickNote:   opts.QuickNotification,
 		logger:      opts.Logger,
 		done:        make(chan struct{}),
 		drainFor:    opts.DrainTimeout,
@@ -990,7 +1001,12 @@ func (c *Conn) deliver(r *Response) {
 // if none is running. While MaxQueuedNotifications wait, it waits for
 // room: reading stops rather than drop one.
 func (c *Conn) enqueue(n *Request) {
+	quick := c.quickNote != nil && c.quickNote(n)
 	c.mu.Lock()
+	if quick && !c.notes.running && !c.closed {
+		c.runNoteHere(n)
+		return
+	}
 	for warned := false; ; {
 		if c.closed {
 			c.mu.Unlock()
@@ -1043,38 +1059,82 @@ func (c *Conn) notifyLoop() {
 			c.mu.Lock()
 			continue
 		}
-		c.noteTurn++
-		turn := c.noteTurn
-		c.noteCur = turn
-		c.noteOverdue = false
-		c.noteStarted = time.Now()
-		c.watchNoteLocked()
-		if c.noteCtx == nil {
-			c.noteCtx = context.WithValue(c.ctx, noteKey{}, c)
-		}
-		base := c.noteCtx
+		turn, base := c.beginNoteLocked()
 		c.mu.Unlock()
-
-		ctx := c.bindContext(base, nil, it.note)
-		_, err := c.call(ctx, it.note)
-		c.releaseContext(ctx)
-		if err != nil {
-			c.logger.Debug("jsonrpc: notification handler failed", "method", it.note.Method, "err", err)
-		}
-
+		c.runNote(base, it.note)
 		c.mu.Lock()
-		if c.noteCur != turn {
+		if !c.endNoteLocked(turn) {
 			// Left behind: another worker has taken over.
-			c.noteDetached--
 			c.mu.Unlock()
 			return
 		}
-		c.noteCur = 0
-		if c.noteArmed {
-			c.noteArmed = false
-			c.noteTimer.Stop()
-		}
 	}
+}
+
+// runNoteHere handles the quick notification n (see
+// ConnOptions.QuickNotification) on the calling goroutine, in place of a
+// worker: the queue is marked as drained meanwhile, so that what arrives
+// behind n waits for it, and a worker takes on what did, if anything.
+// c.mu is held on entry and released.
+func (c *Conn) runNoteHere(n *Request) {
+	c.notes.running = true
+	c.wg.Add(1)
+	defer c.wg.Done()
+	turn, base := c.beginNoteLocked()
+	c.mu.Unlock()
+	c.runNote(base, n)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.endNoteLocked(turn) {
+		return // left behind: a worker took over the queue
+	}
+	if len(c.notes.items) == 0 || c.closed {
+		c.notes.running = false
+		return
+	}
+	c.wg.Add(1)
+	go c.notifyLoop()
+}
+
+// beginNoteLocked makes the handler about to run the current one, and
+// returns its turn and the context to run it under. c.mu is held.
+func (c *Conn) beginNoteLocked() (uint64, context.Context) {
+	c.noteTurn++
+	c.noteCur = c.noteTurn
+	c.noteOverdue = false
+	c.noteStarted = time.Now()
+	c.watchNoteLocked()
+	if c.noteCtx == nil {
+		c.noteCtx = context.WithValue(c.ctx, noteKey{}, c)
+	}
+	return c.noteCur, c.noteCtx
+}
+
+// runNote runs the handler of notification n under base.
+func (c *Conn) runNote(base context.Context, n *Request) {
+	ctx := c.bindContext(base, nil, n)
+	_, err := c.call(ctx, n)
+	c.releaseContext(ctx)
+	if err != nil {
+		c.logger.Debug("jsonrpc: notification handler failed", "method", n.Method, "err", err)
+	}
+}
+
+// endNoteLocked ends the turn of a handler that returned. It reports
+// false if the handler was left behind meanwhile (see
+// handOffIfOverdueLocked), when the goroutine that ran it has nothing
+// left to do. c.mu is held.
+func (c *Conn) endNoteLocked(turn uint64) bool {
+	if c.noteCur != turn {
+		c.noteDetached--
+		return false
+	}
+	c.noteCur = 0
+	if c.noteArmed {
+		c.noteArmed = false
+		c.noteTimer.Stop()
+	}
+	return true
 }
 
 // watchNoteLocked makes sure that messages waiting behind the running

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -364,6 +365,76 @@ func TestConnNoteHandoff(t *testing.T) {
 				close(s.in)
 				<-c.Done()
 				c.Wait()
+			})
+		})
+	}
+}
+
+// TestConnQuickNotification checks notifications the handler declares
+// quick (ConnOptions.QuickNotification): one arriving while none waits
+// is handled on the goroutine that read it, before the next message is
+// read; one arriving while another is handled waits behind it, and
+// notifications are handled in arrival order. Fake time.
+func TestConnQuickNotification(t *testing.T) {
+	tests := []struct {
+		name  string
+		msgs  []string // methods of the notifications sent, in order; "call" is a request
+		hold  string   // the method whose handler waits until the test releases it
+		ready []string // handled (in any order) when all goroutines wait, before the release
+		want  []string // the notifications handled in the end, in order
+	}{
+		// The quick one holds up reading: the request behind it is not
+		// read, so not handled, until it returns.
+		{"quick is inline", []string{"quick", "call"}, "quick", []string{"quick"}, []string{"quick"}},
+		// A worker runs the slow one; the quick ones queue behind it,
+		// and reading goes on (the request is handled meanwhile).
+		{"quick waits behind slow", []string{"slow", "quick", "quick2", "call"}, "slow", []string{"call", "slow"}, []string{"slow", "quick", "quick2"}},
+		{"slow behind quick", []string{"quick", "slow"}, "", nil, []string{"quick", "slow"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := newHalfStream(false)
+				release := make(chan struct{})
+				var mu sync.Mutex
+				var handled []string
+				c := NewConn(s, &ConnOptions{
+					QuickNotification: func(req *Request) bool { return strings.HasPrefix(req.Method, "quick") },
+					Handler: HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+						mu.Lock()
+						handled = append(handled, req.Method)
+						mu.Unlock()
+						if req.Method == tt.hold {
+							<-release
+						}
+						return nil, nil
+					}),
+				})
+				for _, m := range tt.msgs {
+					if m == "call" {
+						s.in <- []byte(`{"jsonrpc":"2.0","id":1,"method":"call"}`)
+					} else {
+						s.in <- []byte(`{"jsonrpc":"2.0","method":"` + m + `"}`)
+					}
+				}
+				c.Start()
+				synctest.Wait()
+				if tt.ready != nil {
+					mu.Lock()
+					got := slices.Sorted(slices.Values(handled))
+					mu.Unlock()
+					if !slices.Equal(got, tt.ready) {
+						t.Errorf("handled while %s waits: %q, want %q", tt.hold, got, tt.ready)
+					}
+				}
+				close(release)
+				close(s.in)
+				<-c.Done()
+				c.Wait()
+				notes := slices.DeleteFunc(handled, func(m string) bool { return m == "call" })
+				if !slices.Equal(notes, tt.want) {
+					t.Errorf("notifications handled %q, want %q", notes, tt.want)
+				}
 			})
 		})
 	}

@@ -430,6 +430,9 @@ func (s *Server) Connect(ctx context.Context, t transport.Transport) (*ServerSes
 		opts.AllowBatch = ss.allowBatch
 		opts.OnCancel = ss.onCancel
 		opts.OnReceive = ss.received
+		if len(s.opts.Middleware) == 0 {
+			opts.QuickNotification = ss.quickNote
+		}
 	}
 	conn := jsonrpc.NewConn(tc, opts)
 	ss.endpoint.init(conn, tc, s.opts.SendingMiddleware, s.logger)

@@ -502,6 +502,40 @@ func (ss *ServerSession) initializedNote(ctx context.Context, req *ServerRequest
 	return nil, nil
 }
 
+// quickNote reports whether the session's handler of the notification
+// req returns at once, running no code of the application's (see
+// jsonrpc.ConnOptions.QuickNotification): one of the notifications the
+// server handles itself, when no handler of the application's is set for
+// it, once initialize has been handled (before, a notification waits for
+// it). Sessions of servers with receiving middleware do not ask.
+func (ss *ServerSession) quickNote(req *jsonrpc.Request) bool {
+	if !ss.server.quickNote(req.Method) {
+		return false
+	}
+	if ss.settled.Load() {
+		return true
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.state != stateNew && ss.era != eraModern
+}
+
+// quickNote reports whether the server handles the notification method
+// itself, at once, running no code of the application's.
+func (s *Server) quickNote(method string) bool {
+	switch method {
+	case NotificationInitialized:
+		return s.opts.InitializedHandler == nil
+	case NotificationCancelled:
+		return true
+	case NotificationProgress:
+		return s.opts.ProgressHandler == nil
+	case NotificationRootsListChanged:
+		return s.opts.RootsListChangedHandler == nil
+	}
+	return false
+}
+
 // cancelledNote has nothing left to do: received applied the
 // cancellation when it arrived. Applying it again here, later, would
 // cancel a request that reused the id meanwhile.
