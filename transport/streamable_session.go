@@ -56,6 +56,8 @@ type httpSession struct {
 	standalone *httpStream
 	nextStream int64
 	idleTimer  *time.Timer
+	idleSet    bool  // idleTimer is set to go off
+	idleFrom   int64 // monoNow when the session last went idle
 
 	// With a SessionStore, what a session of the handshake era keeps of
 	// its record (see sessionstore.go), set before it is connected; nil
@@ -229,9 +231,6 @@ func (s *httpSession) acquire() {
 	s.mu.Lock()
 	s.active++
 	s.adm.markBusy()
-	if s.idleTimer != nil {
-		s.idleTimer.Stop()
-	}
 	s.mu.Unlock()
 }
 
@@ -251,18 +250,27 @@ func (s *httpSession) release() {
 // session whose client stays away for the whole timeout has lost it,
 // whatever its handlers still do. The timer holds no goroutine while it
 // waits.
+//
+// The timer is set when the session goes idle with none set, and left
+// alone by the requests that come and go before it goes off: it then
+// sets itself again for what is left of the timeout, counted from the
+// session's last going idle (see idleExpired). A request costs no timer
+// operation this way, where stopping the timer at its start and setting
+// it again at its end cost two.
 func (s *httpSession) armIdleLocked() {
 	if s.closed || s.id == "" || s.active > 0 {
 		return
 	}
 	s.adm.markIdle() // for eviction
-	d := s.h.idle
-	if s.h.handshake > 0 && !s.adm.established.Load() {
-		d = s.h.handshake
-	}
+	d := s.idleLimit()
 	if d < 0 {
 		return
 	}
+	s.idleFrom = monoNow()
+	if s.idleSet {
+		return
+	}
+	s.idleSet = true
 	if s.idleTimer == nil {
 		s.idleTimer = time.AfterFunc(d, s.idleExpired)
 		return
@@ -270,18 +278,45 @@ func (s *httpSession) armIdleLocked() {
 	s.idleTimer.Reset(d)
 }
 
+// idleLimit is how long the session may stay idle: the handshake
+// timeout until the client has sent something after initialize, then
+// the idle timeout; negative for no limit.
+func (s *httpSession) idleLimit() time.Duration {
+	if s.h.handshake > 0 && !s.adm.established.Load() {
+		return s.h.handshake
+	}
+	return s.h.idle
+}
+
+// idleExpired runs when the idle timer goes off: it ends the session if
+// it has been idle for its whole limit, and otherwise sets the timer
+// again for what is left, unless a request is in progress, whose end
+// sets it (see armIdleLocked).
 func (s *httpSession) idleExpired() {
 	s.mu.Lock()
-	busy := s.closed || s.active > 0
-	s.mu.Unlock()
-	if !busy {
-		s.h.logger.Debug("mcp http: session idle; closing", "session", s.id)
-		reason := ErrSessionIdle
-		if !s.adm.established.Load() {
-			reason = ErrHandshakeTimeout
-		}
-		s.terminate(reason)
+	s.idleSet = false
+	if s.closed || s.active > 0 {
+		s.mu.Unlock()
+		return
 	}
+	d := s.idleLimit()
+	if d < 0 {
+		s.mu.Unlock()
+		return
+	}
+	if left := d - time.Duration(monoNow()-s.idleFrom); left > 0 {
+		s.idleSet = true
+		s.idleTimer.Reset(left)
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	s.h.logger.Debug("mcp http: session idle; closing", "session", s.id)
+	reason := ErrSessionIdle
+	if !s.adm.established.Load() {
+		reason = ErrHandshakeTimeout
+	}
+	s.terminate(reason)
 }
 
 // serveExchange serves a POST carrying requests: it routes their
@@ -328,9 +363,6 @@ func (s *httpSession) serveExchange(w http.ResponseWriter, r *http.Request, msg 
 	st.pending = distinct
 	s.active++
 	s.adm.markBusy()
-	if s.idleTimer != nil {
-		s.idleTimer.Stop()
-	}
 	if st.id != "" {
 		s.streams[st.id] = st
 	}
