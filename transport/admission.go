@@ -3,19 +3,15 @@
 package transport
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"maps"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
-	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -382,69 +378,169 @@ func (t *sessionSet[S]) closeAll() {
 	}
 }
 
-// netHTTPBodyType holds the type of the request bodies net/http's HTTP/1
-// server makes (unexported there), found on first use by reading a
-// request (a zero value: nothing to allocate when the package starts).
-var netHTTPBodyType struct {
-	once sync.Once
-	t    reflect.Type
+// bodyWatch bounds the time the reads of POST bodies take, timeout from
+// each read's start, without a read deadline for every request: setting
+// one and lifting it again cost the runtime's timers about 0.7 µs a
+// request, for bodies that are nearly all in as soon as their headers
+// are. Reads register with begin and end; a timer, running only while
+// some are in progress, goes off every every (a quarter of the timeout,
+// at most bodyWatchEvery) and sets, on the connection of each read in
+// progress since its last time, the read deadline it would have had,
+// timeout after the read's start. The zero bodyWatch, or one with a
+// timeout of zero, bounds nothing.
+type bodyWatch struct {
+	timeout time.Duration
+	every   time.Duration
+
+	mu    sync.Mutex
+	reads *bodyRead // in progress, newest first
+	free  *bodyRead // for reuse, at most maxFreeBodyReads
+	nfree int
+	timer *time.Timer
+	set   bool // timer is set to go off
 }
 
-// netHTTPBody reports whether body is a request body net/http's HTTP/1
-// server made, unwrapped: a comparison of its dynamic type.
-func netHTTPBody(body io.ReadCloser) bool {
-	nt := &netHTTPBodyType
-	nt.once.Do(func() {
-		r, err := http.ReadRequest(bufio.NewReader(strings.NewReader("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n\r\nx")))
-		if err == nil {
-			nt.t = reflect.TypeOf(r.Body)
+// bodyWatchEvery is the longest interval between two looks of a
+// bodyWatch at the reads in progress.
+const bodyWatchEvery = 100 * time.Millisecond
+
+// maxFreeBodyReads bounds the entries a bodyWatch keeps for reuse.
+const maxFreeBodyReads = 64
+
+// bodyRead is a read of a POST body in progress, in its bodyWatch's list.
+type bodyRead struct {
+	w          http.ResponseWriter
+	start      int64 // monoNow when the read started
+	armed      bool  // its connection's read deadline is set
+	prev, next *bodyRead
+}
+
+// init sets the watch's timeout (0: none).
+func (bw *bodyWatch) init(timeout time.Duration) {
+	bw.timeout = timeout
+	bw.every = min(bodyWatchEvery, timeout/4)
+}
+
+// begin registers a read of the body of the request w answers.
+func (bw *bodyWatch) begin(w http.ResponseWriter) *bodyRead {
+	bw.mu.Lock()
+	defer bw.mu.Unlock()
+	e := bw.free
+	if e != nil {
+		bw.free = e.next
+		bw.nfree--
+	} else {
+		e = new(bodyRead)
+	}
+	*e = bodyRead{w: w, start: monoNow(), next: bw.reads}
+	if bw.reads != nil {
+		bw.reads.prev = e
+	}
+	bw.reads = e
+	if !bw.set {
+		bw.set = true
+		if bw.timer == nil {
+			bw.timer = time.AfterFunc(bw.every, bw.look)
+		} else {
+			bw.timer.Reset(bw.every)
 		}
-	})
-	t := reflect.TypeOf(body)
-	return t != nil && t == nt.t
+	}
+	return e
 }
 
-// readRequestBody reads r's body, bounded in size by limit and, when timeout is
-// positive, in time by a read deadline on the connection, unless the
-// http.Server's ReadTimeout, no longer than timeout, bounds the whole
-// request already. Ours is lifted once the body is in, so that a response
-// stream may outlive it, except from a body of net/http's own read to its
-// end, whose end lifts it (see below). When it cannot read the body, it
-// returns the status and reason to refuse the request with: 413 past
-// limit (at once when the announced length is), 408 past the deadline,
-// 400 when reading fails otherwise.
-func readRequestBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration) ([]byte, int, string) {
+// end unregisters e and reports whether its connection's read deadline
+// was set meanwhile.
+func (bw *bodyWatch) end(e *bodyRead) bool {
+	bw.mu.Lock()
+	defer bw.mu.Unlock()
+	armed := e.armed
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		bw.reads = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	}
+	*e = bodyRead{}
+	if bw.nfree < maxFreeBodyReads {
+		e.next = bw.free
+		bw.free = e
+		bw.nfree++
+	}
+	return armed
+}
+
+// look sets the read deadline of the reads in progress for every or
+// longer, and sets the timer again while any is in progress.
+func (bw *bodyWatch) look() {
+	bw.mu.Lock()
+	defer bw.mu.Unlock()
+	bw.set = false
+	now := monoNow()
+	for e := bw.reads; e != nil; e = e.next {
+		if e.armed || now-e.start < int64(bw.every) {
+			continue
+		}
+		e.armed = true
+		// An error means no read deadline on this connection (HTTP/2):
+		// the http.Server's own timeouts apply, as to any request.
+		http.NewResponseController(e.w).SetReadDeadline(time.Now().Add(bw.timeout - time.Duration(now-e.start)))
+	}
+	if bw.reads != nil {
+		bw.set = true
+		bw.timer.Reset(bw.every)
+	}
+}
+
+// stop stops the timer, when the handler closes.
+func (bw *bodyWatch) stop() {
+	bw.mu.Lock()
+	defer bw.mu.Unlock()
+	if bw.timer != nil {
+		bw.timer.Stop()
+		bw.set = false
+	}
+}
+
+// readRequestBody reads r's body, bounded in size by limit and in time by
+// bw (nil: no bound), unless the http.Server's ReadTimeout, no longer than
+// bw's timeout, bounds the whole request already. The read deadline bw
+// sets on the connection of a read that takes long is lifted once the
+// body is in, so that a response stream may outlive it. When it cannot
+// read the body, it returns the status and reason to refuse the request
+// with: 413 past limit (at once when the announced length is), 408 past
+// the deadline, 400 when reading fails otherwise.
+func readRequestBody(w http.ResponseWriter, r *http.Request, limit int64, bw *bodyWatch) ([]byte, int, string) {
 	if r.ContentLength > limit {
 		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", limit)
 	}
-	if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.ReadTimeout > 0 && (timeout <= 0 || srv.ReadTimeout <= timeout) {
-		// net/http's own deadline for the whole request, set when its
-		// headers were read, bounds the body already, and more tightly:
-		// no deadline of ours to set and lift.
-		timeout = 0
+	if bw != nil && bw.timeout <= 0 {
+		bw = nil
 	}
-	var rc *http.ResponseController
-	if timeout > 0 {
-		rc = http.NewResponseController(w)
-		if rc.SetReadDeadline(time.Now().Add(timeout)) != nil {
-			rc = nil // not supported: the server's own timeouts apply
+	if bw != nil {
+		if srv, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && srv.ReadTimeout > 0 && srv.ReadTimeout <= bw.timeout {
+			// net/http's own deadline for the whole request, set when its
+			// headers were read, bounds the body already, and more
+			// tightly: no deadline of ours.
+			bw = nil
 		}
+	}
+	var read *bodyRead
+	if bw != nil {
+		read = bw.begin(w)
 	}
 	size := r.ContentLength
 	if size < 0 {
 		size = limit // unannounced: grow toward the limit, fourfold
 	}
 	body, err := readSized(r.Body, size, readBodyPrealloc, limit)
-	if rc != nil && (err != nil || int64(len(body)) > limit || !netHTTPBody(r.Body)) {
-		// Lifted, so that it does not outlive the body. A body of net/http's
-		// own read to its end needs nothing: reaching the end started the
-		// server's read of the connection that watches for the client's
-		// going away, which lifts the deadline first; and net/http sets the
-		// connection's read deadline again after the handler, whatever it
-		// was. A body that a middleware replaced or wrapped may have been
-		// read to its end before this deadline was set, so this one stays
-		// lifted here (TestHTTPBodyDeadlineLifted).
-		rc.SetReadDeadline(time.Time{})
+	if read != nil && bw.end(read) {
+		// Lifted, so that it does not outlive the body: set after the body
+		// was in (while net/http's read of the connection that watches for
+		// the client's going away was under way), it would end that read,
+		// and the request with it (TestHTTPBodyDeadlineLifted).
+		http.NewResponseController(w).SetReadDeadline(time.Time{})
 	}
 	if err == nil && int64(len(body)) > limit {
 		// The rest of the body stays unread: the connection goes with the

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -547,15 +548,32 @@ func TestHTTPSlowBodyServerTimeout(t *testing.T) {
 // ReadBodyTimeout after its body was read keeps its context (were the
 // deadline left on the connection, net/http's read watching for the
 // client's going away would fail at it and cancel the request).
+//
+// In the slow case the body comes in two parts, a pause apart that is
+// longer than the interval at which the handler sets the deadline of the
+// reads in progress (see bodyWatch) and shorter than the timeout: the
+// deadline is set while the body is read, and must be lifted.
 func TestHTTPBodyDeadlineLifted(t *testing.T) {
 	checkLeaks(t)
-	const timeout = 50 * time.Millisecond
+	plain := func(h http.Handler) http.Handler { return h }
 	for _, tt := range []struct {
-		name string
-		wrap func(http.Handler) http.Handler
+		name    string
+		timeout time.Duration
+		pause   time.Duration // between the two parts of the body
+		wrap    func(http.Handler) http.Handler
 	}{
-		{"net/http's body", func(h http.Handler) http.Handler { return h }},
-		{"a middleware's body", func(h http.Handler) http.Handler {
+		{"net/http's body", 50 * time.Millisecond, 0, plain},
+		{"a slow body", 200 * time.Millisecond, 100 * time.Millisecond, plain},
+		// The body of a middleware that lingers once net/http's is read to
+		// its end: the deadline is set after that end, once net/http's
+		// read watching for the client's going away has started.
+		{"a slow middleware's body", 200 * time.Millisecond, 0, func(h http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				r.Body = &lingeringBody{ReadCloser: r.Body, linger: 100 * time.Millisecond}
+				h.ServeHTTP(w, r)
+			})
+		}},
+		{"a middleware's body", 50 * time.Millisecond, 0, func(h http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				data, err := io.ReadAll(r.Body)
 				if err != nil {
@@ -569,6 +587,7 @@ func TestHTTPBodyDeadlineLifted(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			b := newTestBackend()
+			timeout := tt.timeout
 			sh := newStreamableHTTPHandler(b.connect, &StreamableHTTPOptions{ReadBodyTimeout: timeout})
 			srv := httptest.NewServer(tt.wrap(sh))
 			t.Cleanup(func() {
@@ -583,7 +602,10 @@ func TestHTTPBodyDeadlineLifted(t *testing.T) {
 			}
 			body := `{"jsonrpc":"2.0","id":1,"method":"block"}`
 			fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n%s",
-				srv.Listener.Addr(), sid, len(body), body)
+				srv.Listener.Addr(), sid, len(body), body[:10])
+			// The client's slowness, not a wait for something to happen.
+			time.Sleep(tt.pause)
+			io.WriteString(c, body[10:])
 			<-b.started
 			// Not a wait for something to happen: the time in which a
 			// deadline left behind would have ended the request.
@@ -596,6 +618,22 @@ func TestHTTPBodyDeadlineLifted(t *testing.T) {
 			<-b.stopped
 		})
 	}
+}
+
+// lingeringBody is a request body that waits for linger once the body it
+// wraps is read to its end, before it reports the end.
+type lingeringBody struct {
+	io.ReadCloser
+	linger time.Duration
+}
+
+func (b *lingeringBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		// The middleware's slowness, not a wait for something to happen.
+		time.Sleep(b.linger)
+	}
+	return n, err
 }
 
 // initializeAt opens a Streamable HTTP session at path and returns its ID.
@@ -723,7 +761,7 @@ func TestReadRequestBodyLimit(t *testing.T) {
 				r.ContentLength = int64(tt.size)
 			}
 			w := httptest.NewRecorder()
-			got, status, _ := readRequestBody(w, r, limit, 0)
+			got, status, _ := readRequestBody(w, r, limit, nil)
 			if status != tt.status {
 				t.Fatalf("status %d, want %d", status, tt.status)
 			}
@@ -755,21 +793,89 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// TestNetHTTPBody checks that the type netHTTPBody looks for is that of
-// the bodies net/http's server gives a handler, and not that of a body a
-// middleware put in its place.
-func TestNetHTTPBody(t *testing.T) {
-	got := make(chan [2]bool, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got <- [2]bool{netHTTPBody(r.Body), netHTTPBody(io.NopCloser(r.Body))}
-	}))
-	defer srv.Close()
-	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if g := <-got; g != [2]bool{true, false} {
-		t.Fatalf("netHTTPBody: net/http's body %v, a wrapped one %v; want true, false", g[0], g[1])
-	}
+// deadlineWriter is a ResponseWriter that records the read deadlines set
+// through a ResponseController.
+type deadlineWriter struct {
+	httptest.ResponseRecorder
+	mu  sync.Mutex
+	set []time.Time
+}
+
+func (w *deadlineWriter) SetReadDeadline(t time.Time) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.set = append(w.set, t)
+	return nil
+}
+
+func (w *deadlineWriter) deadlines() []time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.set)
+}
+
+// TestBodyWatch checks, on fake time, that a bodyWatch sets the read
+// deadline of a read in progress for a quarter of the timeout or longer
+// (at most bodyWatchEvery) to the timeout after the read's start, sets
+// none on a read that ends sooner, reports which it set, and stops its
+// timer once no read is in progress.
+func TestBodyWatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var bw bodyWatch
+		bw.init(time.Second) // looks every 100ms
+		start := time.Now()
+		a, b, c := new(deadlineWriter), new(deadlineWriter), new(deadlineWriter)
+		ra := bw.begin(a)
+		time.Sleep(50 * time.Millisecond)
+		rb := bw.begin(b)
+		time.Sleep(60 * time.Millisecond) // the look at 100ms: a's deadline
+		if !bw.end(ra) {
+			t.Error("a's deadline not reported set")
+		}
+		time.Sleep(100 * time.Millisecond) // the look at 200ms: b's
+		rc := bw.begin(c)
+		if bw.end(rc) {
+			t.Error("c's deadline reported set")
+		}
+		if !bw.end(rb) {
+			t.Error("b's deadline not reported set")
+		}
+		for _, tt := range []struct {
+			name string
+			w    *deadlineWriter
+			want []time.Time
+		}{
+			{"a", a, []time.Time{start.Add(time.Second)}},
+			{"b", b, []time.Time{start.Add(50*time.Millisecond + time.Second)}},
+			{"c", c, nil},
+		} {
+			if got := tt.w.deadlines(); !slices.EqualFunc(got, tt.want, time.Time.Equal) {
+				t.Errorf("%s: deadlines %v, want %v", tt.name, got, tt.want)
+			}
+		}
+		time.Sleep(100 * time.Millisecond) // the look at 300ms finds none
+		synctest.Wait()
+		bw.mu.Lock()
+		set, reads := bw.set, bw.reads
+		bw.mu.Unlock()
+		if set || reads != nil {
+			t.Errorf("timer set %v, reads %v once none is in progress", set, reads)
+		}
+		// Entries are reused, at most maxFreeBodyReads of them, and the
+		// list stays whole whatever the order of the ends.
+		var in []*bodyRead
+		for range 2 * maxFreeBodyReads {
+			in = append(in, bw.begin(a))
+		}
+		for i := len(in) - 1; i >= 0; i -= 2 {
+			bw.end(in[i])
+		}
+		for i := 0; i < len(in); i += 2 {
+			bw.end(in[i])
+		}
+		if bw.reads != nil || bw.nfree != maxFreeBodyReads {
+			t.Errorf("after every end: reads %v, %d entries kept, want none and %d", bw.reads, bw.nfree, maxFreeBodyReads)
+		}
+		bw.stop()
+	})
 }

@@ -108,7 +108,7 @@ type SSEHandler struct {
 	limits    sessionLimits
 	handshake time.Duration // 0: no bound
 	maxBody   int64
-	bodyTO    time.Duration // 0: no bound
+	bodies    bodyWatch // bounds the time to read a POST body
 	maxEvent  int
 	writeTO   time.Duration
 
@@ -141,7 +141,7 @@ func newSSEHandler(connect connectFunc, opts *SSEOptions) *SSEHandler {
 		perPeer: positiveOr(h.opts.MaxSessionsPerPeer, defaultMaxSessionsPerPeer),
 	}
 	h.handshake = positiveOr(h.opts.HandshakeTimeout, defaultHandshakeTimeout)
-	h.bodyTO = positiveOr(h.opts.ReadBodyTimeout, defaultReadBodyTimeout)
+	h.bodies.init(positiveOr(h.opts.ReadBodyTimeout, defaultReadBodyTimeout))
 	h.maxBody = h.opts.MaxBodyBytes
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxMessageSize
@@ -170,6 +170,7 @@ func (h *SSEHandler) Close() error {
 		h.relay.Detach((*sseRelayTarget)(h))
 	}
 	h.sessions.closeAll()
+	h.bodies.stop()
 	return nil
 }
 
@@ -310,7 +311,7 @@ func (h *SSEHandler) servePOST(w http.ResponseWriter, r *http.Request) {
 			"Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(v)+"; the HTTP+SSE transport serves only 2024-11-05")
 		return
 	}
-	body, status, reason := readRequestBody(w, r, h.maxBody, h.bodyTO)
+	body, status, reason := readRequestBody(w, r, h.maxBody, &h.bodies)
 	if status != 0 {
 		http.Error(w, reason, status)
 		return
@@ -363,7 +364,7 @@ func (h *SSEHandler) relayPOST(w http.ResponseWriter, r *http.Request, id, to st
 		http.Error(w, "Unsupported Media Type: Content-Type must be application/json", http.StatusUnsupportedMediaType)
 		return
 	}
-	body, status, reason := readRequestBody(w, r, min(h.maxBody, mcplink.MaxRelayBytes-1024), h.bodyTO)
+	body, status, reason := readRequestBody(w, r, min(h.maxBody, mcplink.MaxRelayBytes-1024), &h.bodies)
 	if status != 0 {
 		http.Error(w, reason, status)
 		return

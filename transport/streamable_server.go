@@ -257,7 +257,7 @@ type StreamableHTTPHandler struct {
 	maxRequests int // per session; 0: no bound
 	maxBody     int64
 	maxInit     int64
-	bodyTO      time.Duration // 0: no bound
+	bodies      bodyWatch // bounds the time to read a POST body
 	maxEvent    int
 	log         EventLog // EventStore as an EventLog, if it is one
 	retry       time.Duration
@@ -323,7 +323,7 @@ func newStreamableHTTPHandler(connect connectFunc, opts *StreamableHTTPOptions) 
 	if h.maxInit <= 0 {
 		h.maxInit = h.maxBody
 	}
-	h.bodyTO = positiveOr(h.opts.ReadBodyTimeout, defaultReadBodyTimeout)
+	h.bodies.init(positiveOr(h.opts.ReadBodyTimeout, defaultReadBodyTimeout))
 	if h.opts.SupportedVersions != nil {
 		for _, v := range h.opts.SupportedVersions {
 			if isModernVersion(v) {
@@ -392,6 +392,7 @@ func (h *StreamableHTTPHandler) Close() error {
 	// rather than hand it back to the http.Server.
 	h.holders.refuse()
 	h.sessions.closeAll()
+	h.bodies.stop()
 	h.holders.close()
 	return nil
 }
@@ -676,7 +677,7 @@ func (h *StreamableHTTPHandler) servePOST(w http.ResponseWriter, r *http.Request
 // readMessage reads and decodes a POST's body of at most limit bytes,
 // answering the request itself and reporting false when it cannot.
 func (h *StreamableHTTPHandler) readMessage(w http.ResponseWriter, r *http.Request, limit int64) (jsonrpc.Message, bool) {
-	body, status, reason := readRequestBody(w, r, limit, h.bodyTO)
+	body, status, reason := readRequestBody(w, r, limit, &h.bodies)
 	if status != 0 {
 		writeJSONRPCError(w, status, jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, reason)
 		return nil, false
