@@ -127,11 +127,12 @@ type StreamableHTTPOptions struct {
 	// ReadBodyTimeout bounds the time to read a POST body: a client that
 	// has not sent all of it by then gets 408 and loses the connection,
 	// which a stalled body would otherwise hold, with its buffer, for as
-	// long as the client likes. The deadline is set on the connection
-	// (see [http.ResponseController]) and lifted once the body is read.
-	// An http.Server ReadTimeout no longer than it bounds the body
-	// instead (net/http's deadline for the whole request), sparing each
-	// POST those two updates. Zero means 30s; negative means no bound.
+	// long as the client likes. A body not read within a quarter of the
+	// timeout (100 ms at most) gets the read deadline on its connection
+	// (see [http.ResponseController]), lifted once the body is read; the
+	// others, nearly all, get none. An http.Server ReadTimeout no longer
+	// than it bounds the body instead (net/http's deadline for the whole
+	// request). Zero means 30s; negative means no bound.
 	ReadBodyTimeout time.Duration
 	// DecodeLimits bounds what decoding one message may cost; see
 	// [jsonrpc.DecodeLimits]. The zero value means its defaults.
