@@ -384,7 +384,7 @@ func (t *sessionSet[S]) closeAll() {
 // request, for bodies that are nearly all in as soon as their headers
 // are. Reads register with begin and end; a timer, running only while
 // some are in progress, goes off every every (a quarter of the timeout,
-// at most bodyWatchEvery) and sets, on the connection of each read in
+// at most bodyWatchEvery, at least a millisecond) and sets, on the connection of each read in
 // progress since its last time, the read deadline it would have had,
 // timeout after the read's start. The zero bodyWatch, or one with a
 // timeout of zero, bounds nothing.
@@ -418,7 +418,9 @@ type bodyRead struct {
 // init sets the watch's timeout (0: none).
 func (bw *bodyWatch) init(timeout time.Duration) {
 	bw.timeout = timeout
-	bw.every = min(bodyWatchEvery, timeout/4)
+	// Not under a millisecond, whatever the timeout: the timer goes off
+	// this often while reads are in progress.
+	bw.every = max(min(bodyWatchEvery, timeout/4), time.Millisecond)
 }
 
 // begin registers a read of the body of the request w answers.

@@ -877,5 +877,13 @@ func TestBodyWatch(t *testing.T) {
 			t.Errorf("after every end: reads %v, %d entries kept, want none and %d", bw.reads, bw.nfree, maxFreeBodyReads)
 		}
 		bw.stop()
+		for _, tt := range []struct{ timeout, every time.Duration }{
+			{time.Hour, bodyWatchEvery}, {time.Second, bodyWatchEvery}, {200 * time.Millisecond, 50 * time.Millisecond}, {time.Microsecond, time.Millisecond},
+		} {
+			var w bodyWatch
+			if w.init(tt.timeout); w.every != tt.every {
+				t.Errorf("timeout %v: looks every %v, want %v", tt.timeout, w.every, tt.every)
+			}
+		}
 	})
 }
