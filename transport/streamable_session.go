@@ -56,8 +56,7 @@ type httpSession struct {
 	standalone *httpStream
 	nextStream int64
 	idleTimer  *time.Timer
-	idleSet    bool  // idleTimer is set to go off
-	idleFrom   int64 // monoNow when the session last went idle
+	idleSet    bool // idleTimer is set to go off
 
 	// With a SessionStore, what a session of the handshake era keeps of
 	// its record (see sessionstore.go), set before it is connected; nil
@@ -254,19 +253,19 @@ func (s *httpSession) release() {
 // The timer is set when the session goes idle with none set, and left
 // alone by the requests that come and go before it goes off: it then
 // sets itself again for what is left of the timeout, counted from the
-// session's last going idle (see idleExpired). A request costs no timer
+// session's last going idle (the admission's idleSince; see
+// idleExpired). A request costs no timer
 // operation this way, where stopping the timer at its start and setting
 // it again at its end cost two.
 func (s *httpSession) armIdleLocked() {
 	if s.closed || s.id == "" || s.active > 0 {
 		return
 	}
-	s.adm.markIdle() // for eviction
+	s.adm.markIdle() // for eviction, and for idleExpired
 	d := s.idleLimit()
 	if d < 0 {
 		return
 	}
-	s.idleFrom = monoNow()
 	if s.idleSet {
 		return
 	}
@@ -304,7 +303,7 @@ func (s *httpSession) idleExpired() {
 		s.mu.Unlock()
 		return
 	}
-	if left := d - time.Duration(monoNow()-s.idleFrom); left > 0 {
+	if left := d - time.Duration(monoNow()-s.adm.idleSince.Load()); left > 0 {
 		s.idleSet = true
 		s.idleTimer.Reset(left)
 		s.mu.Unlock()
