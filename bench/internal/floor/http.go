@@ -208,6 +208,19 @@ type HTTPClient struct {
 // DialHTTP initializes a session with the server at url: it POSTs
 // initialize and notifications/initialized through hc.
 func DialHTTP(ctx context.Context, hc *http.Client, url string) (*HTTPClient, error) {
+	return dialHTTP(ctx, hc, url, false)
+}
+
+// DialHTTPStream is DialHTTP with a GET that opens the session's
+// standalone stream, as SDK clients do: the GET goes out alongside
+// notifications/initialized, and DialHTTPStream returns once both are
+// answered. A goroutine reads the stream, which carries no events from
+// the floor's server, until Close ends the session.
+func DialHTTPStream(ctx context.Context, hc *http.Client, url string) (*HTTPClient, error) {
+	return dialHTTP(ctx, hc, url, true)
+}
+
+func dialHTTP(ctx context.Context, hc *http.Client, url string, stream bool) (*HTTPClient, error) {
 	c := &HTTPClient{hc: hc, url: url}
 	init := map[string]any{
 		"protocolVersion": protocolVersion,
@@ -234,37 +247,44 @@ func DialHTTP(ctx context.Context, hc *http.Client, url string) (*HTTPClient, er
 	case c.sessionID == "":
 		return nil, errors.New("floor: no session ID")
 	}
+	var opened chan error
+	if stream {
+		opened = make(chan error, 1)
+		go func() { opened <- c.openStream(ctx) }()
+	}
 	resp, err = c.post(ctx, "notifications/initialized", nil, false)
+	if err == nil {
+		err = decodeBody(resp, nil)
+	}
+	if opened != nil {
+		if serr := <-opened; err == nil {
+			err = serr
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	return c, decodeBody(resp, nil)
+	return c, nil
 }
 
-// DialHTTPStream is DialHTTP followed by a GET that opens the session's
-// standalone stream, as SDK clients do; it returns once the stream's
-// headers are in. A goroutine reads the stream, which carries no events
-// from the floor's server, until Close ends the session.
-func DialHTTPStream(ctx context.Context, hc *http.Client, url string) (*HTTPClient, error) {
-	c, err := DialHTTP(ctx, hc, url)
-	if err != nil {
-		return nil, err
-	}
+// openStream GETs the session's standalone stream and starts the
+// goroutine that reads it.
+func (c *HTTPClient) openStream(ctx context.Context) error {
 	// The stream outlives ctx: it ends with the session.
-	req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodGet, c.url, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Mcp-Session-Id", c.sessionID)
 	req.Header.Set("Mcp-Protocol-Version", protocolVersion)
-	resp, err := hc.Do(req)
+	resp, err := c.hc.Do(req)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if resp.StatusCode != http.StatusOK {
 		resp.Body.Close()
-		return nil, fmt.Errorf("floor: GET: HTTP %s", resp.Status)
+		return fmt.Errorf("floor: GET: HTTP %s", resp.Status)
 	}
 	c.streamEnd = make(chan struct{})
 	go func() {
@@ -272,7 +292,7 @@ func DialHTTPStream(ctx context.Context, hc *http.Client, url string) (*HTTPClie
 		_, c.streamErr = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}()
-	return c, nil
+	return nil
 }
 
 // post sends one JSON-RPC message (a request when isRequest) and returns
