@@ -265,12 +265,12 @@ type Conn struct {
 	noteTurn     uint64
 	noteCur      uint64
 	noteStarted  time.Time
+	noteOverdue  bool // noteCur has run past noteHandoff
 	noteDetached int
 	noteTimer    *time.Timer
+	noteArmed    bool // noteTimer is set to go off
 	noteHandoff  time.Duration
 	noteCtx      context.Context // c.ctx, marked as a notification handler's (see noteKey)
-	noteOverdue  bool            // noteCur has run past noteHandoff
-	noteArmed    bool            // noteTimer is set to go off
 	// turn numbers the requests run inline; lent is the turn whose
 	// handler holds the reading goroutine, or zero (reading is not lent,
 	// or was handed to another goroutine). readEnded is set once reader
