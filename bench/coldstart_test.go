@@ -76,17 +76,7 @@ func coldStart(b *testing.B, path string) (toAnswer, cpu time.Duration) {
 	cmd := exec.Command(path)
 	cmd.Stderr = os.Stderr
 	setDeathSignal(cmd)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
+	stdin, stdout := startPiped(b, cmd)
 	line, err := firstAnswer(stdin, stdout)
 	toAnswer = time.Since(start)
 	b.StopTimer()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -94,16 +93,19 @@ func (r *stepRecorder) medians(n int) (in, before [4]float64, err error) {
 	if got, want := len(r.marks), 2*len(sessionSteps)*n; got != want {
 		return in, before, &stepCountError{got: got / 2, want: want / 2}
 	}
-	var ins, befores [4][]float64
+	var ins, befores [4][]time.Duration
 	for i := 0; i < len(r.marks); i += 2 {
 		step := i / 2 % len(sessionSteps)
-		ins[step] = append(ins[step], micros(r.marks[i+1].Sub(r.marks[i])))
+		ins[step] = append(ins[step], r.marks[i+1].Sub(r.marks[i]))
 		if i > 0 {
-			befores[step] = append(befores[step], micros(r.marks[i].Sub(r.marks[i-1])))
+			befores[step] = append(befores[step], r.marks[i].Sub(r.marks[i-1]))
 		}
 	}
 	for i := range sessionSteps {
-		in[i], before[i] = median(ins[i]), median(befores[i])
+		in[i] = medianMicros(ins[i])
+		if len(befores[i]) > 0 { // one session has none before its initialize
+			before[i] = medianMicros(befores[i])
+		}
 	}
 	return in, before, nil
 }
@@ -114,16 +116,4 @@ type stepCountError struct{ got, want int }
 
 func (e *stepCountError) Error() string {
 	return fmt.Sprintf("the server saw %d exchanges, want %d (four a session)", e.got, e.want)
-}
-
-// micros is d in µs.
-func micros(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
-
-// median returns the median of x, which it sorts; 0 when x is empty.
-func median(x []float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	slices.Sort(x)
-	return x[len(x)/2]
 }

@@ -383,9 +383,10 @@ func (t *sessionSet[S]) closeAll() {
 // one and lifting it again cost the runtime's timers about 0.7 µs a
 // request, for bodies that are nearly all in as soon as their headers
 // are. Reads register with begin and end; a timer, running only while
-// some are in progress, goes off every every (a quarter of the timeout,
-// at most bodyWatchEvery, at least a millisecond) and sets, on the connection of each read in
-// progress since its last time, the read deadline it would have had,
+// some are in progress, goes off at an interval (the field every: a
+// quarter of the timeout, at most bodyWatchEvery, at least a
+// millisecond) and sets, on the connection of each read that has been
+// in progress for that long, the read deadline it would have had,
 // timeout after the read's start. The zero bodyWatch, or one with a
 // timeout of zero, bounds nothing.
 type bodyWatch struct {
