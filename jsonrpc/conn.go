@@ -235,8 +235,9 @@ type Conn struct {
 	// never cancelled.
 	replyCtx context.Context
 	nextID   atomic.Int64
-	done     chan struct{} // closed when the connection is shut down
-	reader   chan struct{} // closed when reading has ended for good
+	spare    atomic.Pointer[chan *Response] // an empty channel with room for one response, for the next call
+	done     chan struct{}                  // closed when the connection is shut down
+	reader   chan struct{}                  // closed when reading has ended for good
 	// inputEnded is closed when the peer ended its input: calls
 	// waiting for an answer fail, since none can come.
 	inputEnded chan struct{}
@@ -248,7 +249,7 @@ type Conn struct {
 
 	mu       sync.Mutex
 	err      error                             // why the connection closed
-	pending  map[ID]pendingCall                // outgoing calls awaiting a response
+	pending  slotmap.Map[ID, pendingCall]      // outgoing calls awaiting a response (usually one), by id
 	incoming slotmap.Map[ID, *incomingRequest] // incoming requests being handled (usually one), by id
 	inFlight int                               // incoming requests being handled, those cancelled by the peer included
 	notes    lazyQueue[inbound]                // notifications awaiting their handler, and responses read after them
@@ -553,7 +554,17 @@ func (c *Conn) send(ctx context.Context, method string, params json.RawMessage, 
 	if hook != nil && hook.Sent != nil {
 		hook.Sent(id)
 	}
-	ch := make(chan *Response, 1)
+	// The channel the last call that received its response gave back,
+	// or a new one. A channel goes back only once its one response was
+	// received: a call that ends otherwise (its context, the
+	// connection's end) leaves its channel to whoever may still send on
+	// it.
+	box := c.spare.Swap(nil)
+	if box == nil {
+		box = new(chan *Response)
+		*box = make(chan *Response, 1)
+	}
+	ch := *box
 	c.mu.Lock()
 	fromNote := false
 	if c.noteCur != 0 || c.noteDetached > 0 {
@@ -569,14 +580,11 @@ func (c *Conn) send(ctx context.Context, method string, params json.RawMessage, 
 		c.mu.Unlock()
 		return nil, closedError(err)
 	}
-	if _, dup := c.pending[id]; dup {
+	if _, dup := c.pending.Get(id); dup {
 		c.mu.Unlock()
 		return nil, fmt.Errorf("jsonrpc: sending %s: request id %s is in flight already", method, id)
 	}
-	if c.pending == nil {
-		c.pending = make(map[ID]pendingCall) // a connection that only serves needs none
-	}
-	c.pending[id] = pendingCall{ch: ch, fromNote: fromNote}
+	c.pending.Set(id, pendingCall{ch: ch, fromNote: fromNote})
 	if c.lent != 0 {
 		// The goroutine that reads is running a handler; the response
 		// needs a reader now.
@@ -597,6 +605,7 @@ func (c *Conn) send(ctx context.Context, method string, params json.RawMessage, 
 	}
 	select {
 	case r := <-ch:
+		c.spare.Store(box)
 		return callResult(method, r)
 	case <-ctx.Done():
 		c.forget(id)
@@ -664,8 +673,8 @@ func closedError(reason error) error {
 // for its response.
 func (c *Conn) forget(id ID) bool {
 	c.mu.Lock()
-	_, ok := c.pending[id]
-	delete(c.pending, id)
+	_, ok := c.pending.Get(id)
+	c.pending.Delete(id)
 	c.mu.Unlock()
 	return ok
 }
@@ -978,8 +987,8 @@ func (c *Conn) reply(r *Response) {
 // when the call returns.
 func (c *Conn) deliver(r *Response) {
 	c.mu.Lock()
-	p, ok := c.pending[r.ID]
-	delete(c.pending, r.ID)
+	p, ok := c.pending.Get(r.ID)
+	c.pending.Delete(r.ID)
 	if !ok {
 		c.mu.Unlock()
 		c.logger.Debug("jsonrpc: response to unknown request", "id", r.ID.String())

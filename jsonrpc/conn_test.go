@@ -187,6 +187,53 @@ func TestConnConcurrentCalls(t *testing.T) {
 	}
 }
 
+// TestConnCallsReuseReplies makes calls one after another and at once,
+// some of them cancelled while their answers may be on their way: a call
+// that received its answer gives its reply channel to the next, and one
+// cancelled keeps it, so every answer reaches its own call.
+func TestConnCallsReuseReplies(t *testing.T) {
+	checkGoroutines(t)
+	client, _ := connPair(t, HandlerFunc(echo), nil)
+	for _, tt := range []struct {
+		name           string
+		callers, calls int
+	}{
+		{"one caller", 1, 300},
+		{"eight callers", 8, 100},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var wg sync.WaitGroup
+			errs := make(chan error, tt.callers*tt.calls)
+			for g := range tt.callers {
+				wg.Go(func() {
+					for i := range tt.calls {
+						p := fmt.Sprintf(`{"g":%d,"i":%d}`, g, i)
+						ctx, cancel := context.WithCancel(context.Background())
+						if i%3 == 1 {
+							go cancel() // while the call is sent, or answered
+						}
+						got, err := client.Call(ctx, "echo", json.RawMessage(p))
+						cancel()
+						switch {
+						case err != nil && !errors.Is(err, context.Canceled):
+							errs <- fmt.Errorf("call %s: %v", p, err)
+						case err == nil && string(got) != p:
+							errs <- fmt.Errorf("call %s answered %s", p, got)
+						case err != nil && i%3 != 1:
+							errs <- fmt.Errorf("call %s, not cancelled: %v", p, err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+		})
+	}
+}
+
 func TestConnBothDirections(t *testing.T) {
 	checkGoroutines(t)
 	a, b := newPipe()

@@ -289,13 +289,19 @@ func appendHint(dst []byte, start int, name string, v, omitFalse bool) []byte {
 // from nearly every server, whose schemas it copies as they came instead
 // of decoding them member by member as the engine does.
 func (r *ListToolsResult) readWire(data []byte, metas *capsCache) bool {
-	var out ListToolsResult
-	tools, ok := readList(data, listHead{&out.Meta, metas, &out.ResultType, &out.TTLMs, &out.CacheScope, &out.NextCursor}, "tools", readTool)
-	if ok {
-		out.Tools = tools
-		*r = out
+	// Decoded in place, not into a value of its own that r then takes:
+	// the pointers listHead holds would move that value to the heap, a
+	// second result a call. What r held comes back when the decoder
+	// does not take data.
+	saved := *r
+	*r = ListToolsResult{}
+	tools, ok := readList(data, listHead{&r.Meta, metas, &r.ResultType, &r.TTLMs, &r.CacheScope, &r.NextCursor}, "tools", readTool)
+	if !ok {
+		*r = saved
+		return false
 	}
-	return ok
+	r.Tools = tools
+	return true
 }
 
 // readList decodes a list result whose items, in the member named
@@ -527,13 +533,19 @@ func (r *Resource) appendWire(dst []byte) ([]byte, bool) {
 // and cacheScope: a page of resources/list, up to a thousand resources,
 // which the engine decodes member by member by reflection.
 func (r *ListResourcesResult) readWire(data []byte, metas *capsCache) bool {
-	var out ListResourcesResult
-	resources, ok := readList(data, listHead{&out.Meta, metas, &out.ResultType, &out.TTLMs, &out.CacheScope, &out.NextCursor}, "resources", readResource)
-	if ok {
-		out.Resources = resources
-		*r = out
+	// Decoded in place, not into a value of its own that r then takes:
+	// the pointers listHead holds would move that value to the heap, a
+	// second result a call. What r held comes back when the decoder
+	// does not take data.
+	saved := *r
+	*r = ListResourcesResult{}
+	resources, ok := readList(data, listHead{&r.Meta, metas, &r.ResultType, &r.TTLMs, &r.CacheScope, &r.NextCursor}, "resources", readResource)
+	if !ok {
+		*r = saved
+		return false
 	}
-	return ok
+	r.Resources = resources
+	return true
 }
 
 // readResource decodes a resource whose members are uri, name, title,
