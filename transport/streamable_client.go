@@ -191,12 +191,13 @@ func (t *StreamableClientTransport) Connect(ctx context.Context) (Conn, error) {
 		reinit:           t.ReinitializeOnSessionExpired,
 		noFallback:       t.DisableSSEFallback,
 		firstSem:         make(chan struct{}, 1),
-		reinitSem:        make(chan struct{}, 1),
 		httpClientCore:   newHTTPClientCore(ctx, t.HTTPClient, t.Header, limit),
 		standaloneStatus: standaloneIdle,
 	}
 	c.authorize(t.Authorizer)
-	c.sctx, c.scancel = context.WithCancel(context.WithoutCancel(c.ctx))
+	if !c.noStandalone {
+		c.sctx, c.scancel = context.WithCancel(context.WithoutCancel(c.ctx))
+	}
 	switch {
 	case c.maxRetries == 0:
 		c.maxRetries = defaultMaxRetries

@@ -49,7 +49,7 @@ type streamableClientConn struct {
 	modern   atomic.Bool // 2026-07-28 or later: see streamable_client_modern.go
 	legacy   atomic.Pointer[legacySession]
 
-	reinitSem chan struct{} // one reinitialization at a time
+	reinitSem chan struct{} // one reinitialization at a time; made by the first, under mu
 
 	dropped droppedResponses // the responses not sent in 2026-07-28: see streamable_client_modern.go
 
@@ -72,7 +72,7 @@ type streamableClientConn struct {
 	// The standalone stream outlives the connection's context a little:
 	// Close ends it after the DELETE, which lets the server end the GET
 	// cleanly and its connection go back to the pool instead of being
-	// torn down (see Close).
+	// torn down (see Close). Both are nil when the stream is disabled.
 	sctx    context.Context
 	scancel context.CancelFunc
 
@@ -546,12 +546,18 @@ func (c *streamableClientConn) endStandalone(sid string) bool {
 // reinitialize starts a new session in place of the expired one, by
 // repeating the initialize request and notifications/initialized.
 func (c *streamableClientConn) reinitialize(ctx context.Context, expired string) error {
+	c.mu.Lock()
+	if c.reinitSem == nil {
+		c.reinitSem = make(chan struct{}, 1) // most sessions never expire
+	}
+	sem := c.reinitSem
+	c.mu.Unlock()
 	select {
-	case c.reinitSem <- struct{}{}:
+	case sem <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	defer func() { <-c.reinitSem }()
+	defer func() { <-sem }()
 	c.mu.Lock()
 	sid, init, note := c.sessionID, c.initReq, c.initNote
 	c.mu.Unlock()
@@ -779,7 +785,9 @@ func (c *streamableClientConn) Close() error {
 		}
 		cancel()
 	}
-	c.scancel()
+	if c.scancel != nil { // nil when the standalone stream is disabled
+		c.scancel()
+	}
 	c.wait()
 	return nil
 }
