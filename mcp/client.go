@@ -152,9 +152,9 @@ type Client struct {
 
 	mu         sync.Mutex
 	roots      features[*Root]
-	sessions   map[*ClientSession]struct{}
-	handshakes map[string]bool // servers EraAuto found to be of the handshake era, by serverKey
-	host       *taskRuntime    // the tasks the client runs for servers; nil without ClientTaskOptions.Host
+	sessions   map[*ClientSession]struct{} // nil until the first session
+	handshakes map[string]bool             // servers EraAuto found to be of the handshake era, by serverKey
+	host       *taskRuntime                // the tasks the client runs for servers; nil without ClientTaskOptions.Host
 }
 
 // maxRememberedServers bounds Client.handshakes; past it, the client
@@ -210,7 +210,7 @@ func (c *Client) rememberedHandshake(key string) bool {
 
 // NewClient returns a client that identifies itself as impl. opts may be nil.
 func NewClient(impl *Implementation, opts *ClientOptions) *Client {
-	c := &Client{sessions: make(map[*ClientSession]struct{})}
+	c := &Client{}
 	if impl != nil {
 		c.impl = *impl
 	}
@@ -418,13 +418,19 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport, opts ...*Co
 	if version == "" {
 		version = LatestVersion
 	}
-	info := c.impl
-	res := &InitializeResult{}
-	if err := cs.call(ctx, MethodInitialize, &InitializeParams{
+	// The params and the copy of the client's identity they carry (which
+	// middleware may change), in one allocation.
+	ip := &struct {
+		params InitializeParams
+		info   Implementation
+	}{info: c.impl}
+	ip.params = InitializeParams{
 		ProtocolVersion: version,
 		Capabilities:    c.initializeCapabilities(),
-		ClientInfo:      &info,
-	}, res); err != nil {
+		ClientInfo:      &ip.info,
+	}
+	res := &InitializeResult{}
+	if err := cs.call(ctx, MethodInitialize, &ip.params, res); err != nil {
 		conn.Close()
 		if remembered {
 			c.rememberEra(key, false) // ask the server again next time
@@ -465,6 +471,9 @@ func (c *Client) Connect(ctx context.Context, t transport.Transport, opts ...*Co
 // ping is set.
 func (c *Client) addSession(cs *ClientSession, ping bool) {
 	c.mu.Lock()
+	if c.sessions == nil {
+		c.sessions = make(map[*ClientSession]struct{})
+	}
 	c.sessions[cs] = struct{}{}
 	c.mu.Unlock()
 	if ping && c.opts.KeepAlive > 0 {

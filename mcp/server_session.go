@@ -468,7 +468,6 @@ func (ss *ServerSession) initialize(ctx context.Context, req *InitializeRequest)
 	if err := ss.saveState(ctx, nil); err != nil {
 		return nil, err // saved before the answer: any replica serves what follows
 	}
-	info := ss.server.impl
 	caps := ss.server.capabilities()
 	if ss.server.tasks != nil && version >= Version20251125 {
 		caps.Tasks = &TasksCapabilities{
@@ -477,12 +476,19 @@ func (ss *ServerSession) initialize(ctx context.Context, req *InitializeRequest)
 			Requests: &TaskRequestsCapabilities{Tools: &ToolTaskCapabilities{Call: &struct{}{}}},
 		}
 	}
-	return &InitializeResult{
+	// The result and the copy of the server's identity it carries (which
+	// middleware may change), in one allocation.
+	r := &struct {
+		res  InitializeResult
+		info Implementation
+	}{info: ss.server.impl}
+	r.res = InitializeResult{
 		ProtocolVersion: version,
 		Capabilities:    caps,
-		ServerInfo:      &info,
+		ServerInfo:      &r.info,
 		Instructions:    ss.server.opts.Instructions,
-	}, nil
+	}
+	return &r.res, nil
 }
 
 func (ss *ServerSession) ping(context.Context, *ServerRequest[*PingParams]) (*EmptyResult, error) {
