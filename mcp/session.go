@@ -42,20 +42,23 @@ type inbound[R any] struct {
 	result rpclink.Framed
 }
 
-// decodeParams decodes raw params into a fresh P. Missing params decode as
-// the zero value.
-func decodeParams[P any, PP interface {
-	*P
-	Params
-}](raw json.RawMessage, opts ...jsonv2.Options) (PP, error) {
-	p := PP(new(P))
+// inboundWith is an inbound request with its params, P, in the same
+// allocation.
+type inboundWith[R, P any] struct {
+	inbound[R]
+	params P
+}
+
+// decodeParams decodes raw params into p, which is the zero value.
+// Missing params leave it so.
+func decodeParams(raw json.RawMessage, p Params, opts ...jsonv2.Options) error {
 	if len(raw) == 0 || string(raw) == "null" {
-		return p, nil
+		return nil
 	}
 	if err := unmarshalWith(raw, p, opts...); err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
 	}
-	return p, nil
+	return nil
 }
 
 // wireReader is a protocol type with a hand-written decoder for its
@@ -203,11 +206,12 @@ func serverMethodFor[P any, PP interface {
 	return inMethod[*ServerSession]{
 		required: required,
 		newRequest: func(ss *ServerSession, raw json.RawMessage, extra *RequestExtra) (Request, *rpclink.Framed, error) {
-			p := PP(new(P))
+			in := &inboundWith[ServerRequest[PP], P]{}
+			p := PP(&in.params)
 			r, fast := any(p).(wireReader)
 			if fast = fast && r.readWire(raw, ss.metaCache()); !fast {
-				var err error
-				if p, err = decodeParams[P, PP](raw, ss.decodeOptions()...); err != nil {
+				// readWire left p as it was: the zero value.
+				if err := decodeParams(raw, p, ss.decodeOptions()...); err != nil {
 					return nil, nil, err
 				}
 			}
@@ -222,7 +226,7 @@ func serverMethodFor[P any, PP interface {
 					return nil, nil, missingParamError(m)
 				}
 			}
-			in := &inbound[ServerRequest[PP]]{req: ServerRequest[PP]{Session: ss, Params: p, Extra: extra, method: method}}
+			in.req = ServerRequest[PP]{Session: ss, Params: p, Extra: extra, method: method}
 			return &in.req, &in.result, nil
 		},
 		handle: func(ctx context.Context, ss *ServerSession, req Request) (Result, error) {
@@ -245,14 +249,15 @@ func clientMethodFor[P any, PP interface {
 	return inMethod[*ClientSession]{
 		required: required,
 		newRequest: func(cs *ClientSession, raw json.RawMessage, _ *RequestExtra) (Request, *rpclink.Framed, error) {
-			p, err := decodeParams[P, PP](raw, wire().received...)
-			if err != nil {
+			in := &inboundWith[ClientRequest[PP], P]{}
+			p := PP(&in.params)
+			if err := decodeParams(raw, p, wire().received...); err != nil {
 				return nil, nil, err
 			}
 			if m := missingMember(raw, required.members()); m != "" {
 				return nil, nil, missingParamError(m)
 			}
-			in := &inbound[ClientRequest[PP]]{req: ClientRequest[PP]{Session: cs, Params: p, method: method}}
+			in.req = ClientRequest[PP]{Session: cs, Params: p, method: method}
 			return &in.req, &in.result, nil
 		},
 		handle: func(ctx context.Context, cs *ClientSession, req Request) (Result, error) {
