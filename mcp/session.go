@@ -28,8 +28,10 @@ import (
 type inMethod[S any] struct {
 	notification bool
 	required     *requiredList // the params' required members
-	newRequest   func(s S, raw json.RawMessage, extra *RequestExtra) (Request, *rpclink.Framed, error)
-	handle       func(ctx context.Context, s S, req Request) (Result, error)
+	// newRequest builds the request from its raw params and the
+	// transport's data (jsonrpc.Request.Extra).
+	newRequest func(s S, raw json.RawMessage, extra any) (Request, *rpclink.Framed, error)
+	handle     func(ctx context.Context, s S, req Request) (Result, error)
 }
 
 // inbound is a request received with the place its result goes once
@@ -42,11 +44,12 @@ type inbound[R any] struct {
 	result rpclink.Framed
 }
 
-// inboundWith is an inbound request with its params, P, in the same
-// allocation.
+// inboundWith is an inbound request with its params, P, and what the
+// transport told of it, in the same allocation.
 type inboundWith[R, P any] struct {
 	inbound[R]
 	params P
+	extra  RequestExtra
 }
 
 // decodeParams decodes raw params into p, which is the zero value.
@@ -205,8 +208,13 @@ func serverMethodFor[P any, PP interface {
 	required := &requiredList{t: reflect.TypeFor[P]()}
 	return inMethod[*ServerSession]{
 		required: required,
-		newRequest: func(ss *ServerSession, raw json.RawMessage, extra *RequestExtra) (Request, *rpclink.Framed, error) {
+		newRequest: func(ss *ServerSession, raw json.RawMessage, x any) (Request, *rpclink.Framed, error) {
 			in := &inboundWith[ServerRequest[PP], P]{}
+			var extra *RequestExtra
+			if x != nil {
+				in.extra = RequestExtra{Value: x, Header: requestHeader(x)}
+				extra = &in.extra
+			}
 			p := PP(&in.params)
 			r, fast := any(p).(wireReader)
 			if fast = fast && r.readWire(raw, ss.metaCache()); !fast {
@@ -248,7 +256,7 @@ func clientMethodFor[P any, PP interface {
 	required := &requiredList{t: reflect.TypeFor[P]()}
 	return inMethod[*ClientSession]{
 		required: required,
-		newRequest: func(cs *ClientSession, raw json.RawMessage, _ *RequestExtra) (Request, *rpclink.Framed, error) {
+		newRequest: func(cs *ClientSession, raw json.RawMessage, _ any) (Request, *rpclink.Framed, error) {
 			in := &inboundWith[ClientRequest[PP], P]{}
 			p := PP(&in.params)
 			if err := decodeParams(raw, p, wire().received...); err != nil {
@@ -486,12 +494,7 @@ func dispatch[S any](ctx context.Context, s S, table map[string]inMethod[S], rec
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + req.Method}
 	}
-	var extra *RequestExtra
-	if req.Extra != nil {
-		extra = &RequestExtra{Value: req.Extra}
-		extra.Header = requestHeader(req.Extra)
-	}
-	r, result, err := m.newRequest(s, req.Params, extra)
+	r, result, err := m.newRequest(s, req.Params, req.Extra)
 	if err != nil {
 		return nil, err
 	}
