@@ -44,10 +44,11 @@ type inbound[R any] struct {
 	result rpclink.Framed
 }
 
-// inboundWith is an inbound request with its params, P, and what the
-// transport told of it, in the same allocation.
-type inboundWith[R, P any] struct {
-	inbound[R]
+// paramsWith is a request's params, P, and what the transport told of
+// it, in one allocation: what a handler may keep after its request ends.
+// Not in the request's inbound, which holds the encoded result: a
+// handler that kept its params would keep the result's memory too.
+type paramsWith[P any] struct {
 	params P
 	extra  RequestExtra
 }
@@ -209,13 +210,13 @@ func serverMethodFor[P any, PP interface {
 	return inMethod[*ServerSession]{
 		required: required,
 		newRequest: func(ss *ServerSession, raw json.RawMessage, x any) (Request, *rpclink.Framed, error) {
-			in := &inboundWith[ServerRequest[PP], P]{}
+			pw := &paramsWith[P]{}
 			var extra *RequestExtra
 			if x != nil {
-				in.extra = RequestExtra{Value: x, Header: requestHeader(x)}
-				extra = &in.extra
+				pw.extra = RequestExtra{Value: x, Header: requestHeader(x)}
+				extra = &pw.extra
 			}
-			p := PP(&in.params)
+			p := PP(&pw.params)
 			r, fast := any(p).(wireReader)
 			if fast = fast && r.readWire(raw, ss.metaCache()); !fast {
 				// readWire left p as it was: the zero value.
@@ -234,7 +235,7 @@ func serverMethodFor[P any, PP interface {
 					return nil, nil, missingParamError(m)
 				}
 			}
-			in.req = ServerRequest[PP]{Session: ss, Params: p, Extra: extra, method: method}
+			in := &inbound[ServerRequest[PP]]{req: ServerRequest[PP]{Session: ss, Params: p, Extra: extra, method: method}}
 			return &in.req, &in.result, nil
 		},
 		handle: func(ctx context.Context, ss *ServerSession, req Request) (Result, error) {
@@ -257,15 +258,14 @@ func clientMethodFor[P any, PP interface {
 	return inMethod[*ClientSession]{
 		required: required,
 		newRequest: func(cs *ClientSession, raw json.RawMessage, _ any) (Request, *rpclink.Framed, error) {
-			in := &inboundWith[ClientRequest[PP], P]{}
-			p := PP(&in.params)
+			p := PP(new(P))
 			if err := decodeParams(raw, p, wire().received...); err != nil {
 				return nil, nil, err
 			}
 			if m := missingMember(raw, required.members()); m != "" {
 				return nil, nil, missingParamError(m)
 			}
-			in.req = ClientRequest[PP]{Session: cs, Params: p, method: method}
+			in := &inbound[ClientRequest[PP]]{req: ClientRequest[PP]{Session: cs, Params: p, method: method}}
 			return &in.req, &in.result, nil
 		},
 		handle: func(ctx context.Context, cs *ClientSession, req Request) (Result, error) {
