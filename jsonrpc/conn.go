@@ -578,10 +578,12 @@ func (c *Conn) send(ctx context.Context, method string, params json.RawMessage, 
 			err = c.endErr
 		}
 		c.mu.Unlock()
+		c.spare.Store(box) // never registered: nobody sends on it
 		return nil, closedError(err)
 	}
 	if _, dup := c.pending.Get(id); dup {
 		c.mu.Unlock()
+		c.spare.Store(box)
 		return nil, fmt.Errorf("jsonrpc: sending %s: request id %s is in flight already", method, id)
 	}
 	c.pending.Set(id, pendingCall{ch: ch, fromNote: fromNote})
@@ -593,7 +595,9 @@ func (c *Conn) send(ctx context.Context, method string, params json.RawMessage, 
 	c.mu.Unlock()
 
 	if err := c.stream.Write(ctx, &Request{ID: id, Method: method, Params: params, frame: frame}); err != nil {
-		c.forget(id)
+		if c.forget(id) {
+			c.spare.Store(box) // still pending, so never answered
+		}
 		if ctx.Err() != nil && c.onCancel != nil {
 			// The write was cut short by ctx, perhaps after the peer got
 			// the request (an HTTP POST whose answer had not come yet):

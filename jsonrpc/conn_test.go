@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -188,20 +189,53 @@ func TestConnConcurrentCalls(t *testing.T) {
 }
 
 // TestConnCallsReuseReplies makes calls one after another and at once,
-// some of them cancelled while their answers may be on their way: a call
-// that received its answer gives its reply channel to the next, and one
-// cancelled keeps it, so every answer reaches its own call.
+// some of them cancelled while their answers may be on their way, some
+// answered after a notification (the answer then waits for the client's
+// notification handler, which may make a call of its own), some when the
+// connection closes under them: a call that received its answer gives its
+// reply channel to the next, one that ended otherwise keeps it, so every
+// answer reaches its own call.
 func TestConnCallsReuseReplies(t *testing.T) {
 	checkGoroutines(t)
-	client, _ := connPair(t, HandlerFunc(echo), nil)
 	for _, tt := range []struct {
 		name           string
 		callers, calls int
+		notify         bool // the server notifies before every other answer
+		closeAfter     int  // the client closes after this many answers; 0: never
 	}{
-		{"one caller", 1, 300},
-		{"eight callers", 8, 100},
+		{"one caller", 1, 300, false, 0},
+		{"eight callers", 8, 100, false, 0},
+		{"answers held behind notifications", 8, 100, true, 0},
+		{"closed under the calls", 8, 100, true, 250},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			a, b := newPipe()
+			var server, client *Conn
+			server = NewConn(b, &ConnOptions{Handler: HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+				if tt.notify && len(req.Params)%2 == 0 {
+					server.Notify(ctx, "note", nil)
+				}
+				return req.Params, nil
+			})})
+			var noteCalls atomic.Int64
+			client = NewConn(a, &ConnOptions{Handler: HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+				if n := noteCalls.Add(1); n%4 == 0 {
+					p := fmt.Sprintf(`{"note":%d}`, n)
+					if got, err := client.Call(ctx, "echo", json.RawMessage(p)); err == nil && string(got) != p {
+						t.Errorf("call %s from a notification handler answered %s", p, got)
+					}
+				}
+				return nil, nil
+			})})
+			server.Start()
+			client.Start()
+			defer func() {
+				client.Close()
+				server.Close()
+				client.Wait()
+				server.Wait()
+			}()
+			var answered atomic.Int64
 			var wg sync.WaitGroup
 			errs := make(chan error, tt.callers*tt.calls)
 			for g := range tt.callers {
@@ -214,13 +248,16 @@ func TestConnCallsReuseReplies(t *testing.T) {
 						}
 						got, err := client.Call(ctx, "echo", json.RawMessage(p))
 						cancel()
+						if err == nil && answered.Add(1) == int64(tt.closeAfter) {
+							go client.Close()
+						}
 						switch {
-						case err != nil && !errors.Is(err, context.Canceled):
-							errs <- fmt.Errorf("call %s: %v", p, err)
 						case err == nil && string(got) != p:
 							errs <- fmt.Errorf("call %s answered %s", p, got)
-						case err != nil && i%3 != 1:
-							errs <- fmt.Errorf("call %s, not cancelled: %v", p, err)
+						case err == nil, errors.Is(err, context.Canceled) && i%3 == 1:
+						case errors.Is(err, ErrClosed) && tt.closeAfter > 0:
+						default:
+							errs <- fmt.Errorf("call %s: %v", p, err)
 						}
 					}
 				})
