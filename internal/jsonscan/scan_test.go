@@ -19,6 +19,20 @@ func TestScanners(t *testing.T) {
 		{`-1.5e3}`, 0, -1, 6},
 		{`12`, 0, -1, 2},
 		{`{"a":`, 0, -1, -1},
+		// Escapes near the quotes and far from them.
+		{`"0123456789abcde"`, 0, 17, 17},
+		{`"0123456789abcdef"`, 0, 18, 18},
+		{`"0123456789abcdefg"x`, 0, 19, 19},
+		{`"0123456789abcdefghijklmnop"`, 0, 28, 28},
+		{`"0123456789abcd\\"x`, 0, 18, 18},
+		{`"0123456789abcd\"x`, 0, -1, -1},
+		{`"0123456789abcde\"x"`, 0, 20, 20},
+		{`"0123456789abcdef\"x"`, 0, 21, 21},
+		{`"0123456789abcdefghijk\\"x`, 0, 25, 25},
+		{`"\\"`, 0, 4, 4},
+		{`"\"`, 0, -1, -1},
+		{`"0123456789abcdefghij`, 0, -1, -1},
+		{`x"ab"`, 1, 5, 5},
 	}
 	for _, tt := range tests {
 		if tt.in[tt.at] == '"' {
@@ -33,4 +47,30 @@ func TestScanners(t *testing.T) {
 	if got := SkipSpace([]byte(" \t\r\n x"), 0); got != 5 {
 		t.Errorf("SkipSpace = %d, want 5", got)
 	}
+}
+
+// FuzzStringEnd holds StringEnd, which goes from quote to quote and
+// counts the backslashes before each, to a plain reading of the string a
+// byte at a time, on any input.
+func FuzzStringEnd(f *testing.F) {
+	for _, s := range []string{`"abc"`, `"a\"b"`, `"0123456789abcdef\"x"`, `"0123456789abcde\\"`, `"open`, `"\`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 || b[0] != '"' {
+			return
+		}
+		want := -1
+		for j := 1; j < len(b); j++ {
+			if b[j] == '\\' {
+				j++
+			} else if b[j] == '"' {
+				want = j + 1
+				break
+			}
+		}
+		if got := StringEnd(b, 0); got != want {
+			t.Fatalf("StringEnd(%q, 0) = %d, want %d", b, got, want)
+		}
+	})
 }
