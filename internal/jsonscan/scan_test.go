@@ -44,8 +44,26 @@ func TestScanners(t *testing.T) {
 			t.Errorf("ValueEnd(%q, %d) = %d, want %d", tt.in, tt.at, got, tt.valueEnd)
 		}
 	}
-	if got := SkipSpace([]byte(" \t\r\n x"), 0); got != 5 {
-		t.Errorf("SkipSpace = %d, want 5", got)
+	for _, tt := range []struct {
+		in   string
+		at   int
+		want int
+	}{
+		{" \t\r\n x", 0, 5},
+		{"x", 0, 0},
+		{"", 0, 0},
+		{"  ", 0, 2},
+		{"a  ", 1, 3},
+		// Bytes under the space that JSON does not count as space.
+		{" \x00", 0, 1},
+		{"\v", 0, 0},
+		{"\f ", 0, 0},
+		{"\t\x1f", 0, 1},
+		{"\x7f", 0, 0},
+	} {
+		if got := SkipSpace([]byte(tt.in), tt.at); got != tt.want {
+			t.Errorf("SkipSpace(%q, %d) = %d, want %d", tt.in, tt.at, got, tt.want)
+		}
 	}
 }
 
